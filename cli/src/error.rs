@@ -1,0 +1,63 @@
+//! Errors as the user sees them, and the exit codes they map to.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use ctxgraph_engine::EngineError;
+use ctxgraph_queries::opencode::config::ConfigError;
+use ctxgraph_queries::opencode::prompt::BuildError;
+
+/// Exit codes: 0 success, 1 a check or lint failed, 2 bad input, 3 a bug in ctxgraph.
+pub const EXIT_INPUT: u8 = 2;
+pub const EXIT_INTERNAL: u8 = 3;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error("cannot write output: {0}")]
+    Output(std::io::Error),
+}
+
+impl CliError {
+    /// Prints the error on stderr and returns its exit code.
+    pub fn report(&self) -> ExitCode {
+        let mut stderr = std::io::stderr().lock();
+        let _ = writeln!(stderr, "{}", render(self));
+        ExitCode::from(match self {
+            CliError::Engine(_) => EXIT_INPUT,
+            CliError::Output(_) => EXIT_INTERNAL,
+        })
+    }
+}
+
+/// `error: …` with, for errors at a position, the offending line and a caret.
+pub fn render(err: &CliError) -> String {
+    let CliError::Engine(EngineError::Build(BuildError::Config(config))) = err else {
+        return format!("error: {err}");
+    };
+    match config {
+        ConfigError::Json { source_name, error, line_text } => snippet(
+            &format!("{source_name} is not valid JSONC: {} ({})", error.message, error.code),
+            source_name,
+            error.line,
+            error.column,
+            line_text,
+        ),
+        ConfigError::Substitution { source_name, line, column, line_text, .. } => {
+            snippet(&config.to_string(), source_name, *line, *column, line_text)
+        }
+        _ => format!("error: {config}"),
+    }
+}
+
+fn snippet(message: &str, source: &str, line: usize, column: usize, line_text: &str) -> String {
+    let gutter = line.to_string().len();
+    let pad = " ".repeat(gutter);
+    // Columns count UTF-16 units; the caret lines up for the common ASCII case.
+    let caret = " ".repeat(column.saturating_sub(1));
+    format!(
+        "error: {message}\n{pad}--> {source}:{line}:{column}\n{pad} |\n{line} | {text}\n{pad} | {caret}^",
+        text = line_text.trim_end_matches('\r'),
+    )
+}

@@ -1,0 +1,70 @@
+//! The concrete salsa database.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use ctxgraph_queries::Db;
+use ctxgraph_queries::files::Files;
+use ctxgraph_queries::system::System;
+
+/// How many times each query executed (salsa `WillExecute` events), by query name.
+#[derive(Debug, Default)]
+pub struct ExecutionLog {
+    counts: Mutex<BTreeMap<String, u64>>,
+}
+
+impl ExecutionLog {
+    fn record(&self, query: String) {
+        *self.counts.lock().unwrap_or_else(PoisonError::into_inner).entry(query).or_default() += 1;
+    }
+
+    /// Executions per query since start.
+    pub fn totals(&self) -> BTreeMap<String, u64> {
+        self.counts.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+}
+
+#[salsa::db]
+#[derive(Clone)]
+pub struct Database {
+    storage: salsa::Storage<Self>,
+    system: Arc<dyn System>,
+    files: Arc<Files>,
+    executions: Arc<ExecutionLog>,
+}
+
+impl Database {
+    pub fn new(system: Arc<dyn System>) -> Self {
+        let executions = Arc::new(ExecutionLog::default());
+        let log = Arc::clone(&executions);
+        let storage = salsa::Storage::builder()
+            .event_callback(Box::new(move |event: salsa::Event| {
+                if let salsa::EventKind::WillExecute { database_key } = event.kind {
+                    // `Debug` reads like `system_paths(Id(0))`; keep the query name.
+                    let key = format!("{database_key:?}");
+                    let name = key.split('(').next().unwrap_or(&key).to_owned();
+                    log.record(name);
+                }
+            }))
+            .build();
+        Self { storage, system, files: Arc::default(), executions }
+    }
+
+    pub fn executions(&self) -> &ExecutionLog {
+        &self.executions
+    }
+}
+
+#[salsa::db]
+impl salsa::Database for Database {}
+
+#[salsa::db]
+impl Db for Database {
+    fn system(&self) -> &dyn System {
+        &*self.system
+    }
+
+    fn files(&self) -> &Files {
+        &self.files
+    }
+}

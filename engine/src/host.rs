@@ -1,0 +1,46 @@
+//! The process-wide facts a build depends on, read from the real process.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Everything opencode reads from its process at start-up (the [`Host`] input's fields).
+///
+/// [`Host`]: ctxgraph_queries::Host
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostEnv {
+    pub vars: BTreeMap<String, String>,
+    pub home: PathBuf,
+    pub platform: String,
+    pub date: String,
+}
+
+impl HostEnv {
+    /// This process's environment, home, platform and local date.
+    pub fn from_process() -> Self {
+        // Variables that are not UTF-8 cannot be JS strings; opencode never sees them.
+        let vars: BTreeMap<String, String> = std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+            .collect();
+        let home = vars
+            .get("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from)
+            .or_else(std::env::home_dir)
+            .unwrap_or_else(|| PathBuf::from("/"));
+        Self { vars, home, platform: node_platform().to_owned(), date: local_date_string() }
+    }
+}
+
+/// node's `process.platform` for this build target.
+pub fn node_platform() -> &'static str {
+    match std::env::consts::OS {
+        "macos" => "darwin",
+        "windows" => "win32",
+        other => other,
+    }
+}
+
+/// `new Date().toDateString()` in the local time zone, e.g. `Sun Nov 29 2026`.
+pub fn local_date_string() -> String {
+    jiff::Zoned::now().strftime("%a %b %d %Y").to_string()
+}

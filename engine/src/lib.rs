@@ -1,0 +1,94 @@
+//! The host side of ctxgraph.
+//!
+//! [`Engine`] owns the salsa database, decides what the world looks like (the real file
+//! system and process environment, or an in-memory one), and is the only place that
+//! mutates inputs. Callers ask it for prompts; the queries do the work.
+
+mod database;
+mod host;
+mod os;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use ctxgraph_queries::opencode::instructions::{SystemPaths, system_paths};
+use ctxgraph_queries::opencode::nearby::{Nearby, nearby_rules};
+use ctxgraph_queries::opencode::prompt::{BuildError, ModelRef, Prompt, system_prompt};
+use ctxgraph_queries::system::{FileKind, System};
+use ctxgraph_queries::{Host, Workspace};
+
+pub use database::{Database, ExecutionLog};
+pub use host::HostEnv;
+pub use os::{MAX_FILE_BYTES, OsSystem};
+
+/// Why the engine could not answer.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("working directory {}: {reason}", path.display())]
+    WorkingDirectory { path: PathBuf, reason: String },
+    #[error("{}: {reason}", path.display())]
+    ReadTarget { path: PathBuf, reason: String },
+    #[error(transparent)]
+    Build(#[from] BuildError),
+}
+
+pub struct Engine {
+    db: Database,
+    host: Host,
+    workspaces: HashMap<PathBuf, Workspace>,
+}
+
+impl Engine {
+    pub fn new(system: Arc<dyn System>, env: HostEnv) -> Self {
+        let db = Database::new(system);
+        let host = Host::new(&db, env.vars, env.home, env.platform, env.date);
+        Self { db, host, workspaces: HashMap::new() }
+    }
+
+    /// An engine over the real file system and this process's environment.
+    pub fn from_process() -> Self {
+        Self::new(Arc::new(OsSystem), HostEnv::from_process())
+    }
+
+    pub fn db(&self) -> &Database {
+        &self.db
+    }
+
+    /// The workspace for a working directory (P4: canonicalised; it must be a directory).
+    pub fn open(&mut self, cwd: &Path) -> Result<Workspace, EngineError> {
+        let system = ctxgraph_queries::Db::system(&self.db);
+        let error = |reason: String| EngineError::WorkingDirectory { path: cwd.to_path_buf(), reason };
+        let real = system.canonicalize(cwd).map_err(|err| error(err.to_string()))?;
+        if system.kind(&real) != FileKind::Directory {
+            return Err(error("not a directory".to_owned()));
+        }
+        let (db, host) = (&self.db, self.host);
+        Ok(*self.workspaces.entry(real.clone()).or_insert_with(|| Workspace::new(db, host, real)))
+    }
+
+    /// The system text from the environment block to the last instruction block.
+    pub fn system_prompt(&self, ws: Workspace, model: Option<ModelRef>) -> Result<Prompt, EngineError> {
+        Ok(system_prompt(&self.db, ws, model).clone()?)
+    }
+
+    /// What discovery found, with the facts behind each decision.
+    pub fn system_paths(&self, ws: Workspace) -> Result<SystemPaths, EngineError> {
+        system_paths(&self.db, ws).clone().map_err(|e| EngineError::Build(BuildError::Config(e)))
+    }
+
+    /// N1–N5: the rule files a read of `file` would attach in a fresh session. The file
+    /// must exist (the read tool fails before attaching anything otherwise); reading a
+    /// directory attaches nothing.
+    pub fn nearby(&self, ws: Workspace, file: &Path) -> Result<Nearby, EngineError> {
+        let target = ctxgraph_queries::path::resolve(ws.cwd(&self.db), file);
+        let kind = ctxgraph_queries::Db::system(&self.db).kind(&target);
+        match kind {
+            FileKind::Missing | FileKind::Inaccessible => {
+                Err(EngineError::ReadTarget { path: target, reason: "no such file".to_owned() })
+            }
+            FileKind::Directory => Ok(Nearby { rules: Vec::new() }),
+            FileKind::File | FileKind::Other => Ok(nearby_rules(&self.db, ws, target).clone()?),
+        }
+    }
+}

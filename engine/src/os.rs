@@ -1,0 +1,67 @@
+//! The real file system behind [`System`].
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use ctxgraph_queries::system::{DirEntry, EntryKind, FileKind, System};
+
+/// Files above this size are refused: no model context holds them, and reading them
+/// whole would only exhaust memory. opencode has no limit; ctxgraph reports an error.
+pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
+#[derive(Debug, Default)]
+pub struct OsSystem;
+
+impl System for OsSystem {
+    fn kind(&self, path: &Path) -> FileKind {
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.is_file() => FileKind::File,
+            Ok(meta) if meta.is_dir() => FileKind::Directory,
+            Ok(_) => FileKind::Other,
+            Err(err) => FileKind::from_io_error(&err),
+        }
+    }
+
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        let file = std::fs::File::open(path)?;
+        let meta = file.metadata()?;
+        if meta.is_dir() {
+            return Err(io::ErrorKind::IsADirectory.into());
+        }
+        if meta.len() > MAX_FILE_BYTES {
+            return Err(io::Error::new(
+                io::ErrorKind::FileTooLarge,
+                format!("file is {} bytes, over ctxgraph's limit of {MAX_FILE_BYTES}", meta.len()),
+            ));
+        }
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        // `take` guards against a file that grows while we read it (or a device).
+        io::Read::read_to_end(&mut io::Read::take(file, MAX_FILE_BYTES + 1), &mut bytes)?;
+        if bytes.len() as u64 > MAX_FILE_BYTES {
+            return Err(io::Error::new(io::ErrorKind::FileTooLarge, "file grew past ctxgraph's size limit"));
+        }
+        Ok(bytes)
+    }
+
+    fn read_dir(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
+        let mut entries = Vec::new();
+        for entry in std::fs::read_dir(path)? {
+            let entry = entry?;
+            // opencode's paths are JS strings; a name that is not UTF-8 cannot be matched
+            // or printed faithfully, so it is left out.
+            let Ok(name) = entry.file_name().into_string() else { continue };
+            let kind = match entry.file_type() {
+                Ok(t) if t.is_symlink() => EntryKind::Symlink,
+                Ok(t) if t.is_dir() => EntryKind::Directory,
+                Ok(t) if t.is_file() => EntryKind::File,
+                _ => EntryKind::Other,
+            };
+            entries.push(DirEntry { name, kind });
+        }
+        Ok(entries)
+    }
+
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        std::fs::canonicalize(path)
+    }
+}

@@ -1,0 +1,159 @@
+//! Files as salsa inputs, the ruff_db way.
+//!
+//! Every absolute path a query asks about gets exactly one [`File`] input, created on first
+//! lookup, *including paths that do not exist*: a query that saw "missing" depends on that
+//! input and re-runs when the file appears. Content and directory listings are tracked
+//! queries over the input, so the engine invalidates them by bumping `revision`.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use dashmap::DashMap;
+use salsa::Durability;
+
+use crate::db::Db;
+use crate::path;
+use crate::system::{DirEntry, FileKind};
+
+#[salsa::input(debug)]
+pub struct File {
+    /// Absolute and lexically normalised; never changes for a given input.
+    #[returns(ref)]
+    pub path: PathBuf,
+    /// What the path is, following symlinks.
+    #[returns(copy)]
+    pub kind: FileKind,
+    /// Bumped by the engine whenever the content (or, for a directory, the listing) may
+    /// have changed. Queries read it to depend on the content.
+    #[returns(copy)]
+    pub revision: u64,
+}
+
+/// The side table from paths to [`File`] inputs. Lives in the database, outside salsa.
+#[derive(Debug, Default)]
+pub struct Files {
+    by_path: DashMap<PathBuf, File>,
+}
+
+impl Files {
+    /// The input for `path` (absolute), created with its current kind if it is new.
+    pub fn get(&self, db: &dyn Db, path: &Path) -> File {
+        let path = path::normalize(path);
+        if let Some(file) = self.by_path.get(&path) {
+            return *file;
+        }
+        *self.by_path.entry(path.clone()).or_insert_with(|| {
+            let kind = db.system().kind(&path);
+            File::builder(path, kind, 0).path_durability(Durability::NEVER_CHANGE).new(db)
+        })
+    }
+
+    /// The input for `path` if some query has asked about it.
+    pub fn existing(&self, path: &Path) -> Option<File> {
+        self.by_path.get(&path::normalize(path)).map(|file| *file)
+    }
+
+    /// Every path with an input, sorted. For the engine's rescans and its watch list.
+    pub fn paths(&self) -> Vec<(PathBuf, File)> {
+        let mut all: Vec<_> = self.by_path.iter().map(|e| (e.key().clone(), *e.value())).collect();
+        all.sort_by(|a, b| a.0.cmp(&b.0));
+        all
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_path.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_path.is_empty()
+    }
+}
+
+/// Why reading a file produced no bytes. Kept as data: `explain` names the OS error.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ReadFailure {
+    NotFound,
+    IsADirectory,
+    PermissionDenied,
+    /// Over the engine's size limit; a hard error rather than "read as empty".
+    TooLarge(String),
+    Other(String),
+}
+
+impl ReadFailure {
+    fn from_io(err: &io::Error) -> Self {
+        match err.kind() {
+            io::ErrorKind::NotFound => ReadFailure::NotFound,
+            io::ErrorKind::IsADirectory => ReadFailure::IsADirectory,
+            io::ErrorKind::PermissionDenied => ReadFailure::PermissionDenied,
+            io::ErrorKind::FileTooLarge => ReadFailure::TooLarge(err.to_string()),
+            _ => ReadFailure::Other(err.to_string()),
+        }
+    }
+}
+
+impl std::fmt::Display for ReadFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadFailure::NotFound => f.write_str("no such file"),
+            ReadFailure::IsADirectory => f.write_str("is a directory"),
+            ReadFailure::PermissionDenied => f.write_str("permission denied"),
+            ReadFailure::TooLarge(message) | ReadFailure::Other(message) => f.write_str(message),
+        }
+    }
+}
+
+/// The raw bytes of a file.
+#[salsa::tracked(returns(ref), lru = 1024)]
+pub fn file_bytes(db: &dyn Db, file: File) -> Result<Arc<[u8]>, ReadFailure> {
+    let _ = file.revision(db);
+    match file.kind(db) {
+        FileKind::Missing => return Err(ReadFailure::NotFound),
+        FileKind::Directory => return Err(ReadFailure::IsADirectory),
+        FileKind::File | FileKind::Other | FileKind::Inaccessible => {}
+    }
+    db.system().read(file.path(db)).map(Arc::from).map_err(|err| ReadFailure::from_io(&err))
+}
+
+/// F6: a file decoded the way `TextDecoder("utf-8")` does it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct DecodedText {
+    pub text: Arc<str>,
+    /// A leading UTF-8 byte order mark was removed.
+    pub had_bom: bool,
+    /// Invalid sequences were replaced by U+FFFD.
+    pub lossy: bool,
+}
+
+/// F6/I7: read-or-empty. Any read error gives empty text, and says why.
+#[salsa::tracked(returns(ref))]
+pub fn file_text(db: &dyn Db, file: File) -> Result<DecodedText, ReadFailure> {
+    file_bytes(db, file).as_ref().map(|bytes| decode_utf8(bytes)).map_err(Clone::clone)
+}
+
+/// `TextDecoder("utf-8")`: strips one leading BOM and replaces each maximal invalid
+/// subpart with U+FFFD (WHATWG and `from_utf8_lossy` agree on that).
+pub fn decode_utf8(bytes: &[u8]) -> DecodedText {
+    const BOM: &[u8] = b"\xEF\xBB\xBF";
+    let (had_bom, bytes) = match bytes.strip_prefix(BOM) {
+        Some(rest) => (true, rest),
+        None => (false, bytes),
+    };
+    let decoded = String::from_utf8_lossy(bytes);
+    let lossy = matches!(decoded, std::borrow::Cow::Owned(_));
+    DecodedText { text: Arc::from(decoded.as_ref()), had_bom, lossy }
+}
+
+/// The entries of a directory, sorted by name. Unreadable or missing directories list as
+/// empty (glob treats them so).
+#[salsa::tracked(returns(ref))]
+pub fn dir_listing(db: &dyn Db, dir: File) -> Arc<[DirEntry]> {
+    let _ = dir.revision(db);
+    if dir.kind(db) != FileKind::Directory {
+        return Arc::from([]);
+    }
+    let mut entries = db.system().read_dir(dir.path(db)).unwrap_or_default();
+    entries.sort();
+    Arc::from(entries)
+}

@@ -1,0 +1,14 @@
+//! ctxgraph's query layer.
+//!
+//! Everything a coding agent loads into its context, computed as salsa queries over
+//! inputs, so that between turns only what changed recomputes. This crate does no I/O of
+//! its own: file access goes through [`System`](system::System), the environment is the
+//! [`Host`](db::Host) input, and remote documents are set as inputs by the engine.
+
+pub mod db;
+pub mod files;
+pub mod opencode;
+pub mod path;
+pub mod system;
+
+pub use db::{Db, Host, Workspace};

@@ -1,0 +1,273 @@
+//! F1–F5: opencode's filesystem primitives, as queries over `File` inputs and
+//! directory listings, so each walk and each glob re-runs only when what it looked at
+//! changed.
+
+use std::path::{Path, PathBuf};
+
+use globset::GlobBuilder;
+
+use crate::db::Db;
+use crate::files::dir_listing;
+use crate::system::{EntryKind, FileKind};
+
+/// The directories an upward walk visits (F2): from `start` up to and including `stop`
+/// (exact string equality), or to the root if `stop` is never met.
+pub fn walk_up(start: &Path, stop: &Path) -> Vec<PathBuf> {
+    let mut levels = Vec::new();
+    for dir in start.ancestors() {
+        levels.push(dir.to_path_buf());
+        if dir == stop {
+            break;
+        }
+    }
+    levels
+}
+
+/// A walk could not tell whether a path exists (`ELOOP`, `EACCES`): opencode's `exists`
+/// throws, and callers treat the whole walk as failed.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Inaccessible(pub PathBuf);
+
+/// F2 `findUp(target, start, stop)`: every `level/target` that exists, nearest first.
+#[salsa::tracked(returns(ref))]
+pub fn find_up(
+    db: &dyn Db,
+    target: String,
+    start: PathBuf,
+    stop: PathBuf,
+) -> Result<Vec<PathBuf>, Inaccessible> {
+    up(db, vec![target], start, stop).clone()
+}
+
+/// F3 `up({targets, start, stop})`: per directory, then target order.
+#[salsa::tracked(returns(ref))]
+pub fn up(
+    db: &dyn Db,
+    targets: Vec<String>,
+    start: PathBuf,
+    stop: PathBuf,
+) -> Result<Vec<PathBuf>, Inaccessible> {
+    let mut found = Vec::new();
+    for level in walk_up(&start, &stop) {
+        for target in &targets {
+            let candidate = level.join(target);
+            match db.files().get(db, &candidate).kind(db) {
+                FileKind::Missing => {}
+                FileKind::Inaccessible => return Err(Inaccessible(candidate)),
+                FileKind::File | FileKind::Directory | FileKind::Other => found.push(candidate),
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// F4 `glob(pattern, {cwd, absolute: true, include: "file", dot})`: absolute paths of the
+/// non-directory entries under `cwd` that match the minimatch `pattern`.
+///
+/// Order: node-glob returns its walk order, which depends on the file system; we sort
+/// each call's matches by path (README, deviations).
+#[salsa::tracked(returns(ref))]
+pub fn glob(db: &dyn Db, cwd: PathBuf, pattern: String, dot: bool) -> Vec<PathBuf> {
+    // node-glob resolves `..` in its cwd lexically and returns resolved paths.
+    let cwd = crate::path::normalize(&cwd);
+    let mut matches = Vec::new();
+    for expanded in expand_braces(&pattern) {
+        let segments: Vec<Segment> =
+            expanded.split('/').filter(|s| !s.is_empty()).map(Segment::parse).collect();
+        if segments.is_empty() {
+            continue;
+        }
+        let start = if expanded.starts_with('/') { PathBuf::from("/") } else { cwd.clone() };
+        let mut walker = GlobWalk { db, dot, segments: &segments, out: &mut matches };
+        walker.visit(&start, 0, false);
+    }
+    matches.sort();
+    matches.dedup();
+    matches
+}
+
+/// F5 `globUp(pattern, start, stop)`: `glob` with `dot: true` at every level of the walk,
+/// nearest level first. Each level is its own query.
+pub fn glob_up(db: &dyn Db, pattern: &str, start: &Path, stop: &Path) -> Vec<(PathBuf, Vec<PathBuf>)> {
+    walk_up(start, stop)
+        .into_iter()
+        .map(|level| {
+            let matches = glob(db, level.clone(), pattern.to_owned(), true).clone();
+            (level, matches)
+        })
+        .collect()
+}
+
+enum Segment {
+    Here,
+    Parent,
+    GlobStar,
+    Literal(String),
+    Pattern { source: String, matcher: globset::GlobMatcher },
+}
+
+impl Segment {
+    fn parse(raw: &str) -> Segment {
+        match raw {
+            "." => Segment::Here,
+            ".." => Segment::Parent,
+            "**" => Segment::GlobStar,
+            _ if !raw.contains(['*', '?', '[']) => Segment::Literal(unescape(raw)),
+            _ => match GlobBuilder::new(raw).literal_separator(true).backslash_escape(true).build() {
+                Ok(glob) => Segment::Pattern { source: raw.to_owned(), matcher: glob.compile_matcher() },
+                // minimatch treats an unparsable class like `[` as a literal character.
+                Err(_) => Segment::Literal(unescape(raw)),
+            },
+        }
+    }
+}
+
+fn unescape(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => out.extend(chars.next()),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+struct GlobWalk<'a> {
+    db: &'a dyn Db,
+    dot: bool,
+    segments: &'a [Segment],
+    out: &'a mut Vec<PathBuf>,
+}
+
+impl GlobWalk<'_> {
+    /// Matches `segments[index..]` below `dir`. `followed_link` records whether the
+    /// current `**` expansion already went through a symlinked directory: node-glob
+    /// follows at most one, and none when `**` is the pattern's first segment.
+    fn visit(&mut self, dir: &Path, index: usize, followed_link: bool) {
+        let Some(segment) = self.segments.get(index) else {
+            let file = self.db.files().get(self.db, dir);
+            if matches!(file.kind(self.db), FileKind::File | FileKind::Other) {
+                self.out.push(dir.to_path_buf());
+            }
+            return;
+        };
+        match segment {
+            Segment::Here => self.visit(dir, index + 1, followed_link),
+            Segment::Parent => {
+                let parent = dir.parent().unwrap_or(dir).to_path_buf();
+                self.visit(&parent, index + 1, followed_link);
+            }
+            Segment::Literal(name) => self.visit(&dir.join(name), index + 1, false),
+            Segment::Pattern { source, matcher } => {
+                for entry in self.listing(dir).iter() {
+                    if self.dot_allows(&entry.name, source) && matcher.is_match(&entry.name) {
+                        self.visit(&dir.join(&entry.name), index + 1, false);
+                    }
+                }
+            }
+            Segment::GlobStar => {
+                // Zero directories…
+                self.visit(dir, index + 1, followed_link);
+                // …or one more, never through dot directories unless `dot`.
+                for entry in self.listing(dir).iter() {
+                    if entry.name.starts_with('.') && !self.dot {
+                        continue;
+                    }
+                    let child = dir.join(&entry.name);
+                    let through_link = match entry.kind {
+                        EntryKind::Directory => false,
+                        EntryKind::Symlink
+                            if index > 0
+                                && !followed_link
+                                && self.db.files().get(self.db, &child).kind(self.db)
+                                    == FileKind::Directory =>
+                        {
+                            true
+                        }
+                        _ => continue,
+                    };
+                    self.visit(&child, index, followed_link || through_link);
+                }
+            }
+        }
+    }
+
+    fn listing(&self, dir: &Path) -> std::sync::Arc<[crate::system::DirEntry]> {
+        dir_listing(self.db, self.db.files().get(self.db, dir)).clone()
+    }
+
+    /// minimatch: without `dot`, a leading `.` must be matched by a literal `.`.
+    fn dot_allows(&self, name: &str, pattern: &str) -> bool {
+        self.dot || !name.starts_with('.') || pattern.starts_with('.')
+    }
+}
+
+/// minimatch's brace expansion: `a/{b,c{d,e}}.md` → `a/b.md`, `a/cd.md`, `a/ce.md`.
+/// A brace group without a top-level comma stays literal.
+pub fn expand_braces(pattern: &str) -> Vec<String> {
+    let bytes = pattern.as_bytes();
+    let mut depth = 0usize;
+    let mut open = None;
+    let mut commas = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 1,
+            b'{' => {
+                if depth == 0 {
+                    open = Some(i);
+                    commas.clear();
+                }
+                depth += 1;
+            }
+            b',' if depth == 1 => commas.push(i),
+            b'}' if depth > 0 => {
+                depth -= 1;
+                if depth == 0
+                    && let Some(start) = open
+                {
+                    if commas.is_empty() {
+                        // `{x}`: literal; keep looking for a real group after it.
+                        let rest = expand_braces(&pattern[i + 1..]);
+                        return rest.into_iter().map(|r| format!("{}{r}", &pattern[..=i])).collect();
+                    }
+                    let prefix = &pattern[..start];
+                    let suffix = &pattern[i + 1..];
+                    let mut bounds = vec![start];
+                    bounds.extend(&commas);
+                    bounds.push(i);
+                    let mut out = Vec::new();
+                    for pair in bounds.windows(2) {
+                        let alternative = &pattern[pair[0] + 1..pair[1]];
+                        out.extend(expand_braces(&format!("{prefix}{alternative}{suffix}")));
+                    }
+                    return out;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    vec![pattern.to_owned()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn braces_expand_like_minimatch() {
+        assert_eq!(expand_braces("a/{b,c{d,e}}.md"), ["a/b.md", "a/cd.md", "a/ce.md"]);
+        assert_eq!(expand_braces("{x}/{a,b}"), ["{x}/a", "{x}/b"]);
+        assert_eq!(expand_braces("plain.md"), ["plain.md"]);
+    }
+
+    #[test]
+    fn walk_stops_at_stop_or_root() {
+        let levels = walk_up(Path::new("/r/a/b"), Path::new("/r"));
+        assert_eq!(levels, [Path::new("/r/a/b"), Path::new("/r/a"), Path::new("/r")]);
+        assert_eq!(walk_up(Path::new("/r/a"), Path::new("/elsewhere")).len(), 3);
+    }
+}

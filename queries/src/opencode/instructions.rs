@@ -1,0 +1,254 @@
+//! I1–I9: which instruction files opencode V1 puts in the system prompt, in what order,
+//! and why. Every candidate the pipeline considered is returned with the decision taken
+//! about it, so `explain` reads these facts instead of re-deriving them.
+
+use std::path::{Path, PathBuf};
+
+use crate::db::{Db, Workspace};
+use crate::files::{DecodedText, ReadFailure, file_text};
+use crate::opencode::config::{ConfigError, ConfigSource, merged_config};
+use crate::opencode::flags::{FlagSource, flags};
+use crate::opencode::fs::{find_up, glob, glob_up};
+use crate::opencode::paths::global_paths;
+use crate::opencode::worktree::worktree;
+use crate::path;
+
+/// I1: the per-directory rule names, in priority order.
+pub fn rule_names(claude_disabled: bool) -> Vec<&'static str> {
+    let mut names = vec!["AGENTS.md"];
+    if !claude_disabled {
+        names.push("CLAUDE.md");
+    }
+    names.push("CONTEXT.md");
+    names
+}
+
+/// How a path entered the candidate list.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Origin {
+    /// I3: the first existing global rule.
+    Global,
+    /// I4: a hit of the winning project filename, `level` directories above `D`.
+    Project { name: &'static str, level: usize },
+    /// I5: a match of config `instructions` entry `index`, globbed in `dir`.
+    Instruction { index: usize, entry: String, source: ConfigSource, dir: PathBuf },
+}
+
+impl Origin {
+    /// The spec rule that put a path here.
+    pub fn rule(&self) -> &'static str {
+        match self {
+            Origin::Global => "I3",
+            Origin::Project { .. } => "I4",
+            Origin::Instruction { .. } => "I5",
+        }
+    }
+}
+
+/// A path the discovery produced (before dedupe).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Candidate {
+    pub path: PathBuf,
+    pub origin: Origin,
+    /// I6: `Some(i)` when an earlier candidate `i` (in [`SystemPaths::candidates`]) already
+    /// had this path, so this one adds nothing.
+    pub duplicate_of: Option<usize>,
+}
+
+/// A config `instructions` entry that is a URL (I8): fetched by the engine, never here.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RemoteEntry {
+    pub url: String,
+    pub index: usize,
+    pub source: ConfigSource,
+}
+
+/// The global rule probe (I3): every path tried, and which won.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct GlobalProbe {
+    pub tried: Vec<PathBuf>,
+    pub winner: Option<PathBuf>,
+    /// Set when `~/.claude/CLAUDE.md` was left out of the probe (P7).
+    pub claude_disabled_by: Option<FlagSource>,
+}
+
+/// The project probe (I4): the names tried in order, and the first with a hit.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ProjectProbe {
+    /// `None` when project discovery did not run (P7), with the flag.
+    pub disabled_by: Option<FlagSource>,
+    pub names: Vec<&'static str>,
+    pub winner: Option<&'static str>,
+    /// The walk from `D` to `W`.
+    pub levels: Vec<PathBuf>,
+    /// Names whose walk failed (an entry could not be stat'ed): opencode treats them as
+    /// having no hit.
+    pub failed: Vec<(&'static str, PathBuf)>,
+}
+
+/// I2–I6: `systemPaths()`, with the facts behind it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SystemPaths {
+    pub global: GlobalProbe,
+    pub project: ProjectProbe,
+    /// In discovery order, duplicates included (marked).
+    pub candidates: Vec<Candidate>,
+    pub remote: Vec<RemoteEntry>,
+    /// Config entries that matched nothing, by index into the merged `instructions`.
+    pub unmatched: Vec<usize>,
+}
+
+impl SystemPaths {
+    /// The insertion-ordered set opencode builds: one entry per distinct path.
+    pub fn unique(&self) -> impl Iterator<Item = &Candidate> {
+        self.candidates.iter().filter(|c| c.duplicate_of.is_none())
+    }
+
+    pub fn contains(&self, path: &Path) -> bool {
+        self.candidates.iter().any(|c| c.path == path)
+    }
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn system_paths(db: &dyn Db, ws: Workspace) -> Result<SystemPaths, ConfigError> {
+    let flags = flags(db, ws.host(db)).as_ref().map_err(|e| ConfigError::Flag(e.clone()))?;
+    let paths = global_paths(db, ws).as_ref().map_err(|e| ConfigError::Flag(e.clone()))?;
+    let config = merged_config(db, ws).as_ref().map_err(Clone::clone)?;
+    let cwd = ws.cwd(db);
+    let root = &worktree(db, ws).root;
+    let claude_disabled_by = flags.disable_claude_code_prompt.clone();
+
+    let mut candidates: Vec<Candidate> = Vec::new();
+    let mut add = |path: PathBuf, origin: Origin| {
+        let duplicate_of = candidates.iter().position(|c| c.path == path && c.duplicate_of.is_none());
+        candidates.push(Candidate { path, origin, duplicate_of });
+    };
+
+    // I3: the first global rule that exists, of any kind.
+    let mut tried = vec![path::resolve(cwd, paths.instruction_dir.join("AGENTS.md"))];
+    if claude_disabled_by.is_none() {
+        tried.push(path::resolve(cwd, paths.home.join(".claude").join("CLAUDE.md")));
+    }
+    let winner = tried.iter().find(|p| db.files().get(db, p).kind(db).exists()).cloned();
+    if let Some(winner) = &winner {
+        add(winner.clone(), Origin::Global);
+    }
+    let global = GlobalProbe { tried, winner, claude_disabled_by: claude_disabled_by.clone() };
+
+    // I4: the first name with any hit between D and W; all of its hits, nearest first.
+    let names = rule_names(claude_disabled_by.is_some());
+    let mut project = ProjectProbe {
+        disabled_by: flags.disable_project_config.clone(),
+        names: names.clone(),
+        winner: None,
+        levels: crate::opencode::fs::walk_up(cwd, root),
+        failed: Vec::new(),
+    };
+    if project.disabled_by.is_none() {
+        for name in &names {
+            match find_up(db, (*name).to_owned(), cwd.clone(), root.clone()) {
+                Err(err) => project.failed.push((name, err.0.clone())),
+                Ok(hits) if hits.is_empty() => {}
+                Ok(hits) => {
+                    project.winner = Some(name);
+                    for hit in hits {
+                        let level = cwd.ancestors().position(|a| Some(a) == hit.parent()).unwrap_or(0);
+                        add(path::resolve(cwd, hit), Origin::Project { name, level });
+                    }
+                    break;
+                }
+            }
+        }
+    }
+
+    // I5: config entries in merged order.
+    let mut remote = Vec::new();
+    let mut unmatched = Vec::new();
+    for (index, entry) in config.instructions.iter().enumerate() {
+        let raw = entry.value.as_str();
+        if raw.starts_with("https://") || raw.starts_with("http://") {
+            remote.push(RemoteEntry { url: raw.to_owned(), index, source: entry.source.clone() });
+            continue;
+        }
+        let origin = |dir: &Path| Origin::Instruction {
+            index,
+            entry: raw.to_owned(),
+            source: entry.source.clone(),
+            dir: dir.to_path_buf(),
+        };
+        let expanded = match raw.strip_prefix("~/") {
+            Some(rest) => path::display(&paths.home.join(rest)),
+            None => raw.to_owned(),
+        };
+        let levels: Vec<(PathBuf, Vec<PathBuf>)> = if Path::new(&expanded).is_absolute() {
+            // Only the basename is a pattern; the directory is taken literally, dot off.
+            let full = path::normalize(Path::new(&expanded));
+            let dir = full.parent().map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
+            let base = full.file_name().map(|b| b.to_string_lossy().into_owned()).unwrap_or_default();
+            vec![(dir.clone(), glob(db, dir, base, false).clone())]
+        } else if project.disabled_by.is_some() {
+            glob_up(db, &expanded, &paths.instruction_dir, &paths.instruction_dir)
+        } else {
+            glob_up(db, &expanded, cwd, root)
+        };
+        let mut matched = false;
+        for (dir, hits) in levels {
+            for hit in hits {
+                matched = true;
+                add(hit, origin(&dir));
+            }
+        }
+        if !matched {
+            unmatched.push(index);
+        }
+    }
+    Ok(SystemPaths { global, project, candidates, remote, unmatched })
+}
+
+/// I7: one rule file's content as opencode reads it (errors read as empty).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RuleText {
+    pub decoded: Option<DecodedText>,
+    pub failure: Option<ReadFailure>,
+}
+
+impl RuleText {
+    pub fn text(&self) -> &str {
+        self.decoded.as_ref().map_or("", |d| &d.text)
+    }
+}
+
+pub fn rule_text(db: &dyn Db, path: &Path) -> RuleText {
+    match file_text(db, db.files().get(db, path)) {
+        Ok(decoded) => RuleText { decoded: Some(decoded.clone()), failure: None },
+        Err(failure) => RuleText { decoded: None, failure: Some(failure.clone()) },
+    }
+}
+
+/// I9: `Instructions from: <path>\n<content>`.
+pub fn render_block(label: &str, content: &str) -> String {
+    format!("Instructions from: {label}\n{content}")
+}
+
+impl Origin {
+    /// One line saying why the path was picked, for people.
+    pub fn describe(&self) -> String {
+        match self {
+            Origin::Global => "global rule: the first of the global rule paths that exists".to_owned(),
+            Origin::Project { name, level: 0 } => {
+                format!(
+                    "project rule: {name} is the first rule name found between the working directory and the worktree root; found in the working directory"
+                )
+            }
+            Origin::Project { name, level } => format!(
+                "project rule: {name} is the first rule name found between the working directory and the worktree root; found {level} level{} up",
+                if *level == 1 { "" } else { "s" }
+            ),
+            Origin::Instruction { entry, source, dir, .. } => format!(
+                "config instructions entry {entry:?} from {}, matched in {}",
+                source.name(),
+                dir.display()
+            ),
+        }
+    }
+}

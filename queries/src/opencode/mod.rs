@@ -1,0 +1,13 @@
+//! The opencode V1 profile (`opencode-ai` 1.18.33): every stage of its context assembly
+//! as queries. Rule ids (P, F, C, V, J, I, B, N) refer to `spec/opencode-v1.md`.
+
+pub mod config;
+pub mod flags;
+pub mod fs;
+pub mod instructions;
+pub mod jsonc;
+pub mod nearby;
+pub mod paths;
+pub mod prompt;
+pub mod substitute;
+pub mod worktree;

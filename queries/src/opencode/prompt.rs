@@ -1,0 +1,188 @@
+//! B2, I9, A2/§3: the environment block, the instruction blocks, and the system text from
+//! the environment block on.
+
+use crate::db::{Db, Workspace};
+use crate::files::ReadFailure;
+use crate::opencode::config::ConfigError;
+use crate::opencode::instructions::{Candidate, render_block, rule_text, system_paths};
+use crate::opencode::worktree::worktree;
+use crate::path;
+
+/// `--model PROVIDER/ID`: the provider, and the model's API id (which may contain `/`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ModelRef {
+    pub provider: String,
+    pub id: String,
+}
+
+impl std::str::FromStr for ModelRef {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.split_once('/') {
+            Some((provider, id)) if !provider.is_empty() && !id.is_empty() => {
+                Ok(ModelRef { provider: provider.to_owned(), id: id.to_owned() })
+            }
+            _ => Err(format!("expected PROVIDER/MODEL, got {s:?}")),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BlockKind {
+    Environment,
+    Instruction,
+    Remote,
+}
+
+/// One string of opencode's system array.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Block {
+    pub kind: BlockKind,
+    /// The path or URL after `Instructions from: `.
+    pub source: Option<String>,
+    pub text: String,
+    /// The spec rule that put the block here.
+    pub rule: &'static str,
+    /// Index into [`SystemPaths::candidates`](crate::opencode::instructions::SystemPaths).
+    pub candidate: Option<usize>,
+}
+
+/// B2. The model line comes first and only when a model is given.
+#[salsa::tracked(returns(ref))]
+pub fn environment_block(db: &dyn Db, ws: Workspace, model: Option<ModelRef>) -> String {
+    let host = ws.host(db);
+    let worktree = worktree(db, ws);
+    let mut lines = Vec::with_capacity(9);
+    if let Some(model) = model {
+        lines.push(format!(
+            "You are powered by the model named {id}. The exact model ID is {provider}/{id}",
+            id = model.id,
+            provider = model.provider
+        ));
+    }
+    lines.push("Here is some useful information about the environment you are running in:".to_owned());
+    lines.push("<env>".to_owned());
+    lines.push(format!("  Working directory: {}", path::display(ws.cwd(db))));
+    lines.push(format!("  Workspace root folder: {}", path::display(&worktree.root)));
+    lines.push(format!("  Is directory a git repo: {}", if worktree.is_git() { "yes" } else { "no" }));
+    lines.push(format!("  Platform: {}", host.platform(db)));
+    lines.push(format!("  Today's date: {}", host.date(db)));
+    lines.push("</env>".to_owned());
+    lines.join("\n")
+}
+
+/// I7/I9: a block per discovered path with non-empty content, in discovery order.
+/// (URL blocks follow file blocks; they come from fetched documents, not from here.)
+#[salsa::tracked(returns(ref))]
+pub fn instruction_blocks(db: &dyn Db, ws: Workspace) -> Result<Vec<Block>, BuildError> {
+    let paths = system_paths(db, ws).as_ref().map_err(|e| BuildError::Config(e.clone()))?;
+    let mut blocks = Vec::new();
+    for (index, Candidate { path, origin, duplicate_of }) in paths.candidates.iter().enumerate() {
+        if duplicate_of.is_some() {
+            continue;
+        }
+        let content = rule_text(db, path);
+        if let Some(ReadFailure::TooLarge(reason)) = &content.failure {
+            return Err(BuildError::TooLarge { path: path::display(path), reason: reason.clone() });
+        }
+        let text = content.text();
+        if text.is_empty() {
+            continue;
+        }
+        let label = path::display(path);
+        blocks.push(Block {
+            kind: BlockKind::Instruction,
+            text: render_block(&label, text),
+            source: Some(label),
+            rule: origin.rule(),
+            candidate: Some(index),
+        });
+    }
+    Ok(blocks)
+}
+
+/// Why no prompt can be built.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, thiserror::Error)]
+pub enum BuildError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// A rule file over the engine's size limit.
+    #[error("{path}: {reason}")]
+    TooLarge { path: String, reason: String },
+}
+
+/// The system text from the environment block to the last instruction block (§3 items
+/// 2 and 4), as blocks; join them with "\n" for the bytes opencode sends.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Prompt {
+    pub blocks: Vec<Block>,
+}
+
+impl Prompt {
+    /// A2: the non-empty strings joined by a single LF.
+    pub fn text(&self) -> String {
+        self.layout(Section::System).text
+    }
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn system_prompt(db: &dyn Db, ws: Workspace, model: Option<ModelRef>) -> Result<Prompt, BuildError> {
+    let environment = Block {
+        kind: BlockKind::Environment,
+        source: None,
+        text: environment_block(db, ws, model).clone(),
+        rule: "B2",
+        candidate: None,
+    };
+    let mut blocks = vec![environment];
+    blocks.extend(instruction_blocks(db, ws).as_ref().map_err(Clone::clone)?.iter().cloned());
+    Ok(Prompt { blocks })
+}
+
+/// The parts of the system text `build` can print.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Section {
+    /// The environment block, then the instruction blocks.
+    System,
+    Environment,
+    Instructions,
+}
+
+impl Section {
+    fn includes(self, kind: BlockKind) -> bool {
+        match self {
+            Section::System => true,
+            Section::Environment => kind == BlockKind::Environment,
+            Section::Instructions => kind != BlockKind::Environment,
+        }
+    }
+}
+
+/// A section's exact bytes, and where each block sits in them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub text: String,
+    /// `(index into Prompt::blocks, byte range in text)`, in order.
+    pub spans: Vec<(usize, std::ops::Range<usize>)>,
+}
+
+impl Prompt {
+    pub fn layout(&self, section: Section) -> Layout {
+        let mut text = String::new();
+        let mut spans = Vec::new();
+        for (index, block) in self.blocks.iter().enumerate() {
+            if !section.includes(block.kind) || block.text.is_empty() {
+                continue;
+            }
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            let start = text.len();
+            text.push_str(&block.text);
+            spans.push((index, start..text.len()));
+        }
+        Layout { text, spans }
+    }
+}

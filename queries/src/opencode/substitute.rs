@@ -1,0 +1,150 @@
+//! V1–V3: `{env:NAME}` and `{file:PATH}` in config text, before parsing.
+
+use std::path::{Path, PathBuf};
+
+use crate::path;
+
+/// Why substitution failed. Both carry the token as written.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum SubstitutionError {
+    /// V2: the referenced file does not exist.
+    Missing { token: String, resolved: PathBuf, offset: usize },
+    /// V2: any other read error.
+    Unreadable { token: String, resolved: PathBuf, reason: String, offset: usize },
+}
+
+/// A value that came in through substitution, for provenance and secret hiding.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Substitution {
+    pub token: String,
+    /// Byte range of the inserted text in the substituted output.
+    pub output: std::ops::Range<usize>,
+}
+
+pub struct Context<'a> {
+    /// Looks a variable up (the well-known overlay first, then the process environment).
+    pub env: &'a dyn Fn(&str) -> Option<String>,
+    /// Reads a file for `{file:}`: `Ok(None)` when it does not exist.
+    pub read: &'a dyn Fn(&Path) -> Result<Option<String>, String>,
+    /// The directory relative `{file:}` paths resolve against.
+    pub dir: &'a Path,
+    /// `os.homedir()` for `{file:~/…}`.
+    pub os_home: &'a Path,
+}
+
+/// Applies V1 then V2 to `text`.
+pub fn substitute(text: &str, cx: &Context<'_>) -> Result<(String, Vec<Substitution>), SubstitutionError> {
+    let mut substitutions = Vec::new();
+    let with_env =
+        replace_tokens(text, "{env:", |name, _| Ok((cx.env)(name).unwrap_or_default()), &mut substitutions)?;
+    // File tokens are found in the env-substituted text, so positions from here on refer to
+    // the final output only after the second pass.
+    let mut file_substitutions = Vec::new();
+    let out = replace_tokens(
+        &with_env,
+        "{file:",
+        |raw, (line_start, token_start)| {
+            // V2: skipped when its line (trimmed of leading whitespace) starts with `//`.
+            if with_env[line_start..token_start].trim_start().starts_with("//") {
+                return Err(None);
+            }
+            let resolved = match raw.strip_prefix("~/") {
+                Some(rest) => cx.os_home.join(rest),
+                None => path::resolve(cx.dir, raw),
+            };
+            let token = format!("{{file:{raw}}}");
+            match (cx.read)(&resolved) {
+                Ok(Some(content)) => {
+                    let json = serde_json::to_string(js_trim(&content)).unwrap_or_default();
+                    Ok(json[1..json.len() - 1].to_owned())
+                }
+                Ok(None) => Err(Some(SubstitutionError::Missing { token, resolved, offset: token_start })),
+                Err(reason) => {
+                    Err(Some(SubstitutionError::Unreadable { token, resolved, reason, offset: token_start }))
+                }
+            }
+        },
+        &mut file_substitutions,
+    )?;
+    // Env ranges were computed on the intermediate text; they are approximate after file
+    // insertion, which is fine for their one use (marking values as substituted).
+    substitutions.extend(file_substitutions);
+    Ok((out, substitutions))
+}
+
+/// Replaces every `{prefix…}` token (content up to the first `}`, non-empty). The
+/// callback gets the token body and (start of its line, start of the token); `Err(None)`
+/// leaves the token verbatim.
+fn replace_tokens(
+    text: &str,
+    prefix: &str,
+    mut replace: impl FnMut(&str, (usize, usize)) -> Result<String, Option<SubstitutionError>>,
+    substitutions: &mut Vec<Substitution>,
+) -> Result<String, SubstitutionError> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = 0;
+    while let Some(found) = text[rest..].find(prefix) {
+        let start = rest + found;
+        let body_start = start + prefix.len();
+        let Some(len) = text[body_start..].find('}').filter(|&len| len > 0) else {
+            out.push_str(&text[rest..body_start]);
+            rest = body_start;
+            continue;
+        };
+        let body = &text[body_start..body_start + len];
+        let end = body_start + len + 1;
+        let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+        out.push_str(&text[rest..start]);
+        match replace(body, (line_start, start)) {
+            Ok(value) => {
+                let at = out.len();
+                out.push_str(&value);
+                substitutions
+                    .push(Substitution { token: text[start..end].to_owned(), output: at..out.len() });
+            }
+            Err(None) => out.push_str(&text[start..end]),
+            Err(Some(err)) => return Err(err),
+        }
+        rest = end;
+    }
+    out.push_str(&text[rest..]);
+    Ok(out)
+}
+
+/// JavaScript's `String.prototype.trim`: its whitespace set differs from Rust's (it
+/// includes U+FEFF and excludes U+0085).
+pub fn js_trim(s: &str) -> &str {
+    fn is_js_space(c: char) -> bool {
+        matches!(c, '\u{9}'..='\u{D}' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'..='\u{200A}'
+            | '\u{2028}' | '\u{2029}' | '\u{202F}' | '\u{205F}' | '\u{3000}' | '\u{FEFF}')
+    }
+    s.trim_matches(is_js_space)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(text: &str) -> Result<String, SubstitutionError> {
+        let env = |name: &str| (name == "Q").then(|| "a\"b".to_owned());
+        let read = |p: &Path| -> Result<Option<String>, String> {
+            Ok((p == Path::new("/d/k.txt")).then(|| "\u{FEFF} line1\n\"x\"\t\n".to_owned()))
+        };
+        let cx = Context { env: &env, read: &read, dir: Path::new("/d"), os_home: Path::new("/h") };
+        substitute(text, &cx).map(|(out, _)| out)
+    }
+
+    #[test]
+    fn env_is_inserted_raw_everywhere() {
+        // E-35: the quote is not escaped, even inside a comment.
+        assert_eq!(run("{\"a\": \"{env:Q}\"} // {env:Q} {env:NONE}").unwrap(), "{\"a\": \"a\"b\"} // a\"b ");
+    }
+
+    #[test]
+    fn file_is_trimmed_and_escaped_unless_commented() {
+        assert_eq!(run("\"{file:k.txt}\"").unwrap(), "\"line1\\n\\\"x\\\"\"");
+        // E-36 / E-37
+        assert_eq!(run("  // \"k\": \"{file:missing}\"").unwrap(), "  // \"k\": \"{file:missing}\"");
+        assert!(matches!(run("\"k\": \"v\", // {file:missing}"), Err(SubstitutionError::Missing { .. })));
+    }
+}

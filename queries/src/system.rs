@@ -1,0 +1,260 @@
+//! The only door to the outside world.
+//!
+//! Every query reads the file system through [`System`], so tests run on [`MemorySystem`]
+//! and the engine plugs in the real OS. Nothing in this crate touches `std::fs` or
+//! `std::env` directly (enforced by `clippy.toml`).
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::RwLock;
+
+/// What a path points at, after following symlinks (what `stat` or `access` sees).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FileKind {
+    /// Nothing there (`ENOENT`, or a dangling symlink).
+    Missing,
+    File,
+    Directory,
+    /// Exists but is neither a regular file nor a directory (socket, fifo, device).
+    Other,
+    /// `stat` failed with something other than "not found": a symlink loop (`ELOOP`),
+    /// a component we may not search (`EACCES`), a name that is too long.
+    Inaccessible,
+}
+
+impl FileKind {
+    /// F1: opencode's `exists` is `access(p)`, true for any kind of entry.
+    pub fn exists(self) -> bool {
+        matches!(self, FileKind::File | FileKind::Directory | FileKind::Other)
+    }
+
+    pub fn from_io_error(err: &io::Error) -> FileKind {
+        match err.kind() {
+            io::ErrorKind::NotFound | io::ErrorKind::NotADirectory => FileKind::Missing,
+            _ => FileKind::Inaccessible,
+        }
+    }
+}
+
+/// One entry of a directory listing, typed as `readdir` reports it (symlinks not followed).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DirEntry {
+    pub name: String,
+    pub kind: EntryKind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum EntryKind {
+    File,
+    Directory,
+    Symlink,
+    Other,
+}
+
+/// File-system access as the queries need it. Implementations must be deterministic for a
+/// given state of the world: the queries memoize what they return.
+pub trait System: Send + Sync + std::fmt::Debug {
+    /// Follows symlinks.
+    fn kind(&self, path: &Path) -> FileKind;
+    /// The whole file, as bytes. Directories fail with `IsADirectory`.
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>>;
+    /// The entries of a directory, in any order (callers sort).
+    fn read_dir(&self, path: &Path) -> io::Result<Vec<DirEntry>>;
+    /// `realpath`: absolute, symlinks resolved.
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf>;
+}
+
+/// An in-memory file system for tests: files, directories and symlinks, with files that
+/// can be made unreadable (as `chmod 000` would for a non-root user).
+#[derive(Debug, Default)]
+pub struct MemorySystem {
+    nodes: RwLock<BTreeMap<PathBuf, Node>>,
+}
+
+#[derive(Clone, Debug)]
+enum Node {
+    File { bytes: Vec<u8>, readable: bool },
+    Directory,
+    Symlink(PathBuf),
+}
+
+/// Symlink hops before a lookup fails with `ELOOP`, as on Linux.
+const MAX_SYMLINK_HOPS: usize = 40;
+
+impl MemorySystem {
+    pub fn new() -> Self {
+        let system = Self::default();
+        system.write().insert(PathBuf::from("/"), Node::Directory);
+        system
+    }
+
+    /// Writes a file, creating its parent directories.
+    pub fn write_file(&self, path: impl AsRef<Path>, bytes: impl Into<Vec<u8>>) {
+        let path = path.as_ref();
+        self.create_dir_all(parent_or_root(path));
+        self.write().insert(path.to_path_buf(), Node::File { bytes: bytes.into(), readable: true });
+    }
+
+    pub fn create_dir_all(&self, path: impl AsRef<Path>) {
+        let mut nodes = self.write();
+        for ancestor in path.as_ref().ancestors() {
+            nodes.entry(ancestor.to_path_buf()).or_insert(Node::Directory);
+        }
+    }
+
+    /// Creates a symlink at `path` pointing to `target` (relative targets resolve against
+    /// the link's directory, as on a real file system).
+    pub fn symlink(&self, target: impl AsRef<Path>, path: impl AsRef<Path>) {
+        let path = path.as_ref();
+        self.create_dir_all(parent_or_root(path));
+        self.write().insert(path.to_path_buf(), Node::Symlink(target.as_ref().to_path_buf()));
+    }
+
+    /// Makes reads of a file fail with `PermissionDenied`; it still exists.
+    pub fn set_unreadable(&self, path: impl AsRef<Path>) {
+        if let Some(Node::File { readable, .. }) = self.write().get_mut(path.as_ref()) {
+            *readable = false;
+        }
+    }
+
+    pub fn remove(&self, path: impl AsRef<Path>) {
+        let path = path.as_ref();
+        self.write().retain(|p, _| !p.starts_with(path));
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<PathBuf, Node>> {
+        self.nodes.write().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn read_nodes(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<PathBuf, Node>> {
+        self.nodes.read().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Resolves every symlink in `path`, like `realpath`.
+    fn resolve(&self, path: &Path) -> io::Result<(PathBuf, Node)> {
+        let nodes = self.read_nodes();
+        let mut hops = 0;
+        let mut pending: Vec<PathBuf> = Vec::new();
+        let mut current = PathBuf::from("/");
+        let owned: Vec<_> = path.components().map(|c| c.as_os_str().to_owned()).collect();
+        for part in owned.iter().rev() {
+            pending.push(PathBuf::from(part));
+        }
+        while let Some(part) = pending.pop() {
+            match part.to_str() {
+                Some("/") | Some(".") => continue,
+                Some("..") => {
+                    current.pop();
+                    continue;
+                }
+                _ => {}
+            }
+            let next = current.join(&part);
+            match nodes.get(&next) {
+                None => return Err(io::ErrorKind::NotFound.into()),
+                Some(Node::Symlink(target)) => {
+                    hops += 1;
+                    if hops > MAX_SYMLINK_HOPS {
+                        return Err(io::Error::other("too many levels of symbolic links"));
+                    }
+                    if target.is_absolute() {
+                        current = PathBuf::from("/");
+                    }
+                    for piece in target.components().rev() {
+                        pending.push(PathBuf::from(piece.as_os_str()));
+                    }
+                }
+                Some(Node::File { .. }) if !pending.is_empty() => {
+                    return Err(io::ErrorKind::NotADirectory.into());
+                }
+                Some(_) => current = next,
+            }
+        }
+        let node = nodes.get(&current).cloned().ok_or(io::ErrorKind::NotFound)?;
+        Ok((current, node))
+    }
+}
+
+fn parent_or_root(path: &Path) -> &Path {
+    path.parent().unwrap_or(Path::new("/"))
+}
+
+impl System for MemorySystem {
+    fn kind(&self, path: &Path) -> FileKind {
+        match self.resolve(path) {
+            Ok((_, Node::File { .. })) => FileKind::File,
+            Ok((_, Node::Directory)) => FileKind::Directory,
+            Ok((_, Node::Symlink(_))) => FileKind::Inaccessible,
+            Err(err) => FileKind::from_io_error(&err),
+        }
+    }
+
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        match self.resolve(path)? {
+            (_, Node::File { bytes, readable: true }) => Ok(bytes),
+            (_, Node::File { readable: false, .. }) => Err(io::ErrorKind::PermissionDenied.into()),
+            (_, Node::Directory) => Err(io::ErrorKind::IsADirectory.into()),
+            (_, Node::Symlink(_)) => Err(io::Error::other("unresolved symlink")),
+        }
+    }
+
+    fn read_dir(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
+        let (real, node) = self.resolve(path)?;
+        if !matches!(node, Node::Directory) {
+            return Err(io::ErrorKind::NotADirectory.into());
+        }
+        let nodes = self.read_nodes();
+        let entries = nodes
+            .range(real.clone()..)
+            .skip_while(|(p, _)| **p == real)
+            .take_while(|(p, _)| p.starts_with(&real))
+            .filter(|(p, _)| p.parent() == Some(real.as_path()))
+            .filter_map(|(p, node)| {
+                let name = p.file_name()?.to_str()?.to_owned();
+                let kind = match node {
+                    Node::File { .. } => EntryKind::File,
+                    Node::Directory => EntryKind::Directory,
+                    Node::Symlink(_) => EntryKind::Symlink,
+                };
+                Some(DirEntry { name, kind })
+            })
+            .collect();
+        Ok(entries)
+    }
+
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        self.resolve(path).map(|(real, _)| real)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn symlinks_resolve_and_loops_fail() {
+        let fs = MemorySystem::new();
+        fs.write_file("/r/CLAUDE.md", "c");
+        fs.symlink("CLAUDE.md", "/r/AGENTS.md");
+        fs.symlink("b", "/r/a");
+        fs.symlink("a", "/r/b");
+        fs.symlink(".", "/r/loop");
+        assert_eq!(fs.read(Path::new("/r/AGENTS.md")).unwrap(), b"c");
+        assert_eq!(fs.kind(Path::new("/r/a")), FileKind::Inaccessible);
+        assert_eq!(fs.kind(Path::new("/r/loop/loop/CLAUDE.md")), FileKind::File);
+        assert_eq!(fs.canonicalize(Path::new("/r/loop/AGENTS.md")).unwrap(), Path::new("/r/CLAUDE.md"));
+        let names: Vec<_> = fs.read_dir(Path::new("/r")).unwrap().into_iter().map(|e| e.name).collect();
+        assert_eq!(names, ["AGENTS.md", "CLAUDE.md", "a", "b", "loop"]);
+    }
+
+    #[test]
+    fn unreadable_files_exist_but_fail_to_read() {
+        let fs = MemorySystem::new();
+        fs.write_file("/r/AGENTS.md", "secret");
+        fs.set_unreadable("/r/AGENTS.md");
+        assert_eq!(fs.kind(Path::new("/r/AGENTS.md")), FileKind::File);
+        assert_eq!(fs.read(Path::new("/r/AGENTS.md")).unwrap_err().kind(), io::ErrorKind::PermissionDenied);
+        assert_eq!(fs.read(Path::new("/r")).unwrap_err().kind(), io::ErrorKind::IsADirectory);
+    }
+}
