@@ -1,1 +1,322 @@
+//! The conformance harness: runs ctxgraph on the oracle's fixture cases and renders the
+//! result in the format `tests/oracle/record.sh` writes from the real opencode binary.
+//!
+//! A case (`tests/conformance/<ID>/`) is laid out the way `capture.sh` lays out its
+//! scratch run (`<RUN>/proj`, `<RUN>/home`, `<RUN>/config/opencode`, …), either in a
+//! [`MemorySystem`] or in a real temporary directory, with the same environment, and
+//! the output is normalised with the same placeholders. See `tests/conformance/README.md`.
 
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use ctxgraph_engine::{Engine, EngineError, HostEnv, OsSystem};
+use ctxgraph_queries::opencode::instructions::{Origin, SystemPaths};
+use ctxgraph_queries::opencode::prompt::{Block, ModelRef, Prompt};
+use ctxgraph_queries::system::{MemorySystem, System};
+use serde::Deserialize;
+
+/// The date the harness pins; rendered as `<DATE>` like the oracle's output.
+const DATE: &str = "Sun Nov 29 2026";
+/// The model `capture.sh` runs with.
+const MODEL: &str = "fake/fake-model";
+/// Where in-memory runs live: the oracle's own scratch layout.
+const MEMORY_RUN: &str = "/tmp/oracle/run.ctxgraph";
+
+#[derive(Debug, Deserialize)]
+pub struct Case {
+    #[serde(skip)]
+    pub id: String,
+    #[serde(skip)]
+    pub dir: PathBuf,
+    pub description: String,
+    #[serde(default)]
+    pub rules: Vec<String>,
+    #[serde(default)]
+    pub covers: Vec<String>,
+    pub source: String,
+    #[serde(default)]
+    pub recorded_with: String,
+    /// Set when opencode refused to build a prompt; ctxgraph must refuse too.
+    #[serde(default)]
+    pub oracle_error: Option<String>,
+    #[serde(default)]
+    pub run: Run,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct Run {
+    #[serde(default = "dot")]
+    pub cwd: String,
+    #[serde(default)]
+    pub git: Vec<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    #[serde(default)]
+    pub reads: Vec<String>,
+    /// Files that reads fail on with `EACCES` (mode 000 for a non-root user).
+    #[serde(default)]
+    pub unreadable: Vec<String>,
+    #[serde(default)]
+    pub oracle_user: Option<String>,
+}
+
+fn dot() -> String {
+    ".".to_owned()
+}
+
+/// Every case under `tests/conformance`, sorted by id.
+pub fn cases() -> Vec<Case> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance");
+    let mut cases: Vec<Case> = std::fs::read_dir(&root)
+        .expect("tests/conformance exists")
+        .filter_map(Result::ok)
+        .filter(|entry| entry.path().join("case.toml").is_file())
+        .map(|entry| {
+            let dir = entry.path();
+            let text = std::fs::read_to_string(dir.join("case.toml")).expect("case.toml is readable");
+            let mut case: Case = toml::from_str(&text)
+                .unwrap_or_else(|err| panic!("{}: {err}", dir.join("case.toml").display()));
+            case.id = entry.file_name().to_string_lossy().into_owned();
+            case.dir = dir;
+            case
+        })
+        .collect();
+    cases.sort_by(|a, b| a.id.cmp(&b.id));
+    cases
+}
+
+/// Which `System` a case runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Memory,
+    Disk,
+}
+
+/// What ctxgraph produced for a case.
+pub enum Outcome {
+    /// The rendered snapshot body.
+    Rendered(String),
+    /// ctxgraph refused to build (as opencode does for `oracle_error` cases).
+    Refused(EngineError),
+    /// The case cannot run on this backend (e.g. `unreadable` files when running as
+    /// root on disk).
+    Skipped(&'static str),
+}
+
+/// Runs `case` on `backend`, rendering the prompt in the oracle snapshot format. When
+/// `expected` is given, blocks matched by one glob pattern at one directory level are put
+/// in the order the oracle printed them (the one deviation ctxgraph allows: that order
+/// is node-glob's walk order, which depends on the file system; ctxgraph sorts it).
+pub fn run(case: &Case, backend: Backend, expected: Option<&str>) -> Outcome {
+    let scratch;
+    let (system, run_dir): (Arc<dyn System>, PathBuf) = match backend {
+        Backend::Memory => {
+            let fs = MemorySystem::new();
+            let run_dir = PathBuf::from(MEMORY_RUN);
+            lay_out(case, &run_dir, &mut MemoryWriter(&fs));
+            for path in &case.run.unreadable {
+                fs.set_unreadable(run_dir.join("proj").join(path));
+            }
+            (Arc::new(fs), run_dir)
+        }
+        Backend::Disk => {
+            scratch = tempfile::tempdir().expect("temp dir");
+            let run_dir = std::fs::canonicalize(scratch.path()).expect("canonical temp dir");
+            lay_out(case, &run_dir, &mut DiskWriter);
+            for path in &case.run.unreadable {
+                if !make_unreadable(&run_dir.join("proj").join(path)) {
+                    return Outcome::Skipped("unreadable files are readable here (running as root)");
+                }
+            }
+            (Arc::new(OsSystem), run_dir)
+        }
+    };
+    let mut engine = Engine::new(system, host_env(case, &run_dir));
+    let proj = run_dir.join("proj");
+    let ws = match engine.open(&proj.join(&case.run.cwd)) {
+        Ok(ws) => ws,
+        Err(err) => return Outcome::Refused(err),
+    };
+    let model: ModelRef = MODEL.parse().expect("valid model");
+    let (prompt, paths) =
+        match engine.system_prompt(ws, Some(model)).and_then(|p| Ok((p, engine.system_paths(ws)?))) {
+            Ok(found) => found,
+            Err(err) => return Outcome::Refused(err),
+        };
+    let normalize = |text: &str| normalize(text, &run_dir);
+    let system = match expected {
+        Some(expected) => in_oracle_glob_order(&prompt, &paths, expected, &normalize),
+        None => normalize(&prompt.text()),
+    };
+    let mut out = String::new();
+    section(&mut out, "system", &system);
+    for read in &case.run.reads {
+        let text = match engine.nearby(ws, &proj.join(read)) {
+            Ok(nearby) => nearby.reminder().unwrap_or_default(),
+            Err(err) => return Outcome::Refused(err),
+        };
+        section(&mut out, &format!("nearby {read}"), &normalize(&text));
+    }
+    out.push_str("=== end\n");
+    Outcome::Rendered(out)
+}
+
+fn section(out: &mut String, title: &str, text: &str) {
+    out.push_str(&format!("=== {title}: {} bytes\n{text}\n", text.len()));
+}
+
+/// `capture.sh`'s environment for a run rooted at `run_dir`.
+fn host_env(case: &Case, run_dir: &Path) -> HostEnv {
+    let at = |p: &str| run_dir.join(p).to_string_lossy().into_owned();
+    let mut vars = BTreeMap::from([
+        ("HOME".to_owned(), at("home")),
+        ("XDG_CONFIG_HOME".to_owned(), at("config")),
+        ("XDG_DATA_HOME".to_owned(), at("data")),
+        ("XDG_CACHE_HOME".to_owned(), at("cache")),
+        ("XDG_STATE_HOME".to_owned(), at("state")),
+        ("OPENCODE_TEST_MANAGED_CONFIG_DIR".to_owned(), at("managed")),
+        ("OPENCODE_DISABLE_AUTOUPDATE".to_owned(), "1".to_owned()),
+        ("OPENCODE_DISABLE_MODELS_FETCH".to_owned(), "1".to_owned()),
+        ("OPENCODE_DISABLE_SHARE".to_owned(), "1".to_owned()),
+        ("OPENCODE_DISABLE_LSP_DOWNLOAD".to_owned(), "1".to_owned()),
+        (
+            "OPENCODE_CONFIG_CONTENT".to_owned(),
+            concat!(
+                r#"{"provider":{"fake":{"npm":"@ai-sdk/openai-compatible","name":"Fake","#,
+                "\n",
+                r#" "options":{"baseURL":"http://127.0.0.1:9/v1","apiKey":"x"},"models":{"fake-model":{"name":"fake-model"}}}},"#,
+                "\n",
+                r#" "model":"fake/fake-model","small_model":"fake/fake-model","autoupdate":false,"share":"disabled"}"#
+            )
+            .to_owned(),
+        ),
+    ]);
+    vars.extend(case.run.env.clone());
+    HostEnv { vars, home: run_dir.join("home"), platform: "linux".to_owned(), date: DATE.to_owned() }
+}
+
+/// `capture.sh`'s normalisation: scratch paths to placeholders, the date line to `<DATE>`.
+fn normalize(text: &str, run_dir: &Path) -> String {
+    let run = run_dir.to_string_lossy();
+    let mut out = text
+        .replace(&format!("{run}/proj"), "<FIXTURE>")
+        .replace(&format!("{run}/config"), "<XDG_CONFIG>")
+        .replace(&format!("{run}/home"), "<HOME>")
+        .replace(run.as_ref(), "<RUN>");
+    out = out.replace(&format!("Today's date: {DATE}"), "Today's date: <DATE>");
+    out
+}
+
+/// The system text with each run of blocks from one glob call (same `instructions` entry,
+/// same directory level) in the order those paths appear in `expected`.
+fn in_oracle_glob_order(
+    prompt: &Prompt,
+    paths: &SystemPaths,
+    expected: &str,
+    normalize: &dyn Fn(&str) -> String,
+) -> String {
+    let group = |block: &Block| match block.candidate.map(|c| &paths.candidates[c].origin) {
+        Some(Origin::Instruction { index, dir, .. }) => Some((*index, dir.clone())),
+        _ => None,
+    };
+    let position = |block: &Block| {
+        let header = normalize(block.text.lines().next().unwrap_or(""));
+        expected.find(&format!("{header}\n")).unwrap_or(usize::MAX)
+    };
+    let mut blocks: Vec<&Block> = prompt.blocks.iter().collect();
+    let mut start = 0;
+    while start < blocks.len() {
+        let key = group(blocks[start]);
+        let end = match key {
+            Some(_) => start + blocks[start..].iter().take_while(|b| group(b) == key).count(),
+            None => start + 1,
+        };
+        blocks[start..end].sort_by_key(|b| position(b));
+        start = end;
+    }
+    let texts: Vec<&str> = blocks.iter().map(|b| b.text.as_str()).collect();
+    normalize(&texts.join("\n"))
+}
+
+/// The body of a recorded snapshot (after its YAML header).
+pub fn snapshot_body(id: &str) -> Option<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../snapshots/conformance__{id}.snap"));
+    let text = std::fs::read_to_string(path).ok()?;
+    let body = text.splitn(3, "---\n").nth(2)?;
+    Some(body.to_owned())
+}
+
+trait TreeWriter {
+    fn dir(&mut self, path: &Path);
+    fn file(&mut self, path: &Path, bytes: Vec<u8>);
+    fn symlink(&mut self, target: &Path, path: &Path);
+}
+
+struct MemoryWriter<'a>(&'a MemorySystem);
+
+impl TreeWriter for MemoryWriter<'_> {
+    fn dir(&mut self, path: &Path) {
+        self.0.create_dir_all(path);
+    }
+    fn file(&mut self, path: &Path, bytes: Vec<u8>) {
+        self.0.write_file(path, bytes);
+    }
+    fn symlink(&mut self, target: &Path, path: &Path) {
+        self.0.symlink(target, path);
+    }
+}
+
+struct DiskWriter;
+
+impl TreeWriter for DiskWriter {
+    fn dir(&mut self, path: &Path) {
+        std::fs::create_dir_all(path).expect("create dir");
+    }
+    fn file(&mut self, path: &Path, bytes: Vec<u8>) {
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("create parent");
+        std::fs::write(path, bytes).expect("write file");
+    }
+    fn symlink(&mut self, target: &Path, path: &Path) {
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("create parent");
+        std::os::unix::fs::symlink(target, path).expect("create symlink");
+    }
+}
+
+/// `capture.sh` step 2: `proj/` (with `.git` where the case says), `home/`,
+/// `config/opencode/` and the empty scratch dirs.
+fn lay_out(case: &Case, run_dir: &Path, out: &mut dyn TreeWriter) {
+    for dir in ["home", "config/opencode", "data", "cache", "state", "managed", "proj"] {
+        out.dir(&run_dir.join(dir));
+    }
+    copy_tree(&case.dir.join("proj"), &run_dir.join("proj"), out);
+    copy_tree(&case.dir.join("home"), &run_dir.join("home"), out);
+    copy_tree(&case.dir.join("global"), &run_dir.join("config/opencode"), out);
+    for repo in &case.run.git {
+        // What `git init` leaves that matters to discovery: a `.git` dir with a `HEAD`.
+        out.file(&run_dir.join("proj").join(repo).join(".git/HEAD"), b"ref: refs/heads/main\n".to_vec());
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path, out: &mut dyn TreeWriter) {
+    let Ok(entries) = std::fs::read_dir(from) else { return };
+    out.dir(to);
+    for entry in entries.filter_map(Result::ok) {
+        let (source, dest) = (entry.path(), to.join(entry.file_name()));
+        let kind = entry.file_type().expect("file type");
+        if kind.is_symlink() {
+            out.symlink(&std::fs::read_link(&source).expect("read link"), &dest);
+        } else if kind.is_dir() {
+            copy_tree(&source, &dest, out);
+        } else {
+            out.file(&dest, std::fs::read(&source).expect("read fixture file"));
+        }
+    }
+}
+
+/// chmod 000; false when the file can still be read (root).
+fn make_unreadable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o000)).expect("chmod");
+    std::fs::read(path).is_err()
+}

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use ctxgraph_engine::EngineError;
-use ctxgraph_queries::opencode::config::ConfigError;
+use ctxgraph_queries::opencode::config::{ConfigError, describe_substitution};
 use ctxgraph_queries::opencode::prompt::BuildError;
 
 /// Exit codes: 0 success, 1 a check or lint failed, 2 bad input, 3 a bug in ctxgraph.
@@ -44,9 +44,13 @@ pub fn render(err: &CliError) -> String {
             error.column,
             line_text,
         ),
-        ConfigError::Substitution { source_name, line, column, line_text, .. } => {
-            snippet(&config.to_string(), source_name, *line, *column, line_text)
-        }
+        ConfigError::Substitution { source_name, error, line, column, line_text } => snippet(
+            &format!("{source_name}: bad file reference: {}", describe_substitution(error)),
+            source_name,
+            *line,
+            *column,
+            line_text,
+        ),
         _ => format!("error: {config}"),
     }
 }

@@ -78,7 +78,8 @@ pub enum ConfigError {
     Schema { source_name: String, message: String },
 }
 
-fn describe_substitution(error: &SubstitutionError) -> String {
+/// The V2 message without a location, e.g. `"{file:x}" /d/x does not exist`.
+pub fn describe_substitution(error: &SubstitutionError) -> String {
     match error {
         SubstitutionError::Missing { token, resolved, .. } => {
             format!("\"{token}\" {} does not exist", resolved.display())

@@ -79,7 +79,7 @@ pub fn glob(db: &dyn Db, cwd: PathBuf, pattern: String, dot: bool) -> Vec<PathBu
         }
         let start = if expanded.starts_with('/') { PathBuf::from("/") } else { cwd.clone() };
         let mut walker = GlobWalk { db, dot, segments: &segments, out: &mut matches };
-        walker.visit(&start, 0, false);
+        walker.visit(&start, 0);
     }
     matches.sort();
     matches.dedup();
@@ -142,10 +142,8 @@ struct GlobWalk<'a> {
 }
 
 impl GlobWalk<'_> {
-    /// Matches `segments[index..]` below `dir`. `followed_link` records whether the
-    /// current `**` expansion already went through a symlinked directory: node-glob
-    /// follows at most one, and none when `**` is the pattern's first segment.
-    fn visit(&mut self, dir: &Path, index: usize, followed_link: bool) {
+    /// Matches `segments[index..]` below `dir`.
+    fn visit(&mut self, dir: &Path, index: usize) {
         let Some(segment) = self.segments.get(index) else {
             let file = self.db.files().get(self.db, dir);
             if matches!(file.kind(self.db), FileKind::File | FileKind::Other) {
@@ -154,41 +152,41 @@ impl GlobWalk<'_> {
             return;
         };
         match segment {
-            Segment::Here => self.visit(dir, index + 1, followed_link),
+            Segment::Here => self.visit(dir, index + 1),
             Segment::Parent => {
                 let parent = dir.parent().unwrap_or(dir).to_path_buf();
-                self.visit(&parent, index + 1, followed_link);
+                self.visit(&parent, index + 1);
             }
-            Segment::Literal(name) => self.visit(&dir.join(name), index + 1, false),
+            Segment::Literal(name) => self.visit(&dir.join(name), index + 1),
             Segment::Pattern { source, matcher } => {
                 for entry in self.listing(dir).iter() {
                     if self.dot_allows(&entry.name, source) && matcher.is_match(&entry.name) {
-                        self.visit(&dir.join(&entry.name), index + 1, false);
+                        self.visit(&dir.join(&entry.name), index + 1);
                     }
                 }
             }
             Segment::GlobStar => {
-                // Zero directories…
-                self.visit(dir, index + 1, followed_link);
-                // …or one more, never through dot directories unless `dot`.
+                // Zero directories, or one more, never a dot directory unless `dot`.
+                // Symlinked directories (`follow: false`, pinned by the oracle on a
+                // `loop -> .` link): entered once, and only when `**` is not the first
+                // segment, and `**` does not descend any further inside them.
+                self.visit(dir, index + 1);
                 for entry in self.listing(dir).iter() {
                     if entry.name.starts_with('.') && !self.dot {
                         continue;
                     }
                     let child = dir.join(&entry.name);
-                    let through_link = match entry.kind {
-                        EntryKind::Directory => false,
+                    match entry.kind {
+                        EntryKind::Directory => self.visit(&child, index),
                         EntryKind::Symlink
                             if index > 0
-                                && !followed_link
                                 && self.db.files().get(self.db, &child).kind(self.db)
                                     == FileKind::Directory =>
                         {
-                            true
+                            self.visit(&child, index + 1);
                         }
-                        _ => continue,
-                    };
-                    self.visit(&child, index, followed_link || through_link);
+                        _ => {}
+                    }
                 }
             }
         }

@@ -1,0 +1,217 @@
+//! End-to-end runs of the `ctxgraph` binary on real temporary trees.
+//!
+//! Every run gets a clean environment: `HOME` and the XDG dirs point into the temp tree,
+//! so nothing from the machine running the tests leaks in.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+struct Sandbox {
+    dir: tempfile::TempDir,
+    env: Vec<(String, String)>,
+}
+
+struct Run {
+    code: i32,
+    /// Exactly what was printed.
+    raw_stdout: Vec<u8>,
+    /// Printed text with the temp dir shown as `[TMP]`.
+    stdout: String,
+    stderr: String,
+}
+
+impl Sandbox {
+    /// A temp dir with `repo/` (a git worktree), `home/` and `config/`.
+    fn new() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let sandbox = Self { dir, env: Vec::new() };
+        sandbox.write("repo/.git/HEAD", "ref: refs/heads/main\n");
+        std::fs::create_dir_all(sandbox.path("home")).expect("home");
+        std::fs::create_dir_all(sandbox.path("config/opencode")).expect("config");
+        sandbox
+    }
+
+    fn root(&self) -> PathBuf {
+        std::fs::canonicalize(self.dir.path()).expect("canonical temp dir")
+    }
+
+    fn path(&self, relative: &str) -> PathBuf {
+        self.root().join(relative)
+    }
+
+    fn write(&self, relative: &str, content: impl AsRef<[u8]>) {
+        let path = self.path(relative);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("parent dir");
+        std::fs::write(path, content).expect("write");
+    }
+
+    fn env(mut self, name: &str, value: &str) -> Self {
+        self.env.push((name.to_owned(), value.to_owned()));
+        self
+    }
+
+    fn run(&self, args: &[&str]) -> Run {
+        let root = self.root();
+        let output = Command::new(env!("CARGO_BIN_EXE_ctxgraph"))
+            .args(args)
+            .current_dir(root.join("repo"))
+            .env_clear()
+            .env("HOME", root.join("home"))
+            .env("XDG_CONFIG_HOME", root.join("config"))
+            .env("OPENCODE_TEST_MANAGED_CONFIG_DIR", root.join("managed"))
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .output()
+            .expect("run ctxgraph");
+        let scrub = |bytes: &[u8]| String::from_utf8_lossy(bytes).replace(&*root.to_string_lossy(), "[TMP]");
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: scrub(&output.stdout),
+            stderr: scrub(&output.stderr),
+            raw_stdout: output.stdout,
+        }
+    }
+}
+
+impl std::fmt::Display for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "exit: {}\n--- stdout\n{}\n--- stderr\n{}", self.code, self.stdout, self.stderr)
+    }
+}
+
+const BROKEN: &str = "{\n  \"instructions\": [\"a.md\"]\n  \"model\": \"x/y\"\n}\n";
+
+/// Broken JSONC in each config layer: exit 2, the file, line and column, the line
+/// itself, and no prompt on stdout.
+#[test]
+fn broken_jsonc_in_every_layer() {
+    let in_file = |path: &str| {
+        let sandbox = Sandbox::new();
+        sandbox.write(path, BROKEN);
+        sandbox
+    };
+    let env_file = in_file("extra.json");
+    let env_path = env_file.path("extra.json");
+    let layers = [
+        ("global", in_file("config/opencode/opencode.json")),
+        ("project", in_file("repo/opencode.jsonc")),
+        (".opencode", in_file("repo/.opencode/opencode.json")),
+        ("managed", in_file("managed/opencode.json")),
+        ("OPENCODE_CONFIG", env_file.env("OPENCODE_CONFIG", &env_path.to_string_lossy())),
+        ("OPENCODE_CONFIG_CONTENT", Sandbox::new().env("OPENCODE_CONFIG_CONTENT", BROKEN)),
+    ];
+    for (name, sandbox) in layers {
+        sandbox.write("repo/AGENTS.md", "rule\n");
+        let run = sandbox.run(&["build"]);
+        assert_eq!(run.code, 2, "{name}: {run}");
+        assert!(run.stdout.is_empty(), "{name}: a partial prompt was printed: {run}");
+        insta::assert_snapshot!(format!("broken_jsonc_{name}"), run.to_string());
+    }
+}
+
+#[test]
+fn file_reference_to_a_missing_file() {
+    let sandbox = Sandbox::new();
+    sandbox.write("repo/opencode.json", "{\n  \"instructions\": [\"{file:./missing.txt}\"]\n}\n");
+    insta::assert_snapshot!(sandbox.run(&["build"]).to_string());
+}
+
+#[test]
+fn invalid_instructions_type() {
+    let sandbox = Sandbox::new();
+    sandbox.write("repo/opencode.json", "{\"instructions\": \"docs/*.md\"}");
+    insta::assert_snapshot!(sandbox.run(&["build"]).to_string());
+}
+
+#[test]
+fn config_path_that_is_a_directory() {
+    let sandbox = Sandbox::new();
+    std::fs::create_dir_all(sandbox.path("repo/opencode.json")).expect("dir");
+    insta::assert_snapshot!(sandbox.run(&["build"]).to_string());
+}
+
+#[test]
+fn invalid_runtime_flag() {
+    let sandbox = Sandbox::new().env("OPENCODE_DISABLE_CLAUDE_CODE", "maybe");
+    insta::assert_snapshot!(sandbox.run(&["build"]).to_string());
+}
+
+#[test]
+fn working_directory_that_does_not_exist() {
+    let sandbox = Sandbox::new();
+    insta::assert_snapshot!(sandbox.run(&["build", "--cwd", "no/such/dir"]).to_string());
+}
+
+#[test]
+fn nearby_on_a_missing_file() {
+    let sandbox = Sandbox::new();
+    insta::assert_snapshot!(sandbox.run(&["nearby", "src/missing.rs"]).to_string());
+}
+
+/// A rule file over the size limit is refused, not silently dropped or read into memory.
+#[test]
+fn huge_rule_file() {
+    let sandbox = Sandbox::new();
+    let file = std::fs::File::create(sandbox.path("repo/AGENTS.md")).expect("create");
+    file.set_len(ctxgraph_engine::MAX_FILE_BYTES + 1).expect("sparse file");
+    insta::assert_snapshot!(sandbox.run(&["build", "--section", "instructions"]).to_string());
+}
+
+/// A directory named `AGENTS.md` exists (so `CLAUDE.md` is not used) and reads as empty.
+#[test]
+fn directory_named_agents_md() {
+    let sandbox = Sandbox::new();
+    std::fs::create_dir_all(sandbox.path("repo/AGENTS.md")).expect("dir");
+    sandbox.write("repo/CLAUDE.md", "claude\n");
+    let run = sandbox.run(&["build", "--section", "instructions"]);
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{run}");
+}
+
+/// A symlink loop under a globbed directory terminates and adds nothing twice.
+#[test]
+fn symlink_loop_under_a_glob_terminates() {
+    let sandbox = Sandbox::new();
+    sandbox.write("repo/opencode.json", r#"{"instructions": ["rules/**/*.md"]}"#);
+    sandbox.write("repo/rules/a.md", "a\n");
+    std::os::unix::fs::symlink(".", sandbox.path("repo/rules/loop")).expect("symlink");
+    std::os::unix::fs::symlink("y", sandbox.path("repo/rules/x.md")).expect("symlink");
+    std::os::unix::fs::symlink("x.md", sandbox.path("repo/rules/y")).expect("symlink");
+    insta::assert_snapshot!(sandbox.run(&["build", "--section", "instructions"]).to_string());
+}
+
+/// Text output is exactly the bytes (no trailing newline added); json describes them.
+#[test]
+fn text_and_json_agree() {
+    let sandbox = Sandbox::new();
+    sandbox.write("repo/AGENTS.md", "root\n");
+    sandbox.write("repo/pkg/AGENTS.md", "pkg");
+    let cwd = sandbox.path("repo/pkg");
+    let text = sandbox.run(&["build", "--cwd", &cwd.to_string_lossy(), "--section", "instructions"]);
+    assert_eq!(
+        text.stdout,
+        "Instructions from: [TMP]/repo/pkg/AGENTS.md\npkg\nInstructions from: [TMP]/repo/AGENTS.md\nroot\n"
+    );
+    let json = sandbox.run(&["build", "--cwd", &cwd.to_string_lossy(), "--format", "json"]);
+    let report: serde_json::Value = serde_json::from_str(&json.stdout).expect("json");
+    let full = sandbox.run(&["build", "--cwd", &cwd.to_string_lossy()]).raw_stdout;
+    for block in report["blocks"].as_array().expect("blocks") {
+        let (start, end) =
+            (block["start"].as_u64().expect("start") as usize, block["end"].as_u64().expect("end") as usize);
+        let slice = &full[start..end];
+        assert_eq!(block["hash"].as_str(), Some(blake3::hash(slice).to_hex().as_str()), "{block}");
+    }
+    insta::assert_json_snapshot!(report, {".blocks[].hash" => "[hash]", ".hash" => "[hash]", ".bytes" => "[bytes]", ".blocks[].end" => "[offset]", ".blocks[].start" => "[offset]"});
+}
+
+#[test]
+fn nearby_prints_the_reminder_only() {
+    let sandbox = Sandbox::new();
+    sandbox.write("repo/AGENTS.md", "root\n");
+    sandbox.write("repo/src/AGENTS.md", "src rules\n");
+    sandbox.write("repo/src/lib.rs", "");
+    let run = sandbox.run(&["nearby", "src/lib.rs"]);
+    assert_eq!(
+        run.stdout,
+        "<system-reminder>\nInstructions from: [TMP]/repo/src/AGENTS.md\nsrc rules\n\n</system-reminder>"
+    );
+    assert!(sandbox.run(&["nearby", "AGENTS.md"]).stdout.is_empty());
+}
