@@ -1,0 +1,3 @@
+export async function listUsers() {
+  return [];
+}
