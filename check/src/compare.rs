@@ -37,6 +37,15 @@ pub struct SourceChange {
     pub reason: Option<String>,
 }
 
+impl SourceChange {
+    /// The rule file behind the block, relative to `<repo>`, when it is in the repository
+    /// (ids are written by [`crate::render`]: a path, or `<path> (read <file>)`).
+    pub fn repo_file(&self) -> Option<&str> {
+        let path = self.source.strip_prefix("<repo>/")?;
+        Some(path.split_once(" (read ").map_or(path, |(rule, _)| rule))
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SourceChangeKind {
@@ -61,12 +70,14 @@ pub fn compare(stored: &Stored, current: &Rendered, labels: (&str, &str)) -> Opt
         return None;
     }
     let diff = TextDiff::from_lines(&stored.body, &current.body);
-    let first = diff
-        .ops()
-        .iter()
-        .find(|op| op.tag() != similar::DiffTag::Equal)
-        .map_or(0, |op| op.old_range().start);
-    let unified = diff.unified_diff().context_radius(3).missing_newline_hint(true).header(labels.0, labels.1).to_string();
+    let first =
+        diff.ops().iter().find(|op| op.tag() != similar::DiffTag::Equal).map_or(0, |op| op.old_range().start);
+    let unified = diff
+        .unified_diff()
+        .context_radius(3)
+        .missing_newline_hint(true)
+        .header(labels.0, labels.1)
+        .to_string();
     let sources = source_changes(&stored.blocks, &current.blocks);
     let reordered = sources.is_empty() && {
         let mut old: Vec<_> = stored.blocks.iter().map(|b| (&b.id, &b.hash)).collect();
@@ -96,7 +107,11 @@ fn source_changes(old: &[BlockEntry], new: &[BlockEntry]) -> Vec<SourceChange> {
         changes.push(SourceChange { kind, source: block.id.clone(), reason: block.reason.clone() });
     }
     for block in old.iter().filter(|o| !new.iter().any(|n| n.id == o.id)) {
-        changes.push(SourceChange { kind: SourceChangeKind::Removed, source: block.id.clone(), reason: None });
+        changes.push(SourceChange {
+            kind: SourceChangeKind::Removed,
+            source: block.id.clone(),
+            reason: None,
+        });
     }
     changes
 }
@@ -125,7 +140,11 @@ mod tests {
             change.sources.iter().map(|s| (s.kind, s.source.as_str())).collect();
         assert_eq!(
             summary,
-            [(SourceChangeKind::Changed, "a"), (SourceChangeKind::Added, "c"), (SourceChangeKind::Removed, "b")]
+            [
+                (SourceChangeKind::Changed, "a"),
+                (SourceChangeKind::Added, "c"),
+                (SourceChangeKind::Removed, "b")
+            ]
         );
         assert_eq!(change.line, 12, "the second body line, after a 10-line header");
         assert!(!change.reordered);

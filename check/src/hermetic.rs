@@ -115,7 +115,8 @@ mod tests {
             assert_eq!(jail.kind(&root.join("escape/secret.md")), FileKind::Missing);
             assert!(jail.read_dir(&root.join("escape")).is_err());
             // The link itself is listed (readdir does not follow it); it leads nowhere.
-            let names: Vec<String> = jail.read_dir(&root).expect("list").into_iter().map(|e| e.name).collect();
+            let names: Vec<String> =
+                jail.read_dir(&root).expect("list").into_iter().map(|e| e.name).collect();
             assert!(names.contains(&"escape".to_owned()));
         }
     }

@@ -22,7 +22,7 @@ impl Placeholders {
             vec![(path::display(repo), "<repo>"), (path::display(home), "<home>")];
         // `/` as a root would rewrite every path; it is never one worth naming.
         pairs.retain(|(real, _)| real.len() > 1);
-        pairs.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+        pairs.sort_by_key(|(real, _)| std::cmp::Reverse(real.len()));
         Self { pairs }
     }
 

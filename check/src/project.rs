@@ -143,7 +143,7 @@ impl Project {
         path.strip_prefix(&self.repo).unwrap_or(path).to_string_lossy().into_owned()
     }
 
-    /// The named scenarios (all when `names` is empty), in file order.
+    /// The named scenarios (all when `names` is empty), sorted by name.
     pub fn select(&self, names: &[String]) -> Result<Vec<&Scenario>, ScenariosError> {
         if let Some(unknown) = names.iter().find(|n| !self.scenarios.iter().any(|s| &s.name == *n)) {
             return Err(ScenariosError::UnknownScenario {
@@ -217,7 +217,8 @@ impl Project {
             let write_error = |source| SnapshotFailure::Write { path: pending.clone(), source };
             match read_stored(&snap) {
                 Ok(Some(stored)) => {
-                    let labels = (format!("{} (snapshot)", report.snapshot), format!("{} (current)", scenario.name));
+                    let labels =
+                        (format!("{} (snapshot)", report.snapshot), format!("{} (current)", scenario.name));
                     match compare(&stored, &rendered, (&labels.0, &labels.1)) {
                         None if stored.intact => {}
                         None => {
@@ -268,7 +269,8 @@ impl Project {
                 continue;
             }
             let snap = snapshot::snap_path(&dir, &scenario.name);
-            std::fs::rename(&pending, &snap).map_err(|source| SnapshotFailure::Write { path: snap.clone(), source })?;
+            std::fs::rename(&pending, &snap)
+                .map_err(|source| SnapshotFailure::Write { path: snap.clone(), source })?;
             accepted.push(Accepted { name: scenario.name.clone(), path: self.relative(&snap) });
         }
         Ok(accepted)

@@ -44,7 +44,11 @@ pub fn propose(base: &Path) -> String {
             name = format!("{stem}-{n}");
             n += 1;
         }
-        let cwd = if dir.as_os_str().is_empty() { ".".to_owned() } else { dir.to_string_lossy().replace('\\', "/") };
+        let cwd = if dir.as_os_str().is_empty() {
+            ".".to_owned()
+        } else {
+            dir.to_string_lossy().replace('\\', "/")
+        };
         out.push_str(&format!("\n[scenario.{name}]\ncwd = {}\n", toml::Value::String(cwd)));
     }
     out

@@ -67,8 +67,11 @@ pub fn render(scenario: &Scenario, repo: &Path) -> Result<Rendered, EngineError>
         .map(|(index, _)| {
             let block = &portable.blocks[*index];
             let reason = match block.candidate.and_then(|c| paths.candidates.get(c)) {
-                Some(candidate) => format!("{}: {}", block.rule, placeholders.apply(&candidate.origin.describe())),
-                None => "B2: the environment block (working directory, worktree, platform, date, model)".to_owned(),
+                Some(candidate) => {
+                    format!("{}: {}", block.rule, placeholders.apply(&candidate.origin.describe()))
+                }
+                None => "B2: the environment block (working directory, worktree, platform, date, model)"
+                    .to_owned(),
             };
             let id = block.source.clone().unwrap_or_else(|| "environment".to_owned());
             BlockEntry::new(id, &block.text, reason)

@@ -217,10 +217,16 @@ fn validate(
         match std::fs::canonicalize(&dir) {
             Ok(real) if real.is_dir() && real.starts_with(anchor.repo) => Ok(real),
             Ok(real) if real.is_dir() => Err(invalid(
-                format!("{what} {:?} resolves to {}, outside the repository", value.get_ref(), real.display()),
+                format!(
+                    "{what} {:?} resolves to {}, outside the repository",
+                    value.get_ref(),
+                    real.display()
+                ),
                 value.span().start,
             )),
-            Ok(_) => Err(invalid(format!("{what} {:?} is not a directory", value.get_ref()), value.span().start)),
+            Ok(_) => {
+                Err(invalid(format!("{what} {:?} is not a directory", value.get_ref()), value.span().start))
+            }
             Err(err) => Err(invalid(format!("{what} {:?}: {err}", value.get_ref()), value.span().start)),
         }
     };

@@ -96,9 +96,8 @@ pub enum SnapshotError {
 }
 
 pub fn decode(text: &str) -> Result<Stored, SnapshotError> {
-    let rest = text
-        .strip_prefix("---\n")
-        .ok_or(SnapshotError::Malformed("it does not start with a `---` line"))?;
+    let rest =
+        text.strip_prefix("---\n").ok_or(SnapshotError::Malformed("it does not start with a `---` line"))?;
     let mut blocks = Vec::new();
     let mut recorded_hash = None;
     let mut offset = 0;
@@ -119,7 +118,8 @@ pub fn decode(text: &str) -> Result<Stored, SnapshotError> {
         match key {
             "blake3" => recorded_hash = Some(value.to_owned()),
             "block" => {
-                let (hash, id) = value.split_once(' ').ok_or(SnapshotError::Malformed("a block line has no id"))?;
+                let (hash, id) =
+                    value.split_once(' ').ok_or(SnapshotError::Malformed("a block line has no id"))?;
                 blocks.push(BlockEntry { id: id.to_owned(), hash: hash.to_owned(), reason: None });
             }
             // The other fields are for readers; the body is what is compared.
