@@ -194,7 +194,9 @@ fn summary(out: &mut String, project: &Project, report: &CheckReport, ci: bool) 
     }
     if report.scenarios.iter().any(|s| s.pending.is_some()) {
         out.push_str("review the diffs, then accept the new results with: ctxgraph check --accept\n");
-    } else if ci && !failed.is_empty() {
+    } else if ci
+        && report.scenarios.iter().any(|s| s.failed && matches!(s.status, Status::Changed | Status::Missing))
+    {
         let _ = writeln!(
             out,
             "if the change is intended, run `ctxgraph snapshot {}` and commit the snapshots",
