@@ -174,7 +174,8 @@ fn summary(out: &mut String, project: &Project, report: &CheckReport, ci: bool) 
     let file = project.relative(&project.file);
     let new = report.scenarios.iter().filter(|s| s.status == Status::Missing && !s.failed).count();
     if failed.is_empty() && new == 0 {
-        let _ = writeln!(out, "\n{total} scenario{} of {file} match their snapshots", plural(total));
+        let verb = if total == 1 { "matches its snapshot" } else { "match their snapshots" };
+        let _ = writeln!(out, "\n{total} scenario{} of {file} {verb}", plural(total));
     } else if failed.is_empty() {
         let _ = writeln!(
             out,
