@@ -17,6 +17,8 @@ pub enum CliError {
     Engine(#[from] EngineError),
     #[error("cannot write output: {0}")]
     Output(std::io::Error),
+    #[error("--strict: {} remote instruction(s) could not be loaded: {}", .0.len(), .0.join(", "))]
+    RemoteStrict(Vec<String>),
 }
 
 impl CliError {
@@ -25,7 +27,7 @@ impl CliError {
         let mut stderr = std::io::stderr().lock();
         let _ = writeln!(stderr, "{}", render(self));
         ExitCode::from(match self {
-            CliError::Engine(_) => EXIT_INPUT,
+            CliError::Engine(_) | CliError::RemoteStrict(_) => EXIT_INPUT,
             CliError::Output(_) => EXIT_INTERNAL,
         })
     }

@@ -9,6 +9,7 @@ pub mod db;
 pub mod files;
 pub mod opencode;
 pub mod path;
+pub mod remote;
 pub mod system;
 
 pub use db::{Db, Host, Workspace};
