@@ -11,5 +11,7 @@ pub mod opencode;
 pub mod path;
 pub mod remote;
 pub mod system;
+#[cfg(test)]
+mod testing;
 
 pub use db::{Db, Host, Workspace};
