@@ -47,6 +47,34 @@ pub struct BuildArgs {
     /// Output format: the exact text, or the blocks with their sources and hashes
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+}
+
+/// How remote `instructions` URLs are fetched.
+#[derive(Debug, Args)]
+pub struct RemoteArgs {
+    /// Use only cached copies of remote instructions; never touch the network
+    #[arg(long, env = "CTXGRAPH_OFFLINE", value_parser = clap::builder::FalseyValueParser::new())]
+    pub offline: bool,
+
+    /// Fail (exit 2) when a remote instruction cannot be fetched, instead of dropping it or
+    /// using an older cached copy
+    #[arg(long)]
+    pub strict: bool,
+
+    /// Deadline for a remote document's response headers, retries included
+    #[arg(long, value_name = "MS", default_value_t = 5000)]
+    pub remote_timeout_ms: u64,
+
+    /// Deadline for reading a remote document's body once headers arrived
+    #[arg(long, value_name = "MS", default_value_t = 30_000)]
+    pub remote_body_timeout_ms: u64,
+
+    /// Largest remote document accepted
+    #[arg(long, value_name = "BYTES", default_value_t = 1024 * 1024)]
+    pub remote_max_bytes: u64,
 }
 
 /// Print the rules opencode's read tool would attach when the model reads FILE

@@ -18,6 +18,8 @@ pub enum CliError {
     Engine(#[from] EngineError),
     #[error("cannot write output: {0}")]
     Output(std::io::Error),
+    #[error("--strict: {} remote instruction(s) could not be loaded: {}", .0.len(), .0.join(", "))]
+    RemoteStrict(Vec<String>),
     #[error(transparent)]
     Check(#[from] SnapshotFailure),
 }
@@ -34,7 +36,7 @@ impl CliError {
         let mut stderr = std::io::stderr().lock();
         let _ = writeln!(stderr, "{}", render(self));
         ExitCode::from(match self {
-            CliError::Engine(_) => EXIT_INPUT,
+            CliError::Engine(_) | CliError::RemoteStrict(_) => EXIT_INPUT,
             CliError::Output(_) => EXIT_INTERNAL,
             CliError::Check(SnapshotFailure::Scenarios(_) | SnapshotFailure::Build { .. }) => EXIT_INPUT,
             CliError::Check(SnapshotFailure::Write { .. }) => EXIT_INTERNAL,

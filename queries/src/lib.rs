@@ -9,6 +9,9 @@ pub mod db;
 pub mod files;
 pub mod opencode;
 pub mod path;
+pub mod remote;
 pub mod system;
+#[cfg(test)]
+mod testing;
 
 pub use db::{Db, Host, Workspace};

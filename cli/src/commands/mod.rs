@@ -3,7 +3,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use ctxgraph_engine::{Engine, EngineError};
+use std::sync::Arc;
+
+use ctxgraph_engine::{Engine, EngineError, HostEnv, OsSystem};
 use ctxgraph_queries::Workspace;
 
 use crate::args::{Cli, Command};
@@ -28,6 +30,10 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
 /// The engine over this process, and the workspace for `--cwd` (default: the current
 /// directory).
 fn open(cwd: Option<PathBuf>) -> Result<(Engine, Workspace), CliError> {
+    open_with(HostEnv::from_process(), cwd)
+}
+
+fn open_with(env: HostEnv, cwd: Option<PathBuf>) -> Result<(Engine, Workspace), CliError> {
     let cwd = match cwd {
         Some(cwd) => cwd,
         None => std::env::current_dir().map_err(|err| EngineError::WorkingDirectory {
@@ -35,7 +41,7 @@ fn open(cwd: Option<PathBuf>) -> Result<(Engine, Workspace), CliError> {
             reason: err.to_string(),
         })?,
     };
-    let mut engine = Engine::from_process();
+    let mut engine = Engine::new(Arc::new(OsSystem), env);
     let ws = engine.open(&cwd)?;
     Ok((engine, ws))
 }
