@@ -20,6 +20,9 @@ pub struct Cli {
 pub enum Command {
     Build(BuildArgs),
     Nearby(NearbyArgs),
+    Snapshot(SnapshotArgs),
+    Check(CheckArgs),
+    InitCheck(InitCheckArgs),
 }
 
 /// Print the system prompt opencode would send from a directory, byte for byte
@@ -86,6 +89,71 @@ pub struct NearbyArgs {
     /// The directory opencode would be started in [default: the current directory]
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
+}
+
+/// Write the snapshots of the scenarios in ctxgraph.toml (.ctxgraph/snapshots/NAME.snap)
+///
+/// Each scenario is built hermetically: only the repository exists, the home and global
+/// config directories are the scenario's (or none), the date and platform are pinned and
+/// absolute paths are written as <repo>/… and <home>/….
+#[derive(Debug, Args)]
+pub struct SnapshotArgs {
+    /// The scenarios to snapshot [default: all]
+    pub names: Vec<String>,
+
+    #[command(flatten)]
+    pub scenarios: ScenariosArg,
+
+    /// Propose a scenarios file instead, as `init-check` does
+    #[arg(long, conflicts_with = "names")]
+    pub init: bool,
+}
+
+/// Rebuild every scenario and compare it with its snapshot
+///
+/// Exit 0 when every prompt matches its snapshot, 1 with a diff, the token delta and the
+/// sources that changed otherwise, 2 when the scenarios file or a scenario's config is
+/// invalid. Outside CI a changed or new result is written as NAME.snap.new; in CI (`CI`
+/// set and not false/0) nothing is written and a missing snapshot fails.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The scenarios to check [default: all]
+    pub names: Vec<String>,
+
+    #[command(flatten)]
+    pub scenarios: ScenariosArg,
+
+    /// Turn pending .snap.new files into snapshots instead of checking
+    #[arg(long)]
+    pub accept: bool,
+
+    /// Output: for people, GitHub Actions annotations and step summary, or JSON
+    #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
+    pub format: CheckFormat,
+}
+
+/// Propose a scenarios file: the root, and every directory that holds a rule file
+///
+/// Writes ctxgraph.toml at the worktree root (or --scenarios PATH) when there is none;
+/// prints the proposal otherwise.
+#[derive(Debug, Args)]
+pub struct InitCheckArgs {
+    #[command(flatten)]
+    pub scenarios: ScenariosArg,
+}
+
+#[derive(Debug, Args)]
+pub struct ScenariosArg {
+    /// The scenarios file [default: the nearest ctxgraph.toml up to the worktree root]
+    #[arg(long, value_name = "PATH")]
+    pub scenarios: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CheckFormat {
+    Text,
+    Github,
+    Json,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]

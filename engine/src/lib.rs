@@ -16,6 +16,7 @@ use std::sync::Arc;
 use ctxgraph_queries::opencode::instructions::{SystemPaths, system_paths};
 use ctxgraph_queries::opencode::nearby::{Nearby, nearby_rules};
 use ctxgraph_queries::opencode::prompt::{BuildError, ModelRef, Prompt, system_prompt};
+use ctxgraph_queries::opencode::worktree::{Worktree, worktree};
 use ctxgraph_queries::remote::RemoteState;
 use ctxgraph_queries::system::{FileKind, System};
 use ctxgraph_queries::{Host, Workspace};
@@ -80,6 +81,11 @@ impl Engine {
     /// What discovery found, with the facts behind each decision.
     pub fn system_paths(&self, ws: Workspace) -> Result<SystemPaths, EngineError> {
         system_paths(&self.db, ws).clone().map_err(|e| EngineError::Build(BuildError::Config(e)))
+    }
+
+    /// P5: the worktree that bounds every upward walk from `ws`.
+    pub fn worktree(&self, ws: Workspace) -> Worktree {
+        worktree(&self.db, ws).clone()
     }
 
     /// N1–N5: the rule files a read of `file` would attach in a fresh session. The file

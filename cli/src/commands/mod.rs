@@ -12,12 +12,18 @@ use crate::args::{Cli, Command};
 use crate::error::CliError;
 
 mod build;
+mod check;
+mod github;
 mod nearby;
+mod snapshot;
 
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     match cli.command {
         Command::Build(args) => build::run(args),
         Command::Nearby(args) => nearby::run(args),
+        Command::Snapshot(args) => snapshot::run(args),
+        Command::Check(args) => check::run(args),
+        Command::InitCheck(args) => snapshot::init(args.scenarios),
     }
 }
 
