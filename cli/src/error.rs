@@ -17,6 +17,8 @@ pub enum CliError {
     Engine(#[from] EngineError),
     #[error("cannot write output: {0}")]
     Output(std::io::Error),
+    #[error(transparent)]
+    Watch(ctxgraph_engine::watch::WatchError),
 }
 
 impl CliError {
@@ -26,7 +28,7 @@ impl CliError {
         let _ = writeln!(stderr, "{}", render(self));
         ExitCode::from(match self {
             CliError::Engine(_) => EXIT_INPUT,
-            CliError::Output(_) => EXIT_INTERNAL,
+            CliError::Output(_) | CliError::Watch(_) => EXIT_INTERNAL,
         })
     }
 }

@@ -98,16 +98,16 @@ impl Server {
     /// Serves requests from `input` until it ends or a `shutdown` arrives.
     pub fn run(&mut self, input: impl BufRead, mut output: impl Write) -> io::Result<()> {
         for line in input.lines() {
-            let line = match line {
-                Ok(line) => line,
-                // Not UTF-8: still one bad request, not the end of the session.
-                Err(err) if err.kind() == io::ErrorKind::InvalidData => String::from("\u{FFFD}"),
+            let reply = match line {
+                Ok(line) if line.trim().is_empty() => continue,
+                Ok(line) => self.handle_line(&line),
+                // Not UTF-8: one bad request, not the end of the session.
+                Err(err) if err.kind() == io::ErrorKind::InvalidData => {
+                    let error = RpcError::new(code::PARSE_ERROR, "parse error: the line is not UTF-8");
+                    Reply { line: Some(error_response(Value::Null, error).to_string()), shutdown: false }
+                }
                 Err(err) => return Err(err),
             };
-            if line.trim().is_empty() {
-                continue;
-            }
-            let reply = self.handle_line(&line);
             if let Some(text) = reply.line {
                 output.write_all(text.as_bytes())?;
                 output.write_all(b"\n")?;
@@ -262,25 +262,25 @@ impl Server {
     /// Applies everything the watcher has reported, or rescans when there is no watcher
     /// to rely on.
     fn catch_up(&mut self) {
-        let changes = match &self.watcher {
-            Some(watcher) if !watcher.is_degraded() => watcher.pending(),
-            _ => vec![ChangeEvent::Rescan],
-        };
-        if changes.is_empty() {
-            return;
-        }
-        self.engine.apply_changes(&changes);
-        if let Some(watcher) = &mut self.watcher {
-            let unseen = watcher.sync(&self.engine, &changes);
-            self.engine.apply_changes(&unseen);
+        match &mut self.watcher {
+            Some(watcher) if !watcher.is_degraded() => {
+                let pending = watcher.pending();
+                watcher.apply(&mut self.engine, &pending);
+            }
+            watcher => {
+                // Degraded or absent: what was reported is covered by the rescan.
+                if let Some(watcher) = watcher {
+                    watcher.pending();
+                }
+                self.engine.apply_changes(&[ChangeEvent::Rescan]);
+            }
         }
     }
 
     /// A build may have looked at paths nobody watches yet.
     fn watch_new_inputs(&mut self) {
         if let Some(watcher) = &mut self.watcher {
-            let unseen = watcher.sync(&self.engine, &[]);
-            self.engine.apply_changes(&unseen);
+            watcher.track(&mut self.engine);
         }
     }
 }

@@ -116,10 +116,10 @@ impl TurnDiff {
 }
 
 /// One client's builds, turn after turn: each build is compared with that client's
-/// previous build for the same working directory.
+/// previous build of the same text (working directory, section and model).
 #[derive(Debug, Default)]
 pub struct Turns {
-    previous: HashMap<Workspace, Rendered>,
+    previous: HashMap<(Workspace, Section, Option<ModelRef>), Rendered>,
 }
 
 /// A build and what it cost.
@@ -140,11 +140,12 @@ impl Turns {
         model: Option<ModelRef>,
     ) -> Result<Turn, EngineError> {
         let before = engine.db().executions().total();
-        let prompt = engine.system_prompt(ws, model)?;
+        let prompt = engine.system_prompt(ws, model.clone())?;
         let executed = engine.db().executions().total() - before;
         let rendered = Rendered::new(&prompt, section);
-        let diff = TurnDiff::between(self.previous.get(&ws), &rendered);
-        self.previous.insert(ws, rendered.clone());
+        let key = (ws, section, model);
+        let diff = TurnDiff::between(self.previous.get(&key), &rendered);
+        self.previous.insert(key, rendered.clone());
         Ok(Turn { rendered, diff, executed })
     }
 }

@@ -79,12 +79,28 @@ impl Watcher {
         self.batches.try_iter().flatten().collect()
     }
 
+    /// Applies `batch` to the engine and updates the watch set for what it changed.
+    pub fn apply(&mut self, engine: &mut Engine, batch: &[ChangeEvent]) {
+        if batch.is_empty() {
+            return;
+        }
+        engine.apply_changes(batch);
+        let unseen = self.sync(engine, batch);
+        engine.apply_changes(&unseen);
+    }
+
+    /// Watches what the last build looked at for the first time.
+    pub fn track(&mut self, engine: &mut Engine) {
+        let unseen = self.sync(engine, &[]);
+        engine.apply_changes(&unseen);
+    }
+
     /// Brings the watch set in line with the engine's `File` inputs, after a build (new
     /// inputs) or after `applied` events (directories that came or went). Returns changes
     /// for paths whose existence differs from their input in directories that were not
     /// watched before: nobody reported what happened there between the query's look and
     /// the new watch.
-    pub fn sync(&mut self, engine: &Engine, applied: &[ChangeEvent]) -> Vec<ChangeEvent> {
+    fn sync(&mut self, engine: &Engine, applied: &[ChangeEvent]) -> Vec<ChangeEvent> {
         let db = engine.db();
         let files = db.files();
         let existence_changed = applied.iter().any(|c| !matches!(c, ChangeEvent::Modified(_)));

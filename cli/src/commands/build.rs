@@ -75,10 +75,7 @@ impl<'a> Report<'a> {
                     None => "B2: the environment block opencode recomputes on every step".to_owned(),
                 };
                 BlockReport {
-                    id: block
-                        .source
-                        .as_deref()
-                        .map_or_else(|| "environment".to_owned(), |s| format!("file:{s}")),
+                    id: ctxgraph_engine::block_id(block),
                     kind: block.kind,
                     source: block.source.as_deref(),
                     start: range.start,

@@ -11,11 +11,15 @@ use crate::error::CliError;
 
 mod build;
 mod nearby;
+mod serve;
+mod watch;
 
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     match cli.command {
         Command::Build(args) => build::run(args),
         Command::Nearby(args) => nearby::run(args),
+        Command::Watch(args) => watch::run(args),
+        Command::Serve(args) => serve::run(args),
     }
 }
 
