@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 
 use ctxgraph_queries::Db;
-use ctxgraph_queries::files::File;
+use ctxgraph_queries::files::{File, KIND_DURABILITY, revision_durability};
 use ctxgraph_queries::path;
 use ctxgraph_queries::system::FileKind;
 use salsa::Setter;
@@ -90,7 +90,7 @@ impl Sync<'_> {
     fn set_kind(&mut self, file: File, kind: FileKind) -> (FileKind, FileKind) {
         let old = file.kind(&*self.db);
         if old != kind {
-            file.set_kind(self.db).to(kind);
+            file.set_kind(self.db).with_durability(KIND_DURABILITY).to(kind);
             self.applied.kinds_changed += 1;
         }
         (old, kind)
@@ -98,7 +98,8 @@ impl Sync<'_> {
 
     fn bump(&mut self, file: File) {
         let revision = file.revision(&*self.db);
-        file.set_revision(self.db).to(revision.wrapping_add(1));
+        let durability = revision_durability(file.kind(&*self.db));
+        file.set_revision(self.db).with_durability(durability).to(revision.wrapping_add(1));
         self.applied.revisions_bumped += 1;
     }
 

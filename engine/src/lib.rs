@@ -104,6 +104,11 @@ impl Engine {
         Ok(system_prompt(&self.db, ws, model).clone()?)
     }
 
+    /// The memoized prompt, without copying it: what a per-turn caller compares.
+    pub fn prompt(&self, ws: Workspace, model: Option<ModelRef>) -> Result<&Prompt, EngineError> {
+        system_prompt(&self.db, ws, model).as_ref().map_err(|err| EngineError::Build(err.clone()))
+    }
+
     /// What discovery found, with the facts behind each decision.
     pub fn system_paths(&self, ws: Workspace) -> Result<SystemPaths, EngineError> {
         system_paths(&self.db, ws).clone().map_err(|e| EngineError::Build(BuildError::Config(e)))

@@ -86,21 +86,20 @@ impl TurnDiff {
             let added = current.blocks.iter().map(|b| b.id.clone()).collect();
             return TurnDiff { added, ..TurnDiff::default() };
         };
-        let find =
-            |blocks: &[BlockSpan], id: &str| blocks.iter().find(|b| b.id == id).map(|b| b.hash.clone());
+        let hashes = |blocks: &[BlockSpan]| -> HashMap<String, String> {
+            blocks.iter().map(|b| (b.id.clone(), b.hash.clone())).collect()
+        };
+        let (before, now) = (hashes(&previous.blocks), hashes(&current.blocks));
         let mut diff = TurnDiff::default();
         for block in &current.blocks {
-            match find(&previous.blocks, &block.id) {
+            match before.get(&block.id) {
                 None => diff.added.push(block.id.clone()),
-                Some(hash) if hash != block.hash => diff.modified.push(block.id.clone()),
+                Some(hash) if *hash != block.hash => diff.modified.push(block.id.clone()),
                 Some(_) => {}
             }
         }
-        for block in &previous.blocks {
-            if find(&current.blocks, &block.id).is_none() {
-                diff.removed.push(block.id.clone());
-            }
-        }
+        diff.removed =
+            previous.blocks.iter().filter(|b| !now.contains_key(&b.id)).map(|b| b.id.clone()).collect();
         diff.stable_prefix_bytes = common_prefix(previous.text.as_bytes(), current.text.as_bytes());
         diff
     }
@@ -119,7 +118,7 @@ impl TurnDiff {
 /// previous build of the same text (working directory, section and model).
 #[derive(Debug, Default)]
 pub struct Turns {
-    previous: HashMap<(Workspace, Section, Option<ModelRef>), Rendered>,
+    previous: HashMap<(Workspace, Section, Option<ModelRef>), (Prompt, Rendered)>,
 }
 
 /// A build and what it cost.
@@ -140,12 +139,18 @@ impl Turns {
         model: Option<ModelRef>,
     ) -> Result<Turn, EngineError> {
         let before = engine.db().executions().total();
-        let prompt = engine.system_prompt(ws, model.clone())?;
+        let prompt = engine.prompt(ws, model.clone())?;
         let executed = engine.db().executions().total() - before;
-        let rendered = Rendered::new(&prompt, section);
         let key = (ws, section, model);
-        let diff = TurnDiff::between(self.previous.get(&key), &rendered);
-        self.previous.insert(key, rendered.clone());
+        let previous = self.previous.get(&key);
+        // The common turn: nothing changed, so neither layout nor hashing is redone.
+        if let Some((_, rendered)) = previous.filter(|(before, _)| before == prompt) {
+            let diff = TurnDiff { stable_prefix_bytes: rendered.text.len(), ..TurnDiff::default() };
+            return Ok(Turn { rendered: rendered.clone(), diff, executed });
+        }
+        let rendered = Rendered::new(prompt, section);
+        let diff = TurnDiff::between(previous.map(|(_, r)| r), &rendered);
+        self.previous.insert(key, (prompt.clone(), rendered.clone()));
         Ok(Turn { rendered, diff, executed })
     }
 }
