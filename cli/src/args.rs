@@ -23,6 +23,8 @@ pub enum Command {
     Snapshot(SnapshotArgs),
     Check(CheckArgs),
     InitCheck(InitCheckArgs),
+    Watch(WatchArgs),
+    Serve(ServeArgs),
 }
 
 /// Print the system prompt opencode would send from a directory, byte for byte
@@ -154,6 +156,37 @@ pub enum CheckFormat {
     Text,
     Github,
     Json,
+}
+
+/// Rebuild the system prompt on every file change, one line per rebuild
+///
+/// Each line: the prompt's blake3 hash (first 16 hex digits), its size in bytes, the blocks
+/// added, removed and changed since the previous build, and how many queries executed.
+/// Only the directories the build looked at are watched.
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// The directory opencode would be started in [default: the current directory]
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+
+    /// Add the model line to the environment block
+    #[arg(long, value_name = "PROVIDER/ID")]
+    pub model: Option<ModelRef>,
+}
+
+/// Serve builds to an agent host: JSON-RPC 2.0, one JSON object per line
+///
+/// Methods: build {cwd, section?, model?}, nearby {file, cwd}, stats, shutdown. See the
+/// README for the message shapes.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Talk over stdin and stdout (the only transport for now)
+    #[arg(long, required = true)]
+    pub stdio: bool,
+
+    /// Do not watch files; re-check every known path before each request instead
+    #[arg(long)]
+    pub no_watch: bool,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]

@@ -22,6 +22,8 @@ pub enum CliError {
     RemoteStrict(Vec<String>),
     #[error(transparent)]
     Check(#[from] SnapshotFailure),
+    #[error(transparent)]
+    Watch(ctxgraph_engine::watch::WatchError),
 }
 
 impl From<ScenariosError> for CliError {
@@ -37,7 +39,7 @@ impl CliError {
         let _ = writeln!(stderr, "{}", render(self));
         ExitCode::from(match self {
             CliError::Engine(_) | CliError::RemoteStrict(_) => EXIT_INPUT,
-            CliError::Output(_) => EXIT_INTERNAL,
+            CliError::Output(_) | CliError::Watch(_) => EXIT_INTERNAL,
             CliError::Check(SnapshotFailure::Scenarios(_) | SnapshotFailure::Build { .. }) => EXIT_INPUT,
             CliError::Check(SnapshotFailure::Write { .. }) => EXIT_INTERNAL,
         })

@@ -4,10 +4,14 @@
 //! system and process environment, or an in-memory one), and is the only place that
 //! mutates inputs. Callers ask it for prompts; the queries do the work.
 
+mod changes;
 mod database;
 mod host;
 mod os;
 pub mod remote;
+pub mod serve;
+mod turn;
+pub mod watch;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -19,12 +23,14 @@ use ctxgraph_queries::opencode::prompt::{BuildError, ModelRef, Prompt, system_pr
 use ctxgraph_queries::opencode::worktree::{Worktree, worktree};
 use ctxgraph_queries::remote::RemoteState;
 use ctxgraph_queries::system::{FileKind, System};
-use ctxgraph_queries::{Host, Workspace};
+use ctxgraph_queries::{Db, Host, Workspace};
 use salsa::Setter;
 
+pub use changes::{Applied, ChangeEvent};
 pub use database::{Database, ExecutionLog};
 pub use host::HostEnv;
 pub use os::{MAX_FILE_BYTES, OsSystem};
+pub use turn::{BlockSpan, Rendered, Turn, TurnDiff, Turns, block_id, hash_hex};
 
 /// Why the engine could not answer.
 #[derive(Debug, thiserror::Error)]
@@ -43,13 +49,15 @@ pub struct Engine {
     db: Database,
     host: Host,
     workspaces: HashMap<PathBuf, Workspace>,
+    /// `open` arguments already resolved, so a warm turn makes no system call.
+    opened: HashMap<PathBuf, Workspace>,
 }
 
 impl Engine {
     pub fn new(system: Arc<dyn System>, env: HostEnv) -> Self {
         let db = Database::new(system);
         let host = Host::new(&db, env.vars, env.home, env.platform, env.date);
-        Self { db, host, workspaces: HashMap::new() }
+        Self { db, host, workspaces: HashMap::new(), opened: HashMap::new() }
     }
 
     /// An engine over the real file system and this process's environment.
@@ -61,8 +69,32 @@ impl Engine {
         &self.db
     }
 
+    /// Applies file-system events to the inputs (see [`ChangeEvent`]); the next build
+    /// recomputes only what they invalidated.
+    pub fn apply_changes(&mut self, changes: &[ChangeEvent]) -> Applied {
+        let applied = changes::apply(&mut self.db, changes);
+        if applied.rescanned || applied.kinds_changed > 0 {
+            // A symlink on the way to a working directory may point elsewhere now.
+            self.opened.clear();
+        }
+        applied
+    }
+
     /// The workspace for a working directory (P4: canonicalised; it must be a directory).
+    /// Asking again for the same `cwd` costs no system call while its directory exists.
     pub fn open(&mut self, cwd: &Path) -> Result<Workspace, EngineError> {
+        if let Some(&ws) = self.opened.get(cwd) {
+            let dir = self.db.files().get(&self.db, ws.cwd(&self.db));
+            if dir.kind(&self.db) == FileKind::Directory {
+                return Ok(ws);
+            }
+        }
+        let ws = self.resolve(cwd)?;
+        self.opened.insert(cwd.to_path_buf(), ws);
+        Ok(ws)
+    }
+
+    fn resolve(&mut self, cwd: &Path) -> Result<Workspace, EngineError> {
         let system = ctxgraph_queries::Db::system(&self.db);
         let error = |reason: String| EngineError::WorkingDirectory { path: cwd.to_path_buf(), reason };
         let real = system.canonicalize(cwd).map_err(|err| error(err.to_string()))?;
@@ -76,6 +108,11 @@ impl Engine {
     /// The system text from the environment block to the last instruction block.
     pub fn system_prompt(&self, ws: Workspace, model: Option<ModelRef>) -> Result<Prompt, EngineError> {
         Ok(system_prompt(&self.db, ws, model).clone()?)
+    }
+
+    /// The memoized prompt, without copying it: what a per-turn caller compares.
+    pub fn prompt(&self, ws: Workspace, model: Option<ModelRef>) -> Result<&Prompt, EngineError> {
+        system_prompt(&self.db, ws, model).as_ref().map_err(|err| EngineError::Build(err.clone()))
     }
 
     /// What discovery found, with the facts behind each decision.
@@ -93,7 +130,8 @@ impl Engine {
     /// directory attaches nothing.
     pub fn nearby(&self, ws: Workspace, file: &Path) -> Result<Nearby, EngineError> {
         let target = ctxgraph_queries::path::resolve(ws.cwd(&self.db), file);
-        let kind = ctxgraph_queries::Db::system(&self.db).kind(&target);
+        // Through the input, which the engine keeps current: no system call when warm.
+        let kind = self.db.files().get(&self.db, &target).kind(&self.db);
         match kind {
             FileKind::Missing | FileKind::Inaccessible => {
                 Err(EngineError::ReadTarget { path: target, reason: "no such file".to_owned() })

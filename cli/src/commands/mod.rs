@@ -15,7 +15,9 @@ mod build;
 mod check;
 mod github;
 mod nearby;
+mod serve;
 mod snapshot;
+mod watch;
 
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     match cli.command {
@@ -24,6 +26,8 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Snapshot(args) => snapshot::run(args),
         Command::Check(args) => check::run(args),
         Command::InitCheck(args) => snapshot::init(args.scenarios),
+        Command::Watch(args) => watch::run(args),
+        Command::Serve(args) => serve::run(args),
     }
 }
 
