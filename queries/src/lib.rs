@@ -9,6 +9,8 @@ pub mod db;
 pub mod files;
 pub mod opencode;
 pub mod path;
+pub mod secrets;
 pub mod system;
+pub mod tokens;
 
 pub use db::{Db, Host, Workspace};

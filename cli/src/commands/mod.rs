@@ -10,12 +10,16 @@ use crate::args::{Cli, Command};
 use crate::error::CliError;
 
 mod build;
+mod explain;
+mod lint;
 mod nearby;
 
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     match cli.command {
         Command::Build(args) => build::run(args),
         Command::Nearby(args) => nearby::run(args),
+        Command::Explain(args) => explain::run(args),
+        Command::Lint(args) => lint::run(args),
     }
 }
 
