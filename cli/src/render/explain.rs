@@ -18,8 +18,9 @@ pub fn text(explanation: &Explanation) -> String {
     let _ = writeln!(out, "worktree root     {} ({git})", display(&explanation.worktree));
     let _ = writeln!(
         out,
-        "system prompt     {} blocks, {} bytes, {} tokens ({})",
+        "system prompt     {} block{}, {} bytes, {} tokens ({})",
         loaded.len() + 1,
+        if loaded.is_empty() { "" } else { "s" },
         explanation.total.bytes,
         explanation.total.tokens,
         explanation.tokenizer
@@ -43,6 +44,9 @@ pub fn text(explanation: &Explanation) -> String {
         let _ = writeln!(out, "\nNot in the system prompt:");
         for item in not_loaded {
             let _ = writeln!(out, "  {}", item.source.label());
+            if let Some(via) = &item.via {
+                let _ = writeln!(out, "      found as: {}", via.describe());
+            }
             reasons(&mut out, item, "      ");
         }
     }

@@ -309,9 +309,10 @@ impl Reason {
             Reason::Unreadable { error } => {
                 format!("it cannot be read ({error}); opencode reads it as empty (I7)")
             }
-            Reason::Duplicate { first } => {
-                format!("the same path was already picked up as {} (I6)", first.describe())
-            }
+            Reason::Duplicate { first } => format!(
+                "this match adds nothing: the same path is already in the prompt as {} (I6)",
+                first.describe()
+            ),
             Reason::NoPatternMatched { nearest: None } => {
                 "it is not a rule file name, and no `instructions` entry is configured to match it".to_owned()
             }
@@ -665,8 +666,23 @@ impl<'a> Explainer<'a> {
             if probe.winner == Some(name) {
                 continue;
             }
-            let Ok(hits) = find_up(self.db, name.to_owned(), self.cwd.clone(), self.root.clone()) else {
-                continue;
+            let hits = match find_up(self.db, name.to_owned(), self.cwd.clone(), self.root.clone()) {
+                Ok(hits) => hits,
+                Err(failed) => {
+                    let rank = rule_names(false).iter().position(|n| *n == name).unwrap_or(0);
+                    let rank_of = |n: &str| rule_names(false).iter().position(|m| *m == n);
+                    // Names after the winner were never probed by opencode: they are shadowed
+                    // whatever their walk would have found.
+                    let reason = match probe.winner {
+                        Some(winner) if rank_of(winner) < Some(rank) => {
+                            Reason::ShadowedByCategory { name, winner, winning_files: winning_files.clone() }
+                        }
+                        _ => Reason::WalkFailed { path: failed.0.clone() },
+                    };
+                    let level = self.cwd.ancestors().position(|a| Some(a) == failed.0.parent()).unwrap_or(0);
+                    others.push((level, rank, self.not_loaded(&failed.0, Stage::Project, vec![reason])));
+                    continue;
+                }
             };
             for hit in hits {
                 let reason = match (&probe.disabled_by, &self.claude_flag, probe.winner) {
@@ -679,10 +695,9 @@ impl<'a> Explainer<'a> {
                     (None, _, Some(winner)) => {
                         Reason::ShadowedByCategory { name, winner, winning_files: winning_files.clone() }
                     }
-                    (None, _, None) => match probe.failed.iter().find(|(failed, _)| *failed == name) {
-                        Some((_, path)) => Reason::WalkFailed { path: path.clone() },
-                        None => continue,
-                    },
+                    // Unreachable: a name with hits and no winner means its walk failed,
+                    // which the `Err` arm above reports.
+                    (None, _, None) => continue,
                 };
                 let level = self.cwd.ancestors().position(|a| Some(a) == hit.parent()).unwrap_or(0);
                 let rank = rule_names(false).iter().position(|n| *n == name).unwrap_or(0);
@@ -831,10 +846,17 @@ impl<'a> Explainer<'a> {
 
     /// An item discovery did not pick.
     fn not_loaded(&self, path: &Path, stage: Stage, reasons: Vec<Reason>) -> Item {
+        // Not offered where a project `instructions` entry would not help: the project
+        // config is off, or another file of the same place is the one to edit.
         let loadable = self.db.files().get(self.db, path).kind(self.db) == FileKind::File
-            && !reasons
-                .iter()
-                .any(|r| matches!(r, Reason::ShadowedGlobal { .. } | Reason::NearbyShadowed { .. }));
+            && !reasons.iter().any(|r| {
+                matches!(
+                    r,
+                    Reason::ShadowedGlobal { .. }
+                        | Reason::NearbyShadowed { .. }
+                        | Reason::ProjectConfigDisabled { .. }
+                )
+            });
         let load_with = loadable.then(|| match path.strip_prefix(&self.root) {
             Ok(relative) => path::display(relative),
             Err(_) => path::display(path),

@@ -388,13 +388,18 @@ impl Linter<'_> {
                 found.push((
                     Code::LikelySecret,
                     format!(
-                        "{} contains what looks like a {} (line {}); rule files are sent to the model provider",
+                        "{} contains a likely {} (line {}); rule files are sent to the model provider",
                         path::display(path),
                         secret.kind,
                         secret.line
                     ),
-                    Some(Location { uri: path::display(path), line: Some(secret.line), column: Some(secret.column) }),
-                    "remove it from the file and rotate it; point to where the secret lives instead".to_owned(),
+                    Some(Location {
+                        uri: path::display(path),
+                        line: Some(secret.line),
+                        column: Some(secret.column),
+                    }),
+                    "remove it from the file and rotate it; point to where the secret lives instead"
+                        .to_owned(),
                 ));
             }
             let Some(loaded) = &item.loaded else { continue };
