@@ -33,21 +33,18 @@ struct Case {
 
 /// Where cases run. Rule blocks start with their path (`Instructions from: <path>`), so
 /// token counts are only reproducible from one fixed path: a random temp dir would change
-/// them from run to run. Runs take [`SandboxLock`] so concurrent test processes (other
+/// them from run to run. Runs take a lock ([`with_sandbox`]) so concurrent test processes (other
 /// checkouts on the same machine) take turns.
 const SANDBOX: &str = "/tmp/ctxgraph-explain-lint";
 
-struct SandboxLock {
-    _file: std::fs::File,
-}
-
-impl SandboxLock {
-    fn acquire() -> Self {
-        std::fs::create_dir_all(SANDBOX).expect("sandbox dir");
-        let file = std::fs::File::create(Path::new(SANDBOX).join("lock")).expect("lock file");
-        file.lock().expect("lock the sandbox");
-        SandboxLock { _file: file }
-    }
+/// Holds the sandbox for this process (an advisory `flock`, released on exit even after a
+/// crash; `fd-lock` because `File::lock` is newer than our MSRV).
+fn with_sandbox(run: impl FnOnce()) {
+    std::fs::create_dir_all(SANDBOX).expect("sandbox dir");
+    let file = std::fs::File::create(Path::new(SANDBOX).join("lock")).expect("lock file");
+    let mut lock = fd_lock::RwLock::new(file);
+    let _guard = lock.write().expect("lock the sandbox");
+    run();
 }
 
 fn fixtures() -> PathBuf {
@@ -158,11 +155,12 @@ fn fixtures_match_snapshots() {
     settings.add_filter(r#"("(?:total|environment)": \{\s+"bytes": \d+,\s+"tokens": )\d+"#, "$1[N]");
     settings.add_filter(r"(the system prompt from .* is )\d+ tokens", "$1[N] tokens");
     let _guard = settings.bind_to_scope();
-    let _lock = SandboxLock::acquire();
-    for dir in cases {
-        let name = dir.file_name().expect("name").to_string_lossy().into_owned();
-        insta::assert_snapshot!(name, run_case(&dir));
-    }
+    with_sandbox(|| {
+        for dir in cases {
+            let name = dir.file_name().expect("name").to_string_lossy().into_owned();
+            insta::assert_snapshot!(name, run_case(&dir));
+        }
+    });
 }
 
 #[test]
