@@ -22,6 +22,9 @@ pub enum Command {
     Nearby(NearbyArgs),
     Explain(ExplainArgs),
     Lint(LintArgs),
+    Snapshot(SnapshotArgs),
+    Check(CheckArgs),
+    InitCheck(InitCheckArgs),
 }
 
 /// Print the system prompt opencode would send from a directory, byte for byte
@@ -46,6 +49,34 @@ pub struct BuildArgs {
     /// Output format: the exact text, or the blocks with their sources and hashes
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+}
+
+/// How remote `instructions` URLs are fetched.
+#[derive(Debug, Args)]
+pub struct RemoteArgs {
+    /// Use only cached copies of remote instructions; never touch the network
+    #[arg(long, env = "CTXGRAPH_OFFLINE", value_parser = clap::builder::FalseyValueParser::new())]
+    pub offline: bool,
+
+    /// Fail (exit 2) when a remote instruction cannot be fetched, instead of dropping it or
+    /// using an older cached copy
+    #[arg(long)]
+    pub strict: bool,
+
+    /// Deadline for a remote document's response headers, retries included
+    #[arg(long, value_name = "MS", default_value_t = 5000)]
+    pub remote_timeout_ms: u64,
+
+    /// Deadline for reading a remote document's body once headers arrived
+    #[arg(long, value_name = "MS", default_value_t = 30_000)]
+    pub remote_body_timeout_ms: u64,
+
+    /// Largest remote document accepted
+    #[arg(long, value_name = "BYTES", default_value_t = 1024 * 1024)]
+    pub remote_max_bytes: u64,
 }
 
 /// Print the rules opencode's read tool would attach when the model reads FILE
@@ -60,6 +91,71 @@ pub struct NearbyArgs {
     /// The directory opencode would be started in [default: the current directory]
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
+}
+
+/// Write the snapshots of the scenarios in ctxgraph.toml (.ctxgraph/snapshots/NAME.snap)
+///
+/// Each scenario is built hermetically: only the repository exists, the home and global
+/// config directories are the scenario's (or none), the date and platform are pinned and
+/// absolute paths are written as <repo>/… and <home>/….
+#[derive(Debug, Args)]
+pub struct SnapshotArgs {
+    /// The scenarios to snapshot [default: all]
+    pub names: Vec<String>,
+
+    #[command(flatten)]
+    pub scenarios: ScenariosArg,
+
+    /// Propose a scenarios file instead, as `init-check` does
+    #[arg(long, conflicts_with = "names")]
+    pub init: bool,
+}
+
+/// Rebuild every scenario and compare it with its snapshot
+///
+/// Exit 0 when every prompt matches its snapshot, 1 with a diff, the token delta and the
+/// sources that changed otherwise, 2 when the scenarios file or a scenario's config is
+/// invalid. Outside CI a changed or new result is written as NAME.snap.new; in CI (`CI`
+/// set and not false/0) nothing is written and a missing snapshot fails.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The scenarios to check [default: all]
+    pub names: Vec<String>,
+
+    #[command(flatten)]
+    pub scenarios: ScenariosArg,
+
+    /// Turn pending .snap.new files into snapshots instead of checking
+    #[arg(long)]
+    pub accept: bool,
+
+    /// Output: for people, GitHub Actions annotations and step summary, or JSON
+    #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
+    pub format: CheckFormat,
+}
+
+/// Propose a scenarios file: the root, and every directory that holds a rule file
+///
+/// Writes ctxgraph.toml at the worktree root (or --scenarios PATH) when there is none;
+/// prints the proposal otherwise.
+#[derive(Debug, Args)]
+pub struct InitCheckArgs {
+    #[command(flatten)]
+    pub scenarios: ScenariosArg,
+}
+
+#[derive(Debug, Args)]
+pub struct ScenariosArg {
+    /// The scenarios file [default: the nearest ctxgraph.toml up to the worktree root]
+    #[arg(long, value_name = "PATH")]
+    pub scenarios: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CheckFormat {
+    Text,
+    Github,
+    Json,
 }
 
 /// Explain why each rule file is, or is not, in the system prompt

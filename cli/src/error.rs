@@ -3,6 +3,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
+use ctxgraph_check::{ScenariosError, SnapshotFailure};
 use ctxgraph_engine::EngineError;
 use ctxgraph_queries::opencode::config::{ConfigError, describe_substitution};
 use ctxgraph_queries::opencode::prompt::BuildError;
@@ -18,6 +19,16 @@ pub enum CliError {
     Engine(#[from] EngineError),
     #[error("cannot write output: {0}")]
     Output(std::io::Error),
+    #[error("--strict: {} remote instruction(s) could not be loaded: {}", .0.len(), .0.join(", "))]
+    RemoteStrict(Vec<String>),
+    #[error(transparent)]
+    Check(#[from] SnapshotFailure),
+}
+
+impl From<ScenariosError> for CliError {
+    fn from(err: ScenariosError) -> Self {
+        CliError::Check(SnapshotFailure::Scenarios(err))
+    }
 }
 
 impl CliError {
@@ -26,15 +37,31 @@ impl CliError {
         let mut stderr = std::io::stderr().lock();
         let _ = writeln!(stderr, "{}", render(self));
         ExitCode::from(match self {
-            CliError::Engine(_) => EXIT_INPUT,
+            CliError::Engine(_) | CliError::RemoteStrict(_) => EXIT_INPUT,
             CliError::Output(_) => EXIT_INTERNAL,
+            CliError::Check(SnapshotFailure::Scenarios(_) | SnapshotFailure::Build { .. }) => EXIT_INPUT,
+            CliError::Check(SnapshotFailure::Write { .. }) => EXIT_INTERNAL,
         })
     }
 }
 
 /// `error: …` with, for errors at a position, the offending line and a caret.
 pub fn render(err: &CliError) -> String {
-    let CliError::Engine(EngineError::Build(BuildError::Config(config))) = err else {
+    match err {
+        CliError::Engine(engine) => render_engine(engine),
+        CliError::Check(SnapshotFailure::Scenarios(ScenariosError::Invalid { path, message, at })) => {
+            snippet(message, &path.display().to_string(), at.line, at.column, &at.line_text)
+        }
+        CliError::Check(SnapshotFailure::Build { scenario, error }) => {
+            format!("{}\n  (while building scenario {scenario})", render_engine(error))
+        }
+        _ => format!("error: {err}"),
+    }
+}
+
+/// An engine error, with the offending line for config errors at a position.
+pub fn render_engine(err: &EngineError) -> String {
+    let EngineError::Build(BuildError::Config(config)) = err else {
         return format!("error: {err}");
     };
     match config {

@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use ctxgraph_queries::Db;
 use ctxgraph_queries::files::Files;
+use ctxgraph_queries::remote::RemoteDocs;
 use ctxgraph_queries::system::System;
 
 /// How many times each query executed (salsa `WillExecute` events), by query name.
@@ -30,6 +31,7 @@ pub struct Database {
     storage: salsa::Storage<Self>,
     system: Arc<dyn System>,
     files: Arc<Files>,
+    remotes: Arc<RemoteDocs>,
     executions: Arc<ExecutionLog>,
 }
 
@@ -47,7 +49,7 @@ impl Database {
                 }
             }))
             .build();
-        Self { storage, system, files: Arc::default(), executions }
+        Self { storage, system, files: Arc::default(), remotes: Arc::default(), executions }
     }
 
     pub fn executions(&self) -> &ExecutionLog {
@@ -66,5 +68,9 @@ impl Db for Database {
 
     fn files(&self) -> &Files {
         &self.files
+    }
+
+    fn remotes(&self) -> &RemoteDocs {
+        &self.remotes
     }
 }

@@ -31,6 +31,18 @@ impl HostEnv {
     }
 }
 
+impl HostEnv {
+    /// Where ctxgraph caches remote documents: `$XDG_CACHE_HOME/ctxgraph/remote`, or
+    /// `~/.cache/ctxgraph/remote`.
+    pub fn remote_cache_dir(&self) -> PathBuf {
+        let base = match self.vars.get("XDG_CACHE_HOME") {
+            Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+            _ => self.home.join(".cache"),
+        };
+        base.join("ctxgraph").join("remote")
+    }
+}
+
 /// node's `process.platform` for this build target.
 pub fn node_platform() -> &'static str {
     match std::env::consts::OS {

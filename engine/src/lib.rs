@@ -7,6 +7,7 @@
 mod database;
 mod host;
 mod os;
+pub mod remote;
 mod tokens;
 
 use std::collections::HashMap;
@@ -18,8 +19,11 @@ use ctxgraph_queries::opencode::instructions::{SystemPaths, system_paths};
 use ctxgraph_queries::opencode::lint::{Budget, Finding, lint};
 use ctxgraph_queries::opencode::nearby::{Nearby, nearby_rules};
 use ctxgraph_queries::opencode::prompt::{BuildError, ModelRef, Prompt, system_prompt};
+use ctxgraph_queries::opencode::worktree::{Worktree, worktree};
+use ctxgraph_queries::remote::RemoteState;
 use ctxgraph_queries::system::{FileKind, System};
 use ctxgraph_queries::{Host, Workspace};
+use salsa::Setter;
 
 pub use database::{Database, ExecutionLog};
 pub use host::HostEnv;
@@ -35,6 +39,8 @@ pub enum EngineError {
     ReadTarget { path: PathBuf, reason: String },
     #[error(transparent)]
     Build(#[from] BuildError),
+    #[error(transparent)]
+    Fetcher(#[from] remote::FetcherError),
 }
 
 pub struct Engine {
@@ -81,6 +87,11 @@ impl Engine {
         system_paths(&self.db, ws).clone().map_err(|e| EngineError::Build(BuildError::Config(e)))
     }
 
+    /// P5: the worktree that bounds every upward walk from `ws`.
+    pub fn worktree(&self, ws: Workspace) -> Worktree {
+        worktree(&self.db, ws).clone()
+    }
+
     /// N1–N5: the rule files a read of `file` would attach in a fresh session. The file
     /// must exist (the read tool fails before attaching anything otherwise); reading a
     /// directory attaches nothing.
@@ -116,5 +127,54 @@ impl Engine {
     /// Lint findings for the rules loaded from `ws`, token budgets in `o200k_base` tokens.
     pub fn lint(&self, ws: Workspace, budget: Budget) -> Result<Vec<Finding>, EngineError> {
         Ok(lint(&self.db, ws, &O200k, budget)?)
+    }
+
+    /// I8: the distinct `http(s)://` entries of the merged `instructions`, in config order.
+    pub fn remote_urls(&self, ws: Workspace) -> Result<Vec<String>, EngineError> {
+        let mut urls: Vec<String> = Vec::new();
+        for entry in self.system_paths(ws)?.remote {
+            if !urls.contains(&entry.url) {
+                urls.push(entry.url);
+            }
+        }
+        Ok(urls)
+    }
+
+    /// The current state of a remote document.
+    pub fn remote_state(&self, url: &str) -> RemoteState {
+        ctxgraph_queries::Db::remotes(&self.db).get(&self.db, url).state(&self.db).clone()
+    }
+
+    /// Sets remote documents' states, touching only those that changed (a setter always
+    /// invalidates its dependents, even with an equal value).
+    pub fn set_remote_states(&mut self, states: impl IntoIterator<Item = (String, RemoteState)>) {
+        for (url, state) in states {
+            let doc = ctxgraph_queries::Db::remotes(&self.db).get(&self.db, &url);
+            if *doc.state(&self.db) != state {
+                doc.set_state(&mut self.db).to(state);
+            }
+        }
+    }
+
+    /// Fetches every remote document the workspace needs and sets the inputs. Blocks the
+    /// calling thread; async hosts call [`remote::Fetcher::load_all`] themselves and then
+    /// [`Engine::set_remote_states`].
+    pub fn fetch_remote(
+        &mut self,
+        ws: Workspace,
+        fetcher: &remote::Fetcher,
+    ) -> Result<Vec<(String, RemoteState)>, EngineError> {
+        let urls = self.remote_urls(ws)?;
+        if urls.is_empty() {
+            return Ok(Vec::new());
+        }
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|err| remote::FetcherError::from_io(&err))?;
+        let states = runtime.block_on(fetcher.load_all(&urls));
+        let results: Vec<(String, RemoteState)> = urls.into_iter().zip(states).collect();
+        self.set_remote_states(results.clone());
+        Ok(results)
     }
 }

@@ -4,14 +4,17 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::files::Files;
+use crate::remote::RemoteDocs;
 use crate::system::System;
 
-/// What every query can reach: the file system (only through [`System`]) and the side table
-/// that maps paths to their [`File`](crate::files::File) inputs.
+/// What every query can reach: the file system (only through [`System`]) and the side
+/// tables that map paths to their [`File`](crate::files::File) inputs and URLs to their
+/// [`RemoteDoc`](crate::remote::RemoteDoc) inputs.
 #[salsa::db]
 pub trait Db: salsa::Database {
     fn system(&self) -> &dyn System;
     fn files(&self) -> &Files;
+    fn remotes(&self) -> &RemoteDocs;
 }
 
 /// The process-wide facts opencode reads at start-up: environment variables, the OS home

@@ -9,8 +9,11 @@ pub mod db;
 pub mod files;
 pub mod opencode;
 pub mod path;
+pub mod remote;
 pub mod secrets;
 pub mod system;
+#[cfg(test)]
+mod testing;
 pub mod tokens;
 
 pub use db::{Db, Host, Workspace};

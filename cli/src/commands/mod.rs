@@ -3,16 +3,21 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use ctxgraph_engine::{Engine, EngineError};
+use std::sync::Arc;
+
+use ctxgraph_engine::{Engine, EngineError, HostEnv, OsSystem};
 use ctxgraph_queries::Workspace;
 
 use crate::args::{Cli, Command};
 use crate::error::CliError;
 
 mod build;
+mod check;
 mod explain;
+mod github;
 mod lint;
 mod nearby;
+mod snapshot;
 
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     match cli.command {
@@ -20,12 +25,19 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Nearby(args) => nearby::run(args),
         Command::Explain(args) => explain::run(args),
         Command::Lint(args) => lint::run(args),
+        Command::Snapshot(args) => snapshot::run(args),
+        Command::Check(args) => check::run(args),
+        Command::InitCheck(args) => snapshot::init(args.scenarios),
     }
 }
 
 /// The engine over this process, and the workspace for `--cwd` (default: the current
 /// directory).
 fn open(cwd: Option<PathBuf>) -> Result<(Engine, Workspace), CliError> {
+    open_with(HostEnv::from_process(), cwd)
+}
+
+fn open_with(env: HostEnv, cwd: Option<PathBuf>) -> Result<(Engine, Workspace), CliError> {
     let cwd = match cwd {
         Some(cwd) => cwd,
         None => std::env::current_dir().map_err(|err| EngineError::WorkingDirectory {
@@ -33,7 +45,7 @@ fn open(cwd: Option<PathBuf>) -> Result<(Engine, Workspace), CliError> {
             reason: err.to_string(),
         })?,
     };
-    let mut engine = Engine::from_process();
+    let mut engine = Engine::new(Arc::new(OsSystem), env);
     let ws = engine.open(&cwd)?;
     Ok((engine, ws))
 }

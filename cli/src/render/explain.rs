@@ -134,8 +134,8 @@ fn entry_text(out: &mut String, entry: &EntryReport) {
     };
     let _ = writeln!(out, "  {:?} from {at}", entry.entry);
     match &entry.expansion {
-        EntryExpansion::Remote { .. } => {
-            let _ = writeln!(out, "      URL, not fetched by this build");
+        EntryExpansion::Remote { status } => {
+            let _ = writeln!(out, "      {}", Reason::Remote { status: status.clone() }.describe());
         }
         EntryExpansion::Glob { mode, flag, pattern, levels } => {
             let how = match (*mode, flag) {

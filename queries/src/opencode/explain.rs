@@ -20,9 +20,10 @@ use crate::opencode::instructions::{
 };
 use crate::opencode::nearby::nearby_rules;
 use crate::opencode::paths::global_paths;
-use crate::opencode::prompt::{BuildError, Section, system_prompt};
+use crate::opencode::prompt::{Block, BuildError, Section, system_prompt};
 use crate::opencode::worktree::worktree;
 use crate::path;
+use crate::remote::RemoteState;
 use crate::system::FileKind;
 use crate::tokens::TokenCounter;
 
@@ -190,13 +191,14 @@ fn at_line(file: &str, line: Option<usize>) -> String {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum RemoteStatus {
-    /// This build does not fetch URLs (remote fetching is issue #4). A fetcher plugs in
-    /// here with `Failed { reason }` and `Empty`.
+    /// Not fetched in this run (the document input is still pending).
     NotFetched,
     Failed {
         reason: String,
     },
     Empty,
+    /// Fetched (or taken from the cache) with content: it has a block.
+    Loaded,
 }
 
 /// One reason an item is not in the system prompt. Each names what is responsible.
@@ -272,9 +274,10 @@ impl Reason {
             Reason::NearbyOnly { .. } => "attached on read only".to_owned(),
             Reason::NearbyShadowed { winner } => format!("read tool takes {}", path::display(winner)),
             Reason::WalkFailed { path } => format!("walk failed at {}", path::display(path)),
-            Reason::Remote { status: RemoteStatus::NotFetched } => "not fetched by this build".to_owned(),
+            Reason::Remote { status: RemoteStatus::NotFetched } => "not fetched".to_owned(),
             Reason::Remote { status: RemoteStatus::Failed { reason } } => format!("fetch failed: {reason}"),
             Reason::Remote { status: RemoteStatus::Empty } => "empty document".to_owned(),
+            Reason::Remote { status: RemoteStatus::Loaded } => "loaded".to_owned(),
         }
     }
 
@@ -336,7 +339,7 @@ impl Reason {
                 path::display(path)
             ),
             Reason::Remote { status: RemoteStatus::NotFetched } => {
-                "URL, not fetched by this build".to_owned()
+                "URL, not fetched in this run, so opencode's copy is unknown".to_owned()
             }
             Reason::Remote { status: RemoteStatus::Failed { reason } } => {
                 format!("fetching it failed ({reason}); opencode sends nothing for it (I8)")
@@ -344,6 +347,7 @@ impl Reason {
             Reason::Remote { status: RemoteStatus::Empty } => {
                 "the fetched document is empty, so it adds no block (I9)".to_owned()
             }
+            Reason::Remote { status: RemoteStatus::Loaded } => "it is loaded".to_owned(),
         }
     }
 
@@ -413,9 +417,14 @@ pub struct LevelReport {
     pub matches: Vec<PathBuf>,
 }
 
-/// The status every remote entry has in this build.
-fn remote_status(_entry: &RemoteEntry) -> RemoteStatus {
-    RemoteStatus::NotFetched
+/// Why a URL produced no block, from its `RemoteDoc` input (set by the engine's fetcher).
+fn remote_status(db: &dyn Db, entry: &RemoteEntry) -> RemoteStatus {
+    match db.remotes().get(db, &entry.url).state(db) {
+        RemoteState::Pending => RemoteStatus::NotFetched,
+        RemoteState::Failed(failure) => RemoteStatus::Failed { reason: failure.to_string() },
+        RemoteState::Loaded { text, .. } if text.is_empty() => RemoteStatus::Empty,
+        RemoteState::Loaded { .. } => RemoteStatus::Loaded,
+    }
 }
 
 /// Explains every candidate discovery considered from `ws`.
@@ -503,10 +512,10 @@ impl<'a> Explainer<'a> {
     fn explanation(&self) -> Result<Explanation, BuildError> {
         let prompt = system_prompt(self.db, self.ws, None).as_ref().map_err(Clone::clone)?;
         let layout = prompt.layout(Section::System);
-        let loaded_at = |candidate: usize| -> Option<Loaded> {
+        let block_where = |wanted: &dyn Fn(&Block) -> bool| -> Option<Loaded> {
             layout.spans.iter().enumerate().find_map(|(position, (block, range))| {
                 let block = &prompt.blocks[*block];
-                (block.candidate == Some(candidate)).then(|| Loaded {
+                wanted(block).then(|| Loaded {
                     position: position + 1,
                     range: range.clone(),
                     size: Size::of(&block.text, self.counter),
@@ -517,10 +526,11 @@ impl<'a> Explainer<'a> {
         let environment = prompt.blocks.first().map_or("", |b| b.text.as_str());
 
         let mut items = Vec::new();
+        let loaded_at = |candidate: usize| block_where(&|b| b.candidate == Some(candidate));
         self.global_items(&mut items, &loaded_at);
         self.project_items(&mut items, &loaded_at);
         self.instruction_items(&mut items, &loaded_at);
-        self.remote_items(&mut items);
+        self.remote_items(&mut items, &|remote| block_where(&|b| b.remote == Some(remote)));
         self.nearby_items(&mut items)?;
 
         Ok(Explanation {
@@ -716,19 +726,24 @@ impl<'a> Explainer<'a> {
         }
     }
 
-    fn remote_items(&self, items: &mut Vec<Item>) {
-        for remote in &self.paths.remote {
+    fn remote_items(&self, items: &mut Vec<Item>, loaded_remote: &dyn Fn(usize) -> Option<Loaded>) {
+        for (position, remote) in self.paths.remote.iter().enumerate() {
             let via = Via::Remote {
                 index: remote.index,
                 config: remote.source.name(),
                 line: self.line_of(remote.index, &remote.source),
             };
+            let loaded = loaded_remote(position);
+            let reasons = match loaded {
+                Some(_) => Vec::new(),
+                None => vec![Reason::Remote { status: remote_status(self.db, remote) }],
+            };
             items.push(Item {
                 source: Source::Url(remote.url.clone()),
                 stage: Stage::Remote,
                 via: Some(via),
-                loaded: None,
-                reasons: vec![Reason::Remote { status: remote_status(remote) }],
+                loaded,
+                reasons,
                 load_with: None,
             });
         }
@@ -781,7 +796,7 @@ impl<'a> Explainer<'a> {
             .enumerate()
             .filter_map(|(index, entry)| {
                 let expansion = if let Some(remote) = self.paths.remote.iter().find(|r| r.index == index) {
-                    EntryExpansion::Remote { status: remote_status(remote) }
+                    EntryExpansion::Remote { status: remote_status(self.db, remote) }
                 } else {
                     let Expansion { mode, pattern, levels, .. } =
                         self.paths.expansions.iter().find(|e| e.index == index)?;

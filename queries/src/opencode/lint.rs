@@ -14,6 +14,7 @@ use crate::opencode::explain::{Explanation, Item, Reason, Source, Stage, Via, ex
 use crate::opencode::instructions::{GlobMode, rule_text, system_paths};
 use crate::opencode::prompt::BuildError;
 use crate::path;
+use crate::remote::Pin;
 use crate::secrets::find_secrets;
 use crate::tokens::TokenCounter;
 
@@ -328,7 +329,7 @@ impl Linter<'_> {
         };
         let mut found = Vec::new();
         for remote in &paths.remote {
-            if !has_integrity_pin(&remote.url) {
+            if Pin::parse(&remote.url).is_none() {
                 found.push((
                     Code::UnpinnedRemote,
                     format!(
@@ -500,16 +501,6 @@ impl Linter<'_> {
     }
 }
 
-/// A pin is a URL fragment `#sha256=<64 hex>` or `#blake3=<64 hex>` (issue #4).
-pub fn has_integrity_pin(url: &str) -> bool {
-    let Some((_, fragment)) = url.split_once('#') else { return false };
-    ["sha256=", "blake3="].iter().any(|algo| {
-        fragment
-            .strip_prefix(algo)
-            .is_some_and(|hex| hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
-    })
-}
-
 /// A line that says "never" or "must" as a word, in any case.
 fn has_hard_constraint(line: &str) -> bool {
     line.split(|c: char| !c.is_alphanumeric())
@@ -519,16 +510,6 @@ fn has_hard_constraint(line: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn pins() {
-        let hex = "ab".repeat(32);
-        assert!(has_integrity_pin(&format!("https://x.dev/r.md#sha256={hex}")));
-        assert!(has_integrity_pin(&format!("https://x.dev/r.md#blake3={hex}")));
-        assert!(!has_integrity_pin("https://x.dev/r.md"));
-        assert!(!has_integrity_pin("https://x.dev/r.md#sha256=abc"));
-        assert!(!has_integrity_pin(&format!("https://x.dev/r.md#md5={hex}")));
-    }
 
     #[test]
     fn hard_constraints_are_words() {

@@ -7,6 +7,7 @@ use crate::opencode::config::ConfigError;
 use crate::opencode::instructions::{Candidate, render_block, rule_text, system_paths};
 use crate::opencode::worktree::worktree;
 use crate::path;
+use crate::remote::RemoteState;
 
 /// `--model PROVIDER/ID`: the provider, and the model's API id (which may contain `/`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -47,6 +48,8 @@ pub struct Block {
     pub rule: &'static str,
     /// Index into [`SystemPaths::candidates`](crate::opencode::instructions::SystemPaths).
     pub candidate: Option<usize>,
+    /// Index into [`SystemPaths::remote`](crate::opencode::instructions::SystemPaths).
+    pub remote: Option<usize>,
 }
 
 /// B2. The model line comes first and only when a model is given.
@@ -73,8 +76,8 @@ pub fn environment_block(db: &dyn Db, ws: Workspace, model: Option<ModelRef>) ->
     lines.join("\n")
 }
 
-/// I7/I9: a block per discovered path with non-empty content, in discovery order.
-/// (URL blocks follow file blocks; they come from fetched documents, not from here.)
+/// I7/I9: a block per discovered path with non-empty content, in discovery order, then a
+/// block per loaded remote document.
 #[salsa::tracked(returns(ref))]
 pub fn instruction_blocks(db: &dyn Db, ws: Workspace) -> Result<Vec<Block>, BuildError> {
     let paths = system_paths(db, ws).as_ref().map_err(|e| BuildError::Config(e.clone()))?;
@@ -98,7 +101,24 @@ pub fn instruction_blocks(db: &dyn Db, ws: Workspace) -> Result<Vec<Block>, Buil
             source: Some(label),
             rule: origin.rule(),
             candidate: Some(index),
+            remote: None,
         });
+    }
+    // I9: URL blocks follow the file blocks, in config order, duplicates kept.
+    for (index, entry) in paths.remote.iter().enumerate() {
+        let doc = db.remotes().get(db, &entry.url);
+        if let RemoteState::Loaded { text, .. } = doc.state(db)
+            && !text.is_empty()
+        {
+            blocks.push(Block {
+                kind: BlockKind::Remote,
+                source: Some(entry.url.clone()),
+                text: render_block(&entry.url, text),
+                rule: "I9",
+                candidate: None,
+                remote: Some(index),
+            });
+        }
     }
     Ok(blocks)
 }
@@ -135,6 +155,7 @@ pub fn system_prompt(db: &dyn Db, ws: Workspace, model: Option<ModelRef>) -> Res
         text: environment_block(db, ws, model).clone(),
         rule: "B2",
         candidate: None,
+        remote: None,
     };
     let mut blocks = vec![environment];
     blocks.extend(instruction_blocks(db, ws).as_ref().map_err(Clone::clone)?.iter().cloned());
