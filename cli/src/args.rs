@@ -20,6 +20,8 @@ pub struct Cli {
 pub enum Command {
     Build(BuildArgs),
     Nearby(NearbyArgs),
+    Explain(ExplainArgs),
+    Lint(LintArgs),
     Snapshot(SnapshotArgs),
     Check(CheckArgs),
     InitCheck(InitCheckArgs),
@@ -200,4 +202,72 @@ pub enum SectionArg {
 pub enum Format {
     Text,
     Json,
+}
+
+/// Explain why each rule file is, or is not, in the system prompt
+///
+/// Without TARGET: every rule file and URL opencode considered from the directory, in
+/// prompt order, with its position, size and tokens when loaded and every reason when not.
+/// TARGET can be a file (relative paths resolve from the current directory, then from
+/// --cwd and each directory above it up to the repository root), a config `instructions`
+/// entry, or a URL.
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// A file, an `instructions` entry, or a URL
+    pub target: Option<String>,
+
+    /// The directory opencode would be started in [default: the current directory]
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+
+    /// Output format: prose, JSON, or the provenance graph in Graphviz DOT
+    #[arg(long, value_enum, default_value_t = ExplainFormat::Text)]
+    pub format: ExplainFormat,
+}
+
+/// Check the rules opencode would load for mistakes, secrets and size
+///
+/// Exits 1 when a finding is at or above the --deny level, 0 otherwise.
+#[derive(Debug, Args)]
+pub struct LintArgs {
+    /// The directory opencode would be started in [default: the current directory]
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+
+    /// Output format
+    #[arg(long, value_enum, default_value_t = LintFormat::Text)]
+    pub format: LintFormat,
+
+    /// The lowest severity that makes the command fail
+    #[arg(long, value_enum, default_value_t = DenyLevel::Errors)]
+    pub deny: DenyLevel,
+
+    /// Token budget for the whole system prompt (o200k_base tokens)
+    #[arg(long, value_name = "TOKENS", default_value_t = ctxgraph_queries::opencode::lint::Budget::default().total)]
+    pub max_total_tokens: usize,
+
+    /// Token budget for one rule file's block (o200k_base tokens)
+    #[arg(long, value_name = "TOKENS", default_value_t = ctxgraph_queries::opencode::lint::Budget::default().rule)]
+    pub max_rule_tokens: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ExplainFormat {
+    Text,
+    Json,
+    Dot,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LintFormat {
+    Text,
+    Json,
+    Sarif,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DenyLevel {
+    Errors,
+    Warnings,
+    Notes,
 }

@@ -9,6 +9,7 @@ use ctxgraph_queries::opencode::config::{ConfigError, describe_substitution};
 use ctxgraph_queries::opencode::prompt::BuildError;
 
 /// Exit codes: 0 success, 1 a check or lint failed, 2 bad input, 3 a bug in ctxgraph.
+pub const EXIT_FINDINGS: u8 = 1;
 pub const EXIT_INPUT: u8 = 2;
 pub const EXIT_INTERNAL: u8 = 3;
 

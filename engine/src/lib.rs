@@ -10,6 +10,7 @@ mod host;
 mod os;
 pub mod remote;
 pub mod serve;
+mod tokens;
 mod turn;
 pub mod watch;
 
@@ -17,7 +18,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use ctxgraph_queries::opencode::explain::{Explanation, TargetExplanation, explain, explain_target};
 use ctxgraph_queries::opencode::instructions::{SystemPaths, system_paths};
+use ctxgraph_queries::opencode::lint::{Budget, Finding, lint};
 use ctxgraph_queries::opencode::nearby::{Nearby, nearby_rules};
 use ctxgraph_queries::opencode::prompt::{BuildError, ModelRef, Prompt, system_prompt};
 use ctxgraph_queries::opencode::worktree::{Worktree, worktree};
@@ -30,6 +33,7 @@ pub use changes::{Applied, ChangeEvent};
 pub use database::{Database, ExecutionLog};
 pub use host::HostEnv;
 pub use os::{MAX_FILE_BYTES, OsSystem};
+pub use tokens::O200k;
 pub use turn::{BlockSpan, Rendered, Turn, TurnDiff, Turns, block_id, hash_hex};
 
 /// Why the engine could not answer.
@@ -139,6 +143,28 @@ impl Engine {
             FileKind::Directory => Ok(Nearby { rules: Vec::new() }),
             FileKind::File | FileKind::Other => Ok(nearby_rules(&self.db, ws, target).clone()?),
         }
+    }
+
+    /// Why every rule file and URL discovery considered is, or is not, in the prompt,
+    /// with `o200k_base` token counts.
+    pub fn explain(&self, ws: Workspace) -> Result<Explanation, EngineError> {
+        Ok(explain(&self.db, ws, &O200k)?)
+    }
+
+    /// [`Engine::explain`] for one file, `instructions` entry or URL; relative paths are
+    /// taken from `base`.
+    pub fn explain_target(
+        &self,
+        ws: Workspace,
+        target: &str,
+        base: &Path,
+    ) -> Result<TargetExplanation, EngineError> {
+        Ok(explain_target(&self.db, ws, &O200k, target, base)?)
+    }
+
+    /// Lint findings for the rules loaded from `ws`, token budgets in `o200k_base` tokens.
+    pub fn lint(&self, ws: Workspace, budget: Budget) -> Result<Vec<Finding>, EngineError> {
+        Ok(lint(&self.db, ws, &O200k, budget)?)
     }
 
     /// I8: the distinct `http(s)://` entries of the merged `instructions`, in config order.

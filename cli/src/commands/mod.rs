@@ -13,7 +13,9 @@ use crate::error::CliError;
 
 mod build;
 mod check;
+mod explain;
 mod github;
+mod lint;
 mod nearby;
 mod serve;
 mod snapshot;
@@ -23,6 +25,8 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     match cli.command {
         Command::Build(args) => build::run(args),
         Command::Nearby(args) => nearby::run(args),
+        Command::Explain(args) => explain::run(args),
+        Command::Lint(args) => lint::run(args),
         Command::Snapshot(args) => snapshot::run(args),
         Command::Check(args) => check::run(args),
         Command::InitCheck(args) => snapshot::init(args.scenarios),

@@ -339,3 +339,16 @@ pub fn merge_deep(into: &mut Map<String, Value>, from: Map<String, Value>) {
         }
     }
 }
+
+/// The 1-based line of the config source where `entry` is written, for reports: the first
+/// line holding the entry as a JSON string literal. `None` when it cannot be found (it was
+/// produced by a `{file:}` or `{env:}` substitution, or spelled with escapes).
+pub fn entry_line(db: &dyn Db, ws: Workspace, entry: &InstructionEntry) -> Option<usize> {
+    let text: String = match entry.source.kind {
+        SourceKind::EnvContent => env_var(db, ws.host(db), "OPENCODE_CONFIG_CONTENT".to_owned())?,
+        _ => file_text(db, db.files().get(db, &entry.source.path)).as_ref().ok()?.text.to_string(),
+    };
+    let literal = serde_json::to_string(&entry.value).ok()?;
+    let offset = text.find(&literal)?;
+    Some(text[..offset].matches('\n').count() + 1)
+}
