@@ -57,6 +57,10 @@ pub struct Run {
     /// Files that reads fail on with `EACCES` (mode 000 for a non-root user).
     #[serde(default)]
     pub unreadable: Vec<String>,
+    /// Files made mode 000 on disk, as recorded by an oracle running as root (which reads
+    /// them anyway). In memory they stay readable, which is what root sees.
+    #[serde(default)]
+    pub mode_000: Vec<String>,
     #[serde(default)]
     pub oracle_user: Option<String>,
 }
@@ -119,6 +123,11 @@ pub fn run(case: &Case, backend: Backend, expected: Option<&str>) -> Outcome {
             for path in &case.run.unreadable {
                 if !make_unreadable(&run_dir.join("proj").join(path)) {
                     return Outcome::Skipped("unreadable files are readable here (running as root)");
+                }
+            }
+            for path in &case.run.mode_000 {
+                if make_unreadable(&run_dir.join("proj").join(path)) {
+                    return Outcome::Skipped("mode-000 files are unreadable here (not running as root)");
                 }
             }
             (Arc::new(OsSystem), run_dir)
