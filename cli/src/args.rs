@@ -223,6 +223,9 @@ pub struct ExplainArgs {
     /// Output format: prose, JSON, or the provenance graph in Graphviz DOT
     #[arg(long, value_enum, default_value_t = ExplainFormat::Text)]
     pub format: ExplainFormat,
+
+    #[command(flatten)]
+    pub remote: RemoteArgs,
 }
 
 /// Check the rules opencode would load for mistakes, secrets and size
@@ -249,6 +252,9 @@ pub struct LintArgs {
     /// Token budget for one rule file's block (o200k_base tokens)
     #[arg(long, value_name = "TOKENS", default_value_t = ctxgraph_queries::opencode::lint::Budget::default().rule)]
     pub max_rule_tokens: usize,
+
+    #[command(flatten)]
+    pub remote: RemoteArgs,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -109,6 +109,8 @@ fn run_case(dir: &Path) -> String {
             .env("HOME", root.join("home"))
             .env("XDG_CONFIG_HOME", root.join("config"))
             .env("OPENCODE_TEST_MANAGED_CONFIG_DIR", root.join("managed"))
+            // Remote URLs in fixtures must never reach the network: cache only.
+            .env("CTXGRAPH_OFFLINE", "1")
             .envs(&case.env)
             .output()
             .expect("run ctxgraph");

@@ -1,26 +1,19 @@
 //! `ctxgraph build`.
 
-use std::io::Write;
 use std::process::ExitCode;
-use std::time::Duration;
 
-use ctxgraph_engine::remote::{FetchOptions, Fetcher};
-use ctxgraph_engine::{BlockSpan, Engine, HostEnv, Rendered};
-use ctxgraph_queries::Workspace;
+use ctxgraph_engine::{BlockSpan, Engine, Rendered};
 use ctxgraph_queries::opencode::instructions::SystemPaths;
 use ctxgraph_queries::opencode::prompt::{Prompt, Section};
-use ctxgraph_queries::remote::{FetchFailure, LoadedFrom, RemoteState};
+use ctxgraph_queries::remote::{LoadedFrom, RemoteState};
 use serde::Serialize;
 
-use crate::args::{BuildArgs, Format, RemoteArgs, SectionArg};
+use crate::args::{BuildArgs, Format, SectionArg};
 use crate::error::CliError;
 use crate::output::write_stdout;
 
 pub fn run(args: BuildArgs) -> Result<ExitCode, CliError> {
-    let env = HostEnv::from_process();
-    let options = fetch_options(&args.remote, &env);
-    let (mut engine, ws) = super::open_with(env, args.cwd)?;
-    load_remote(&mut engine, ws, options)?;
+    let (engine, ws) = super::open_fetching(args.cwd, &args.remote)?;
     let prompt = engine.system_prompt(ws, args.model)?;
     let section = match args.section {
         SectionArg::System => Section::System,
@@ -38,56 +31,6 @@ pub fn run(args: BuildArgs) -> Result<ExitCode, CliError> {
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn fetch_options(args: &RemoteArgs, env: &HostEnv) -> FetchOptions {
-    FetchOptions {
-        header_timeout: Duration::from_millis(args.remote_timeout_ms),
-        body_timeout: Duration::from_millis(args.remote_body_timeout_ms),
-        max_body_bytes: args.remote_max_bytes,
-        offline: args.offline,
-        strict: args.strict,
-        cache_dir: Some(env.remote_cache_dir()),
-        ..FetchOptions::default()
-    }
-}
-
-/// Fetches the workspace's remote instructions, warning on stderr for each one that is
-/// missing or stale; with `--strict` a missing one is an error.
-fn load_remote(engine: &mut Engine, ws: Workspace, options: FetchOptions) -> Result<(), CliError> {
-    if engine.remote_urls(ws)?.is_empty() {
-        return Ok(());
-    }
-    let strict = options.strict;
-    let fetcher = Fetcher::new(options).map_err(ctxgraph_engine::EngineError::from)?;
-    let mut failed = Vec::new();
-    let mut stderr = std::io::stderr().lock();
-    for (url, state) in engine.fetch_remote(ws, &fetcher)? {
-        match state {
-            RemoteState::Failed(failure) => {
-                let consequence = match failure {
-                    FetchFailure::PinMismatch { .. } => {
-                        "no block for it (opencode does not check pins and would include the body)"
-                    }
-                    FetchFailure::Offline => "no block for it (opencode would fetch it)",
-                    _ => "no block for it (opencode drops it too)",
-                };
-                let _ = writeln!(stderr, "warning: {url}: {failure}; {consequence}");
-                failed.push(url);
-            }
-            RemoteState::Loaded { from: LoadedFrom::Cache { because: Some(failure) }, .. } => {
-                let _ = writeln!(
-                    stderr,
-                    "warning: {url}: {failure}; using the last cached copy (opencode would drop it; --strict to do the same)"
-                );
-            }
-            RemoteState::Loaded { .. } | RemoteState::Pending => {}
-        }
-    }
-    if strict && !failed.is_empty() {
-        return Err(CliError::RemoteStrict(failed));
-    }
-    Ok(())
 }
 
 #[derive(Serialize)]

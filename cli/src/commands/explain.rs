@@ -8,7 +8,7 @@ use crate::output::write_stdout;
 use crate::render;
 
 pub fn run(args: ExplainArgs) -> Result<ExitCode, CliError> {
-    let (engine, ws) = super::open(args.cwd)?;
+    let (engine, ws) = super::open_fetching(args.cwd, &args.remote)?;
     let out = match &args.target {
         None => {
             let explanation = engine.explain(ws)?;

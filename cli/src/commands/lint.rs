@@ -10,7 +10,7 @@ use crate::output::write_stdout;
 use crate::render;
 
 pub fn run(args: LintArgs) -> Result<ExitCode, CliError> {
-    let (engine, ws) = super::open(args.cwd)?;
+    let (engine, ws) = super::open_fetching(args.cwd.clone(), &args.remote)?;
     let budget = Budget { total: args.max_total_tokens, rule: args.max_rule_tokens };
     let findings = engine.lint(ws, budget)?;
     let out = match args.format {

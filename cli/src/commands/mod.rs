@@ -1,14 +1,18 @@
 //! One module per subcommand.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use std::sync::Arc;
+use std::time::Duration;
 
+use ctxgraph_engine::remote::{FetchOptions, Fetcher};
 use ctxgraph_engine::{Engine, EngineError, HostEnv, OsSystem};
 use ctxgraph_queries::Workspace;
+use ctxgraph_queries::remote::{FetchFailure, LoadedFrom, RemoteState};
 
-use crate::args::{Cli, Command};
+use crate::args::{Cli, Command, RemoteArgs};
 use crate::error::CliError;
 
 mod build;
@@ -39,6 +43,66 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
 /// directory).
 fn open(cwd: Option<PathBuf>) -> Result<(Engine, Workspace), CliError> {
     open_with(HostEnv::from_process(), cwd)
+}
+
+/// [`open`], then fetch the workspace's remote `instructions` (warning on stderr for each
+/// one that is missing or stale), for the commands that report on them.
+fn open_fetching(cwd: Option<PathBuf>, remote: &RemoteArgs) -> Result<(Engine, Workspace), CliError> {
+    let env = HostEnv::from_process();
+    let options = fetch_options(remote, &env);
+    let (mut engine, ws) = open_with(env, cwd)?;
+    load_remote(&mut engine, ws, options)?;
+    Ok((engine, ws))
+}
+
+fn fetch_options(args: &RemoteArgs, env: &HostEnv) -> FetchOptions {
+    FetchOptions {
+        header_timeout: Duration::from_millis(args.remote_timeout_ms),
+        body_timeout: Duration::from_millis(args.remote_body_timeout_ms),
+        max_body_bytes: args.remote_max_bytes,
+        offline: args.offline,
+        strict: args.strict,
+        cache_dir: Some(env.remote_cache_dir()),
+        ..FetchOptions::default()
+    }
+}
+
+/// Fetches the workspace's remote instructions, warning on stderr for each one that is
+/// missing or stale; with `--strict` a missing one is an error.
+fn load_remote(engine: &mut Engine, ws: Workspace, options: FetchOptions) -> Result<(), CliError> {
+    if engine.remote_urls(ws)?.is_empty() {
+        return Ok(());
+    }
+    let strict = options.strict;
+    let fetcher = Fetcher::new(options).map_err(ctxgraph_engine::EngineError::from)?;
+    let mut failed = Vec::new();
+    let mut stderr = std::io::stderr().lock();
+    for (url, state) in engine.fetch_remote(ws, &fetcher)? {
+        match state {
+            RemoteState::Failed(failure) => {
+                let consequence = match failure {
+                    FetchFailure::PinMismatch { .. } => {
+                        "no block for it (opencode does not check pins and would include the body)"
+                    }
+                    FetchFailure::Offline => "no block for it (opencode would fetch it)",
+                    _ => "no block for it (opencode drops it too)",
+                };
+                let _ = writeln!(stderr, "warning: {url}: {failure}; {consequence}");
+                failed.push(url);
+            }
+            RemoteState::Loaded { from: LoadedFrom::Cache { because: Some(failure) }, .. } => {
+                let _ = writeln!(
+                    stderr,
+                    "warning: {url}: {failure}; using the last cached copy (opencode would drop it; --strict to do the same)"
+                );
+            }
+            RemoteState::Loaded { .. } | RemoteState::Pending => {}
+        }
+    }
+    if strict && !failed.is_empty() {
+        return Err(CliError::RemoteStrict(failed));
+    }
+    Ok(())
 }
 
 fn open_with(env: HostEnv, cwd: Option<PathBuf>) -> Result<(Engine, Workspace), CliError> {

@@ -207,23 +207,36 @@ impl Fetcher {
                 headers.insert(IF_MODIFIED_SINCE, date);
             }
         }
+        // What went wrong on the latest attempt: a deadline that expires while retrying a
+        // refused connection is reported as that refusal, not as a bare timeout.
+        let mut last_failure = None;
         let attempts = async {
             let mut attempt = 0;
             loop {
                 let last = attempt >= options.retries;
                 match self.client.get(url.clone()).headers(headers.clone()).send().await {
-                    Ok(response) if !last && is_retryable_status(response.status()) => {}
+                    Ok(response) if !last && is_retryable_status(response.status()) => {
+                        last_failure = Some(FetchFailure::Status(response.status().as_u16()));
+                    }
                     Ok(response) => return Ok(response),
-                    Err(err) if !last && (err.is_connect() || err.is_timeout()) => {}
+                    Err(err) if !last && (err.is_connect() || err.is_timeout()) => {
+                        last_failure = Some(classify(&err, options.header_timeout));
+                    }
                     Err(err) => return Err(classify(&err, options.header_timeout)),
                 }
                 tokio::time::sleep(backoff(options.backoff_base, attempt)).await;
                 attempt += 1;
             }
         };
-        let response = tokio::time::timeout(options.header_timeout, attempts)
-            .await
-            .map_err(|_| timeout("response headers", options.header_timeout))??;
+        let outcome = tokio::time::timeout(options.header_timeout, attempts).await;
+        let response = match outcome {
+            Ok(result) => result?,
+            Err(_) => {
+                return Err(
+                    last_failure.unwrap_or_else(|| timeout("response headers", options.header_timeout))
+                );
+            }
+        };
         let status = response.status();
         if status == StatusCode::NOT_MODIFIED && cached.is_some() {
             return Ok(Fetched::NotModified);

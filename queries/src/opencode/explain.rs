@@ -23,7 +23,7 @@ use crate::opencode::paths::global_paths;
 use crate::opencode::prompt::{Block, BuildError, Section, system_prompt};
 use crate::opencode::worktree::worktree;
 use crate::path;
-use crate::remote::RemoteState;
+use crate::remote::{FetchFailure, RemoteState};
 use crate::system::FileKind;
 use crate::tokens::TokenCounter;
 
@@ -193,7 +193,13 @@ fn at_line(file: &str, line: Option<usize>) -> String {
 pub enum RemoteStatus {
     /// Not fetched in this run (the document input is still pending).
     NotFetched,
+    /// Not fetched because ctxgraph ran offline, and no cached copy exists.
+    Offline,
     Failed {
+        reason: String,
+    },
+    /// Fetched, but the body does not match the URL's integrity pin.
+    PinMismatch {
         reason: String,
     },
     Empty,
@@ -276,6 +282,10 @@ impl Reason {
             Reason::WalkFailed { path } => format!("walk failed at {}", path::display(path)),
             Reason::Remote { status: RemoteStatus::NotFetched } => "not fetched".to_owned(),
             Reason::Remote { status: RemoteStatus::Failed { reason } } => format!("fetch failed: {reason}"),
+            Reason::Remote { status: RemoteStatus::Offline } => "offline, not cached".to_owned(),
+            Reason::Remote { status: RemoteStatus::PinMismatch { reason } } => {
+                format!("pin mismatch: {reason}")
+            }
             Reason::Remote { status: RemoteStatus::Empty } => "empty document".to_owned(),
             Reason::Remote { status: RemoteStatus::Loaded } => "loaded".to_owned(),
         }
@@ -342,8 +352,15 @@ impl Reason {
                 "URL, not fetched in this run, so opencode's copy is unknown".to_owned()
             }
             Reason::Remote { status: RemoteStatus::Failed { reason } } => {
-                format!("fetching it failed ({reason}); opencode sends nothing for it (I8)")
+                format!("fetching it failed ({reason}); opencode sends nothing for it either (I8)")
             }
+            Reason::Remote { status: RemoteStatus::Offline } => {
+                "not fetched: this run was offline and no cached copy exists; opencode fetches it on every step (I8)"
+                    .to_owned()
+            }
+            Reason::Remote { status: RemoteStatus::PinMismatch { reason } } => format!(
+                "its body does not match the URL's integrity pin ({reason}); opencode does not check pins and would include it"
+            ),
             Reason::Remote { status: RemoteStatus::Empty } => {
                 "the fetched document is empty, so it adds no block (I9)".to_owned()
             }
@@ -421,6 +438,10 @@ pub struct LevelReport {
 fn remote_status(db: &dyn Db, entry: &RemoteEntry) -> RemoteStatus {
     match db.remotes().get(db, &entry.url).state(db) {
         RemoteState::Pending => RemoteStatus::NotFetched,
+        RemoteState::Failed(FetchFailure::Offline) => RemoteStatus::Offline,
+        RemoteState::Failed(failure @ FetchFailure::PinMismatch { .. }) => {
+            RemoteStatus::PinMismatch { reason: failure.to_string() }
+        }
         RemoteState::Failed(failure) => RemoteStatus::Failed { reason: failure.to_string() },
         RemoteState::Loaded { text, .. } if text.is_empty() => RemoteStatus::Empty,
         RemoteState::Loaded { .. } => RemoteStatus::Loaded,
