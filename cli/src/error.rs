@@ -19,6 +19,8 @@ pub enum CliError {
     Output(std::io::Error),
     #[error("--strict: {} remote instruction(s) could not be loaded: {}", .0.len(), .0.join(", "))]
     RemoteStrict(Vec<String>),
+    #[error("no config value at {0}")]
+    NoSuchKey(String),
 }
 
 impl CliError {
@@ -27,7 +29,7 @@ impl CliError {
         let mut stderr = std::io::stderr().lock();
         let _ = writeln!(stderr, "{}", render(self));
         ExitCode::from(match self {
-            CliError::Engine(_) | CliError::RemoteStrict(_) => EXIT_INPUT,
+            CliError::Engine(_) | CliError::RemoteStrict(_) | CliError::NoSuchKey(_) => EXIT_INPUT,
             CliError::Output(_) => EXIT_INTERNAL,
         })
     }

@@ -20,6 +20,7 @@ pub fn run(args: BuildArgs) -> Result<ExitCode, CliError> {
     let env = HostEnv::from_process();
     let options = fetch_options(&args.remote, &env);
     let (mut engine, ws) = super::open_with(env, args.cwd)?;
+    super::load_remote_config(&mut engine, ws, &options)?;
     load_remote(&mut engine, ws, options)?;
     let prompt = engine.system_prompt(ws, args.model)?;
     let section = match args.section {
@@ -40,7 +41,7 @@ pub fn run(args: BuildArgs) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn fetch_options(args: &RemoteArgs, env: &HostEnv) -> FetchOptions {
+pub(super) fn fetch_options(args: &RemoteArgs, env: &HostEnv) -> FetchOptions {
     FetchOptions {
         header_timeout: Duration::from_millis(args.remote_timeout_ms),
         body_timeout: Duration::from_millis(args.remote_body_timeout_ms),

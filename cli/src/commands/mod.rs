@@ -12,12 +12,14 @@ use crate::args::{Cli, Command};
 use crate::error::CliError;
 
 mod build;
+mod config;
 mod nearby;
 
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     match cli.command {
         Command::Build(args) => build::run(args),
         Command::Nearby(args) => nearby::run(args),
+        Command::Config(args) => config::run(args),
     }
 }
 
@@ -38,4 +40,19 @@ fn open_with(env: HostEnv, cwd: Option<PathBuf>) -> Result<(Engine, Workspace), 
     let mut engine = Engine::new(Arc::new(OsSystem), env);
     let ws = engine.open(&cwd)?;
     Ok((engine, ws))
+}
+
+/// R1–R4: fetches the remote org config the workspace's auth store names, before
+/// anything reads the config (opencode loads it first and aborts when it fails).
+fn load_remote_config(
+    engine: &mut Engine,
+    ws: Workspace,
+    options: &ctxgraph_engine::remote::FetchOptions,
+) -> Result<(), CliError> {
+    if engine.config_requests(ws).is_empty() {
+        return Ok(());
+    }
+    let fetcher = ctxgraph_engine::remote::Fetcher::new(options.clone()).map_err(EngineError::from)?;
+    engine.fetch_config(ws, &fetcher)?;
+    Ok(())
 }

@@ -19,6 +19,8 @@ pub struct Substitution {
     pub token: String,
     /// Byte range of the inserted text in the substituted output.
     pub output: std::ops::Range<usize>,
+    /// Byte range of the token in the text it was found in.
+    pub input: std::ops::Range<usize>,
 }
 
 pub struct Context<'a> {
@@ -32,14 +34,13 @@ pub struct Context<'a> {
     pub os_home: &'a Path,
 }
 
-/// Applies V1 then V2 to `text`.
+/// Applies V1 then V2 to `text`. The returned substitutions locate every inserted text in
+/// the output, with the token as the user wrote it.
 pub fn substitute(text: &str, cx: &Context<'_>) -> Result<(String, Vec<Substitution>), SubstitutionError> {
-    let mut substitutions = Vec::new();
+    let mut env_subs = Vec::new();
     let with_env =
-        replace_tokens(text, "{env:", |name, _| Ok((cx.env)(name).unwrap_or_default()), &mut substitutions)?;
-    // File tokens are found in the env-substituted text, so positions from here on refer to
-    // the final output only after the second pass.
-    let mut file_substitutions = Vec::new();
+        replace_tokens(text, "{env:", |name, _| Ok((cx.env)(name).unwrap_or_default()), &mut env_subs)?;
+    let mut file_subs = Vec::new();
     let out = replace_tokens(
         &with_env,
         "{file:",
@@ -64,12 +65,57 @@ pub fn substitute(text: &str, cx: &Context<'_>) -> Result<(String, Vec<Substitut
                 }
             }
         },
-        &mut file_substitutions,
+        &mut file_subs,
     )?;
-    // Env ranges were computed on the intermediate text; they are approximate after file
-    // insertion, which is fine for their one use (marking values as substituted).
-    substitutions.extend(file_substitutions);
+    // Env outputs were located in the intermediate text: shift them past the file
+    // insertions before them. One inside a `{file:}` token is part of that file
+    // substitution, whose token is then shown with the env token restored (a secret must
+    // not leak through the name of a file).
+    let mut substitutions = Vec::with_capacity(env_subs.len() + file_subs.len());
+    for env in &env_subs {
+        let inside =
+            file_subs.iter().any(|f| f.input.start < env.output.end && env.output.start < f.input.end);
+        if inside {
+            continue;
+        }
+        let shift: isize = file_subs
+            .iter()
+            .filter(|f| f.input.end <= env.output.start)
+            .map(|f| f.output.len() as isize - f.input.len() as isize)
+            .sum();
+        let at = |i: usize| i.saturating_add_signed(shift);
+        substitutions.push(Substitution {
+            token: env.token.clone(),
+            output: at(env.output.start)..at(env.output.end),
+            input: env.input.clone(),
+        });
+    }
+    for file in file_subs {
+        let token = unsubstitute(&with_env, file.input.clone(), &env_subs);
+        substitutions.push(Substitution { token, ..file });
+    }
+    substitutions.sort_by_key(|s| s.output.start);
     Ok((out, substitutions))
+}
+
+/// `text[range]` with every substitution output in it put back as its token: the text as
+/// it was written.
+pub fn unsubstitute(text: &str, range: std::ops::Range<usize>, substitutions: &[Substitution]) -> String {
+    let mut written = String::new();
+    let mut at = range.start;
+    for sub in substitutions {
+        let overlaps = sub.output.start < range.end && sub.output.end > range.start;
+        let empty_inside = sub.output.is_empty() && range.contains(&sub.output.start);
+        if !(overlaps || empty_inside) {
+            continue;
+        }
+        let start = sub.output.start.max(at);
+        written.push_str(text.get(at..start).unwrap_or(""));
+        written.push_str(&sub.token);
+        at = sub.output.end.clamp(at, range.end);
+    }
+    written.push_str(text.get(at..range.end).unwrap_or(""));
+    written
 }
 
 /// Replaces every `{prefix…}` token (content up to the first `}`, non-empty). The
@@ -99,8 +145,11 @@ fn replace_tokens(
             Ok(value) => {
                 let at = out.len();
                 out.push_str(&value);
-                substitutions
-                    .push(Substitution { token: text[start..end].to_owned(), output: at..out.len() });
+                substitutions.push(Substitution {
+                    token: text[start..end].to_owned(),
+                    output: at..out.len(),
+                    input: start..end,
+                });
             }
             Err(None) => out.push_str(&text[start..end]),
             Err(Some(err)) => return Err(err),
