@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use anstyle::{AnsiColor, Style};
 use ctxgraph_engine::HostEnv;
+use ctxgraph_queries::opencode::config::schema::redact_like_debug_config;
 use ctxgraph_queries::opencode::config::{LayerStatus, MergedConfig, Node, NodeKind, Origin, SourceKind};
 use serde::Serialize;
 use serde_json::Value;
@@ -21,7 +22,11 @@ pub fn run(args: ConfigArgs) -> Result<ExitCode, CliError> {
     let config = engine.merged_config(ws)?;
     let secrets = args.show_secrets;
     let out = match (&args.explain, args.format) {
-        (None, Format::Json) => json(&config.tree.render(secrets))?,
+        (None, Format::Json) => {
+            let value = config.tree.render(secrets);
+            // Without --show-secrets, mask what `opencode debug config` masks too.
+            json(&if secrets { value } else { redact_like_debug_config(&value) })?
+        }
         (None, Format::Text) => layers(&config, secrets, &Palette::for_stdout()),
         (Some(path), format) => {
             let segments: Vec<&str> = path.split('.').filter(|s| !s.is_empty()).collect();

@@ -13,6 +13,34 @@ pub enum SubstitutionError {
     Unreadable { token: String, resolved: PathBuf, reason: String, offset: usize },
 }
 
+impl SubstitutionError {
+    fn with_offset(self, map: impl Fn(usize) -> usize) -> Self {
+        match self {
+            SubstitutionError::Missing { token, resolved, offset } => {
+                SubstitutionError::Missing { token, resolved, offset: map(offset) }
+            }
+            SubstitutionError::Unreadable { token, resolved, reason, offset } => {
+                SubstitutionError::Unreadable { token, resolved, reason, offset: map(offset) }
+            }
+        }
+    }
+}
+
+/// An offset in the env-substituted text, back in the text as written (inside an env
+/// output: the start of its token).
+fn original_offset(offset: usize, env_subs: &[Substitution]) -> usize {
+    let mut shift: isize = 0;
+    for sub in env_subs {
+        if sub.output.contains(&offset) {
+            return sub.input.start;
+        }
+        if sub.output.end <= offset {
+            shift += sub.input.len() as isize - sub.output.len() as isize;
+        }
+    }
+    offset.saturating_add_signed(shift)
+}
+
 /// A value that came in through substitution, for provenance and secret hiding.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Substitution {
@@ -66,7 +94,8 @@ pub fn substitute(text: &str, cx: &Context<'_>) -> Result<(String, Vec<Substitut
             }
         },
         &mut file_subs,
-    )?;
+    )
+    .map_err(|err| err.with_offset(|offset| original_offset(offset, &env_subs)))?;
     // Env outputs were located in the intermediate text: shift them past the file
     // insertions before them. One inside a `{file:}` token is part of that file
     // substitution, whose token is then shown with the env token restored (a secret must
@@ -195,5 +224,21 @@ mod tests {
         // E-36 / E-37
         assert_eq!(run("  // \"k\": \"{file:missing}\"").unwrap(), "  // \"k\": \"{file:missing}\"");
         assert!(matches!(run("\"k\": \"v\", // {file:missing}"), Err(SubstitutionError::Missing { .. })));
+    }
+
+    #[test]
+    fn error_offsets_and_value_ranges_refer_to_the_text_as_written() {
+        // Found by the fuzz target: the env value is longer than its token.
+        let text = "{\"q\": \"{env:Q}{env:Q}\", \"f\": \"{file:missing}\"}";
+        let Err(SubstitutionError::Missing { offset, .. }) = run(text) else { panic!("expected an error") };
+        assert_eq!(&text[offset..offset + 6], "{file:");
+        let env = |_: &str| Some("é".to_owned());
+        let read = |_: &Path| -> Result<Option<String>, String> { Ok(Some("x".to_owned())) };
+        let cx = Context { env: &env, read: &read, dir: Path::new("/d"), os_home: Path::new("/h") };
+        let (out, subs) = substitute("\"{file:a}{env:A}\"", &cx).unwrap();
+        assert_eq!(out, "\"xé\"");
+        let tokens: Vec<_> = subs.iter().map(|s| (s.token.as_str(), &out[s.output.clone()])).collect();
+        assert_eq!(tokens, [("{file:a}", "x"), ("{env:A}", "é")]);
+        assert_eq!(unsubstitute(&out, 0..out.len(), &subs), "\"{file:a}{env:A}\"");
     }
 }

@@ -441,7 +441,11 @@ fn derived(name: &str) -> Origin {
 }
 
 fn position(text: &str, offset: usize) -> (usize, usize, String) {
-    let before = &text[..offset.min(text.len())];
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = &text[..offset];
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().unwrap_or("").encode_utf16().count() + 1;
     let line_text = text.split('\n').nth(line - 1).unwrap_or("").to_owned();
@@ -630,9 +634,10 @@ fn post_process(db: &dyn Db, host: crate::Host, tree: &mut Node, warnings: &mut 
                 if matches!(tool.as_str(), "write" | "edit" | "patch") { "edit".to_owned() } else { tool };
             mapped.insert(&key, Node::scalar(Value::from(action), enabled.origin.clone()));
         }
-        if let Some(existing) = tree.remove("permission") {
-            tree::merge_deep(&mut mapped, existing);
+        if let Some(existing) = tree.get("permission") {
+            tree::merge_deep(&mut mapped, existing.clone());
         }
+        // Assigning to an existing key keeps its position.
         tree.insert("permission", mapped);
     }
     let username_set = tree.get("username").is_some_and(|n| truthy(&n.to_value()));

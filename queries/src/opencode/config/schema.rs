@@ -251,3 +251,59 @@ impl Compaction {
         self.tail_turns.unwrap_or(Self::DEFAULT_TAIL_TURNS)
     }
 }
+
+/// What `opencode debug config` masks when it prints the config: string values under a
+/// `headers` object or under a key that names a secret, and `http(s)` URLs carrying
+/// credentials. Applied to ctxgraph's JSON so it prints what opencode prints.
+pub fn redact_like_debug_config(value: &Value) -> Value {
+    redact(value, false)
+}
+
+fn redact(value: &Value, in_headers: bool) -> Value {
+    match value {
+        Value::Array(items) => Value::Array(items.iter().map(|v| redact(v, in_headers)).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(key, v)| {
+                    let masked = match v {
+                        Value::String(s) => in_headers || names_secret(key) || url_with_credentials(s),
+                        _ => false,
+                    };
+                    let v = if masked {
+                        Value::String("***".to_owned())
+                    } else {
+                        redact(v, in_headers || key.eq_ignore_ascii_case("headers"))
+                    };
+                    (key.clone(), v)
+                })
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// opencode's `/(?:api.?key|secret|password|token$|authorization$|cookie$|credential|private.?key)/i`.
+fn names_secret(key: &str) -> bool {
+    let key = key.to_lowercase();
+    let around = |first: &str, second: &str| {
+        key.match_indices(first).any(|(at, _)| {
+            let rest = &key[at + first.len()..];
+            rest.starts_with(second)
+                || rest.chars().next().is_some_and(|c| rest[c.len_utf8()..].starts_with(second))
+        })
+    };
+    around("api", "key")
+        || around("private", "key")
+        || ["secret", "password", "credential"].iter().any(|w| key.contains(w))
+        || ["token", "authorization", "cookie"].iter().any(|w| key.ends_with(w))
+}
+
+fn url_with_credentials(value: &str) -> bool {
+    let lower = value.to_ascii_lowercase();
+    let Some(rest) = lower.strip_prefix("http://").or_else(|| lower.strip_prefix("https://")) else {
+        return false;
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let query = value.split_once('?').map_or("", |(_, q)| q.split('#').next().unwrap_or(""));
+    authority.contains('@') || query.split('&').any(|pair| names_secret(pair.split('=').next().unwrap_or("")))
+}
