@@ -69,3 +69,31 @@ fn snippet(message: &str, source: &str, line: usize, column: usize, line_text: &
         text = line_text.trim_end_matches('\r'),
     )
 }
+
+/// The error as data, for `--format json`: a stable code, the message, and where it is.
+pub fn to_json(err: &CliError) -> serde_json::Value {
+    let CliError::Engine(EngineError::Build(BuildError::Config(config))) = err else {
+        return serde_json::json!({"error": {"code": "error", "message": err.to_string()}});
+    };
+    let mut error = serde_json::json!({
+        "code": config.code(),
+        "message": config.to_string(),
+        "source": config.source_name(),
+    });
+    let mut at = |line: usize, column: usize, line_text: &str, rule: &str| {
+        error["line"] = line.into();
+        error["column"] = column.into();
+        error["line_text"] = line_text.into();
+        error["rule"] = rule.into();
+    };
+    match config {
+        ConfigError::Json { error: json, line_text, .. } => {
+            at(json.line, json.column, line_text, "J2");
+            error["jsonc_code"] = json.code.into();
+        }
+        ConfigError::Substitution { line, column, line_text, .. } => at(*line, *column, line_text, "V2"),
+        ConfigError::Schema { issues, .. } => error["issues"] = serde_json::json!(issues),
+        _ => {}
+    }
+    serde_json::json!({ "error": error })
+}

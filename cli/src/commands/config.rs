@@ -15,6 +15,18 @@ use crate::error::CliError;
 use crate::output::write_stdout;
 
 pub fn run(args: ConfigArgs) -> Result<ExitCode, CliError> {
+    let format = args.format;
+    match report(args) {
+        // `--format json`: a bad config is data too (on stdout), with the same exit code.
+        Err(err @ CliError::Engine(_)) if format == Format::Json => {
+            write_stdout(json(&crate::error::to_json(&err))?.as_bytes())?;
+            Ok(ExitCode::from(crate::error::EXIT_INPUT))
+        }
+        result => result,
+    }
+}
+
+fn report(args: ConfigArgs) -> Result<ExitCode, CliError> {
     let env = HostEnv::from_process();
     let options = super::build::fetch_options(&args.remote, &env);
     let (mut engine, ws) = super::open_with(env, args.cwd)?;
