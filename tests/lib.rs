@@ -111,15 +111,7 @@ pub enum Outcome {
 pub fn run(case: &Case, backend: Backend, expected: Option<&str>) -> Outcome {
     let scratch;
     let (system, run_dir): (Arc<dyn System>, PathBuf) = match backend {
-        Backend::Memory => {
-            let fs = MemorySystem::new();
-            let run_dir = PathBuf::from(MEMORY_RUN);
-            lay_out(case, &run_dir, &mut MemoryWriter(&fs));
-            for path in &case.run.unreadable {
-                fs.set_unreadable(run_dir.join("proj").join(path));
-            }
-            (Arc::new(fs), run_dir)
-        }
+        Backend::Memory => (memory_system(case), PathBuf::from(MEMORY_RUN)),
         Backend::Disk => {
             scratch = tempfile::tempdir().expect("temp dir");
             let run_dir = std::fs::canonicalize(scratch.path()).expect("canonical temp dir");
@@ -160,6 +152,26 @@ pub fn run(case: &Case, backend: Backend, expected: Option<&str>) -> Outcome {
     }
     out.push_str("=== end\n");
     Outcome::Rendered(out)
+}
+
+/// The case laid out in memory under [`MEMORY_RUN`].
+fn memory_system(case: &Case) -> Arc<dyn System> {
+    let fs = MemorySystem::new();
+    let run_dir = PathBuf::from(MEMORY_RUN);
+    lay_out(case, &run_dir, &mut MemoryWriter(&fs));
+    for path in &case.run.unreadable {
+        fs.set_unreadable(run_dir.join("proj").join(path));
+    }
+    Arc::new(fs)
+}
+
+/// An engine over the case laid out in memory, and the workspace of its `cwd`, for tests
+/// that ask the engine other questions than the oracle's.
+pub fn memory_engine(case: &Case) -> Result<(Engine, ctxgraph_queries::Workspace), EngineError> {
+    let run_dir = PathBuf::from(MEMORY_RUN);
+    let mut engine = Engine::new(memory_system(case), host_env(case, &run_dir));
+    let ws = engine.open(&run_dir.join("proj").join(&case.run.cwd))?;
+    Ok((engine, ws))
 }
 
 fn section(out: &mut String, title: &str, text: &str) {

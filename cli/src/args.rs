@@ -20,6 +20,13 @@ pub struct Cli {
 pub enum Command {
     Build(BuildArgs),
     Nearby(NearbyArgs),
+    Explain(ExplainArgs),
+    Lint(LintArgs),
+    Snapshot(SnapshotArgs),
+    Check(CheckArgs),
+    InitCheck(InitCheckArgs),
+    Watch(WatchArgs),
+    Serve(ServeArgs),
     Config(ConfigArgs),
 }
 
@@ -117,6 +124,102 @@ pub struct NearbyArgs {
     pub cwd: Option<PathBuf>,
 }
 
+/// Write the snapshots of the scenarios in ctxgraph.toml (.ctxgraph/snapshots/NAME.snap)
+///
+/// Each scenario is built hermetically: only the repository exists, the home and global
+/// config directories are the scenario's (or none), the date and platform are pinned and
+/// absolute paths are written as <repo>/… and <home>/….
+#[derive(Debug, Args)]
+pub struct SnapshotArgs {
+    /// The scenarios to snapshot [default: all]
+    pub names: Vec<String>,
+
+    #[command(flatten)]
+    pub scenarios: ScenariosArg,
+
+    /// Propose a scenarios file instead, as `init-check` does
+    #[arg(long, conflicts_with = "names")]
+    pub init: bool,
+}
+
+/// Rebuild every scenario and compare it with its snapshot
+///
+/// Exit 0 when every prompt matches its snapshot, 1 with a diff, the token delta and the
+/// sources that changed otherwise, 2 when the scenarios file or a scenario's config is
+/// invalid. Outside CI a changed or new result is written as NAME.snap.new; in CI (`CI`
+/// set and not false/0) nothing is written and a missing snapshot fails.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The scenarios to check [default: all]
+    pub names: Vec<String>,
+
+    #[command(flatten)]
+    pub scenarios: ScenariosArg,
+
+    /// Turn pending .snap.new files into snapshots instead of checking
+    #[arg(long)]
+    pub accept: bool,
+
+    /// Output: for people, GitHub Actions annotations and step summary, or JSON
+    #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
+    pub format: CheckFormat,
+}
+
+/// Propose a scenarios file: the root, and every directory that holds a rule file
+///
+/// Writes ctxgraph.toml at the worktree root (or --scenarios PATH) when there is none;
+/// prints the proposal otherwise.
+#[derive(Debug, Args)]
+pub struct InitCheckArgs {
+    #[command(flatten)]
+    pub scenarios: ScenariosArg,
+}
+
+#[derive(Debug, Args)]
+pub struct ScenariosArg {
+    /// The scenarios file [default: the nearest ctxgraph.toml up to the worktree root]
+    #[arg(long, value_name = "PATH")]
+    pub scenarios: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CheckFormat {
+    Text,
+    Github,
+    Json,
+}
+
+/// Rebuild the system prompt on every file change, one line per rebuild
+///
+/// Each line: the prompt's blake3 hash (first 16 hex digits), its size in bytes, the blocks
+/// added, removed and changed since the previous build, and how many queries executed.
+/// Only the directories the build looked at are watched.
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// The directory opencode would be started in [default: the current directory]
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+
+    /// Add the model line to the environment block
+    #[arg(long, value_name = "PROVIDER/ID")]
+    pub model: Option<ModelRef>,
+}
+
+/// Serve builds to an agent host: JSON-RPC 2.0, one JSON object per line
+///
+/// Methods: build {cwd, section?, model?}, nearby {file, cwd}, stats, shutdown. See the
+/// README for the message shapes.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Talk over stdin and stdout (the only transport for now)
+    #[arg(long, required = true)]
+    pub stdio: bool,
+
+    /// Do not watch files; re-check every known path before each request instead
+    #[arg(long)]
+    pub no_watch: bool,
+}
+
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum SectionArg {
     System,
@@ -128,4 +231,72 @@ pub enum SectionArg {
 pub enum Format {
     Text,
     Json,
+}
+
+/// Explain why each rule file is, or is not, in the system prompt
+///
+/// Without TARGET: every rule file and URL opencode considered from the directory, in
+/// prompt order, with its position, size and tokens when loaded and every reason when not.
+/// TARGET can be a file (relative paths resolve from the current directory, then from
+/// --cwd and each directory above it up to the repository root), a config `instructions`
+/// entry, or a URL.
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// A file, an `instructions` entry, or a URL
+    pub target: Option<String>,
+
+    /// The directory opencode would be started in [default: the current directory]
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+
+    /// Output format: prose, JSON, or the provenance graph in Graphviz DOT
+    #[arg(long, value_enum, default_value_t = ExplainFormat::Text)]
+    pub format: ExplainFormat,
+}
+
+/// Check the rules opencode would load for mistakes, secrets and size
+///
+/// Exits 1 when a finding is at or above the --deny level, 0 otherwise.
+#[derive(Debug, Args)]
+pub struct LintArgs {
+    /// The directory opencode would be started in [default: the current directory]
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+
+    /// Output format
+    #[arg(long, value_enum, default_value_t = LintFormat::Text)]
+    pub format: LintFormat,
+
+    /// The lowest severity that makes the command fail
+    #[arg(long, value_enum, default_value_t = DenyLevel::Errors)]
+    pub deny: DenyLevel,
+
+    /// Token budget for the whole system prompt (o200k_base tokens)
+    #[arg(long, value_name = "TOKENS", default_value_t = ctxgraph_queries::opencode::lint::Budget::default().total)]
+    pub max_total_tokens: usize,
+
+    /// Token budget for one rule file's block (o200k_base tokens)
+    #[arg(long, value_name = "TOKENS", default_value_t = ctxgraph_queries::opencode::lint::Budget::default().rule)]
+    pub max_rule_tokens: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ExplainFormat {
+    Text,
+    Json,
+    Dot,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LintFormat {
+    Text,
+    Json,
+    Sarif,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DenyLevel {
+    Errors,
+    Warnings,
+    Notes,
 }

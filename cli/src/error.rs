@@ -3,11 +3,13 @@
 use std::io::Write;
 use std::process::ExitCode;
 
+use ctxgraph_check::{ScenariosError, SnapshotFailure};
 use ctxgraph_engine::EngineError;
 use ctxgraph_queries::opencode::config::{ConfigError, describe_substitution};
 use ctxgraph_queries::opencode::prompt::BuildError;
 
 /// Exit codes: 0 success, 1 a check or lint failed, 2 bad input, 3 a bug in ctxgraph.
+pub const EXIT_FINDINGS: u8 = 1;
 pub const EXIT_INPUT: u8 = 2;
 pub const EXIT_INTERNAL: u8 = 3;
 
@@ -21,6 +23,16 @@ pub enum CliError {
     RemoteStrict(Vec<String>),
     #[error("no config value at {0}")]
     NoSuchKey(String),
+    #[error(transparent)]
+    Check(#[from] SnapshotFailure),
+    #[error(transparent)]
+    Watch(ctxgraph_engine::watch::WatchError),
+}
+
+impl From<ScenariosError> for CliError {
+    fn from(err: ScenariosError) -> Self {
+        CliError::Check(SnapshotFailure::Scenarios(err))
+    }
 }
 
 impl CliError {
@@ -30,14 +42,30 @@ impl CliError {
         let _ = writeln!(stderr, "{}", render(self));
         ExitCode::from(match self {
             CliError::Engine(_) | CliError::RemoteStrict(_) | CliError::NoSuchKey(_) => EXIT_INPUT,
-            CliError::Output(_) => EXIT_INTERNAL,
+            CliError::Output(_) | CliError::Watch(_) => EXIT_INTERNAL,
+            CliError::Check(SnapshotFailure::Scenarios(_) | SnapshotFailure::Build { .. }) => EXIT_INPUT,
+            CliError::Check(SnapshotFailure::Write { .. }) => EXIT_INTERNAL,
         })
     }
 }
 
 /// `error: …` with, for errors at a position, the offending line and a caret.
 pub fn render(err: &CliError) -> String {
-    let CliError::Engine(EngineError::Build(BuildError::Config(config))) = err else {
+    match err {
+        CliError::Engine(engine) => render_engine(engine),
+        CliError::Check(SnapshotFailure::Scenarios(ScenariosError::Invalid { path, message, at })) => {
+            snippet(message, &path.display().to_string(), at.line, at.column, &at.line_text)
+        }
+        CliError::Check(SnapshotFailure::Build { scenario, error }) => {
+            format!("{}\n  (while building scenario {scenario})", render_engine(error))
+        }
+        _ => format!("error: {err}"),
+    }
+}
+
+/// An engine error, with the offending line for config errors at a position.
+pub fn render_engine(err: &EngineError) -> String {
+    let EngineError::Build(BuildError::Config(config)) = err else {
         return format!("error: {err}");
     };
     match config {

@@ -8,6 +8,7 @@ mod args;
 mod commands;
 mod error;
 mod output;
+mod render;
 
 fn main() -> ExitCode {
     let args = args::Cli::parse();

@@ -19,6 +19,11 @@ impl ExecutionLog {
         *self.counts.lock().unwrap_or_else(PoisonError::into_inner).entry(query).or_default() += 1;
     }
 
+    /// Executions of all queries since start.
+    pub fn total(&self) -> u64 {
+        self.counts.lock().unwrap_or_else(PoisonError::into_inner).values().sum()
+    }
+
     /// Executions per query since start.
     pub fn totals(&self) -> BTreeMap<String, u64> {
         self.counts.lock().unwrap_or_else(PoisonError::into_inner).clone()

@@ -4,10 +4,15 @@
 //! system and process environment, or an in-memory one), and is the only place that
 //! mutates inputs. Callers ask it for prompts; the queries do the work.
 
+mod changes;
 mod database;
 mod host;
 mod os;
 pub mod remote;
+pub mod serve;
+mod tokens;
+mod turn;
+pub mod watch;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -15,17 +20,23 @@ use std::sync::Arc;
 
 use ctxgraph_queries::opencode::config::wellknown::pending_requests;
 use ctxgraph_queries::opencode::config::{MergedConfig, merged_config};
+use ctxgraph_queries::opencode::explain::{Explanation, TargetExplanation, explain, explain_target};
 use ctxgraph_queries::opencode::instructions::{SystemPaths, system_paths};
+use ctxgraph_queries::opencode::lint::{Budget, Finding, lint};
 use ctxgraph_queries::opencode::nearby::{Nearby, nearby_rules};
 use ctxgraph_queries::opencode::prompt::{BuildError, ModelRef, Prompt, system_prompt};
+use ctxgraph_queries::opencode::worktree::{Worktree, worktree};
 use ctxgraph_queries::remote::{ConfigDocState, ConfigRequest, RemoteState};
 use ctxgraph_queries::system::{FileKind, System};
-use ctxgraph_queries::{Host, Workspace};
+use ctxgraph_queries::{Db, Host, Workspace};
 use salsa::Setter;
 
+pub use changes::{Applied, ChangeEvent};
 pub use database::{Database, ExecutionLog};
 pub use host::HostEnv;
 pub use os::{MAX_FILE_BYTES, OsSystem};
+pub use tokens::O200k;
+pub use turn::{BlockSpan, Rendered, Turn, TurnDiff, Turns, block_id, hash_hex};
 
 /// Why the engine could not answer.
 #[derive(Debug, thiserror::Error)]
@@ -44,13 +55,15 @@ pub struct Engine {
     db: Database,
     host: Host,
     workspaces: HashMap<PathBuf, Workspace>,
+    /// `open` arguments already resolved, so a warm turn makes no system call.
+    opened: HashMap<PathBuf, Workspace>,
 }
 
 impl Engine {
     pub fn new(system: Arc<dyn System>, env: HostEnv) -> Self {
         let db = Database::new(system);
         let host = Host::new(&db, env.vars, env.home, env.platform, env.date);
-        Self { db, host, workspaces: HashMap::new() }
+        Self { db, host, workspaces: HashMap::new(), opened: HashMap::new() }
     }
 
     /// An engine over the real file system and this process's environment.
@@ -62,8 +75,32 @@ impl Engine {
         &self.db
     }
 
+    /// Applies file-system events to the inputs (see [`ChangeEvent`]); the next build
+    /// recomputes only what they invalidated.
+    pub fn apply_changes(&mut self, changes: &[ChangeEvent]) -> Applied {
+        let applied = changes::apply(&mut self.db, changes);
+        if applied.rescanned || applied.kinds_changed > 0 {
+            // A symlink on the way to a working directory may point elsewhere now.
+            self.opened.clear();
+        }
+        applied
+    }
+
     /// The workspace for a working directory (P4: canonicalised; it must be a directory).
+    /// Asking again for the same `cwd` costs no system call while its directory exists.
     pub fn open(&mut self, cwd: &Path) -> Result<Workspace, EngineError> {
+        if let Some(&ws) = self.opened.get(cwd) {
+            let dir = self.db.files().get(&self.db, ws.cwd(&self.db));
+            if dir.kind(&self.db) == FileKind::Directory {
+                return Ok(ws);
+            }
+        }
+        let ws = self.resolve(cwd)?;
+        self.opened.insert(cwd.to_path_buf(), ws);
+        Ok(ws)
+    }
+
+    fn resolve(&mut self, cwd: &Path) -> Result<Workspace, EngineError> {
         let system = ctxgraph_queries::Db::system(&self.db);
         let error = |reason: String| EngineError::WorkingDirectory { path: cwd.to_path_buf(), reason };
         let real = system.canonicalize(cwd).map_err(|err| error(err.to_string()))?;
@@ -125,9 +162,19 @@ impl Engine {
         Ok(())
     }
 
+    /// The memoized prompt, without copying it: what a per-turn caller compares.
+    pub fn prompt(&self, ws: Workspace, model: Option<ModelRef>) -> Result<&Prompt, EngineError> {
+        system_prompt(&self.db, ws, model).as_ref().map_err(|err| EngineError::Build(err.clone()))
+    }
+
     /// What discovery found, with the facts behind each decision.
     pub fn system_paths(&self, ws: Workspace) -> Result<SystemPaths, EngineError> {
         system_paths(&self.db, ws).clone().map_err(|e| EngineError::Build(BuildError::Config(e)))
+    }
+
+    /// P5: the worktree that bounds every upward walk from `ws`.
+    pub fn worktree(&self, ws: Workspace) -> Worktree {
+        worktree(&self.db, ws).clone()
     }
 
     /// N1–N5: the rule files a read of `file` would attach in a fresh session. The file
@@ -135,7 +182,8 @@ impl Engine {
     /// directory attaches nothing.
     pub fn nearby(&self, ws: Workspace, file: &Path) -> Result<Nearby, EngineError> {
         let target = ctxgraph_queries::path::resolve(ws.cwd(&self.db), file);
-        let kind = ctxgraph_queries::Db::system(&self.db).kind(&target);
+        // Through the input, which the engine keeps current: no system call when warm.
+        let kind = self.db.files().get(&self.db, &target).kind(&self.db);
         match kind {
             FileKind::Missing | FileKind::Inaccessible => {
                 Err(EngineError::ReadTarget { path: target, reason: "no such file".to_owned() })
@@ -143,6 +191,28 @@ impl Engine {
             FileKind::Directory => Ok(Nearby { rules: Vec::new() }),
             FileKind::File | FileKind::Other => Ok(nearby_rules(&self.db, ws, target).clone()?),
         }
+    }
+
+    /// Why every rule file and URL discovery considered is, or is not, in the prompt,
+    /// with `o200k_base` token counts.
+    pub fn explain(&self, ws: Workspace) -> Result<Explanation, EngineError> {
+        Ok(explain(&self.db, ws, &O200k)?)
+    }
+
+    /// [`Engine::explain`] for one file, `instructions` entry or URL; relative paths are
+    /// taken from `base`.
+    pub fn explain_target(
+        &self,
+        ws: Workspace,
+        target: &str,
+        base: &Path,
+    ) -> Result<TargetExplanation, EngineError> {
+        Ok(explain_target(&self.db, ws, &O200k, target, base)?)
+    }
+
+    /// Lint findings for the rules loaded from `ws`, token budgets in `o200k_base` tokens.
+    pub fn lint(&self, ws: Workspace, budget: Budget) -> Result<Vec<Finding>, EngineError> {
+        Ok(lint(&self.db, ws, &O200k, budget)?)
     }
 
     /// I8: the distinct `http(s)://` entries of the merged `instructions`, in config order.

@@ -30,6 +30,20 @@ pub struct File {
     pub revision: u64,
 }
 
+/// Which paths exist changes less often than what files say. With `kind` and directory
+/// listings at MEDIUM durability and file contents at LOW, an edit to a rule file lets
+/// salsa skip re-verifying every walk and glob (they only read MEDIUM fields): the next
+/// build checks the content queries and the assembly, not the whole tree.
+pub const KIND_DURABILITY: Durability = Durability::MEDIUM;
+
+/// The durability of `revision` for a path of this kind (the engine sets it with it).
+pub fn revision_durability(kind: FileKind) -> Durability {
+    match kind {
+        FileKind::Directory => Durability::MEDIUM,
+        _ => Durability::LOW,
+    }
+}
+
 /// The side table from paths to [`File`] inputs. Lives in the database, outside salsa.
 #[derive(Debug, Default)]
 pub struct Files {
@@ -45,7 +59,11 @@ impl Files {
         }
         *self.by_path.entry(path.clone()).or_insert_with(|| {
             let kind = db.system().kind(&path);
-            File::builder(path, kind, 0).path_durability(Durability::NEVER_CHANGE).new(db)
+            File::builder(path, kind, 0)
+                .path_durability(Durability::NEVER_CHANGE)
+                .kind_durability(KIND_DURABILITY)
+                .revision_durability(revision_durability(kind))
+                .new(db)
         })
     }
 

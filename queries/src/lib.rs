@@ -10,6 +10,10 @@ pub mod files;
 pub mod opencode;
 pub mod path;
 pub mod remote;
+pub mod secrets;
 pub mod system;
+#[cfg(test)]
+mod testing;
+pub mod tokens;
 
 pub use db::{Db, Host, Workspace};

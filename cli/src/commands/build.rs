@@ -5,10 +5,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use ctxgraph_engine::remote::{FetchOptions, Fetcher};
-use ctxgraph_engine::{Engine, HostEnv};
+use ctxgraph_engine::{BlockSpan, Engine, HostEnv, Rendered};
 use ctxgraph_queries::Workspace;
 use ctxgraph_queries::opencode::instructions::SystemPaths;
-use ctxgraph_queries::opencode::prompt::{BlockKind, Prompt, Section};
+use ctxgraph_queries::opencode::prompt::{Prompt, Section};
 use ctxgraph_queries::remote::{FetchFailure, LoadedFrom, RemoteState};
 use serde::Serialize;
 
@@ -92,23 +92,19 @@ fn load_remote(engine: &mut Engine, ws: Workspace, options: FetchOptions) -> Res
 }
 
 #[derive(Serialize)]
-struct Report<'a> {
+struct Report {
     section: &'static str,
     bytes: usize,
     hash: String,
-    blocks: Vec<BlockReport<'a>>,
+    blocks: Vec<BlockReport>,
     /// Every `instructions` URL, in config order, and what became of it.
     remote: Vec<RemoteReport>,
 }
 
 #[derive(Serialize)]
-struct BlockReport<'a> {
-    id: String,
-    kind: BlockKind,
-    source: Option<&'a str>,
-    start: usize,
-    end: usize,
-    hash: String,
+struct BlockReport {
+    #[serde(flatten)]
+    span: BlockSpan,
     rule: &'static str,
     reason: String,
 }
@@ -129,13 +125,15 @@ struct RemoteReport {
     code: Option<&'static str>,
 }
 
-impl<'a> Report<'a> {
-    fn new(engine: &Engine, prompt: &'a Prompt, section: Section, paths: &SystemPaths) -> Self {
+impl Report {
+    fn new(engine: &Engine, prompt: &Prompt, section: Section, paths: &SystemPaths) -> Self {
+        let rendered = Rendered::new(prompt, section);
         let layout = prompt.layout(section);
         let blocks = layout
             .spans
             .iter()
-            .map(|(index, range)| {
+            .zip(rendered.blocks)
+            .map(|((index, _), span)| {
                 let block = &prompt.blocks[*index];
                 let reason = match (block.candidate.and_then(|c| paths.candidates.get(c)), block.remote) {
                     (Some(candidate), _) => candidate.origin.describe(),
@@ -145,23 +143,7 @@ impl<'a> Report<'a> {
                     ),
                     (None, None) => "B2: the environment block opencode recomputes on every step".to_owned(),
                 };
-                let id = match (block.kind, block.source.as_deref()) {
-                    (BlockKind::Environment, _) | (_, None) => "environment".to_owned(),
-                    (BlockKind::Instruction, Some(source)) => format!("file:{source}"),
-                    (BlockKind::Remote, Some(source)) => {
-                        format!("url:{source}#{}", block.remote.unwrap_or(0))
-                    }
-                };
-                BlockReport {
-                    id,
-                    kind: block.kind,
-                    source: block.source.as_deref(),
-                    start: range.start,
-                    end: range.end,
-                    hash: blake3::hash(block.text.as_bytes()).to_hex().to_string(),
-                    rule: block.rule,
-                    reason,
-                }
+                BlockReport { span, rule: block.rule, reason }
             })
             .collect();
         let remote = paths
@@ -193,8 +175,8 @@ impl<'a> Report<'a> {
                 Section::Environment => "environment",
                 Section::Instructions => "instructions",
             },
-            bytes: layout.text.len(),
-            hash: blake3::hash(layout.text.as_bytes()).to_hex().to_string(),
+            bytes: rendered.text.len(),
+            hash: rendered.hash,
             blocks,
             remote,
         }

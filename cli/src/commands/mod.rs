@@ -12,13 +12,27 @@ use crate::args::{Cli, Command};
 use crate::error::CliError;
 
 mod build;
+mod check;
 mod config;
+mod explain;
+mod github;
+mod lint;
 mod nearby;
+mod serve;
+mod snapshot;
+mod watch;
 
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     match cli.command {
         Command::Build(args) => build::run(args),
         Command::Nearby(args) => nearby::run(args),
+        Command::Explain(args) => explain::run(args),
+        Command::Lint(args) => lint::run(args),
+        Command::Snapshot(args) => snapshot::run(args),
+        Command::Check(args) => check::run(args),
+        Command::InitCheck(args) => snapshot::init(args.scenarios),
+        Command::Watch(args) => watch::run(args),
+        Command::Serve(args) => serve::run(args),
         Command::Config(args) => config::run(args),
     }
 }

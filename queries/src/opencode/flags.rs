@@ -23,7 +23,7 @@ pub struct Flags {
 }
 
 /// Which variable turned a flag on, and its value: what `explain` quotes.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct FlagSource {
     pub name: &'static str,
     pub value: String,

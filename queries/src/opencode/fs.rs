@@ -176,6 +176,7 @@ impl GlobWalk<'_> {
                         continue;
                     }
                     let child = dir.join(&entry.name);
+                    let last = index + 1 == self.segments.len();
                     match entry.kind {
                         EntryKind::Directory => self.visit(&child, index),
                         EntryKind::Symlink
@@ -185,6 +186,8 @@ impl GlobWalk<'_> {
                         {
                             self.visit(&child, index + 1);
                         }
+                        // A trailing `**` also matches the files below it.
+                        _ if last => self.visit(&child, index + 1),
                         _ => {}
                     }
                 }
@@ -254,6 +257,91 @@ pub fn expand_braces(pattern: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::system::MemorySystem;
+    use crate::testing::TestDb;
+
+    const T: &str = "/t";
+
+    fn db(files: &[&str]) -> TestDb {
+        let fs = MemorySystem::new();
+        fs.create_dir_all(T);
+        for file in files {
+            fs.write_file(Path::new(T).join(file), "x");
+        }
+        TestDb::new(fs)
+    }
+
+    fn at(relative: &str) -> PathBuf {
+        Path::new(T).join(relative)
+    }
+
+    fn names(paths: &[PathBuf]) -> Vec<String> {
+        paths.iter().map(|p| p.strip_prefix(T).unwrap().display().to_string()).collect()
+    }
+
+    // The FS-* cases are upstream's `packages/core/test/filesystem/filesystem.test.ts`
+    // (spec §4.3).
+
+    #[test]
+    fn fs_01_find_up_without_stop_reaches_the_root() {
+        let db = db(&["target.txt"]);
+        let found = find_up(&db, "target.txt".into(), at(""), PathBuf::from("/nowhere")).clone().unwrap();
+        assert_eq!(found, [at("target.txt")]);
+    }
+
+    #[test]
+    fn fs_02_find_up_from_below_the_stop() {
+        let db = db(&["marker"]);
+        let found = find_up(&db, "marker".into(), at("a/b"), at("")).clone().unwrap();
+        assert_eq!(found, [at("marker")]);
+    }
+
+    #[test]
+    fn fs_03_find_up_nothing() {
+        let db = db(&[]);
+        assert_eq!(
+            find_up(&db, "nonexistent".into(), at(""), at("")).clone().unwrap(),
+            Vec::<PathBuf>::new()
+        );
+    }
+
+    #[test]
+    fn fs_04_up_orders_by_directory_then_target() {
+        let db = db(&["a.txt", "b.txt", "sub/a.txt"]);
+        let found = up(&db, vec!["a.txt".into(), "b.txt".into()], at("sub"), at("")).clone().unwrap();
+        assert_eq!(names(&found), ["sub/a.txt", "a.txt", "b.txt"]);
+    }
+
+    #[test]
+    fn fs_05_and_06_glob_matches_files_in_cwd() {
+        let db = db(&["a.ts", "b.ts", "c.json", "file.txt"]);
+        assert_eq!(names(glob(&db, at(""), "*.ts".into(), false)), ["a.ts", "b.ts"]);
+        assert_eq!(glob(&db, at(""), "*.txt".into(), false), &[at("file.txt")]);
+    }
+
+    #[test]
+    fn fs_07_globstar_crosses_directories_and_star_does_not() {
+        let db = db(&["foo.ts", "foo.json", "src/a/b.ts"]);
+        assert_eq!(names(glob(&db, at(""), "*.ts".into(), false)), ["foo.ts"]);
+        assert_eq!(names(glob(&db, at(""), "src/**".into(), false)), ["src/a/b.ts"]);
+        assert_eq!(names(glob(&db, at(""), "src/*".into(), false)), Vec::<String>::new());
+    }
+
+    #[test]
+    fn fs_08_glob_up_visits_every_level_nearest_first() {
+        let db = db(&["root.md", "a/b/leaf.md"]);
+        let levels = glob_up(&db, "*.md", &at("a/b"), &at(""));
+        let found: Vec<PathBuf> = levels.into_iter().flat_map(|(_, hits)| hits).collect();
+        assert_eq!(names(&found), ["a/b/leaf.md", "root.md"]);
+    }
+
+    #[test]
+    fn dot_files_need_dot_or_a_literal_dot() {
+        let db = db(&["rules/.hidden.md", "rules/a.md"]);
+        assert_eq!(names(glob(&db, at(""), "rules/*.md".into(), false)), ["rules/a.md"]);
+        assert_eq!(names(glob(&db, at(""), "rules/*.md".into(), true)), ["rules/.hidden.md", "rules/a.md"]);
+        assert_eq!(names(glob(&db, at(""), "rules/.*.md".into(), false)), ["rules/.hidden.md"]);
+    }
 
     #[test]
     fn braces_expand_like_minimatch() {

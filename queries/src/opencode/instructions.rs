@@ -96,6 +96,39 @@ pub struct SystemPaths {
     pub remote: Vec<RemoteEntry>,
     /// Config entries that matched nothing, by index into the merged `instructions`.
     pub unmatched: Vec<usize>,
+    /// I5: every local `instructions` entry, as globbed level by level.
+    pub expansions: Vec<Expansion>,
+}
+
+/// How one local `instructions` entry was globbed (I5): the directories it was tried in,
+/// in order, and what each matched.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Expansion {
+    /// Index into the merged `instructions`.
+    pub index: usize,
+    pub entry: String,
+    pub source: ConfigSource,
+    pub mode: GlobMode,
+    /// The pattern as globbed: `~/` expanded; for [`GlobMode::Absolute`], the basename.
+    pub pattern: String,
+    pub levels: Vec<GlobLevel>,
+}
+
+/// Which I5 branch globbed an entry.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum GlobMode {
+    /// An absolute path: only the basename is a pattern, in its literal directory, dot off.
+    Absolute,
+    /// `globUp` from `D` to `W`, dot on.
+    Up,
+    /// Project config disabled: only `G`, with this flag.
+    GlobalDirOnly(FlagSource),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct GlobLevel {
+    pub dir: PathBuf,
+    pub matches: Vec<PathBuf>,
 }
 
 impl SystemPaths {
@@ -164,6 +197,7 @@ pub fn system_paths(db: &dyn Db, ws: Workspace) -> Result<SystemPaths, ConfigErr
     // I5: config entries in merged order.
     let mut remote = Vec::new();
     let mut unmatched = Vec::new();
+    let mut expansions = Vec::new();
     for (index, entry) in config.instructions.iter().enumerate() {
         let raw = entry.value.as_str();
         if raw.starts_with("https://") || raw.starts_with("http://") {
@@ -180,29 +214,40 @@ pub fn system_paths(db: &dyn Db, ws: Workspace) -> Result<SystemPaths, ConfigErr
             Some(rest) => path::display(&paths.home.join(rest)),
             None => raw.to_owned(),
         };
-        let levels: Vec<(PathBuf, Vec<PathBuf>)> = if Path::new(&expanded).is_absolute() {
-            // Only the basename is a pattern; the directory is taken literally, dot off.
-            let full = path::normalize(Path::new(&expanded));
-            let dir = full.parent().map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
-            let base = full.file_name().map(|b| b.to_string_lossy().into_owned()).unwrap_or_default();
-            vec![(dir.clone(), glob(db, dir, base, false).clone())]
-        } else if project.disabled_by.is_some() {
-            glob_up(db, &expanded, &paths.instruction_dir, &paths.instruction_dir)
-        } else {
-            glob_up(db, &expanded, cwd, root)
-        };
+        let (mode, pattern, levels): (GlobMode, String, Vec<(PathBuf, Vec<PathBuf>)>) =
+            if Path::new(&expanded).is_absolute() {
+                // Only the basename is a pattern; the directory is taken literally, dot off.
+                let full = path::normalize(Path::new(&expanded));
+                let dir = full.parent().map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
+                let base = full.file_name().map(|b| b.to_string_lossy().into_owned()).unwrap_or_default();
+                let hits = glob(db, dir.clone(), base.clone(), false).clone();
+                (GlobMode::Absolute, base, vec![(dir, hits)])
+            } else if let Some(flag) = &project.disabled_by {
+                let levels = glob_up(db, &expanded, &paths.instruction_dir, &paths.instruction_dir);
+                (GlobMode::GlobalDirOnly(flag.clone()), expanded, levels)
+            } else {
+                (GlobMode::Up, expanded.clone(), glob_up(db, &expanded, cwd, root))
+            };
         let mut matched = false;
-        for (dir, hits) in levels {
+        for (dir, hits) in &levels {
             for hit in hits {
                 matched = true;
-                add(hit, origin(&dir));
+                add(hit.clone(), origin(dir));
             }
         }
         if !matched {
             unmatched.push(index);
         }
+        expansions.push(Expansion {
+            index,
+            entry: raw.to_owned(),
+            source: entry.source.clone(),
+            mode,
+            pattern,
+            levels: levels.into_iter().map(|(dir, matches)| GlobLevel { dir, matches }).collect(),
+        });
     }
-    Ok(SystemPaths { global, project, candidates, remote, unmatched })
+    Ok(SystemPaths { global, project, candidates, remote, unmatched, expansions })
 }
 
 /// I7: one rule file's content as opencode reads it (errors read as empty).

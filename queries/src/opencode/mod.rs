@@ -2,10 +2,12 @@
 //! as queries. Rule ids (P, F, C, V, J, I, B, N) refer to `spec/opencode-v1.md`.
 
 pub mod config;
+pub mod explain;
 pub mod flags;
 pub mod fs;
 pub mod instructions;
 pub mod jsonc;
+pub mod lint;
 pub mod nearby;
 pub mod paths;
 pub mod prompt;

@@ -477,6 +477,14 @@ impl<'a> LineIndex<'a> {
 pub struct InstructionEntry {
     pub value: String,
     pub source: ConfigSource,
+    /// Where the entry is written in its source (`None` for sources without positions).
+    pub at: Option<Location>,
+}
+
+/// The 1-based line of the config source where `entry` is written, from the provenance
+/// the parser recorded.
+pub fn entry_line(_db: &dyn Db, _ws: Workspace, entry: &InstructionEntry) -> Option<usize> {
+    entry.at.map(|at| at.line)
 }
 
 /// What one source did, for reports.
@@ -559,9 +567,11 @@ pub fn merged_config(db: &dyn Db, ws: Workspace) -> Result<MergedConfig, ConfigE
         Some(NodeKind::Array(items)) => items
             .iter()
             .filter_map(|item| match &item.kind {
-                NodeKind::Scalar(Value::String(value)) => {
-                    Some(InstructionEntry { value: value.clone(), source: item.origin.source.clone() })
-                }
+                NodeKind::Scalar(Value::String(value)) => Some(InstructionEntry {
+                    value: value.clone(),
+                    source: item.origin.source.clone(),
+                    at: item.origin.at,
+                }),
                 _ => None,
             })
             .collect(),

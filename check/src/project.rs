@@ -1,0 +1,304 @@
+//! A loaded scenarios file, and the three things done with it: snapshot, check, accept.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use ctxgraph_engine::{Engine, EngineError, HostEnv, OsSystem};
+use serde::Serialize;
+
+use crate::compare::{Change, compare};
+use crate::portable::Placeholders;
+use crate::render::render;
+use crate::scenarios::{self, Anchor, Scenario, ScenariosError};
+use crate::snapshot::{self, Stored};
+
+/// P5 from `dir`: the nearest directory above it with a git entry, or `dir` itself outside
+/// git. Computed by the same query the prompt uses, over the real file system.
+pub fn worktree_root(dir: &Path) -> PathBuf {
+    let env = HostEnv {
+        vars: Default::default(),
+        home: PathBuf::from("/"),
+        platform: "linux".to_owned(),
+        date: String::new(),
+    };
+    let mut engine = Engine::new(Arc::new(OsSystem), env);
+    match engine.open(dir) {
+        Ok(ws) => {
+            let worktree = engine.worktree(ws);
+            if worktree.is_git() { worktree.root } else { ws.cwd(engine.db()).clone() }
+        }
+        Err(_) => dir.to_path_buf(),
+    }
+}
+
+/// The nearest scenarios file from `start` up to its worktree root.
+pub fn locate(start: &Path) -> Result<PathBuf, ScenariosError> {
+    let start = std::fs::canonicalize(start).unwrap_or_else(|_| start.to_path_buf());
+    let root = worktree_root(&start);
+    start
+        .ancestors()
+        .take_while(|dir| dir.starts_with(&root))
+        .map(|dir| dir.join(crate::SCENARIOS_FILE))
+        .find(|file| file.is_file())
+        .ok_or(ScenariosError::NotFound { start: start.clone(), root })
+}
+
+pub struct Project {
+    /// The scenarios file.
+    pub file: PathBuf,
+    /// Its directory (canonical).
+    pub base: PathBuf,
+    /// `<repo>` (canonical).
+    pub repo: PathBuf,
+    pub scenarios: Vec<Scenario>,
+}
+
+/// One scenario's result in `check`.
+#[derive(Debug, Serialize)]
+pub struct ScenarioReport {
+    pub name: String,
+    /// The snapshot file, relative to `<repo>`.
+    pub snapshot: String,
+    pub status: Status,
+    /// Whether this scenario fails the check.
+    pub failed: bool,
+    /// The current prompt's token estimate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub change: Option<Change>,
+    /// Something a reviewer should know beyond the diff.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// A `.snap.new` written for `check --accept`, relative to `<repo>`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pending: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(skip)]
+    pub engine_error: Option<EngineError>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// The prompt is the snapshot's body, byte for byte.
+    Match,
+    Changed,
+    /// No snapshot yet.
+    Missing,
+    /// The snapshot file is not one (no usable header).
+    Invalid,
+    /// The scenario cannot be built (its config is broken).
+    Error,
+}
+
+#[derive(Debug, Serialize)]
+pub struct CheckReport {
+    pub scenarios: Vec<ScenarioReport>,
+}
+
+impl CheckReport {
+    pub fn passed(&self) -> bool {
+        self.scenarios.iter().all(|s| !s.failed)
+    }
+
+    /// A scenario could not be built at all: bad input rather than a changed prompt.
+    pub fn has_errors(&self) -> bool {
+        self.scenarios.iter().any(|s| s.status == Status::Error)
+    }
+}
+
+/// A snapshot `ctxgraph snapshot` wrote.
+#[derive(Debug)]
+pub struct Written {
+    pub name: String,
+    pub path: String,
+    pub tokens: usize,
+}
+
+#[derive(Debug)]
+pub struct Accepted {
+    pub name: String,
+    pub path: String,
+}
+
+impl Project {
+    pub fn load(file: &Path) -> Result<Self, ScenariosError> {
+        let read_error = |source| ScenariosError::Read { path: file.to_path_buf(), source };
+        let text = std::fs::read_to_string(file).map_err(read_error)?;
+        let parent = file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let base = std::fs::canonicalize(parent).map_err(read_error)?;
+        let repo = worktree_root(&base);
+        let scenarios = scenarios::parse(&text, &Anchor { file, base: &base, repo: &repo })?;
+        Ok(Self { file: file.to_path_buf(), base, repo, scenarios })
+    }
+
+    pub fn snapshot_dir(&self) -> PathBuf {
+        self.base.join(crate::SNAPSHOT_DIR)
+    }
+
+    /// A path as shown to users and CI: relative to `<repo>`.
+    pub fn relative(&self, path: &Path) -> String {
+        path.strip_prefix(&self.repo).unwrap_or(path).to_string_lossy().into_owned()
+    }
+
+    /// The named scenarios (all when `names` is empty), sorted by name.
+    pub fn select(&self, names: &[String]) -> Result<Vec<&Scenario>, ScenariosError> {
+        if let Some(unknown) = names.iter().find(|n| !self.scenarios.iter().any(|s| &s.name == *n)) {
+            return Err(ScenariosError::UnknownScenario {
+                path: self.file.clone(),
+                name: unknown.clone(),
+                known: self.scenarios.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", "),
+            });
+        }
+        Ok(self.scenarios.iter().filter(|s| names.is_empty() || names.contains(&s.name)).collect())
+    }
+
+    /// Builds the scenarios and writes their snapshots (dropping pending `.snap.new`s).
+    /// Nothing is written unless every scenario builds.
+    pub fn snapshot(&self, names: &[String]) -> Result<Vec<Written>, SnapshotFailure> {
+        let mut results = Vec::new();
+        for scenario in self.select(names)? {
+            let rendered = render(scenario, &self.repo)
+                .map_err(|error| SnapshotFailure::Build { scenario: scenario.name.clone(), error })?;
+            results.push((scenario, rendered));
+        }
+        let dir = self.snapshot_dir();
+        let mut written = Vec::new();
+        for (scenario, rendered) in results {
+            let path = snapshot::snap_path(&dir, &scenario.name);
+            let io = |source| SnapshotFailure::Write { path: path.clone(), source };
+            snapshot::write_atomic(&path, snapshot::encode(scenario, &rendered).as_bytes()).map_err(io)?;
+            snapshot::remove_if_present(&snapshot::pending_path(&dir, &scenario.name)).map_err(io)?;
+            written.push(Written {
+                name: scenario.name.clone(),
+                path: self.relative(&path),
+                tokens: crate::estimate_tokens(&rendered.body),
+            });
+        }
+        Ok(written)
+    }
+
+    /// Rebuilds the scenarios and compares them with their snapshots. Outside CI, a
+    /// result that differs or has no snapshot is written as `.snap.new`; in CI nothing
+    /// is written and a missing snapshot fails.
+    pub fn check(&self, names: &[String], ci: bool) -> Result<CheckReport, SnapshotFailure> {
+        let dir = self.snapshot_dir();
+        let mut reports = Vec::new();
+        for scenario in self.select(names)? {
+            let snap = snapshot::snap_path(&dir, &scenario.name);
+            let pending = snapshot::pending_path(&dir, &scenario.name);
+            let mut report = ScenarioReport {
+                name: scenario.name.clone(),
+                snapshot: self.relative(&snap),
+                status: Status::Match,
+                failed: false,
+                tokens: None,
+                change: None,
+                note: None,
+                pending: None,
+                error: None,
+                engine_error: None,
+            };
+            let rendered = match render(scenario, &self.repo) {
+                Ok(rendered) => rendered,
+                Err(error) => {
+                    let home = scenario.home.clone().unwrap_or_else(|| crate::hermetic::NO_HOME.into());
+                    report.status = Status::Error;
+                    report.failed = true;
+                    report.error = Some(Placeholders::new(&self.repo, &home).apply(&error.to_string()));
+                    report.engine_error = Some(error);
+                    reports.push(report);
+                    continue;
+                }
+            };
+            report.tokens = Some(crate::estimate_tokens(&rendered.body));
+            let write_error = |source| SnapshotFailure::Write { path: pending.clone(), source };
+            match read_stored(&snap) {
+                Ok(Some(stored)) => {
+                    let labels =
+                        (format!("{} (snapshot)", report.snapshot), format!("{} (current)", scenario.name));
+                    match compare(&stored, &rendered, (&labels.0, &labels.1)) {
+                        None if stored.intact => {}
+                        None => {
+                            report.status = Status::Changed;
+                            report.note = Some(hash_note());
+                        }
+                        Some(change) => {
+                            report.status = Status::Changed;
+                            if !stored.intact {
+                                report.note = Some(hash_note());
+                            } else if change.reordered {
+                                report.note = Some("the same blocks, in another order".to_owned());
+                            }
+                            report.change = Some(change);
+                        }
+                    }
+                }
+                Ok(None) => report.status = Status::Missing,
+                Err(reason) => {
+                    report.status = Status::Invalid;
+                    report.note = Some(reason);
+                }
+            }
+            report.failed = match report.status {
+                Status::Match => false,
+                Status::Missing => ci,
+                Status::Changed | Status::Invalid | Status::Error => true,
+            };
+            if report.status == Status::Match {
+                snapshot::remove_if_present(&pending).map_err(write_error)?;
+            } else if !ci {
+                snapshot::write_atomic(&pending, snapshot::encode(scenario, &rendered).as_bytes())
+                    .map_err(write_error)?;
+                report.pending = Some(self.relative(&pending));
+            }
+            reports.push(report);
+        }
+        Ok(CheckReport { scenarios: reports })
+    }
+
+    /// Turns pending `.snap.new` files of the named scenarios into snapshots.
+    pub fn accept(&self, names: &[String]) -> Result<Vec<Accepted>, SnapshotFailure> {
+        let dir = self.snapshot_dir();
+        let mut accepted = Vec::new();
+        for scenario in self.select(names)? {
+            let pending = snapshot::pending_path(&dir, &scenario.name);
+            if !pending.is_file() {
+                continue;
+            }
+            let snap = snapshot::snap_path(&dir, &scenario.name);
+            std::fs::rename(&pending, &snap)
+                .map_err(|source| SnapshotFailure::Write { path: snap.clone(), source })?;
+            accepted.push(Accepted { name: scenario.name.clone(), path: self.relative(&snap) });
+        }
+        Ok(accepted)
+    }
+}
+
+fn hash_note() -> String {
+    "the snapshot's body does not match the blake3 in its header: it was edited after it was written (an editor adding a final newline?)".to_owned()
+}
+
+/// `Ok(None)` when there is no snapshot; `Err` with the reason when the file is not one.
+fn read_stored(path: &Path) -> Result<Option<Stored>, String> {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(format!("cannot read the snapshot: {err}")),
+    };
+    let text = String::from_utf8(bytes).map_err(|_| "the snapshot is not UTF-8".to_owned())?;
+    snapshot::decode(&text).map(Some).map_err(|err| err.to_string())
+}
+
+/// Why `snapshot`, `check` or `accept` stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum SnapshotFailure {
+    #[error(transparent)]
+    Scenarios(#[from] ScenariosError),
+    #[error("scenario {scenario}: {error}")]
+    Build { scenario: String, error: EngineError },
+    #[error("cannot write {}: {source}", path.display())]
+    Write { path: PathBuf, source: std::io::Error },
+}

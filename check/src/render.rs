@@ -1,0 +1,101 @@
+//! Building one scenario: the pinned body and the blocks it is made of.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use ctxgraph_engine::{Engine, EngineError};
+use ctxgraph_queries::opencode::prompt::{Block, Prompt};
+use serde::Serialize;
+
+use crate::hermetic::{JailSystem, host_env};
+use crate::portable::Placeholders;
+use crate::scenarios::Scenario;
+
+/// A scenario's result, machine-independent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rendered {
+    /// The section's exact text, then for each read file a `--- read <path> ---` line and
+    /// the reminder the read tool would append (or `(no rules attached)`).
+    pub body: String,
+    /// The blocks of the body, in order.
+    pub blocks: Vec<BlockEntry>,
+}
+
+/// One block of a body: what produced it, and a hash of its text.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct BlockEntry {
+    /// `environment`, the rule file's path, or `<rule path> (read <file>)`.
+    pub id: String,
+    /// The first 16 hex digits of the blake3 of the block's text.
+    pub hash: String,
+    /// Why the block is there (only known for a fresh build, not for a stored snapshot).
+    #[serde(skip)]
+    pub reason: Option<String>,
+}
+
+impl BlockEntry {
+    fn new(id: String, text: &str, reason: String) -> Self {
+        let hash = blake3::hash(text.as_bytes()).to_hex()[..16].to_owned();
+        Self { id, hash, reason: Some(reason) }
+    }
+}
+
+/// Builds a scenario in its hermetic world (see [`crate::hermetic`]).
+pub fn render(scenario: &Scenario, repo: &Path) -> Result<Rendered, EngineError> {
+    let env = host_env(scenario);
+    let placeholders = Placeholders::new(repo, &env.home);
+    let mut engine = Engine::new(Arc::new(JailSystem::new(repo.to_path_buf())), env);
+    let ws = engine.open(&scenario.cwd)?;
+    let prompt = engine.system_prompt(ws, scenario.model.clone())?;
+    let paths = engine.system_paths(ws)?;
+
+    let portable = Prompt {
+        blocks: prompt
+            .blocks
+            .iter()
+            .map(|block| Block {
+                text: placeholders.apply(&block.text),
+                source: block.source.as_deref().map(|s| placeholders.apply(s)),
+                ..block.clone()
+            })
+            .collect(),
+    };
+    let layout = portable.layout(scenario.section);
+    let mut blocks: Vec<BlockEntry> = layout
+        .spans
+        .iter()
+        .map(|(index, _)| {
+            let block = &portable.blocks[*index];
+            let reason = match block.candidate.and_then(|c| paths.candidates.get(c)) {
+                Some(candidate) => {
+                    format!("{}: {}", block.rule, placeholders.apply(&candidate.origin.describe()))
+                }
+                None => "B2: the environment block (working directory, worktree, platform, date, model)"
+                    .to_owned(),
+            };
+            let id = block.source.clone().unwrap_or_else(|| "environment".to_owned());
+            BlockEntry::new(id, &block.text, reason)
+        })
+        .collect();
+
+    let mut body = layout.text;
+    for read in &scenario.reads {
+        let nearby = engine.nearby(ws, read)?;
+        let shown = placeholders.path(read);
+        body.push_str(&format!("\n\n--- read {shown} ---\n"));
+        match nearby.reminder() {
+            Some(reminder) => body.push_str(&placeholders.apply(&reminder)),
+            None => body.push_str("(no rules attached)"),
+        }
+        for rule in &nearby.rules {
+            if let Some(text) = &rule.block {
+                blocks.push(BlockEntry::new(
+                    format!("{} (read {shown})", placeholders.path(&rule.path)),
+                    &placeholders.apply(text),
+                    format!("N3: attached by the read tool when the model reads {shown}"),
+                ));
+            }
+        }
+    }
+    Ok(Rendered { body, blocks })
+}

@@ -1,0 +1,335 @@
+//! The scenarios file: parsed with positions, validated against the repository.
+//!
+//! ```toml
+//! [scenario.api]
+//! cwd = "packages/api"                        # relative to this file; default "."
+//! reads = ["packages/api/src/handlers/users.ts"]  # files the model reads (nearby rules)
+//! section = "system"                          # system | environment | instructions
+//! model = "anthropic/claude-sonnet-4-5"        # the model line of the environment block
+//! home = "ci/home"                            # HOME; default: none (a path that does not exist)
+//! config_dir = "ci/global/opencode"           # plays ~/.config/opencode; default: <home>/.config/opencode
+//! env = { OPENCODE_DISABLE_CLAUDE_CODE = "1" } # values may use <repo> and <home>
+//! date = "2026-01-01"                         # the default
+//! platform = "linux"                          # linux | darwin | win32; the default is linux
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use ctxgraph_queries::opencode::prompt::{ModelRef, Section};
+use ctxgraph_queries::path;
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::hermetic::NO_HOME;
+
+/// The date every scenario sees unless it names one.
+pub const DEFAULT_DATE: &str = "2026-01-01";
+
+/// One scenario, validated: every path absolute and inside the repository.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    pub name: String,
+    pub cwd: PathBuf,
+    pub reads: Vec<PathBuf>,
+    pub section: Section,
+    pub model: Option<ModelRef>,
+    /// `None`: the scenario has no home directory.
+    pub home: Option<PathBuf>,
+    pub config_dir: Option<PathBuf>,
+    /// Placeholders already expanded.
+    pub env: BTreeMap<String, String>,
+    /// `Date.toDateString()` of the pinned date, e.g. `Thu Jan 01 2026`.
+    pub date: String,
+    pub platform: &'static str,
+}
+
+impl Scenario {
+    pub fn section_name(&self) -> &'static str {
+        match self.section {
+            Section::System => "system",
+            Section::Environment => "environment",
+            Section::Instructions => "instructions",
+        }
+    }
+}
+
+/// Why a scenarios file cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ScenariosError {
+    #[error("cannot read {}: {source}", path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    /// Invalid TOML or an invalid value, at a position in the file.
+    #[error("{}:{}:{}: {message}", path.display(), at.line, at.column)]
+    Invalid { path: PathBuf, message: String, at: Position },
+    #[error("no scenario named {name:?} in {} (it has: {known})", path.display())]
+    UnknownScenario { path: PathBuf, name: String, known: String },
+    #[error(
+        "no {} between {} and its worktree root {}; propose one with `ctxgraph init-check`, or pass --scenarios",
+        crate::SCENARIOS_FILE,
+        start.display(),
+        root.display()
+    )]
+    NotFound { start: PathBuf, root: PathBuf },
+}
+
+/// A 1-based line and column (in characters), with the line's text for a snippet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Position {
+    pub line: usize,
+    pub column: usize,
+    pub line_text: String,
+}
+
+impl Position {
+    pub fn of(text: &str, offset: usize) -> Self {
+        let offset = floor_char_boundary(text, offset.min(text.len()));
+        let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
+        Position {
+            line: text[..offset].matches('\n').count() + 1,
+            column: text[line_start..offset].chars().count() + 1,
+            line_text: text[line_start..line_end].to_owned(),
+        }
+    }
+}
+
+fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    offset
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    #[serde(default)]
+    scenario: BTreeMap<Spanned<String>, Spanned<RawScenario>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScenario {
+    cwd: Option<Spanned<String>>,
+    #[serde(default)]
+    reads: Vec<Spanned<String>>,
+    #[serde(default)]
+    section: SectionName,
+    model: Option<Spanned<String>>,
+    home: Option<Spanned<String>>,
+    config_dir: Option<Spanned<String>>,
+    #[serde(default)]
+    env: BTreeMap<Spanned<String>, Spanned<String>>,
+    date: Option<Spanned<String>>,
+    #[serde(default)]
+    platform: Platform,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum SectionName {
+    #[default]
+    System,
+    Environment,
+    Instructions,
+}
+
+/// node's `process.platform` values opencode distinguishes.
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Platform {
+    #[default]
+    Linux,
+    Darwin,
+    Win32,
+}
+
+/// What [`parse`] needs to know about where the file sits.
+pub struct Anchor<'a> {
+    /// The scenarios file (for messages).
+    pub file: &'a Path,
+    /// Its directory, canonical: relative paths start here.
+    pub base: &'a Path,
+    /// `<repo>`, canonical: every path must stay inside it.
+    pub repo: &'a Path,
+}
+
+/// Parses and validates a scenarios file. Scenarios come out sorted by name.
+pub fn parse(text: &str, anchor: &Anchor<'_>) -> Result<Vec<Scenario>, ScenariosError> {
+    let invalid = |message: String, offset: usize| ScenariosError::Invalid {
+        path: anchor.file.to_path_buf(),
+        message,
+        at: Position::of(text, offset),
+    };
+    let raw: RawFile = toml::from_str(text).map_err(|err| {
+        let offset = err.span().map_or(0, |span| span.start);
+        invalid(err.message().trim_end().to_owned(), offset)
+    })?;
+    let mut scenarios = Vec::with_capacity(raw.scenario.len());
+    for (name, raw) in raw.scenario {
+        let name_at = name.span().start;
+        let name = name.into_inner();
+        if !is_file_name(&name) {
+            return Err(invalid(
+                format!(
+                    "scenario name {name:?} cannot name a snapshot file: use letters, digits, '-', '_' and '.', not starting with '.'"
+                ),
+                name_at,
+            ));
+        }
+        scenarios.push(validate(name, raw.into_inner(), anchor, &invalid)?);
+    }
+    Ok(scenarios)
+}
+
+fn is_file_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with('.')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+fn validate(
+    name: String,
+    raw: RawScenario,
+    anchor: &Anchor<'_>,
+    invalid: &impl Fn(String, usize) -> ScenariosError,
+) -> Result<Scenario, ScenariosError> {
+    // A path from the file: relative to its directory, lexically normalised, and inside
+    // <repo> (nothing else exists for a scenario).
+    let inside = |value: &Spanned<String>, what: &str| -> Result<PathBuf, ScenariosError> {
+        let resolved = path::resolve(anchor.base, value.get_ref());
+        if resolved.starts_with(anchor.repo) {
+            Ok(resolved)
+        } else {
+            Err(invalid(
+                format!(
+                    "{what} {:?} is outside the repository {}: a scenario sees nothing else",
+                    value.get_ref(),
+                    anchor.repo.display()
+                ),
+                value.span().start,
+            ))
+        }
+    };
+    let directory = |value: &Spanned<String>, what: &str| -> Result<PathBuf, ScenariosError> {
+        let dir = inside(value, what)?;
+        match std::fs::canonicalize(&dir) {
+            Ok(real) if real.is_dir() && real.starts_with(anchor.repo) => Ok(real),
+            Ok(real) if real.is_dir() => Err(invalid(
+                format!(
+                    "{what} {:?} resolves to {}, outside the repository",
+                    value.get_ref(),
+                    real.display()
+                ),
+                value.span().start,
+            )),
+            Ok(_) => {
+                Err(invalid(format!("{what} {:?} is not a directory", value.get_ref()), value.span().start))
+            }
+            Err(err) => Err(invalid(format!("{what} {:?}: {err}", value.get_ref()), value.span().start)),
+        }
+    };
+
+    let cwd = match &raw.cwd {
+        Some(cwd) => directory(cwd, "cwd")?,
+        None => anchor.base.to_path_buf(),
+    };
+    let mut reads = Vec::with_capacity(raw.reads.len());
+    for read in &raw.reads {
+        let file = inside(read, "read")?;
+        if !file.is_file() {
+            return Err(invalid(format!("read {:?} is not a file", read.get_ref()), read.span().start));
+        }
+        reads.push(file);
+    }
+    let model = match &raw.model {
+        Some(model) => Some(model.get_ref().parse::<ModelRef>().map_err(|e| invalid(e, model.span().start))?),
+        None => None,
+    };
+    let home = raw.home.as_ref().map(|home| directory(home, "home")).transpose()?;
+    let config_dir = match &raw.config_dir {
+        Some(value) => {
+            let dir = directory(value, "config_dir")?;
+            // opencode finds its global config as $XDG_CONFIG_HOME/opencode (P1): the
+            // scenario sets XDG_CONFIG_HOME to the parent, so the name must match.
+            if dir.file_name().is_none_or(|n| n != "opencode") {
+                return Err(invalid(
+                    format!(
+                        "config_dir {:?} must be a directory named `opencode`: opencode reads its global config from $XDG_CONFIG_HOME/opencode",
+                        value.get_ref()
+                    ),
+                    value.span().start,
+                ));
+            }
+            Some(dir)
+        }
+        None => None,
+    };
+    let home_text = path::display(home.as_deref().unwrap_or(Path::new(NO_HOME)));
+    let repo_text = path::display(anchor.repo);
+    let mut env = BTreeMap::new();
+    for (key, value) in raw.env {
+        if key.get_ref() == "HOME" {
+            return Err(invalid(
+                "set the home directory with `home = \"…\"`, not env.HOME".to_owned(),
+                key.span().start,
+            ));
+        }
+        let value = value.into_inner().replace("<repo>", &repo_text).replace("<home>", &home_text);
+        env.insert(key.into_inner(), value);
+    }
+    let date = raw.date.as_ref().map_or(DEFAULT_DATE, |d| d.get_ref().as_str());
+    let date = date
+        .parse::<jiff::civil::Date>()
+        .map_err(|err| {
+            invalid(
+                format!("date {date:?} is not a YYYY-MM-DD date: {err}"),
+                raw.date.as_ref().map_or(0, |d| d.span().start),
+            )
+        })?
+        .strftime("%a %b %d %Y")
+        .to_string();
+    Ok(Scenario {
+        name,
+        cwd,
+        reads,
+        section: match raw.section {
+            SectionName::System => Section::System,
+            SectionName::Environment => Section::Environment,
+            SectionName::Instructions => Section::Instructions,
+        },
+        model,
+        home,
+        config_dir,
+        env,
+        date,
+        platform: match raw.platform {
+            Platform::Linux => "linux",
+            Platform::Darwin => "darwin",
+            Platform::Win32 => "win32",
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_count_lines_and_characters() {
+        let text = "a = 1\n[é]\nbad";
+        assert_eq!(Position::of(text, 0), Position { line: 1, column: 1, line_text: "a = 1".into() });
+        assert_eq!(Position::of(text, 11), Position { line: 3, column: 1, line_text: "bad".into() });
+        // The column after a two-byte character counts it once.
+        assert_eq!(Position::of(text, 9).column, 3);
+    }
+
+    #[test]
+    fn scenario_names_must_be_file_names() {
+        assert!(is_file_name("packages-api_v2.1"));
+        for bad in ["", ".hidden", "a/b", "a b", "..", "ü"] {
+            assert!(!is_file_name(bad), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,33 @@
+//! `ctxgraph explain`.
+
+use std::process::ExitCode;
+
+use crate::args::{ExplainArgs, ExplainFormat};
+use crate::error::CliError;
+use crate::output::write_stdout;
+use crate::render;
+
+pub fn run(args: ExplainArgs) -> Result<ExitCode, CliError> {
+    let (engine, ws) = super::open(args.cwd)?;
+    let out = match &args.target {
+        None => {
+            let explanation = engine.explain(ws)?;
+            match args.format {
+                ExplainFormat::Text => render::explain::text(&explanation),
+                ExplainFormat::Json => render::json(&render::explain::ExplanationView::new(&explanation))?,
+                ExplainFormat::Dot => render::dot::graph(&explanation.items, &explanation.entries),
+            }
+        }
+        Some(target) => {
+            let base = std::env::current_dir().map_err(CliError::Output)?;
+            let answer = engine.explain_target(ws, target, &base)?;
+            match args.format {
+                ExplainFormat::Text => render::explain::target_text(&answer),
+                ExplainFormat::Json => render::json(&render::explain::TargetView::new(&answer))?,
+                ExplainFormat::Dot => render::dot::graph(&answer.items, &answer.entries),
+            }
+        }
+    };
+    write_stdout(out.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,265 @@
+//! `explain` as prose and as JSON.
+
+use std::fmt::Write;
+
+use ctxgraph_queries::opencode::explain::{
+    EntryExpansion, EntryReport, Explanation, Item, Loaded, Reason, Source, Stage, Target, TargetExplanation,
+    Via,
+};
+use ctxgraph_queries::path::display;
+use serde::Serialize;
+
+/// Every item, loaded ones first in prompt order, then the rest with their reasons.
+pub fn text(explanation: &Explanation) -> String {
+    let mut out = String::new();
+    let git = if explanation.git { "git repository" } else { "not a git repository: / bounds the walk" };
+    let loaded: Vec<&Item> = explanation.items.iter().filter(|i| i.loaded.is_some()).collect();
+    let _ = writeln!(out, "working directory {}", display(&explanation.cwd));
+    let _ = writeln!(out, "worktree root     {} ({git})", display(&explanation.worktree));
+    let _ = writeln!(
+        out,
+        "system prompt     {} block{}, {} bytes, {} tokens ({})",
+        loaded.len() + 1,
+        if loaded.is_empty() { "" } else { "s" },
+        explanation.total.bytes,
+        explanation.total.tokens,
+        explanation.tokenizer
+    );
+    let _ = writeln!(out, "\nIn the system prompt, in order:");
+    let _ = writeln!(
+        out,
+        "  #1  environment block (B2)  {} bytes, {} tokens",
+        explanation.environment.bytes, explanation.environment.tokens
+    );
+    for item in &loaded {
+        if let Some(loaded) = &item.loaded {
+            let _ = writeln!(out, "  #{}  {}  {}", loaded.position, item.source.label(), size(loaded));
+            if let Some(via) = &item.via {
+                let _ = writeln!(out, "      {}", via.describe());
+            }
+        }
+    }
+    let not_loaded: Vec<&Item> = explanation.items.iter().filter(|i| i.loaded.is_none()).collect();
+    if !not_loaded.is_empty() {
+        let _ = writeln!(out, "\nNot in the system prompt:");
+        for item in not_loaded {
+            let _ = writeln!(out, "  {}", item.source.label());
+            if let Some(via) = &item.via {
+                let _ = writeln!(out, "      found as: {}", via.describe());
+            }
+            reasons(&mut out, item, "      ");
+        }
+    }
+    if !explanation.entries.is_empty() {
+        let _ = writeln!(out, "\nConfig `instructions` entries:");
+        for entry in &explanation.entries {
+            entry_text(&mut out, entry);
+        }
+    }
+    out
+}
+
+/// The answer for one target, in plain words.
+pub fn target_text(answer: &TargetExplanation) -> String {
+    let mut out = String::new();
+    match &answer.target {
+        Target::Entry(entry) => {
+            let _ = writeln!(out, "instructions entry {entry:?}");
+            for report in &answer.entries {
+                entry_text(&mut out, report);
+            }
+            if answer.entries.is_empty() {
+                let _ = writeln!(out, "  not in the merged config");
+            }
+            for item in &answer.items {
+                item_text(&mut out, item);
+            }
+        }
+        Target::File(_) => {
+            for item in &answer.items {
+                item_text(&mut out, item);
+            }
+        }
+    }
+    out
+}
+
+fn item_text(out: &mut String, item: &Item) {
+    let label = item.source.label();
+    match &item.loaded {
+        Some(loaded) => {
+            let _ = writeln!(
+                out,
+                "{label} is in the system prompt: block #{}, bytes {}..{} of `ctxgraph build` ({} bytes, {} tokens).",
+                loaded.position, loaded.range.start, loaded.range.end, loaded.size.bytes, loaded.size.tokens
+            );
+            if let Some(via) = &item.via {
+                let _ = writeln!(out, "  how: {}", via.describe());
+            }
+        }
+        None => {
+            let what = match item.stage {
+                Stage::Nearby => "is not in the system prompt",
+                _ if item.via.is_some() => "was found but is not in the system prompt",
+                _ => "is not in the system prompt",
+            };
+            let _ = writeln!(out, "{label} {what}.");
+            if let Some(via) = &item.via {
+                let _ = writeln!(out, "  found as: {}", via.describe());
+            }
+            reasons(out, item, "  ");
+        }
+    }
+}
+
+fn reasons(out: &mut String, item: &Item, indent: &str) {
+    for reason in &item.reasons {
+        let _ = writeln!(out, "{indent}why: {}", reason.describe());
+        if let Some(hint) = reason.hint() {
+            let _ = writeln!(out, "{indent}fix: {hint}");
+        }
+    }
+    if let Some(entry) = &item.load_with {
+        let _ = writeln!(
+            out,
+            "{indent}to load it anyway, add to opencode.json at the repository root: \"instructions\": [{entry:?}]"
+        );
+    }
+}
+
+fn entry_text(out: &mut String, entry: &EntryReport) {
+    let at = match entry.line {
+        Some(line) => format!("{}:{line}", entry.config),
+        None => entry.config.clone(),
+    };
+    let _ = writeln!(out, "  {:?} from {at}", entry.entry);
+    match &entry.expansion {
+        EntryExpansion::Remote { status } => {
+            let _ = writeln!(out, "      {}", Reason::Remote { status: status.clone() }.describe());
+        }
+        EntryExpansion::Glob { mode, flag, pattern, levels } => {
+            let how = match (*mode, flag) {
+                ("absolute", _) => {
+                    format!("absolute: only the file name {pattern:?} is a pattern, in its directory")
+                }
+                (_, Some(flag)) => format!(
+                    "{}={} is set: globbed only in the global config directory",
+                    flag.name, flag.value
+                ),
+                _ => format!(
+                    "globbed as {pattern:?} in each directory from the working directory up to the worktree root"
+                ),
+            };
+            let _ = writeln!(out, "      {how}");
+            for level in levels {
+                let matches = if level.matches.is_empty() {
+                    "no match".to_owned()
+                } else {
+                    level.matches.iter().map(|m| display(m)).collect::<Vec<_>>().join(", ")
+                };
+                let _ = writeln!(out, "      {}: {matches}", display(&level.dir));
+            }
+        }
+    }
+}
+
+fn size(loaded: &Loaded) -> String {
+    format!("{} bytes, {} tokens", loaded.size.bytes, loaded.size.tokens)
+}
+
+/// The JSON shape: the library's values, with each reason's and chain's sentence added.
+#[derive(Serialize)]
+pub struct ExplanationView<'a> {
+    #[serde(flatten)]
+    summary: Summary<'a>,
+    items: Vec<ItemView<'a>>,
+    entries: &'a [EntryReport],
+}
+
+#[derive(Serialize)]
+struct Summary<'a> {
+    cwd: String,
+    worktree: String,
+    git: bool,
+    tokenizer: &'a str,
+    total: ctxgraph_queries::opencode::explain::Size,
+    environment: ctxgraph_queries::opencode::explain::Size,
+}
+
+impl<'a> ExplanationView<'a> {
+    pub fn new(explanation: &'a Explanation) -> Self {
+        ExplanationView {
+            summary: Summary {
+                cwd: display(&explanation.cwd),
+                worktree: display(&explanation.worktree),
+                git: explanation.git,
+                tokenizer: explanation.tokenizer,
+                total: explanation.total,
+                environment: explanation.environment,
+            },
+            items: explanation.items.iter().map(ItemView::new).collect(),
+            entries: &explanation.entries,
+        }
+    }
+}
+
+#[derive(Serialize)]
+pub struct TargetView<'a> {
+    target: &'a Target,
+    items: Vec<ItemView<'a>>,
+    entries: &'a [EntryReport],
+}
+
+impl<'a> TargetView<'a> {
+    pub fn new(answer: &'a TargetExplanation) -> Self {
+        TargetView {
+            target: &answer.target,
+            items: answer.items.iter().map(ItemView::new).collect(),
+            entries: &answer.entries,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct ItemView<'a> {
+    source: &'a Source,
+    stage: Stage,
+    in_prompt: bool,
+    via: Option<ViaView<'a>>,
+    loaded: Option<&'a Loaded>,
+    reasons: Vec<ReasonView<'a>>,
+    load_with: Option<&'a str>,
+}
+
+impl<'a> ItemView<'a> {
+    fn new(item: &'a Item) -> Self {
+        ItemView {
+            source: &item.source,
+            stage: item.stage,
+            in_prompt: item.loaded.is_some(),
+            via: item.via.as_ref().map(|via| ViaView { description: via.describe(), via }),
+            loaded: item.loaded.as_ref(),
+            reasons: item
+                .reasons
+                .iter()
+                .map(|reason| ReasonView { message: reason.describe(), hint: reason.hint(), reason })
+                .collect(),
+            load_with: item.load_with.as_deref(),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct ViaView<'a> {
+    #[serde(flatten)]
+    via: &'a Via,
+    description: String,
+}
+
+#[derive(Serialize)]
+struct ReasonView<'a> {
+    #[serde(flatten)]
+    reason: &'a Reason,
+    message: String,
+    hint: Option<String>,
+}

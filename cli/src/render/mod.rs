@@ -1,0 +1,18 @@
+//! Turning the library's answers into text, JSON, DOT and SARIF. No decisions are made
+//! here: every fact and sentence comes from `ctxgraph_queries`.
+
+pub mod dot;
+pub mod explain;
+pub mod lint;
+pub mod sarif;
+
+use serde::Serialize;
+
+use crate::error::CliError;
+
+/// Pretty JSON with a final newline.
+pub fn json(value: &impl Serialize) -> Result<String, CliError> {
+    let mut json = serde_json::to_string_pretty(value).map_err(|e| CliError::Output(e.into()))?;
+    json.push('\n');
+    Ok(json)
+}

@@ -1,0 +1,325 @@
+//! End-to-end runs of `ctxgraph snapshot` / `check` / `init-check` on temporary
+//! repositories.
+//!
+//! Every run has a poisoned environment: `HOME`, `XDG_CONFIG_HOME` and `OPENCODE_CONFIG_DIR`
+//! point at a home full of rules (`~/.claude/CLAUDE.md`, `~/.config/opencode/AGENTS.md`)
+//! whose text must never reach a snapshot.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const POISON: &str = "POISON: this rule is on the machine, not in the repository";
+
+struct Sandbox {
+    dir: tempfile::TempDir,
+    /// The repository, relative to the temp dir (it can be moved).
+    repo: String,
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl std::fmt::Display for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "exit: {}\n--- stdout\n{}\n--- stderr\n{}", self.code, self.stdout, self.stderr)
+    }
+}
+
+impl Sandbox {
+    /// A git repository with a root rule, a package rule and a scenarios file, next to a
+    /// poisoned home.
+    fn new() -> Self {
+        let sandbox = Self { dir: tempfile::tempdir().expect("temp dir"), repo: "repo".to_owned() };
+        sandbox.write(".git/HEAD", "ref: refs/heads/main\n");
+        sandbox.write("AGENTS.md", "# Root\n\nRun the tests before pushing.\n");
+        sandbox.write("packages/api/AGENTS.md", "# API\n\nValidate every input.\n");
+        sandbox.write("packages/api/src/users.ts", "export {};\n");
+        sandbox.write(
+            "ctxgraph.toml",
+            "[scenario.root]\ncwd = \".\"\nmodel = \"anthropic/claude-sonnet-4-5\"\n\n\
+             [scenario.api]\ncwd = \"packages/api\"\nreads = [\"packages/api/src/users.ts\"]\n",
+        );
+        for file in [".claude/CLAUDE.md", ".config/opencode/AGENTS.md", "notes.md"] {
+            let path = sandbox.root().join("poisoned-home").join(file);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("dir");
+            std::fs::write(path, POISON).expect("write");
+        }
+        sandbox
+    }
+
+    fn root(&self) -> PathBuf {
+        std::fs::canonicalize(self.dir.path()).expect("canonical temp dir")
+    }
+
+    fn repo(&self) -> PathBuf {
+        self.root().join(&self.repo)
+    }
+
+    /// Writes a file in the repository.
+    fn write(&self, relative: &str, content: &str) {
+        let path = self.repo().join(relative);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("parent dir");
+        std::fs::write(path, content).expect("write");
+    }
+
+    fn read(&self, relative: &str) -> String {
+        std::fs::read_to_string(self.repo().join(relative)).expect("read")
+    }
+
+    fn exists(&self, relative: &str) -> bool {
+        self.repo().join(relative).exists()
+    }
+
+    fn run(&self, args: &[&str]) -> Run {
+        self.run_with(args, &[])
+    }
+
+    fn run_with(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let home = self.root().join("poisoned-home");
+        let output = Command::new(env!("CARGO_BIN_EXE_ctxgraph"))
+            .args(args)
+            .current_dir(self.repo())
+            .env_clear()
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("OPENCODE_CONFIG_DIR", home.join(".config/opencode"))
+            .envs(env.iter().copied())
+            .output()
+            .expect("run ctxgraph");
+        let root = self.root().to_string_lossy().into_owned();
+        let scrub = |bytes: &[u8]| String::from_utf8_lossy(bytes).replace(&root, "[TMP]");
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: scrub(&output.stdout),
+            stderr: scrub(&output.stderr),
+        }
+    }
+
+    /// Moves the repository elsewhere under the temp dir.
+    fn move_repo(&mut self, to: &str) {
+        let target = self.root().join(to);
+        std::fs::create_dir_all(target.parent().expect("parent")).expect("dir");
+        std::fs::rename(self.repo(), &target).expect("move");
+        self.repo = to.to_owned();
+    }
+}
+
+const SNAP: &str = ".ctxgraph/snapshots";
+
+fn snapshot(sandbox: &Sandbox) {
+    let run = sandbox.run(&["snapshot"]);
+    assert_eq!(run.code, 0, "{run}");
+}
+
+#[test]
+fn snapshot_then_check_passes() {
+    let sandbox = Sandbox::new();
+    let run = sandbox.run(&["snapshot"]);
+    assert_eq!(run.code, 0, "{run}");
+    insta::assert_snapshot!("snapshot_output", run.stdout);
+    // The file format, pinned: header, block manifest, and the body with <repo>.
+    insta::assert_snapshot!("api_snap_file", sandbox.read(&format!("{SNAP}/api.snap")));
+
+    let check = sandbox.run(&["check"]);
+    assert_eq!(check.code, 0, "{check}");
+    assert!(check.stdout.contains("2 scenarios of ctxgraph.toml match their snapshots"), "{check}");
+    assert!(!sandbox.exists(&format!("{SNAP}/api.snap.new")));
+}
+
+#[test]
+fn editing_a_rule_fails_with_the_diff_the_token_delta_and_the_source() {
+    let sandbox = Sandbox::new();
+    snapshot(&sandbox);
+    // 26 more bytes: 102 → 108 tokens for root by the bytes/4 estimate.
+    sandbox.write("AGENTS.md", "# Root\n\nRun the tests before pushing.\nNever force-push to main.\n");
+
+    let ci = sandbox.run_with(&["check"], &[("CI", "true")]);
+    assert_eq!(ci.code, 1, "{ci}");
+    insta::assert_snapshot!("edited_rule_in_ci", ci.stdout);
+    assert!(!sandbox.exists(&format!("{SNAP}/root.snap.new")), "CI must not write");
+
+    let local = sandbox.run(&["check", "root"]);
+    assert_eq!(local.code, 1, "{local}");
+    assert!(local.stdout.contains("+6 tokens (102 → 108)"), "{local}");
+    assert!(local.stdout.contains("+Never force-push to main."), "{local}");
+    assert!(!local.stdout.contains('\x1b'), "piped output must not be coloured: {local}");
+    assert!(sandbox.exists(&format!("{SNAP}/root.snap.new")));
+
+    let accept = sandbox.run(&["check", "--accept"]);
+    assert_eq!(accept.code, 0, "{accept}");
+    assert_eq!(accept.stdout, "accepted root (.ctxgraph/snapshots/root.snap)\n");
+    // Only root was accepted; api still differs.
+    let after = sandbox.run_with(&["check"], &[("CI", "true")]);
+    assert_eq!(after.code, 1, "{after}");
+    assert!(after.stdout.contains("1 of 2 scenarios of ctxgraph.toml failed: api"), "{after}");
+}
+
+#[test]
+fn a_claude_md_next_to_an_agents_md_changes_nothing() {
+    let sandbox = Sandbox::new();
+    snapshot(&sandbox);
+    // I4: AGENTS.md wins at every level once it has any hit, so CLAUDE.md is never read.
+    sandbox.write("CLAUDE.md", "# Claude\n\nThis is not loaded.\n");
+    sandbox.write("packages/api/CLAUDE.md", "Nor is this.\n");
+    let run = sandbox.run_with(&["check"], &[("CI", "true")]);
+    assert_eq!(run.code, 0, "{run}");
+}
+
+#[test]
+fn moving_the_repository_keeps_its_snapshots_valid() {
+    let mut sandbox = Sandbox::new();
+    snapshot(&sandbox);
+    sandbox.move_repo("elsewhere/deeper/checkout");
+    let run = sandbox.run_with(&["check"], &[("CI", "true")]);
+    assert_eq!(run.code, 0, "{run}");
+}
+
+#[test]
+fn nothing_from_the_machine_reaches_a_scenario() {
+    let sandbox = Sandbox::new();
+    let poisoned = sandbox.root().join("poisoned-home");
+    // Config entries that would read the machine: `~/` (H), an absolute path outside the
+    // repository, and a symlink out of it.
+    sandbox.write(
+        "opencode.json",
+        &format!("{{\"instructions\": [\"~/notes.md\", \"{}/*.md\", \"linked/*.md\"]}}", poisoned.display()),
+    );
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&poisoned, sandbox.repo().join("linked")).expect("symlink");
+    // A scenario with a home of its own, inside the repository.
+    sandbox.write("ci/home/.claude/CLAUDE.md", "Home rule from the repository.\n");
+    sandbox.write(
+        "ctxgraph.toml",
+        "[scenario.bare]\n\n[scenario.with-home]\nhome = \"ci/home\"\n\n\
+         [scenario.claude-off]\nhome = \"ci/home\"\nenv = { OPENCODE_DISABLE_CLAUDE_CODE = \"1\" }\n",
+    );
+    snapshot(&sandbox);
+    for name in ["bare", "with-home", "claude-off"] {
+        let snap = sandbox.read(&format!("{SNAP}/{name}.snap"));
+        assert!(!snap.contains("POISON"), "{name} leaked the machine's home:\n{snap}");
+        assert!(!snap.contains(&*sandbox.root().to_string_lossy()), "{name} has a machine path:\n{snap}");
+    }
+    let with_home = sandbox.read(&format!("{SNAP}/with-home.snap"));
+    assert!(
+        with_home.contains("Instructions from: <home>/.claude/CLAUDE.md\nHome rule from the repository."),
+        "{with_home}"
+    );
+    assert!(!sandbox.read(&format!("{SNAP}/claude-off.snap")).contains("<home>/.claude"));
+    assert!(!sandbox.read(&format!("{SNAP}/bare.snap")).contains("<home>/.claude"));
+}
+
+#[test]
+fn a_malformed_scenarios_file_names_the_line_and_column() {
+    let cases = [
+        ("toml_syntax", "[scenario.api]\ncwd = \"packages/api\n"),
+        ("unknown_key", "[scenario.api]\ncwd = \"packages/api\"\nreeds = []\n"),
+        ("cwd_outside_the_repository", "[scenario.api]\ncwd = \"../..\"\n"),
+        ("missing_cwd", "[scenario.api]\ncwd = \"packages/nope\"\n"),
+        ("bad_model", "[scenario.api]\nmodel = \"sonnet\"\n"),
+        ("bad_date", "[scenario.api]\ndate = \"01/02/2026\"\n"),
+        ("bad_name", "[scenario.\"a/b\"]\n"),
+        ("home_in_env", "[scenario.api]\nenv = { HOME = \"/root\" }\n"),
+        ("config_dir_name", "[scenario.api]\nconfig_dir = \"packages\"\n"),
+    ];
+    for (name, text) in cases {
+        let sandbox = Sandbox::new();
+        sandbox.write("ctxgraph.toml", text);
+        let run = sandbox.run(&["check"]);
+        assert_eq!(run.code, 2, "{name}: {run}");
+        assert!(run.stdout.is_empty(), "{name}: {run}");
+        insta::assert_snapshot!(format!("malformed_{name}"), run.stderr);
+    }
+}
+
+#[test]
+fn a_missing_snapshot_fails_in_ci_and_is_pending_otherwise() {
+    let sandbox = Sandbox::new();
+    for ci in ["true", "1", "woodpecker"] {
+        let run = sandbox.run_with(&["check"], &[("CI", ci)]);
+        assert_eq!(run.code, 1, "CI={ci}: {run}");
+        assert!(!sandbox.exists(&format!("{SNAP}/root.snap.new")));
+    }
+    for ci in ["", "false", "0"] {
+        let run = sandbox.run_with(&["check"], &[("CI", ci)]);
+        assert_eq!(run.code, 0, "CI={ci:?}: {run}");
+        assert!(sandbox.exists(&format!("{SNAP}/root.snap.new")));
+    }
+    let accept = sandbox.run(&["check", "--accept"]);
+    assert_eq!(accept.code, 0, "{accept}");
+    assert!(!sandbox.exists(&format!("{SNAP}/root.snap.new")));
+    assert_eq!(sandbox.run_with(&["check"], &[("CI", "true")]).code, 0);
+}
+
+#[test]
+fn a_final_newline_added_to_a_snapshot_is_caught() {
+    let sandbox = Sandbox::new();
+    // The body ends without a newline, the way a rule file without one ends the prompt.
+    sandbox.write("AGENTS.md", "# Root\n\nRun the tests before pushing.");
+    snapshot(&sandbox);
+    let path = format!("{SNAP}/root.snap");
+    sandbox.write(&path, &(sandbox.read(&path) + "\n"));
+    let run = sandbox.run_with(&["check", "root"], &[("CI", "true")]);
+    assert_eq!(run.code, 1, "{run}");
+    assert!(run.stdout.contains("does not match the blake3 in its header"), "{run}");
+    assert!(run.stdout.contains("\\ No newline at end of file"), "{run}");
+}
+
+#[test]
+fn machine_readable_formats() {
+    let sandbox = Sandbox::new();
+    snapshot(&sandbox);
+    sandbox.write("packages/api/AGENTS.md", "# API\n");
+    sandbox.write("docs/style.md", "Prefer named exports.\n");
+    sandbox.write("opencode.json", "{\"instructions\": [\"docs/*.md\"]}\n");
+
+    let json = sandbox.run_with(&["check", "--format", "json"], &[("CI", "true")]);
+    assert_eq!(json.code, 1, "{json}");
+    insta::assert_snapshot!("format_json", json.stdout);
+
+    let summary = sandbox.root().join("step-summary.md");
+    let summary_env = summary.to_string_lossy().into_owned();
+    let github = sandbox.run_with(
+        &["check", "--format", "github", "api"],
+        &[("CI", "true"), ("GITHUB_STEP_SUMMARY", &summary_env)],
+    );
+    assert_eq!(github.code, 1, "{github}");
+    insta::assert_snapshot!("format_github", github.stdout);
+    insta::assert_snapshot!(
+        "format_github_summary",
+        std::fs::read_to_string(&summary).expect("summary written")
+    );
+}
+
+#[test]
+fn a_scenario_whose_config_is_broken_is_bad_input() {
+    let sandbox = Sandbox::new();
+    snapshot(&sandbox);
+    sandbox.write("opencode.json", "{\n  \"instructions\": [\"a.md\"]\n  \"model\": \"x/y\"\n}\n");
+    let run = sandbox.run_with(&["check", "root"], &[("CI", "true")]);
+    assert_eq!(run.code, 2, "{run}");
+    insta::assert_snapshot!("broken_config", run.stdout);
+}
+
+#[test]
+fn init_check_proposes_a_scenario_per_rule_directory() {
+    let sandbox = Sandbox::new();
+    std::fs::remove_file(sandbox.repo().join("ctxgraph.toml")).expect("remove");
+    sandbox.write("packages/web/CLAUDE.md", "web\n");
+    sandbox.write("docs/CONTEXT.md", "context\n");
+    sandbox.write("node_modules/dep/AGENTS.md", "ignored\n");
+    sandbox.write(".gitignore", "node_modules/\n");
+    let run = sandbox.run(&["init-check"]);
+    assert_eq!(run.code, 0, "{run}");
+    insta::assert_snapshot!("init_check", sandbox.read("ctxgraph.toml"));
+    // A second run leaves the file alone and prints the proposal.
+    let again = sandbox.run(&["snapshot", "--init"]);
+    assert_eq!(again.code, 0, "{again}");
+    assert!(again.stdout.contains("[scenario.packages-web]"), "{again}");
+    // The proposal is a valid scenarios file.
+    let check = sandbox.run(&["snapshot"]);
+    assert_eq!(check.code, 0, "{check}");
+    assert!(Path::new(&sandbox.repo().join(SNAP).join("packages-web.snap")).is_file());
+}

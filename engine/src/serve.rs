@@ -1,0 +1,296 @@
+//! `ctxgraph serve --stdio`: JSON-RPC 2.0 over newline-delimited JSON, for agent hosts.
+//!
+//! One request per line in, one response per line out. The engine stays warm between
+//! requests, so a build after a turn with no file changes executes no query at all. Before
+//! every request that reads the world, the server applies what the watcher reported (or,
+//! without a watcher, rescans every path the graph knows), so answers are never stale.
+//!
+//! Methods: `build {cwd, section?, model?}`, `nearby {file, cwd}`, `stats`, `shutdown`.
+//! A bad request gets a JSON-RPC error and the server keeps serving.
+
+use std::io::{self, BufRead, Write};
+use std::path::PathBuf;
+
+use ctxgraph_queries::Db;
+use ctxgraph_queries::opencode::nearby::Skip;
+use ctxgraph_queries::opencode::prompt::{ModelRef, Section};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::watch::Watcher;
+use crate::{ChangeEvent, Engine, EngineError, Turns};
+
+/// JSON-RPC 2.0 error codes.
+pub mod code {
+    pub const PARSE_ERROR: i64 = -32700;
+    pub const INVALID_REQUEST: i64 = -32600;
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    pub const INVALID_PARAMS: i64 = -32602;
+    /// The request was well-formed but the context could not be built (bad config, a
+    /// working directory that does not exist, …): the message says why.
+    pub const BUILD_FAILED: i64 = -32000;
+}
+
+pub struct Server {
+    engine: Engine,
+    turns: Turns,
+    /// `None`: rescan every known path before each request instead.
+    watcher: Option<Watcher>,
+}
+
+/// A JSON-RPC error, before it is given the request's id.
+#[derive(Debug)]
+struct RpcError {
+    code: i64,
+    message: String,
+}
+
+impl RpcError {
+    fn new(code: i64, message: impl Into<String>) -> Self {
+        Self { code, message: message.into() }
+    }
+}
+
+impl From<EngineError> for RpcError {
+    fn from(err: EngineError) -> Self {
+        RpcError::new(code::BUILD_FAILED, err.to_string())
+    }
+}
+
+/// What handling one line produced.
+pub struct Reply {
+    /// The response line, without the newline; `None` for notifications.
+    pub line: Option<String>,
+    /// A `shutdown` was received: stop reading after writing this reply.
+    pub shutdown: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BuildParams {
+    cwd: PathBuf,
+    #[serde(default)]
+    section: Option<SectionParam>,
+    #[serde(default)]
+    model: Option<String>,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+enum SectionParam {
+    System,
+    Environment,
+    Instructions,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NearbyParams {
+    file: PathBuf,
+    cwd: PathBuf,
+}
+
+impl Server {
+    pub fn new(engine: Engine, watcher: Option<Watcher>) -> Self {
+        Self { engine, turns: Turns::default(), watcher }
+    }
+
+    /// Serves requests from `input` until it ends or a `shutdown` arrives.
+    pub fn run(&mut self, input: impl BufRead, mut output: impl Write) -> io::Result<()> {
+        for line in input.lines() {
+            let reply = match line {
+                Ok(line) if line.trim().is_empty() => continue,
+                Ok(line) => self.handle_line(&line),
+                // Not UTF-8: one bad request, not the end of the session.
+                Err(err) if err.kind() == io::ErrorKind::InvalidData => {
+                    let error = RpcError::new(code::PARSE_ERROR, "parse error: the line is not UTF-8");
+                    Reply { line: Some(error_response(Value::Null, error).to_string()), shutdown: false }
+                }
+                Err(err) => return Err(err),
+            };
+            if let Some(text) = reply.line {
+                output.write_all(text.as_bytes())?;
+                output.write_all(b"\n")?;
+                output.flush()?;
+            }
+            if reply.shutdown {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Handles one line of input: a request, a notification, or a batch of them.
+    pub fn handle_line(&mut self, line: &str) -> Reply {
+        let value: Value = match serde_json::from_str(line) {
+            Ok(value) => value,
+            Err(err) => {
+                let error = RpcError::new(code::PARSE_ERROR, format!("parse error: {err}"));
+                return Reply { line: Some(error_response(Value::Null, error).to_string()), shutdown: false };
+            }
+        };
+        let mut shutdown = false;
+        let response = match value {
+            Value::Array(items) if items.is_empty() => {
+                Some(error_response(Value::Null, RpcError::new(code::INVALID_REQUEST, "empty batch")))
+            }
+            Value::Array(items) => {
+                let responses: Vec<Value> =
+                    items.into_iter().filter_map(|item| self.handle_one(item, &mut shutdown)).collect();
+                (!responses.is_empty()).then_some(Value::Array(responses))
+            }
+            single => self.handle_one(single, &mut shutdown),
+        };
+        Reply { line: response.map(|r| r.to_string()), shutdown }
+    }
+
+    /// One request; `None` when it is a notification (no `id`).
+    fn handle_one(&mut self, request: Value, shutdown: &mut bool) -> Option<Value> {
+        let Value::Object(mut request) = request else {
+            let error = RpcError::new(code::INVALID_REQUEST, "a request must be a JSON object");
+            return Some(error_response(Value::Null, error));
+        };
+        let id = request.remove("id");
+        let id_valid = matches!(id, None | Some(Value::Null | Value::String(_) | Value::Number(_)));
+        let version_valid = request.get("jsonrpc").and_then(Value::as_str) == Some("2.0");
+        let method = request.get("method").and_then(Value::as_str).map(str::to_owned);
+        let params = request.remove("params");
+        let (Some(method), true, true) = (method, id_valid, version_valid) else {
+            let message = "a request needs \"jsonrpc\": \"2.0\", a string \"method\" and a string, number or null \"id\"";
+            let id = if id_valid { id.unwrap_or(Value::Null) } else { Value::Null };
+            return Some(error_response(id, RpcError::new(code::INVALID_REQUEST, message)));
+        };
+        if !matches!(params, None | Some(Value::Object(_) | Value::Array(_))) {
+            let error = RpcError::new(code::INVALID_REQUEST, "\"params\" must be an object or an array");
+            return Some(error_response(id.unwrap_or(Value::Null), error));
+        }
+        let result = self.dispatch(&method, params, shutdown);
+        let id = id?;
+        Some(match result {
+            Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+            Err(error) => error_response(id, error),
+        })
+    }
+
+    fn dispatch(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+        shutdown: &mut bool,
+    ) -> Result<Value, RpcError> {
+        match method {
+            "build" => {
+                let params: BuildParams = parse_params(params)?;
+                self.build(params)
+            }
+            "nearby" => {
+                let params: NearbyParams = parse_params(params)?;
+                self.nearby(params)
+            }
+            "stats" => Ok(self.stats()),
+            "shutdown" => {
+                *shutdown = true;
+                Ok(Value::Null)
+            }
+            other => Err(RpcError::new(code::METHOD_NOT_FOUND, format!("no method {other:?}"))),
+        }
+    }
+
+    fn build(&mut self, params: BuildParams) -> Result<Value, RpcError> {
+        let model = match params.model.as_deref().map(str::parse::<ModelRef>) {
+            Some(Err(message)) => {
+                return Err(RpcError::new(code::INVALID_PARAMS, format!("model: {message}")));
+            }
+            Some(Ok(model)) => Some(model),
+            None => None,
+        };
+        let section = match params.section.unwrap_or(SectionParam::System) {
+            SectionParam::System => Section::System,
+            SectionParam::Environment => Section::Environment,
+            SectionParam::Instructions => Section::Instructions,
+        };
+        self.catch_up();
+        let ws = self.engine.open(&params.cwd)?;
+        let turn = self.turns.build(&self.engine, ws, section, model);
+        self.watch_new_inputs();
+        let turn = turn?;
+        let changed = turn.diff.changed();
+        Ok(json!({
+            "text": turn.rendered.text,
+            "hash": turn.rendered.hash,
+            "bytes": turn.rendered.text.len(),
+            "blocks": turn.rendered.blocks,
+            "changed": changed,
+            "removed": turn.diff.removed,
+            "stable_prefix_bytes": turn.diff.stable_prefix_bytes,
+            "executed": turn.executed,
+        }))
+    }
+
+    fn nearby(&mut self, params: NearbyParams) -> Result<Value, RpcError> {
+        self.catch_up();
+        let ws = self.engine.open(&params.cwd)?;
+        let nearby = self.engine.nearby(ws, &params.file);
+        self.watch_new_inputs();
+        let nearby = nearby?;
+        let rules: Vec<Value> = nearby
+            .rules
+            .iter()
+            .map(|rule| {
+                let skipped = rule.skipped.as_ref().map(|skip| match skip {
+                    Skip::IsTarget => "is_target",
+                    Skip::InSystemPrompt => "in_system_prompt",
+                    Skip::Empty => "empty",
+                });
+                json!({ "path": rule.path, "attached": rule.block.is_some(), "skipped": skipped })
+            })
+            .collect();
+        Ok(json!({ "reminder": nearby.reminder(), "rules": rules }))
+    }
+
+    fn stats(&self) -> Value {
+        let executions = self.engine.db().executions();
+        json!({
+            "executions": executions.totals(),
+            "total_executions": executions.total(),
+            "inputs": self.engine.db().files().len(),
+            "watching": self.watcher.as_ref().is_some_and(|w| !w.is_degraded()),
+            "watched_dirs": self.watcher.as_ref().map_or(0, |w| w.watched().len()),
+        })
+    }
+
+    /// Applies everything the watcher has reported, or rescans when there is no watcher
+    /// to rely on.
+    fn catch_up(&mut self) {
+        match &mut self.watcher {
+            Some(watcher) if !watcher.is_degraded() => {
+                let pending = watcher.pending();
+                watcher.apply(&mut self.engine, &pending);
+            }
+            watcher => {
+                // Degraded or absent: what was reported is covered by the rescan.
+                if let Some(watcher) = watcher {
+                    watcher.pending();
+                }
+                self.engine.apply_changes(&[ChangeEvent::Rescan]);
+            }
+        }
+    }
+
+    /// A build may have looked at paths nobody watches yet.
+    fn watch_new_inputs(&mut self) {
+        if let Some(watcher) = &mut self.watcher {
+            watcher.track(&mut self.engine);
+        }
+    }
+}
+
+fn parse_params<T: for<'de> Deserialize<'de>>(params: Option<Value>) -> Result<T, RpcError> {
+    let params = params.unwrap_or_else(|| Value::Object(Default::default()));
+    serde_json::from_value(params)
+        .map_err(|err| RpcError::new(code::INVALID_PARAMS, format!("invalid params: {err}")))
+}
+
+fn error_response(id: Value, error: RpcError) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": error.code, "message": error.message } })
+}

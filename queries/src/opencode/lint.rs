@@ -1,0 +1,527 @@
+//! `lint`: rule setups that load something other than what their authors meant.
+//!
+//! Every finding is read off the [`Explanation`] and the discovery facts behind it; codes
+//! are stable (`CG001`…), so CI configurations and SARIF viewers can refer to them.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::db::{Db, Workspace};
+use crate::opencode::config::{LayerStatus, SourceKind, entry_line, merged_config};
+use crate::opencode::explain::{Explanation, Item, Reason, Source, Stage, Via, explain};
+use crate::opencode::instructions::{GlobMode, rule_text, system_paths};
+use crate::opencode::prompt::BuildError;
+use crate::path;
+use crate::remote::Pin;
+use crate::secrets::find_secrets;
+use crate::tokens::TokenCounter;
+
+/// How bad a finding is. Ordered: `Note < Warning < Error`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Note,
+    Warning,
+    Error,
+}
+
+/// The lint rules. Their ids and names are a stable interface.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(into = "&'static str")]
+pub enum Code {
+    ShadowedRuleFile,
+    AgentsBesideClaude,
+    OutsideRepository,
+    UnpinnedRemote,
+    LikelySecret,
+    PromptOverBudget,
+    RuleOverBudget,
+    UnmatchedEntry,
+    DuplicateContent,
+    AbsoluteGlobDirectory,
+    NearbyOnlyConstraint,
+}
+
+impl Code {
+    pub const ALL: [Code; 11] = [
+        Code::ShadowedRuleFile,
+        Code::AgentsBesideClaude,
+        Code::OutsideRepository,
+        Code::UnpinnedRemote,
+        Code::LikelySecret,
+        Code::PromptOverBudget,
+        Code::RuleOverBudget,
+        Code::UnmatchedEntry,
+        Code::DuplicateContent,
+        Code::AbsoluteGlobDirectory,
+        Code::NearbyOnlyConstraint,
+    ];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            Code::ShadowedRuleFile => "CG001",
+            Code::AgentsBesideClaude => "CG002",
+            Code::OutsideRepository => "CG003",
+            Code::UnpinnedRemote => "CG004",
+            Code::LikelySecret => "CG005",
+            Code::PromptOverBudget => "CG006",
+            Code::RuleOverBudget => "CG007",
+            Code::UnmatchedEntry => "CG008",
+            Code::DuplicateContent => "CG009",
+            Code::AbsoluteGlobDirectory => "CG010",
+            Code::NearbyOnlyConstraint => "CG011",
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Code::ShadowedRuleFile => "shadowed-rule-file",
+            Code::AgentsBesideClaude => "agents-beside-claude",
+            Code::OutsideRepository => "outside-repository",
+            Code::UnpinnedRemote => "unpinned-remote",
+            Code::LikelySecret => "likely-secret",
+            Code::PromptOverBudget => "prompt-over-budget",
+            Code::RuleOverBudget => "rule-over-budget",
+            Code::UnmatchedEntry => "unmatched-entry",
+            Code::DuplicateContent => "duplicate-content",
+            Code::AbsoluteGlobDirectory => "absolute-glob-directory",
+            Code::NearbyOnlyConstraint => "nearby-only-constraint",
+        }
+    }
+
+    pub fn severity(self) -> Severity {
+        match self {
+            Code::LikelySecret | Code::AbsoluteGlobDirectory => Severity::Error,
+            _ => Severity::Warning,
+        }
+    }
+
+    /// One line on what the rule checks (SARIF `shortDescription`).
+    pub fn summary(self) -> &'static str {
+        match self {
+            Code::ShadowedRuleFile => "A rule file is ignored because another rule file name won",
+            Code::AgentsBesideClaude => "AGENTS.md and CLAUDE.md with different content in one directory",
+            Code::OutsideRepository => "Rules are loaded from outside the repository",
+            Code::UnpinnedRemote => "A remote instructions URL has no integrity pin",
+            Code::LikelySecret => "A rule file sent to the model provider contains a likely secret",
+            Code::PromptOverBudget => "The system prompt is over the token budget",
+            Code::RuleOverBudget => "One rule file is over the token budget",
+            Code::UnmatchedEntry => "An instructions entry matches no file",
+            Code::DuplicateContent => "The same content is loaded twice",
+            Code::AbsoluteGlobDirectory => {
+                "An absolute instructions entry has glob characters in its directory"
+            }
+            Code::NearbyOnlyConstraint => "Hard constraints live only in a rule file the read tool attaches",
+        }
+    }
+}
+
+impl From<Code> for &'static str {
+    fn from(code: Code) -> Self {
+        code.id()
+    }
+}
+
+/// What a finding points at.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Location {
+    /// A file, or a URL.
+    pub uri: String,
+    pub line: Option<usize>,
+    pub column: Option<usize>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    pub code: Code,
+    pub severity: Severity,
+    pub message: String,
+    pub location: Option<Location>,
+    pub hint: String,
+}
+
+/// Token budgets, in the counter's tokens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budget {
+    /// The whole system text.
+    pub total: usize,
+    /// One rule file's block.
+    pub rule: usize,
+}
+
+impl Default for Budget {
+    /// Generous defaults: a quarter of a 32k-token window for all rules, 4k for one file.
+    fn default() -> Self {
+        Budget { total: 8_000, rule: 4_000 }
+    }
+}
+
+/// Runs every rule; findings are sorted by location, then code.
+pub fn lint(
+    db: &dyn Db,
+    ws: Workspace,
+    counter: &dyn TokenCounter,
+    budget: Budget,
+) -> Result<Vec<Finding>, BuildError> {
+    let explanation = explain(db, ws, counter)?;
+    let mut linter = Linter { db, ws, explanation: &explanation, findings: Vec::new() };
+    linter.shadowed_and_side_by_side();
+    linter.outside_repository();
+    linter.entries()?;
+    linter.content(budget);
+    linter.nearby_only_constraints();
+    let mut findings = linter.findings;
+    findings.sort_by(|a, b| {
+        let key = |f: &Finding| f.location.as_ref().map(|l| (l.uri.clone(), l.line, l.column));
+        key(a).cmp(&key(b)).then(a.code.cmp(&b.code))
+    });
+    Ok(findings)
+}
+
+struct Linter<'a> {
+    db: &'a dyn Db,
+    ws: Workspace,
+    explanation: &'a Explanation,
+    findings: Vec<Finding>,
+}
+
+fn file_location(path: &Path, line: Option<usize>) -> Option<Location> {
+    Some(Location { uri: path::display(path), line, column: None })
+}
+
+impl Linter<'_> {
+    fn push(&mut self, code: Code, message: String, location: Option<Location>, hint: String) {
+        self.findings.push(Finding { code, severity: code.severity(), message, location, hint });
+    }
+
+    fn files(&self) -> impl Iterator<Item = (&Item, &Path)> {
+        self.explanation.items.iter().filter_map(|item| match &item.source {
+            Source::File(path) => Some((item, path.as_path())),
+            Source::Url(_) => None,
+        })
+    }
+
+    fn content_hash(&self, path: &Path) -> Option<blake3::Hash> {
+        let text = rule_text(self.db, path);
+        (!text.text().is_empty()).then(|| blake3::hash(text.text().as_bytes()))
+    }
+
+    /// CG001 and CG002. A `CLAUDE.md` beside an `AGENTS.md` gets CG002 only: that is the
+    /// more specific fact, and the fix is the same.
+    fn shadowed_and_side_by_side(&mut self) {
+        let mut by_dir: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
+        for (_, path) in self.files() {
+            if let Some(dir) = path.parent() {
+                by_dir.entry(dir.to_path_buf()).or_default().push(path.to_path_buf());
+            }
+        }
+        let mut beside = Vec::new();
+        for (dir, files) in &by_dir {
+            let has = |name: &str| files.iter().any(|f| f.file_name().is_some_and(|n| n == name));
+            let (agents, claude) = (dir.join("AGENTS.md"), dir.join("CLAUDE.md"));
+            if has("AGENTS.md")
+                && has("CLAUDE.md")
+                && self.content_hash(&agents) != self.content_hash(&claude)
+            {
+                beside.push(claude);
+            }
+        }
+        for claude in &beside {
+            self.push(
+                Code::AgentsBesideClaude,
+                format!(
+                    "{} sits beside an AGENTS.md with different content; opencode reads only AGENTS.md, Claude Code only CLAUDE.md",
+                    path::display(claude)
+                ),
+                file_location(claude, Some(1)),
+                "keep one file: merge them, and make CLAUDE.md a symlink to AGENTS.md".to_owned(),
+            );
+        }
+        let shadowed: Vec<(PathBuf, Reason)> = self
+            .files()
+            .filter(|(_, path)| !beside.iter().any(|b| b == path))
+            .filter_map(|(item, path)| {
+                let reason = item.reasons.iter().find(|r| matches!(r, Reason::ShadowedByCategory { .. }))?;
+                Some((path.to_path_buf(), reason.clone()))
+            })
+            .collect();
+        for (path, reason) in shadowed {
+            let Reason::ShadowedByCategory { winner, winning_files, .. } = &reason else { continue };
+            let first = winning_files.first().map(|p| path::display(p)).unwrap_or_default();
+            self.push(
+                Code::ShadowedRuleFile,
+                format!(
+                    "{} is never loaded: {winner} won the rule name lookup ({first})",
+                    path::display(&path)
+                ),
+                file_location(&path, Some(1)),
+                reason.hint().unwrap_or_default(),
+            );
+        }
+    }
+
+    /// CG003: outside git, the project walk runs up to `/`; inside, a project config can
+    /// point at files outside the repository.
+    fn outside_repository(&mut self) {
+        let explanation = self.explanation;
+        let mut found = Vec::new();
+        for (item, path) in self.files() {
+            if item.loaded.is_none() {
+                continue;
+            }
+            match &item.via {
+                Some(Via::Project { level, .. }) if !explanation.git && *level > 0 => found.push((
+                    path.to_path_buf(),
+                    format!(
+                        "{} is loaded from above the working directory because {} is not in a git repository, so opencode looks for rule files all the way up to /",
+                        path::display(path),
+                        path::display(&explanation.cwd)
+                    ),
+                    "run opencode inside a git repository (git init), or move the file".to_owned(),
+                )),
+                Some(Via::Instruction { config, .. })
+                    if explanation.git
+                        && !path.starts_with(&explanation.worktree)
+                        && self.is_project_config(config) =>
+                {
+                    found.push((
+                        path.to_path_buf(),
+                        format!(
+                            "{} is outside the repository {} but loaded through the project config {config}; other checkouts will not have it",
+                            path::display(path),
+                            path::display(&explanation.worktree)
+                        ),
+                        "move the file into the repository, or the entry into your global config".to_owned(),
+                    ))
+                }
+                _ => {}
+            }
+        }
+        for (path, message, hint) in found {
+            self.push(Code::OutsideRepository, message, file_location(&path, None), hint);
+        }
+    }
+
+    fn is_project_config(&self, config: &str) -> bool {
+        let root = &self.explanation.worktree;
+        merged_config(self.db, self.ws).as_ref().is_ok_and(|merged| {
+            merged.layers.iter().any(|layer| {
+                let source = &layer.source;
+                layer.status == LayerStatus::Loaded
+                    && source.name == config
+                    && matches!(source.kind, SourceKind::Project | SourceKind::Directory)
+                    && source.path().is_some_and(|path| path.starts_with(root))
+            })
+        })
+    }
+
+    /// CG004, CG008, CG010: the `instructions` entries.
+    fn entries(&mut self) -> Result<(), BuildError> {
+        let paths = system_paths(self.db, self.ws).as_ref().map_err(|e| BuildError::Config(e.clone()))?;
+        let config = merged_config(self.db, self.ws).as_ref().map_err(|e| BuildError::Config(e.clone()))?;
+        let location = |index: usize| {
+            let entry = &config.instructions[index];
+            let line = entry_line(self.db, self.ws, entry);
+            entry.source.path().and_then(|path| file_location(path, line))
+        };
+        let mut found = Vec::new();
+        for remote in &paths.remote {
+            if Pin::parse(&remote.url).is_none() {
+                found.push((
+                    Code::UnpinnedRemote,
+                    format!(
+                        "{} in {} has no integrity pin; whatever the server returns goes into every prompt",
+                        remote.url,
+                        remote.source.name()
+                    ),
+                    location(remote.index),
+                    "pin the content: append #sha256=<hex> or #blake3=<hex> of the document you reviewed"
+                        .to_owned(),
+                ));
+            }
+        }
+        for expansion in &paths.expansions {
+            let directory_magic = expansion.mode == GlobMode::Absolute
+                && Path::new(expansion.entry.strip_prefix("~/").unwrap_or(&expansion.entry))
+                    .parent()
+                    .is_some_and(|dir| path::display(dir).contains(['*', '?', '[', '{']));
+            if directory_magic {
+                found.push((
+                    Code::AbsoluteGlobDirectory,
+                    format!(
+                        "instructions entry {:?} in {} has glob characters in its directory; opencode globs only the file name of an absolute entry, so it matches nothing",
+                        expansion.entry,
+                        expansion.source.name()
+                    ),
+                    location(expansion.index),
+                    "use a pattern relative to the project (e.g. \"docs/*/rules.md\"), or list each file".to_owned(),
+                ));
+            } else if paths.unmatched.contains(&expansion.index) {
+                found.push((
+                    Code::UnmatchedEntry,
+                    format!("instructions entry {:?} in {} matches no file", expansion.entry, expansion.source.name()),
+                    location(expansion.index),
+                    "fix the pattern or remove the entry; relative entries are matched from the working directory up to the repository root, not from the config file's directory".to_owned(),
+                ));
+            }
+        }
+        for (code, message, location, hint) in found {
+            self.push(code, message, location, hint);
+        }
+        Ok(())
+    }
+
+    /// CG005, CG006, CG007, CG009: what the loaded (or attached) text contains.
+    fn content(&mut self, budget: Budget) {
+        let explanation = self.explanation;
+        let mut found = Vec::new();
+        let mut first_by_hash: BTreeMap<[u8; 32], PathBuf> = BTreeMap::new();
+        for (item, path) in self.files() {
+            let attached = item.reasons.iter().any(|r| matches!(r, Reason::NearbyOnly { .. }));
+            if item.loaded.is_none() && !attached {
+                continue;
+            }
+            let text = rule_text(self.db, path);
+            for secret in find_secrets(text.text()) {
+                found.push((
+                    Code::LikelySecret,
+                    format!(
+                        "{} contains a likely {} (line {}); rule files are sent to the model provider",
+                        path::display(path),
+                        secret.kind,
+                        secret.line
+                    ),
+                    Some(Location {
+                        uri: path::display(path),
+                        line: Some(secret.line),
+                        column: Some(secret.column),
+                    }),
+                    "remove it from the file and rotate it; point to where the secret lives instead"
+                        .to_owned(),
+                ));
+            }
+            let Some(loaded) = &item.loaded else { continue };
+            if loaded.size.tokens > budget.rule {
+                found.push((
+                    Code::RuleOverBudget,
+                    format!(
+                        "{} is {} tokens, over the budget of {} per rule file",
+                        path::display(path),
+                        loaded.size.tokens,
+                        budget.rule
+                    ),
+                    file_location(path, None),
+                    "split it, and move what is needed only in part of the tree into nested rule files"
+                        .to_owned(),
+                ));
+            }
+            if let Some(hash) = self.content_hash(path) {
+                match first_by_hash.get(hash.as_bytes()) {
+                    Some(first) => found.push((
+                        Code::DuplicateContent,
+                        format!(
+                            "{} has the same content as {}, which is already loaded; it is sent twice",
+                            path::display(path),
+                            path::display(first)
+                        ),
+                        file_location(path, None),
+                        "remove one of them (a symlinked directory or a second glob can reach the same file)"
+                            .to_owned(),
+                    )),
+                    None => {
+                        first_by_hash.insert(*hash.as_bytes(), path.to_path_buf());
+                    }
+                }
+            }
+        }
+        if explanation.total.tokens > budget.total {
+            found.push((
+                Code::PromptOverBudget,
+                format!(
+                    "the system prompt from {} is {} tokens, over the budget of {}",
+                    path::display(&explanation.cwd),
+                    explanation.total.tokens,
+                    budget.total
+                ),
+                None,
+                "run `ctxgraph explain` to see the largest blocks".to_owned(),
+            ));
+        }
+        for (code, message, location, hint) in found {
+            self.push(code, message, location, hint);
+        }
+    }
+
+    /// CG011: "never"/"must" rules that only a read attaches, once.
+    fn nearby_only_constraints(&mut self) {
+        let mut found = Vec::new();
+        for (item, path) in self.files() {
+            let Some(dir) = item.reasons.iter().find_map(|r| match r {
+                Reason::NearbyOnly { dir } => Some(dir),
+                _ => None,
+            }) else {
+                continue;
+            };
+            if item.stage != Stage::Nearby {
+                continue;
+            }
+            let text = rule_text(self.db, path);
+            let lines: Vec<usize> = text
+                .text()
+                .lines()
+                .enumerate()
+                .filter(|(_, line)| has_hard_constraint(line))
+                .map(|(index, _)| index + 1)
+                .collect();
+            if let Some(first) = lines.first() {
+                found.push((
+                    path.to_path_buf(),
+                    *first,
+                    format!(
+                        "{} states hard constraints (\"never\"/\"must\", {} line{}) but is only attached when the model reads a file under {}, once per session",
+                        path::display(path),
+                        lines.len(),
+                        if lines.len() == 1 { "" } else { "s" },
+                        path::display(dir)
+                    ),
+                ));
+            }
+        }
+        for (path, line, message) in found {
+            self.push(
+                Code::NearbyOnlyConstraint,
+                message,
+                file_location(&path, Some(line)),
+                "move constraints that must always hold into the root AGENTS.md, or list this file in `instructions`".to_owned(),
+            );
+        }
+    }
+}
+
+/// A line that says "never" or "must" as a word, in any case.
+fn has_hard_constraint(line: &str) -> bool {
+    line.split(|c: char| !c.is_alphanumeric())
+        .any(|word| word.eq_ignore_ascii_case("never") || word.eq_ignore_ascii_case("must"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hard_constraints_are_words() {
+        assert!(has_hard_constraint("Never call the DB directly."));
+        assert!(has_hard_constraint("- handlers MUST validate input"));
+        assert!(!has_hard_constraint("Mustache templates live in views/"));
+        assert!(!has_hard_constraint("Nevertheless, prefer small files."));
+    }
+
+    #[test]
+    fn codes_are_unique() {
+        let ids: std::collections::BTreeSet<_> = Code::ALL.iter().map(|c| c.id()).collect();
+        let names: std::collections::BTreeSet<_> = Code::ALL.iter().map(|c| c.name()).collect();
+        assert_eq!((ids.len(), names.len()), (Code::ALL.len(), Code::ALL.len()));
+    }
+}

@@ -1,0 +1,46 @@
+//! A minimal database over a [`MemorySystem`] for the query layer's own unit tests.
+
+use std::sync::Arc;
+
+use crate::db::Db;
+use crate::files::Files;
+use crate::remote::RemoteDocs;
+use crate::system::{MemorySystem, System};
+
+#[salsa::db]
+#[derive(Clone)]
+pub struct TestDb {
+    storage: salsa::Storage<Self>,
+    system: Arc<MemorySystem>,
+    files: Arc<Files>,
+    remotes: Arc<RemoteDocs>,
+}
+
+impl TestDb {
+    pub fn new(system: MemorySystem) -> Self {
+        Self {
+            storage: salsa::Storage::default(),
+            system: Arc::new(system),
+            files: Arc::default(),
+            remotes: Arc::default(),
+        }
+    }
+}
+
+#[salsa::db]
+impl salsa::Database for TestDb {}
+
+#[salsa::db]
+impl Db for TestDb {
+    fn system(&self) -> &dyn System {
+        &*self.system
+    }
+
+    fn files(&self) -> &Files {
+        &self.files
+    }
+
+    fn remotes(&self) -> &RemoteDocs {
+        &self.remotes
+    }
+}
