@@ -27,6 +27,35 @@ pub enum Command {
     InitCheck(InitCheckArgs),
     Watch(WatchArgs),
     Serve(ServeArgs),
+    Config(ConfigArgs),
+}
+
+/// Print the merged opencode config, and where every value came from
+///
+/// The JSON is what `opencode debug config` prints for the keys config sources set.
+/// Values that came in through `{env:…}` or `{file:…}` are shown as written unless
+/// `--show-secrets` is given.
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    /// The directory opencode would be started in [default: the current directory]
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+
+    /// Output format: layers grouped by source for people, or the merged config as JSON
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+
+    /// Show values substituted from `{env:…}` and `{file:…}` instead of the tokens
+    #[arg(long)]
+    pub show_secrets: bool,
+
+    /// Print one value (a dotted path such as `compaction.auto` or `instructions.0`), the
+    /// source that set it and the values it overrode
+    #[arg(long, value_name = "KEY.PATH")]
+    pub explain: Option<String>,
+
+    #[command(flatten)]
+    pub remote: RemoteArgs,
 }
 
 /// Print the system prompt opencode would send from a directory, byte for byte

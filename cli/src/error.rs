@@ -21,6 +21,8 @@ pub enum CliError {
     Output(std::io::Error),
     #[error("--strict: {} remote instruction(s) could not be loaded: {}", .0.len(), .0.join(", "))]
     RemoteStrict(Vec<String>),
+    #[error("no config value at {0}")]
+    NoSuchKey(String),
     #[error(transparent)]
     Check(#[from] SnapshotFailure),
     #[error(transparent)]
@@ -39,7 +41,7 @@ impl CliError {
         let mut stderr = std::io::stderr().lock();
         let _ = writeln!(stderr, "{}", render(self));
         ExitCode::from(match self {
-            CliError::Engine(_) | CliError::RemoteStrict(_) => EXIT_INPUT,
+            CliError::Engine(_) | CliError::RemoteStrict(_) | CliError::NoSuchKey(_) => EXIT_INPUT,
             CliError::Output(_) | CliError::Watch(_) => EXIT_INTERNAL,
             CliError::Check(SnapshotFailure::Scenarios(_) | SnapshotFailure::Build { .. }) => EXIT_INPUT,
             CliError::Check(SnapshotFailure::Write { .. }) => EXIT_INTERNAL,
@@ -94,4 +96,32 @@ fn snippet(message: &str, source: &str, line: usize, column: usize, line_text: &
         "error: {message}\n{pad}--> {source}:{line}:{column}\n{pad} |\n{line} | {text}\n{pad} | {caret}^",
         text = line_text.trim_end_matches('\r'),
     )
+}
+
+/// The error as data, for `--format json`: a stable code, the message, and where it is.
+pub fn to_json(err: &CliError) -> serde_json::Value {
+    let CliError::Engine(EngineError::Build(BuildError::Config(config))) = err else {
+        return serde_json::json!({"error": {"code": "error", "message": err.to_string()}});
+    };
+    let mut error = serde_json::json!({
+        "code": config.code(),
+        "message": config.to_string(),
+        "source": config.source_name(),
+    });
+    let mut at = |line: usize, column: usize, line_text: &str, rule: &str| {
+        error["line"] = line.into();
+        error["column"] = column.into();
+        error["line_text"] = line_text.into();
+        error["rule"] = rule.into();
+    };
+    match config {
+        ConfigError::Json { error: json, line_text, .. } => {
+            at(json.line, json.column, line_text, "J2");
+            error["jsonc_code"] = json.code.into();
+        }
+        ConfigError::Substitution { line, column, line_text, .. } => at(*line, *column, line_text, "V2"),
+        ConfigError::Schema { issues, .. } => error["issues"] = serde_json::json!(issues),
+        _ => {}
+    }
+    serde_json::json!({ "error": error })
 }

@@ -274,3 +274,61 @@ fn pinned_remote_rule_online_and_offline() {
         format!("{run}\n--- json remote\n{:#}\n--- strict\n{strict}", report["remote"]).replace(port, "PORT")
     );
 }
+
+/// `ctxgraph config`: layers grouped by source (no colours when piped), the JSON opencode
+/// prints, secrets shown as their tokens unless asked for.
+#[test]
+fn config_text_json_and_secrets() {
+    let sandbox = Sandbox::new().env("API_TOKEN", "s3cr3t").env("NO_COLOR", "1");
+    sandbox.write(
+        "config/opencode/opencode.json",
+        "{\"model\": \"global/model\", \"instructions\": [\"g.md\"]}",
+    );
+    sandbox.write(
+        "repo/opencode.jsonc",
+        "{\n  // project\n  \"model\": \"project/model\",\n  \"instructions\": [\"p.md\"],\n  \"provider\": {\"x\": {\"options\": {\"apiKey\": \"{env:API_TOKEN}\", \"baseURL\": \"{env:API_TOKEN}-url\"}}}\n}\n",
+    );
+    let text = sandbox.run(&["config"]);
+    assert!(!text.raw_stdout.contains(&0x1b), "no colours when piped");
+    insta::assert_snapshot!("config_text", text.to_string());
+    insta::assert_snapshot!("config_json", sandbox.run(&["config", "--format", "json"]).to_string());
+    let shown = sandbox.run(&["config", "--format", "json", "--show-secrets"]);
+    assert!(
+        shown.stdout.contains("s3cr3t-url") && shown.stdout.contains("\"apiKey\": \"s3cr3t\""),
+        "{shown}"
+    );
+    insta::assert_snapshot!(
+        "config_explain_model",
+        sandbox.run(&["config", "--explain", "model"]).to_string()
+    );
+    insta::assert_snapshot!(
+        "config_explain_instructions",
+        sandbox.run(&["config", "--explain", "instructions"]).to_string()
+    );
+    insta::assert_snapshot!(
+        "config_explain_json",
+        sandbox.run(&["config", "--explain", "provider.x.options.baseURL", "--format", "json"]).to_string()
+    );
+    let missing = sandbox.run(&["config", "--explain", "nope.nothing"]);
+    assert_eq!(missing.code, 2, "{missing}");
+}
+
+/// Invalid config: exit 2, a snippet with a caret in text, the same facts as JSON data.
+#[test]
+fn config_errors_as_text_and_json() {
+    let sandbox = Sandbox::new();
+    sandbox.write("repo/opencode.json", BROKEN);
+    insta::assert_snapshot!("config_jsonc_error_text", sandbox.run(&["config"]).to_string());
+    insta::assert_snapshot!(
+        "config_jsonc_error_json",
+        sandbox.run(&["config", "--format", "json"]).to_string()
+    );
+    sandbox.write("repo/opencode.json", "{\"compaction\": {\"tail_turns\": -1}, \"share\": 3}");
+    insta::assert_snapshot!(
+        "config_schema_error_json",
+        sandbox.run(&["config", "--format", "json"]).to_string()
+    );
+    // S2 makes opencode refuse to start, so `build` refuses too.
+    let build = sandbox.run(&["build"]);
+    assert_eq!((build.code, build.stdout.as_str()), (2, ""), "{build}");
+}

@@ -18,13 +18,15 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use ctxgraph_queries::opencode::config::wellknown::pending_requests;
+use ctxgraph_queries::opencode::config::{MergedConfig, merged_config};
 use ctxgraph_queries::opencode::explain::{Explanation, TargetExplanation, explain, explain_target};
 use ctxgraph_queries::opencode::instructions::{SystemPaths, system_paths};
 use ctxgraph_queries::opencode::lint::{Budget, Finding, lint};
 use ctxgraph_queries::opencode::nearby::{Nearby, nearby_rules};
 use ctxgraph_queries::opencode::prompt::{BuildError, ModelRef, Prompt, system_prompt};
 use ctxgraph_queries::opencode::worktree::{Worktree, worktree};
-use ctxgraph_queries::remote::RemoteState;
+use ctxgraph_queries::remote::{ConfigDocState, ConfigRequest, RemoteState};
 use ctxgraph_queries::system::{FileKind, System};
 use ctxgraph_queries::{Db, Host, Workspace};
 use salsa::Setter;
@@ -112,6 +114,52 @@ impl Engine {
     /// The system text from the environment block to the last instruction block.
     pub fn system_prompt(&self, ws: Workspace, model: Option<ModelRef>) -> Result<Prompt, EngineError> {
         Ok(system_prompt(&self.db, ws, model).clone()?)
+    }
+
+    /// The merged config with the provenance of every value (C1–C7).
+    pub fn merged_config(&self, ws: Workspace) -> Result<MergedConfig, EngineError> {
+        merged_config(&self.db, ws).clone().map_err(|e| EngineError::Build(BuildError::Config(e)))
+    }
+
+    /// R1–R4: the remote config requests the workspace still needs.
+    pub fn config_requests(&self, ws: Workspace) -> Vec<ConfigRequest> {
+        pending_requests(&self.db, ws)
+    }
+
+    /// Sets remote config documents, touching only those that changed.
+    pub fn set_config_docs(&mut self, docs: impl IntoIterator<Item = (ConfigRequest, ConfigDocState)>) {
+        for (request, state) in docs {
+            let doc = ctxgraph_queries::Db::remotes(&self.db).config(&self.db, &request);
+            if *doc.state(&self.db) != state {
+                doc.set_state(&mut self.db).to(state);
+            }
+        }
+    }
+
+    /// Fetches the workspace's remote config (the well-known documents, then the
+    /// `remote_config` URLs they name) and sets the inputs. Blocks the calling thread.
+    /// A failure is not returned here: the config query turns it into opencode's error.
+    pub fn fetch_config(&mut self, ws: Workspace, fetcher: &remote::Fetcher) -> Result<(), EngineError> {
+        // Each round can only reveal requests named by the previous one (R4: two levels).
+        for _ in 0..3 {
+            let requests = self.config_requests(ws);
+            if requests.is_empty() {
+                break;
+            }
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|err| remote::FetcherError::from_io(&err))?;
+            let states = runtime.block_on(async {
+                let mut states = Vec::with_capacity(requests.len());
+                for request in &requests {
+                    states.push(fetcher.load_config(request).await);
+                }
+                states
+            });
+            self.set_config_docs(requests.into_iter().zip(states));
+        }
+        Ok(())
     }
 
     /// The memoized prompt, without copying it: what a per-turn caller compares.

@@ -152,10 +152,42 @@ impl Pin {
     }
 }
 
-/// The side table from URLs to [`RemoteDoc`] inputs, like [`Files`](crate::files::Files).
+/// One request for remote config (R1/R4): the URL and the headers to send.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ConfigRequest {
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+}
+
+/// A remote config document (R1–R6), fetched by the engine. Unlike [`RemoteDoc`] it keeps
+/// the content type (R2 looks at it) and is never served from a cache: opencode aborts
+/// when one cannot be fetched.
+#[salsa::input(debug)]
+pub struct ConfigDoc {
+    #[returns(ref)]
+    pub request: ConfigRequest,
+    #[returns(ref)]
+    pub state: ConfigDocState,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ConfigDocState {
+    /// Not fetched yet.
+    Pending,
+    /// A 2xx response.
+    Loaded {
+        body: Arc<str>,
+        content_type: Option<String>,
+    },
+    Failed(FetchFailure),
+}
+
+/// The side table from URLs to [`RemoteDoc`] inputs, like [`Files`](crate::files::Files),
+/// and from config requests to [`ConfigDoc`] inputs.
 #[derive(Debug, Default)]
 pub struct RemoteDocs {
     by_url: DashMap<String, RemoteDoc>,
+    configs: DashMap<ConfigRequest, ConfigDoc>,
 }
 
 impl RemoteDocs {
@@ -168,6 +200,17 @@ impl RemoteDocs {
             .by_url
             .entry(url.to_owned())
             .or_insert_with(|| RemoteDoc::new(db, url.to_owned(), RemoteState::Pending))
+    }
+
+    /// The input for a config request, created [`ConfigDocState::Pending`] if it is new.
+    pub fn config(&self, db: &dyn Db, request: &ConfigRequest) -> ConfigDoc {
+        if let Some(doc) = self.configs.get(request) {
+            return *doc;
+        }
+        *self
+            .configs
+            .entry(request.clone())
+            .or_insert_with(|| ConfigDoc::new(db, request.clone(), ConfigDocState::Pending))
     }
 }
 

@@ -17,6 +17,7 @@ use crate::error::CliError;
 
 mod build;
 mod check;
+mod config;
 mod explain;
 mod github;
 mod lint;
@@ -36,6 +37,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::InitCheck(args) => snapshot::init(args.scenarios),
         Command::Watch(args) => watch::run(args),
         Command::Serve(args) => serve::run(args),
+        Command::Config(args) => config::run(args),
     }
 }
 
@@ -45,12 +47,23 @@ fn open(cwd: Option<PathBuf>) -> Result<(Engine, Workspace), CliError> {
     open_with(HostEnv::from_process(), cwd)
 }
 
-/// [`open`], then fetch the workspace's remote `instructions` (warning on stderr for each
-/// one that is missing or stale), for the commands that report on them.
-fn open_fetching(cwd: Option<PathBuf>, remote: &RemoteArgs) -> Result<(Engine, Workspace), CliError> {
+/// [`open`] for the commands that read the config: the remote org config named by the
+/// auth store (R1–R4) is fetched first, as opencode does before anything else.
+fn open_configured(
+    cwd: Option<PathBuf>,
+    remote: &RemoteArgs,
+) -> Result<(Engine, Workspace, FetchOptions), CliError> {
     let env = HostEnv::from_process();
     let options = fetch_options(remote, &env);
     let (mut engine, ws) = open_with(env, cwd)?;
+    load_remote_config(&mut engine, ws, &options)?;
+    Ok((engine, ws, options))
+}
+
+/// [`open_configured`], then fetch the workspace's remote `instructions` (warning on
+/// stderr for each one that is missing or stale), for the commands that report on them.
+fn open_fetching(cwd: Option<PathBuf>, remote: &RemoteArgs) -> Result<(Engine, Workspace), CliError> {
+    let (mut engine, ws, options) = open_configured(cwd, remote)?;
     load_remote(&mut engine, ws, options)?;
     Ok((engine, ws))
 }
@@ -116,4 +129,15 @@ fn open_with(env: HostEnv, cwd: Option<PathBuf>) -> Result<(Engine, Workspace), 
     let mut engine = Engine::new(Arc::new(OsSystem), env);
     let ws = engine.open(&cwd)?;
     Ok((engine, ws))
+}
+
+/// R1–R4: fetches the remote org config the workspace's auth store names, before
+/// anything reads the config (opencode loads it first and aborts when it fails).
+fn load_remote_config(engine: &mut Engine, ws: Workspace, options: &FetchOptions) -> Result<(), CliError> {
+    if engine.config_requests(ws).is_empty() {
+        return Ok(());
+    }
+    let fetcher = Fetcher::new(options.clone()).map_err(EngineError::from)?;
+    engine.fetch_config(ws, &fetcher)?;
+    Ok(())
 }

@@ -9,8 +9,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ctxgraph_queries::files::decode_utf8;
-use ctxgraph_queries::remote::{FetchFailure, LoadedFrom, Pin, RemoteState};
-use reqwest::header::{ETAG, HeaderMap, IF_MODIFIED_SINCE, IF_NONE_MATCH, LAST_MODIFIED};
+use ctxgraph_queries::remote::{ConfigDocState, ConfigRequest, FetchFailure, LoadedFrom, Pin, RemoteState};
+use reqwest::header::{
+    ACCEPT, CONTENT_TYPE, ETAG, HeaderMap, HeaderName, HeaderValue, IF_MODIFIED_SINCE, IF_NONE_MATCH,
+    LAST_MODIFIED,
+};
 use reqwest::{StatusCode, Url};
 
 pub use cache::{Cache, CachedBody};
@@ -195,10 +198,58 @@ impl Fetcher {
         }
     }
 
+    /// R1/R4: one remote config document, with `Accept: application/json` and the
+    /// request's headers, the same retries and deadlines, and no cache (opencode aborts
+    /// when remote config cannot be fetched, so a stale copy would hide that).
+    pub async fn load_config(&self, request: &ConfigRequest) -> ConfigDocState {
+        let url = match Url::parse(&request.url) {
+            Ok(url) if matches!(url.scheme(), "http" | "https") => url,
+            Ok(url) => {
+                return ConfigDocState::Failed(FetchFailure::InvalidUrl(format!(
+                    "scheme {} is not http or https",
+                    url.scheme()
+                )));
+            }
+            Err(err) => return ConfigDocState::Failed(FetchFailure::InvalidUrl(err.to_string())),
+        };
+        let mut headers = HeaderMap::new();
+        headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
+        for (name, value) in &request.headers {
+            match (HeaderName::try_from(name.as_str()), HeaderValue::try_from(value.as_str())) {
+                (Ok(name), Ok(value)) => {
+                    headers.insert(name, value);
+                }
+                _ => {
+                    return ConfigDocState::Failed(FetchFailure::InvalidUrl(format!(
+                        "invalid header {name:?}"
+                    )));
+                }
+            }
+        }
+        if self.options.offline {
+            return ConfigDocState::Failed(FetchFailure::Offline);
+        }
+        match self.fetch_with(&url, headers, None).await {
+            Ok((Fetched::Body { bytes, .. }, content_type)) => {
+                ConfigDocState::Loaded { body: decode_utf8(&bytes).text, content_type }
+            }
+            Ok((Fetched::NotModified, _)) => ConfigDocState::Failed(FetchFailure::Status(304)),
+            Err(failure) => ConfigDocState::Failed(failure),
+        }
+    }
+
     /// R5 + I8: retried GETs inside one header deadline, then the capped body read.
     async fn fetch(&self, url: &Url, cached: Option<&CachedBody>) -> Result<Fetched, FetchFailure> {
+        self.fetch_with(url, HeaderMap::new(), cached).await.map(|(fetched, _)| fetched)
+    }
+
+    async fn fetch_with(
+        &self,
+        url: &Url,
+        mut headers: HeaderMap,
+        cached: Option<&CachedBody>,
+    ) -> Result<(Fetched, Option<String>), FetchFailure> {
         let options = &self.options;
-        let mut headers = HeaderMap::new();
         if let Some(cached) = cached {
             if let Some(etag) = cached.etag.as_deref().and_then(|v| v.parse().ok()) {
                 headers.insert(IF_NONE_MATCH, etag);
@@ -239,7 +290,7 @@ impl Fetcher {
         };
         let status = response.status();
         if status == StatusCode::NOT_MODIFIED && cached.is_some() {
-            return Ok(Fetched::NotModified);
+            return Ok((Fetched::NotModified, None));
         }
         if status.is_redirection() {
             // reqwest returns a redirect it will not follow (a `file:` target, say) as is.
@@ -260,11 +311,11 @@ impl Fetcher {
                 .and_then(|v: &reqwest::header::HeaderValue| v.to_str().ok())
                 .map(str::to_owned)
         };
-        let (etag, last_modified) = (header(ETAG), header(LAST_MODIFIED));
+        let (etag, last_modified, content_type) = (header(ETAG), header(LAST_MODIFIED), header(CONTENT_TYPE));
         let bytes = tokio::time::timeout(options.body_timeout, read_capped(response, options.max_body_bytes))
             .await
             .map_err(|_| timeout("body", options.body_timeout))??;
-        Ok(Fetched::Body { bytes, etag, last_modified })
+        Ok((Fetched::Body { bytes, etag, last_modified }, content_type))
     }
 }
 

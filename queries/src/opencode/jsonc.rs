@@ -37,9 +37,41 @@ fn strict_options() -> ParseOptions {
 /// Parses JSONC into a JSON value. Empty, whitespace-only and comment-only text is an
 /// error (`ValueExpected`), as in opencode.
 pub fn parse(text: &str) -> Result<serde_json::Value, JsoncError> {
-    match jsonc_parser::parse_to_serde_value::<Option<serde_json::Value>>(text, &strict_options()) {
-        Ok(Some(value)) => Ok(value),
-        Ok(None) => Err(error_at(text, text.len(), "ValueExpected", "Value expected".to_owned())),
+    parse_tree(text, &|_| ()).map(|tree| tree.to_value())
+}
+
+/// A parsed value whose every node carries `T`, built from the node's byte range.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Tree<T> {
+    Scalar(serde_json::Value, T),
+    Array(Vec<Tree<T>>, T),
+    /// Duplicate keys: the last value wins, at the first key's position (JS assignment).
+    Object(Vec<(String, Tree<T>)>, T),
+}
+
+impl<T> Tree<T> {
+    pub fn to_value(&self) -> serde_json::Value {
+        match self {
+            Tree::Scalar(value, _) => value.clone(),
+            Tree::Array(items, _) => serde_json::Value::Array(items.iter().map(Tree::to_value).collect()),
+            Tree::Object(entries, _) => {
+                serde_json::Value::Object(entries.iter().map(|(k, v)| (k.clone(), v.to_value())).collect())
+            }
+        }
+    }
+}
+
+/// Parses JSONC with `annotate` called on every node's byte range (J1).
+pub fn parse_tree<T>(
+    text: &str,
+    annotate: &dyn Fn(std::ops::Range<usize>) -> T,
+) -> Result<Tree<T>, JsoncError> {
+    let collect = jsonc_parser::CollectOptions::default();
+    match jsonc_parser::parse_to_ast(text, &collect, &strict_options()) {
+        Ok(result) => match result.value {
+            Some(value) => Ok(build(value, annotate)),
+            None => Err(error_at(text, text.len(), "ValueExpected", "Value expected".to_owned())),
+        },
         Err(err) => {
             let code = code_name(err.kind());
             let mut offset = err.range().start;
@@ -51,6 +83,50 @@ pub fn parse(text: &str) -> Result<serde_json::Value, JsoncError> {
             Err(error_at(text, offset, code, err.kind().to_string()))
         }
     }
+}
+
+fn build<T>(value: jsonc_parser::ast::Value<'_>, annotate: &dyn Fn(std::ops::Range<usize>) -> T) -> Tree<T> {
+    use jsonc_parser::ast::Value as Ast;
+    use serde_json::Value;
+    let range = |r: jsonc_parser::common::Range| r.start..r.end;
+    match value {
+        Ast::StringLit(lit) => {
+            Tree::Scalar(Value::String(lit.value.into_owned()), annotate(range(lit.range)))
+        }
+        Ast::NumberLit(lit) => Tree::Scalar(js_number(lit.value), annotate(range(lit.range))),
+        Ast::BooleanLit(lit) => Tree::Scalar(Value::Bool(lit.value), annotate(range(lit.range))),
+        Ast::NullKeyword(null) => Tree::Scalar(Value::Null, annotate(range(null.range))),
+        Ast::Array(array) => {
+            let r = range(array.range);
+            Tree::Array(array.elements.into_iter().map(|v| build(v, annotate)).collect(), annotate(r))
+        }
+        Ast::Object(object) => {
+            let r = range(object.range);
+            let mut entries: Vec<(String, Tree<T>)> = Vec::with_capacity(object.properties.len());
+            for prop in object.properties {
+                let key = prop.name.into_string();
+                let node = build(prop.value, annotate);
+                match entries.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, slot)) => *slot = node,
+                    None => entries.push((key, node)),
+                }
+            }
+            Tree::Object(entries, annotate(r))
+        }
+    }
+}
+
+/// A JSON number as JavaScript holds it (an f64), kept integral when it is one so it
+/// prints as `JSON.stringify` would (`1.0` → `1`).
+fn js_number(raw: &str) -> serde_json::Value {
+    let Ok(float) = raw.parse::<f64>() else { return serde_json::Value::Null };
+    if float.is_finite() && float.fract() == 0.0 && float.abs() < 9_007_199_254_740_992.0 {
+        // Exact: the magnitude is below 2^53.
+        #[allow(clippy::cast_possible_truncation)]
+        return serde_json::Value::from(float as i64);
+    }
+    // JSON.stringify prints non-finite numbers as null.
+    serde_json::Number::from_f64(float).map_or(serde_json::Value::Null, serde_json::Value::Number)
 }
 
 /// The offset of the next token at or after `offset`: past whitespace and comments.

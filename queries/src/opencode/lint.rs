@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::db::{Db, Workspace};
-use crate::opencode::config::{SourceKind, entry_line, merged_config};
+use crate::opencode::config::{LayerStatus, SourceKind, entry_line, merged_config};
 use crate::opencode::explain::{Explanation, Item, Reason, Source, Stage, Via, explain};
 use crate::opencode::instructions::{GlobMode, rule_text, system_paths};
 use crate::opencode::prompt::BuildError;
@@ -308,9 +308,11 @@ impl Linter<'_> {
         let root = &self.explanation.worktree;
         merged_config(self.db, self.ws).as_ref().is_ok_and(|merged| {
             merged.layers.iter().any(|layer| {
-                layer.name() == config
-                    && matches!(layer.kind, SourceKind::Project | SourceKind::Directory)
-                    && layer.path.starts_with(root)
+                let source = &layer.source;
+                layer.status == LayerStatus::Loaded
+                    && source.name == config
+                    && matches!(source.kind, SourceKind::Project | SourceKind::Directory)
+                    && source.path().is_some_and(|path| path.starts_with(root))
             })
         })
     }
@@ -322,10 +324,7 @@ impl Linter<'_> {
         let location = |index: usize| {
             let entry = &config.instructions[index];
             let line = entry_line(self.db, self.ws, entry);
-            match entry.source.kind {
-                SourceKind::EnvContent => None,
-                _ => file_location(&entry.source.path, line),
-            }
+            entry.source.path().and_then(|path| file_location(path, line))
         };
         let mut found = Vec::new();
         for remote in &paths.remote {

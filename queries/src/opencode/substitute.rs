@@ -13,12 +13,42 @@ pub enum SubstitutionError {
     Unreadable { token: String, resolved: PathBuf, reason: String, offset: usize },
 }
 
+impl SubstitutionError {
+    fn with_offset(self, map: impl Fn(usize) -> usize) -> Self {
+        match self {
+            SubstitutionError::Missing { token, resolved, offset } => {
+                SubstitutionError::Missing { token, resolved, offset: map(offset) }
+            }
+            SubstitutionError::Unreadable { token, resolved, reason, offset } => {
+                SubstitutionError::Unreadable { token, resolved, reason, offset: map(offset) }
+            }
+        }
+    }
+}
+
+/// An offset in the env-substituted text, back in the text as written (inside an env
+/// output: the start of its token).
+fn original_offset(offset: usize, env_subs: &[Substitution]) -> usize {
+    let mut shift: isize = 0;
+    for sub in env_subs {
+        if sub.output.contains(&offset) {
+            return sub.input.start;
+        }
+        if sub.output.end <= offset {
+            shift += sub.input.len() as isize - sub.output.len() as isize;
+        }
+    }
+    offset.saturating_add_signed(shift)
+}
+
 /// A value that came in through substitution, for provenance and secret hiding.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Substitution {
     pub token: String,
     /// Byte range of the inserted text in the substituted output.
     pub output: std::ops::Range<usize>,
+    /// Byte range of the token in the text it was found in.
+    pub input: std::ops::Range<usize>,
 }
 
 pub struct Context<'a> {
@@ -32,14 +62,13 @@ pub struct Context<'a> {
     pub os_home: &'a Path,
 }
 
-/// Applies V1 then V2 to `text`.
+/// Applies V1 then V2 to `text`. The returned substitutions locate every inserted text in
+/// the output, with the token as the user wrote it.
 pub fn substitute(text: &str, cx: &Context<'_>) -> Result<(String, Vec<Substitution>), SubstitutionError> {
-    let mut substitutions = Vec::new();
+    let mut env_subs = Vec::new();
     let with_env =
-        replace_tokens(text, "{env:", |name, _| Ok((cx.env)(name).unwrap_or_default()), &mut substitutions)?;
-    // File tokens are found in the env-substituted text, so positions from here on refer to
-    // the final output only after the second pass.
-    let mut file_substitutions = Vec::new();
+        replace_tokens(text, "{env:", |name, _| Ok((cx.env)(name).unwrap_or_default()), &mut env_subs)?;
+    let mut file_subs = Vec::new();
     let out = replace_tokens(
         &with_env,
         "{file:",
@@ -64,12 +93,58 @@ pub fn substitute(text: &str, cx: &Context<'_>) -> Result<(String, Vec<Substitut
                 }
             }
         },
-        &mut file_substitutions,
-    )?;
-    // Env ranges were computed on the intermediate text; they are approximate after file
-    // insertion, which is fine for their one use (marking values as substituted).
-    substitutions.extend(file_substitutions);
+        &mut file_subs,
+    )
+    .map_err(|err| err.with_offset(|offset| original_offset(offset, &env_subs)))?;
+    // Env outputs were located in the intermediate text: shift them past the file
+    // insertions before them. One inside a `{file:}` token is part of that file
+    // substitution, whose token is then shown with the env token restored (a secret must
+    // not leak through the name of a file).
+    let mut substitutions = Vec::with_capacity(env_subs.len() + file_subs.len());
+    for env in &env_subs {
+        let inside =
+            file_subs.iter().any(|f| f.input.start < env.output.end && env.output.start < f.input.end);
+        if inside {
+            continue;
+        }
+        let shift: isize = file_subs
+            .iter()
+            .filter(|f| f.input.end <= env.output.start)
+            .map(|f| f.output.len() as isize - f.input.len() as isize)
+            .sum();
+        let at = |i: usize| i.saturating_add_signed(shift);
+        substitutions.push(Substitution {
+            token: env.token.clone(),
+            output: at(env.output.start)..at(env.output.end),
+            input: env.input.clone(),
+        });
+    }
+    for file in file_subs {
+        let token = unsubstitute(&with_env, file.input.clone(), &env_subs);
+        substitutions.push(Substitution { token, ..file });
+    }
+    substitutions.sort_by_key(|s| s.output.start);
     Ok((out, substitutions))
+}
+
+/// `text[range]` with every substitution output in it put back as its token: the text as
+/// it was written.
+pub fn unsubstitute(text: &str, range: std::ops::Range<usize>, substitutions: &[Substitution]) -> String {
+    let mut written = String::new();
+    let mut at = range.start;
+    for sub in substitutions {
+        let overlaps = sub.output.start < range.end && sub.output.end > range.start;
+        let empty_inside = sub.output.is_empty() && range.contains(&sub.output.start);
+        if !(overlaps || empty_inside) {
+            continue;
+        }
+        let start = sub.output.start.max(at);
+        written.push_str(text.get(at..start).unwrap_or(""));
+        written.push_str(&sub.token);
+        at = sub.output.end.clamp(at, range.end);
+    }
+    written.push_str(text.get(at..range.end).unwrap_or(""));
+    written
 }
 
 /// Replaces every `{prefix…}` token (content up to the first `}`, non-empty). The
@@ -99,8 +174,11 @@ fn replace_tokens(
             Ok(value) => {
                 let at = out.len();
                 out.push_str(&value);
-                substitutions
-                    .push(Substitution { token: text[start..end].to_owned(), output: at..out.len() });
+                substitutions.push(Substitution {
+                    token: text[start..end].to_owned(),
+                    output: at..out.len(),
+                    input: start..end,
+                });
             }
             Err(None) => out.push_str(&text[start..end]),
             Err(Some(err)) => return Err(err),
@@ -146,5 +224,21 @@ mod tests {
         // E-36 / E-37
         assert_eq!(run("  // \"k\": \"{file:missing}\"").unwrap(), "  // \"k\": \"{file:missing}\"");
         assert!(matches!(run("\"k\": \"v\", // {file:missing}"), Err(SubstitutionError::Missing { .. })));
+    }
+
+    #[test]
+    fn error_offsets_and_value_ranges_refer_to_the_text_as_written() {
+        // Found by the fuzz target: the env value is longer than its token.
+        let text = "{\"q\": \"{env:Q}{env:Q}\", \"f\": \"{file:missing}\"}";
+        let Err(SubstitutionError::Missing { offset, .. }) = run(text) else { panic!("expected an error") };
+        assert_eq!(&text[offset..offset + 6], "{file:");
+        let env = |_: &str| Some("é".to_owned());
+        let read = |_: &Path| -> Result<Option<String>, String> { Ok(Some("x".to_owned())) };
+        let cx = Context { env: &env, read: &read, dir: Path::new("/d"), os_home: Path::new("/h") };
+        let (out, subs) = substitute("\"{file:a}{env:A}\"", &cx).unwrap();
+        assert_eq!(out, "\"xé\"");
+        let tokens: Vec<_> = subs.iter().map(|s| (s.token.as_str(), &out[s.output.clone()])).collect();
+        assert_eq!(tokens, [("{file:a}", "x"), ("{env:A}", "é")]);
+        assert_eq!(unsubstitute(&out, 0..out.len(), &subs), "\"{file:a}{env:A}\"");
     }
 }

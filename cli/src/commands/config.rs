@@ -1,0 +1,268 @@
+//! `ctxgraph config`: the merged config, grouped by source, or one value explained.
+
+use std::fmt::Write as _;
+use std::process::ExitCode;
+
+use anstyle::{AnsiColor, Style};
+use ctxgraph_queries::opencode::config::schema::redact_like_debug_config;
+use ctxgraph_queries::opencode::config::{LayerStatus, MergedConfig, Node, NodeKind, Origin, SourceKind};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::args::{ConfigArgs, Format};
+use crate::error::CliError;
+use crate::output::write_stdout;
+
+pub fn run(args: ConfigArgs) -> Result<ExitCode, CliError> {
+    let format = args.format;
+    match report(args) {
+        // `--format json`: a bad config is data too (on stdout), with the same exit code.
+        Err(err @ CliError::Engine(_)) if format == Format::Json => {
+            write_stdout(json(&crate::error::to_json(&err))?.as_bytes())?;
+            Ok(ExitCode::from(crate::error::EXIT_INPUT))
+        }
+        result => result,
+    }
+}
+
+fn report(args: ConfigArgs) -> Result<ExitCode, CliError> {
+    let (engine, ws, _) = super::open_configured(args.cwd.clone(), &args.remote)?;
+    let config = engine.merged_config(ws)?;
+    let secrets = args.show_secrets;
+    let out = match (&args.explain, args.format) {
+        (None, Format::Json) => {
+            let value = config.tree.render(secrets);
+            // Without --show-secrets, mask what `opencode debug config` masks too.
+            json(&if secrets { value } else { redact_like_debug_config(&value) })?
+        }
+        (None, Format::Text) => layers(&config, secrets, &Palette::for_stdout()),
+        (Some(path), format) => {
+            let segments: Vec<&str> = path.split('.').filter(|s| !s.is_empty()).collect();
+            let Some(node) = config.tree.lookup(&segments) else {
+                return Err(CliError::NoSuchKey(path.clone()));
+            };
+            match format {
+                Format::Json => json(&explain_json(path, node, secrets))?,
+                Format::Text => explain_text(path, node, secrets, &Palette::for_stdout()),
+            }
+        }
+    };
+    write_stdout(out.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn json(value: &impl Serialize) -> Result<String, CliError> {
+    let mut text = serde_json::to_string_pretty(value).map_err(|e| CliError::Output(e.into()))?;
+    text.push('\n');
+    Ok(text)
+}
+
+/// Styles, or none when stdout is not a terminal or `NO_COLOR` is set.
+struct Palette {
+    header: Style,
+    key: Style,
+    dim: Style,
+    warn: Style,
+}
+
+impl Palette {
+    fn for_stdout() -> Self {
+        if anstream::AutoStream::choice(&std::io::stdout()) == anstream::ColorChoice::Never {
+            return Palette {
+                header: Style::new(),
+                key: Style::new(),
+                dim: Style::new(),
+                warn: Style::new(),
+            };
+        }
+        Palette {
+            header: Style::new().bold(),
+            key: AnsiColor::Cyan.on_default(),
+            dim: Style::new().dimmed(),
+            warn: AnsiColor::Yellow.on_default(),
+        }
+    }
+}
+
+fn paint(style: Style, text: &str) -> String {
+    format!("{style}{text}{style:#}")
+}
+
+/// Where an origin points: `path:line:col`, a URL, or a variable name, plus the
+/// substitution it came through.
+fn describe(origin: &Origin) -> String {
+    let mut text = origin.source.name.clone();
+    if let Some(at) = origin.at {
+        let _ = write!(text, ":{}:{}", at.line, at.column);
+    }
+    if !origin.via.is_empty() {
+        let _ = write!(text, " via {}", origin.via.join(", "));
+    }
+    text
+}
+
+fn compact(value: &Value) -> String {
+    serde_json::to_string(value).unwrap_or_default()
+}
+
+/// The text report: every source in C3 order with its status and the values in effect
+/// that it set; then what opencode derived.
+fn layers(config: &MergedConfig, secrets: bool, p: &Palette) -> String {
+    let leaves = config.tree.leaves();
+    let mut out = String::new();
+    let mut derived: Vec<String> = Vec::new();
+    for layer in &config.layers {
+        let source = &layer.source;
+        let status = match &layer.status {
+            LayerStatus::Loaded => String::new(),
+            LayerStatus::Missing => " (not found)".to_owned(),
+            LayerStatus::Empty => " (empty: {})".to_owned(),
+            LayerStatus::Unavailable(reason) => format!(" ({reason})"),
+        };
+        let header = format!("{} {} [{}]", source.kind.label(), source.name, source.kind.rule());
+        let _ = writeln!(out, "{}{}", paint(p.header, &header), paint(p.dim, &status));
+        for key in &layer.dropped_keys {
+            let _ = writeln!(
+                out,
+                "  {}",
+                paint(p.warn, &format!("{key}: unknown key, dropped (S1; opencode ignores it)"))
+            );
+        }
+        for (path, node) in leaves.iter().filter(|(_, n)| n.origin.source == *source) {
+            let _ = writeln!(out, "  {}", leaf_line(path, node, secrets, p));
+        }
+    }
+    for (path, node) in &leaves {
+        if node.origin.source.kind == SourceKind::Derived {
+            derived.push(format!(
+                "  {}  {}",
+                leaf_line(path, node, secrets, p),
+                paint(p.dim, &format!("({})", node.origin.source.name))
+            ));
+        }
+    }
+    if !derived.is_empty() {
+        let _ = writeln!(out, "{}", paint(p.header, "derived by opencode [C3.5, C3.10, C7.5]"));
+        for line in derived {
+            let _ = writeln!(out, "{line}");
+        }
+    }
+    for warning in &config.warnings {
+        let _ = writeln!(out, "{}", paint(p.warn, &format!("warning: {warning}")));
+    }
+    out
+}
+
+fn leaf_line(path: &[String], node: &Node, secrets: bool, p: &Palette) -> String {
+    let mut line = format!("{} = {}", paint(p.key, &path.join(".")), compact(&node.render(secrets)));
+    if let Some(at) = node.origin.at {
+        let _ = write!(line, "  {}", paint(p.dim, &format!("{}:{}", at.line, at.column)));
+    }
+    if !node.origin.via.is_empty() {
+        let _ = write!(line, "  {}", paint(p.dim, &format!("via {}", node.origin.via.join(", "))));
+    }
+    if !node.overridden.is_empty() {
+        let earlier: Vec<String> = node.overridden.iter().map(|o| o.origin.source.name.clone()).collect();
+        let _ = write!(line, "  {}", paint(p.dim, &format!("(overrides {})", earlier.join(", "))));
+    }
+    line
+}
+
+fn explain_text(path: &str, node: &Node, secrets: bool, p: &Palette) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{} = {}", paint(p.key, path), compact(&node.render(secrets)));
+    match &node.kind {
+        NodeKind::Scalar(_) => {
+            let _ = writeln!(out, "  set by {} [{}]", describe(&node.origin), node.origin.source.kind.rule());
+        }
+        NodeKind::Array(_) | NodeKind::Object(_) => {
+            let _ = writeln!(out, "  created by {}", describe(&node.origin));
+            for (sub, leaf) in node.leaves() {
+                if sub.is_empty() {
+                    continue;
+                }
+                let _ = writeln!(
+                    out,
+                    "  {} = {}  {}",
+                    paint(p.key, &format!("{path}.{}", sub.join("."))),
+                    compact(&leaf.render(secrets)),
+                    paint(p.dim, &format!("from {}", describe(&leaf.origin)))
+                );
+            }
+        }
+    }
+    for old in node.overridden.iter().rev() {
+        let shown = if secrets || old.origin.via.is_empty() {
+            compact(&old.value)
+        } else {
+            "(substituted; --show-secrets)".to_owned()
+        };
+        let _ = writeln!(
+            out,
+            "  {} {} {}",
+            paint(p.dim, "overrode"),
+            shown,
+            paint(p.dim, &format!("from {}", describe(&old.origin)))
+        );
+    }
+    out
+}
+
+#[derive(Serialize)]
+struct OriginReport {
+    kind: SourceKind,
+    source: String,
+    rule: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    column: Option<usize>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    via: Vec<String>,
+}
+
+impl OriginReport {
+    fn new(origin: &Origin) -> Self {
+        OriginReport {
+            kind: origin.source.kind,
+            source: origin.source.name.clone(),
+            rule: origin.source.kind.rule(),
+            line: origin.at.map(|a| a.line),
+            column: origin.at.map(|a| a.column),
+            via: origin.via.clone(),
+        }
+    }
+}
+
+fn explain_json(path: &str, node: &Node, secrets: bool) -> Value {
+    let hide = |value: &Value, origin: &Origin| {
+        if secrets || origin.via.is_empty() {
+            value.clone()
+        } else {
+            Value::String(origin.written.clone().unwrap_or_default())
+        }
+    };
+    let leaves: Vec<Value> = node
+        .leaves()
+        .into_iter()
+        .map(|(sub, leaf)| {
+            serde_json::json!({
+                "path": sub,
+                "value": leaf.render(secrets),
+                "origin": OriginReport::new(&leaf.origin),
+            })
+        })
+        .collect();
+    let overridden: Vec<Value> = node
+        .overridden
+        .iter()
+        .map(|old| serde_json::json!({"value": hide(&old.value, &old.origin), "origin": OriginReport::new(&old.origin)}))
+        .collect();
+    serde_json::json!({
+        "path": path,
+        "value": node.render(secrets),
+        "origin": OriginReport::new(&node.origin),
+        "leaves": leaves,
+        "overridden": overridden,
+    })
+}

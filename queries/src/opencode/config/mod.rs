@@ -1,0 +1,709 @@
+//! C1–C7, V1–V4, J1–J3, S1–S2, R1–R6: the config layers, loaded and merged the way
+//! opencode V1 does it, with the provenance of every value.
+//!
+//! Each source is its own query ([`config_layer`]), so editing one `opencode.json`
+//! re-parses that file only; [`merged_config`] folds the layers in C3 order into a
+//! [`Node`] tree in which every value knows the source, line and column that set it,
+//! the substitution it came through and the values it replaced.
+
+pub mod schema;
+pub mod source;
+pub mod tree;
+pub mod wellknown;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::db::{Db, Workspace, env_var};
+use crate::files::{ReadFailure, file_text};
+use crate::opencode::flags::{FlagError, flags, is_truthy};
+use crate::opencode::fs::up;
+use crate::opencode::jsonc::{self, JsoncError};
+use crate::opencode::paths::global_paths;
+use crate::opencode::substitute::{self, Substitution, SubstitutionError};
+use crate::opencode::worktree::worktree;
+use crate::path;
+
+pub use schema::{Compaction, SchemaIssue};
+pub use source::{ConfigSource, SourceKind};
+pub use tree::{Location, Node, NodeKind, Origin, Overridden};
+use wellknown::{RemoteConfig, remote_config, wellknown_auth};
+
+/// The `$schema` opencode writes into config files.
+pub const SCHEMA_URL: &str = "https://opencode.ai/config.json";
+
+/// Why the config cannot be loaded. opencode aborts the instance on any of these, so no
+/// prompt exists; ctxgraph reports them with the position.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, thiserror::Error)]
+pub enum ConfigError {
+    #[error(transparent)]
+    Flag(#[from] FlagError),
+    /// J2.
+    #[error("{source_name}:{}:{}: invalid JSONC ({}): {}", error.line, error.column, error.code, error.message)]
+    Json { source_name: String, error: Box<JsoncError>, line_text: String },
+    /// V2.
+    #[error("{source_name}:{line}:{column}: bad file reference: {}", describe_substitution(error))]
+    Substitution {
+        source_name: String,
+        error: Box<SubstitutionError>,
+        line: usize,
+        column: usize,
+        line_text: String,
+    },
+    /// C6: a read error other than "missing" or "permission denied".
+    #[error("{source_name}: cannot read config file: {reason}")]
+    Read { source_name: String, reason: String },
+    /// S2: the issues in the schema's field order.
+    #[error("Configuration is invalid at {source_name}\n{}", issues.iter().map(SchemaIssue::line).collect::<Vec<_>>().join("\n"))]
+    Schema { source_name: String, issues: Vec<SchemaIssue> },
+    /// R1/R4: fetching or decoding remote config failed.
+    #[error("{message}")]
+    Remote { url: String, message: String },
+    /// R2: the server answered with a login page.
+    #[error(
+        "Failed to load remote config from {remote}: the server returned a login page instead of JSON.\nAuthentication is missing or has expired (the endpoint is likely behind an SSO or identity-aware proxy).\nRun `opencode auth login {url}` to re-authenticate."
+    )]
+    RemoteAuth { url: String, remote: String },
+    /// The engine did not fetch a remote config the workspace needs (offline).
+    #[error("{url}: remote config was not fetched (offline?); opencode loads it before anything else")]
+    RemoteNotFetched { url: String },
+}
+
+impl ConfigError {
+    /// The source the error is about.
+    pub fn source_name(&self) -> Option<&str> {
+        match self {
+            ConfigError::Json { source_name, .. }
+            | ConfigError::Substitution { source_name, .. }
+            | ConfigError::Read { source_name, .. }
+            | ConfigError::Schema { source_name, .. } => Some(source_name),
+            ConfigError::Remote { url, .. } | ConfigError::RemoteNotFetched { url } => Some(url),
+            ConfigError::RemoteAuth { remote, .. } => Some(remote),
+            ConfigError::Flag(_) => None,
+        }
+    }
+
+    /// A stable machine-readable name.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ConfigError::Flag(_) => "invalid-flag",
+            ConfigError::Json { .. } => "invalid-jsonc",
+            ConfigError::Substitution { .. } => "bad-file-reference",
+            ConfigError::Read { .. } => "unreadable",
+            ConfigError::Schema { .. } => "invalid-config",
+            ConfigError::Remote { .. } => "remote-config",
+            ConfigError::RemoteAuth { .. } => "remote-login-page",
+            ConfigError::RemoteNotFetched { .. } => "remote-not-fetched",
+        }
+    }
+}
+
+/// The V2 message without a location, e.g. `"{file:x}" /d/x does not exist`.
+pub fn describe_substitution(error: &SubstitutionError) -> String {
+    match error {
+        SubstitutionError::Missing { token, resolved, .. } => {
+            format!("\"{token}\" {} does not exist", resolved.display())
+        }
+        SubstitutionError::Unreadable { token, resolved, reason, .. } => {
+            format!("\"{token}\" ({}: {reason})", resolved.display())
+        }
+    }
+}
+
+/// C3: every source, in merge order, including those ctxgraph cannot load (so that
+/// `explain` can say so) and files that do not exist where opencode probes them
+/// unconditionally (they load as `{}`).
+#[salsa::tracked(returns(ref))]
+pub fn config_sources(db: &dyn Db, ws: Workspace) -> Result<Vec<ConfigSource>, ConfigError> {
+    let flags = flags(db, ws.host(db)).as_ref().map_err(|e| ConfigError::Flag(e.clone()))?;
+    let paths = global_paths(db, ws).as_ref().map_err(|e| ConfigError::Flag(e.clone()))?;
+    let cwd = ws.cwd(db);
+    let mut sources = Vec::new();
+    let file = |kind, path: &Path| ConfigSource::file(kind, path);
+
+    // C3.1
+    for entry in wellknown_auth(db, ws) {
+        let endpoint = entry.endpoint();
+        let dir = PathBuf::from(endpoint.rsplit_once('/').map_or(endpoint.as_str(), |(dir, _)| dir));
+        sources.push(ConfigSource::virtual_source(SourceKind::WellKnown, endpoint, dir));
+    }
+    // C4, with the file opencode would seed (`!value` in JS: unset or empty).
+    let set = |value: &Option<String>| value.as_deref().is_some_and(|v| !v.is_empty());
+    let exists = |name: &str| db.files().get(db, &paths.config.join(name)).kind(db).exists();
+    let seeds = !set(&flags.config_file)
+        && !set(&flags.config_dir)
+        && !set(&flags.config_content)
+        && !["opencode.jsonc", "opencode.json", "config.json"].into_iter().any(exists);
+    sources.push(file(SourceKind::Global, &paths.config.join("config.json")));
+    sources.push(file(SourceKind::Global, &paths.config.join("opencode.json")));
+    let jsonc = paths.config.join("opencode.jsonc");
+    sources.push(file(if seeds { SourceKind::GlobalSeed } else { SourceKind::Global }, &jsonc));
+    if let Some(config) = flags.config_file.as_ref().filter(|v| !v.is_empty()) {
+        sources.push(file(SourceKind::EnvFile, &path::resolve(cwd, config)));
+    }
+    let root = &worktree(db, ws).root;
+    let project_enabled = flags.disable_project_config.is_none();
+    if project_enabled {
+        let targets = vec!["opencode.jsonc".to_owned(), "opencode.json".to_owned()];
+        let found = up(db, targets, cwd.clone(), root.clone()).clone().unwrap_or_default();
+        for found in found.into_iter().rev() {
+            sources.push(file(SourceKind::Project, &found));
+        }
+    }
+    // C5: the directory list, compared as raw strings, first occurrence kept.
+    let dot_opencode = |start: &Path, stop: &Path| {
+        up(db, vec![".opencode".to_owned()], start.to_path_buf(), stop.to_path_buf())
+            .clone()
+            .unwrap_or_default()
+    };
+    let mut directories: Vec<String> = vec![path::display(&paths.config)];
+    if project_enabled {
+        directories.extend(dot_opencode(cwd, root).iter().map(|p| path::display(p)));
+    }
+    directories.extend(dot_opencode(&paths.home, &paths.home).iter().map(|p| path::display(p)));
+    directories.extend(flags.config_dir.clone());
+    let mut seen = std::collections::HashSet::new();
+    for dir in directories.into_iter().filter(|d| seen.insert(d.clone())) {
+        if dir.ends_with(".opencode") || flags.config_dir.as_deref() == Some(dir.as_str()) {
+            let dir = path::resolve(cwd, &dir);
+            sources.push(file(SourceKind::Directory, &dir.join("opencode.json")));
+            sources.push(file(SourceKind::Directory, &dir.join("opencode.jsonc")));
+        }
+    }
+    if set(&flags.config_content) {
+        sources.push(ConfigSource::virtual_source(
+            SourceKind::EnvContent,
+            "OPENCODE_CONFIG_CONTENT",
+            cwd.clone(),
+        ));
+    }
+    sources.push(ConfigSource::virtual_source(SourceKind::Account, "console account", cwd.clone()));
+    if db.files().get(db, &paths.managed).kind(db).exists() {
+        sources.push(file(SourceKind::Managed, &paths.managed.join("opencode.json")));
+        sources.push(file(SourceKind::Managed, &paths.managed.join("opencode.jsonc")));
+    }
+    sources.push(ConfigSource::virtual_source(
+        SourceKind::ManagedPreferences,
+        "ai.opencode.managed",
+        PathBuf::from("/Library/Managed Preferences"),
+    ));
+    Ok(sources)
+}
+
+/// What a source contributed.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(tag = "status", content = "reason", rename_all = "kebab-case")]
+pub enum LayerStatus {
+    Loaded,
+    /// C6: missing or permission denied: `{}`.
+    Missing,
+    /// C6: a 0-byte file: `{}`.
+    Empty,
+    /// A source ctxgraph does not load, and why.
+    Unavailable(String),
+}
+
+/// One parsed layer (C6/C7 for one source).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layer {
+    pub status: LayerStatus,
+    pub tree: Option<Node>,
+    /// S1: unknown top-level keys, dropped as opencode's decoder drops them.
+    pub dropped_keys: Vec<String>,
+}
+
+impl Layer {
+    fn without(status: LayerStatus) -> Self {
+        Layer { status, tree: None, dropped_keys: Vec::new() }
+    }
+}
+
+/// C6/C7 for one source: read, substitute (V1–V3), parse (J1–J2), drop legacy keys,
+/// validate (S1–S2), normalise agents, add `$schema` (C7.5).
+#[salsa::tracked(returns(ref))]
+pub fn config_layer(db: &dyn Db, ws: Workspace, source: ConfigSource) -> Result<Layer, ConfigError> {
+    let host = ws.host(db);
+    let name = source.name();
+    let auth = wellknown_auth(db, ws);
+    let (text, overlay) = match source.kind {
+        SourceKind::Account => {
+            return Ok(Layer::without(LayerStatus::Unavailable(
+                "not loaded: opencode fetches the org config of a logged-in console account from its server; \
+                 ctxgraph does not read opencode's account store"
+                    .to_owned(),
+            )));
+        }
+        SourceKind::ManagedPreferences => {
+            let reason = if host.platform(db) == "darwin" {
+                "not loaded: ctxgraph does not convert managed preference plists (opencode runs plutil)"
+            } else {
+                "not supported on this platform: managed preferences exist on macOS only"
+            };
+            return Ok(Layer::without(LayerStatus::Unavailable(reason.to_owned())));
+        }
+        SourceKind::Derived => return Ok(Layer::without(LayerStatus::Loaded)),
+        SourceKind::GlobalSeed => (format!("{{\n  \"$schema\": \"{SCHEMA_URL}\"\n}}"), Vec::new()),
+        SourceKind::EnvContent => {
+            (env_var(db, host, "OPENCODE_CONFIG_CONTENT".to_owned()).unwrap_or_default(), Vec::new())
+        }
+        SourceKind::WellKnown => {
+            let index = auth.iter().position(|e| e.endpoint() == name).unwrap_or(usize::MAX);
+            match remote_config(db, ws, index).as_ref().map_err(Clone::clone)? {
+                RemoteConfig::Ready(text) => (text.clone(), wellknown::overlay(auth, index + 1)),
+                RemoteConfig::Needs(request) => {
+                    return Err(ConfigError::RemoteNotFetched { url: request.url.clone() });
+                }
+            }
+        }
+        SourceKind::Global
+        | SourceKind::EnvFile
+        | SourceKind::Project
+        | SourceKind::Directory
+        | SourceKind::Managed => {
+            let path = source.path().unwrap_or(Path::new("/"));
+            let text = match file_text(db, db.files().get(db, path)) {
+                Ok(decoded) => decoded.text.to_string(),
+                Err(ReadFailure::NotFound | ReadFailure::PermissionDenied) => {
+                    return Ok(Layer::without(LayerStatus::Missing));
+                }
+                Err(failure) => {
+                    return Err(ConfigError::Read { source_name: name, reason: failure.to_string() });
+                }
+            };
+            if text.is_empty() {
+                return Ok(Layer::without(LayerStatus::Empty));
+            }
+            // R3: layers loaded with `R(path, H)` see the well-known tokens.
+            let overlay = match source.kind {
+                SourceKind::Managed => Vec::new(),
+                _ => wellknown::overlay(auth, auth.len()),
+            };
+            (text, overlay)
+        }
+    };
+    let paths = global_paths(db, ws).as_ref().map_err(|e| ConfigError::Flag(e.clone()))?;
+    let env = |var: &str| {
+        overlay
+            .iter()
+            .find(|(k, _)| k == var)
+            .map(|(_, v)| v.clone())
+            .or_else(|| env_var(db, host, var.to_owned()))
+    };
+    let read = |p: &Path| -> Result<Option<String>, String> {
+        match file_text(db, db.files().get(db, p)) {
+            Ok(decoded) => Ok(Some(decoded.text.to_string())),
+            Err(ReadFailure::NotFound) => Ok(None),
+            Err(failure) => Err(failure.to_string()),
+        }
+    };
+    let cx = substitute::Context { env: &env, read: &read, dir: &source.dir, os_home: &paths.os_home };
+    let located = source.kind != SourceKind::WellKnown;
+    load_text(&text, &source, &cx, located)
+}
+
+/// C7 over one text: substitution, parsing, legacy keys, schema, agents, `$schema`.
+/// Pure (no database), so the fuzz target and property tests run it directly.
+pub fn load_text(
+    text: &str,
+    source: &ConfigSource,
+    cx: &substitute::Context<'_>,
+    located: bool,
+) -> Result<Layer, ConfigError> {
+    let name = source.name();
+    let (substituted, substitutions) = substitute::substitute(text, cx).map_err(|error| {
+        let offset = match &error {
+            SubstitutionError::Missing { offset, .. } | SubstitutionError::Unreadable { offset, .. } => {
+                *offset
+            }
+        };
+        let (line, column, line_text) = position(text, offset);
+        ConfigError::Substitution {
+            source_name: name.clone(),
+            error: Box::new(error),
+            line,
+            column,
+            line_text,
+        }
+    })?;
+    let lines = LineIndex::new(&substituted);
+    let annotate = |range: std::ops::Range<usize>| {
+        let via: Vec<String> = substitutions
+            .iter()
+            .filter(|s| {
+                s.output.start < range.end && s.output.end > range.start
+                    || s.output.is_empty() && range.contains(&s.output.start)
+            })
+            .map(|s| s.token.clone())
+            .collect();
+        let written = (!via.is_empty()).then(|| written_value(&substituted, range.clone(), &substitutions));
+        Origin { source: source.clone(), at: located.then(|| lines.locate(range.start)), via, written }
+    };
+    let tree = jsonc::parse_tree(&substituted, &annotate).map_err(|error| {
+        let line_text = substituted.split('\n').nth(error.line - 1).unwrap_or("").to_owned();
+        ConfigError::Json { source_name: name.clone(), error: Box::new(error), line_text }
+    })?;
+    let mut node = into_node(tree);
+    // C7.3: legacy TUI keys go before validation.
+    for legacy in schema::LEGACY_TUI_KEYS {
+        node.remove(legacy);
+    }
+    let issues = schema::validate(&node.to_value());
+    if !issues.is_empty() {
+        return Err(ConfigError::Schema { source_name: name, issues });
+    }
+    // S1 (as the binary behaves): unknown top-level keys are dropped silently.
+    let mut dropped_keys = Vec::new();
+    if let Some(entries) = node.as_object_mut() {
+        entries.retain(|(key, _)| {
+            let known = schema::is_known_key(key);
+            if !known {
+                dropped_keys.push(key.clone());
+            }
+            known
+        });
+    }
+    normalize_agents(&mut node, source);
+    // C7.5: a file without `$schema` gets one (opencode also rewrites the file).
+    if source.kind.is_file() && node.get("$schema").is_none() {
+        let origin = derived("C7.5: opencode adds $schema to a config file without one");
+        node.insert("$schema", Node::scalar(Value::String(SCHEMA_URL.to_owned()), origin));
+    }
+    Ok(Layer { status: LayerStatus::Loaded, tree: Some(node), dropped_keys })
+}
+
+/// The value's text as written: `{env:…}` outputs put back as their tokens, decoded as a
+/// JSON string when it is one.
+fn written_value(text: &str, range: std::ops::Range<usize>, substitutions: &[Substitution]) -> String {
+    let raw = substitute::unsubstitute(text, range, substitutions);
+    serde_json::from_str::<String>(&raw).unwrap_or(raw)
+}
+
+fn into_node(tree: jsonc::Tree<Origin>) -> Node {
+    match tree {
+        jsonc::Tree::Scalar(value, origin) => Node::scalar(value, origin),
+        jsonc::Tree::Array(items, origin) => Node {
+            kind: NodeKind::Array(items.into_iter().map(into_node).collect()),
+            origin,
+            overridden: Vec::new(),
+        },
+        jsonc::Tree::Object(entries, origin) => {
+            Node::object(entries.into_iter().map(|(k, v)| (k, into_node(v))).collect(), origin)
+        }
+    }
+}
+
+/// The agent schema's decoding (observed with the binary): every `agent.*`/`mode.*`
+/// entry gets `options` (its unknown keys copied in) and `permission`, `{}` by default.
+fn normalize_agents(node: &mut Node, source: &ConfigSource) {
+    const KNOWN: &[&str] = &[
+        "name",
+        "model",
+        "variant",
+        "prompt",
+        "description",
+        "temperature",
+        "top_p",
+        "mode",
+        "hidden",
+        "color",
+        "steps",
+        "maxSteps",
+        "options",
+        "permission",
+        "disable",
+        "tools",
+    ];
+    let origin = derived("agent schema: unknown agent keys are copied into options");
+    for group in ["agent", "mode"] {
+        let Some(entries) = node.get_mut(group).and_then(Node::as_object_mut) else { continue };
+        for (_, agent) in entries.iter_mut() {
+            let Some(fields) = agent.as_object() else { continue };
+            let unknown: Vec<(String, Node)> =
+                fields.iter().filter(|(k, _)| !KNOWN.contains(&k.as_str())).cloned().collect();
+            let mut options = match agent.get("options") {
+                Some(existing) if existing.as_object().is_some() => existing.clone(),
+                _ => Node::object(Vec::new(), Origin { source: source.clone(), ..origin.clone() }),
+            };
+            for (key, value) in unknown {
+                options.insert(&key, value);
+            }
+            agent.insert("options", options);
+            if agent.get("permission").is_none() {
+                agent.insert("permission", Node::object(Vec::new(), origin.clone()));
+            }
+        }
+    }
+}
+
+fn derived(name: &str) -> Origin {
+    Origin::new(ConfigSource::virtual_source(SourceKind::Derived, name, PathBuf::new()))
+}
+
+fn position(text: &str, offset: usize) -> (usize, usize, String) {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().unwrap_or("").encode_utf16().count() + 1;
+    let line_text = text.split('\n').nth(line - 1).unwrap_or("").to_owned();
+    (line, column, line_text)
+}
+
+/// Byte offset → line and character column, by binary search over line starts.
+struct LineIndex<'a> {
+    text: &'a str,
+    starts: Vec<usize>,
+}
+
+impl<'a> LineIndex<'a> {
+    fn new(text: &'a str) -> Self {
+        let starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
+        Self { text, starts }
+    }
+
+    fn locate(&self, offset: usize) -> Location {
+        let line = self.starts.partition_point(|&start| start <= offset).max(1);
+        let start = self.starts[line - 1];
+        let column = self.text.get(start..offset).map_or(1, |s| s.chars().count() + 1);
+        Location { line, column }
+    }
+}
+
+/// One entry of the merged `instructions` list and the layer that contributed it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct InstructionEntry {
+    pub value: String,
+    pub source: ConfigSource,
+    /// Where the entry is written in its source (`None` for sources without positions).
+    pub at: Option<Location>,
+}
+
+/// The 1-based line of the config source where `entry` is written, from the provenance
+/// the parser recorded.
+pub fn entry_line(_db: &dyn Db, _ws: Workspace, entry: &InstructionEntry) -> Option<usize> {
+    entry.at.map(|at| at.line)
+}
+
+/// What one source did, for reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LayerReport {
+    pub source: ConfigSource,
+    pub status: LayerStatus,
+    pub dropped_keys: Vec<String>,
+}
+
+/// The merged config: the value with provenance, and what every source did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MergedConfig {
+    pub tree: Node,
+    /// `instructions`, each entry with its source (discovery needs them).
+    pub instructions: Vec<InstructionEntry>,
+    /// Every source in C3 order, with its status.
+    pub layers: Vec<LayerReport>,
+    /// Things opencode only logs (an invalid `OPENCODE_PERMISSION`, …).
+    pub warnings: Vec<String>,
+}
+
+impl MergedConfig {
+    /// The merged value, as `opencode debug config` prints it (secrets included).
+    pub fn value(&self) -> Value {
+        self.tree.to_value()
+    }
+
+    /// `compaction`, typed (for the compaction stage).
+    pub fn compaction(&self) -> Compaction {
+        Compaction::from_value(self.value().get("compaction"))
+    }
+}
+
+/// C2–C4 and C3.10: merges every layer in order.
+#[salsa::tracked(returns(ref))]
+pub fn merged_config(db: &dyn Db, ws: Workspace) -> Result<MergedConfig, ConfigError> {
+    let host = ws.host(db);
+    let start = derived("start");
+    let mut tree = Node::object(Vec::new(), start.clone());
+    let mut layers = Vec::new();
+    let mut warnings = Vec::new();
+    // C4: the global files merge among themselves with plain C1 (instructions replace),
+    // and the group then joins the chain as one C2 layer.
+    let mut global: Option<Node> = None;
+    let mut skeleton_done = false;
+    for source in config_sources(db, ws).as_ref().map_err(Clone::clone)? {
+        let layer = config_layer(db, ws, source.clone()).as_ref().map_err(Clone::clone)?;
+        layers.push(LayerReport {
+            source: source.clone(),
+            status: layer.status.clone(),
+            dropped_keys: layer.dropped_keys.clone(),
+        });
+        let is_global = matches!(source.kind, SourceKind::Global | SourceKind::GlobalSeed);
+        if !is_global && let Some(group) = global.take() {
+            tree::merge_concat(&mut tree, group);
+        }
+        if source.kind >= SourceKind::Directory && !skeleton_done {
+            add_directory_defaults(&mut tree);
+            skeleton_done = true;
+        }
+        let Some(value) = &layer.tree else { continue };
+        if is_global {
+            match &mut global {
+                Some(group) => tree::merge_deep(group, value.clone()),
+                None => global = Some(value.clone()),
+            }
+        } else {
+            tree::merge_concat(&mut tree, value.clone());
+        }
+    }
+    if let Some(group) = global.take() {
+        tree::merge_concat(&mut tree, group);
+    }
+    if !skeleton_done {
+        add_directory_defaults(&mut tree);
+    }
+    post_process(db, host, &mut tree, &mut warnings);
+    let instructions = match tree.get("instructions").map(|n| &n.kind) {
+        Some(NodeKind::Array(items)) => items
+            .iter()
+            .filter_map(|item| match &item.kind {
+                NodeKind::Scalar(Value::String(value)) => Some(InstructionEntry {
+                    value: value.clone(),
+                    source: item.origin.source.clone(),
+                    at: item.origin.at,
+                }),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    Ok(MergedConfig { tree, instructions, layers, warnings })
+}
+
+/// C3.5: before the config directories are read, opencode makes sure `agent`, `mode`,
+/// `plugin` and `command` exist (it then adds the directories' agents, commands and
+/// plugins, which ctxgraph does not model).
+fn add_directory_defaults(tree: &mut Node) {
+    let origin = derived("C3.5: opencode's defaults before reading config directories");
+    for (key, empty) in [
+        ("agent", Value::Object(Default::default())),
+        ("mode", Value::Object(Default::default())),
+        ("plugin", Value::Array(Vec::new())),
+        ("command", Value::Object(Default::default())),
+    ] {
+        if tree.get(key).is_none() {
+            tree.insert(key, Node::from_value(empty, &origin));
+        }
+    }
+}
+
+/// C3.10, in opencode's order.
+fn post_process(db: &dyn Db, host: crate::Host, tree: &mut Node, warnings: &mut Vec<String>) {
+    let var = |name: &str| env_var(db, host, name.to_owned()).filter(|v| !v.is_empty());
+    // `mode.*` → `agent.*` with `mode: "primary"`.
+    let modes: Vec<(String, Node)> = tree.get("mode").and_then(Node::as_object).cloned().unwrap_or_default();
+    for (name, entry) in modes {
+        let mut copy = entry.clone();
+        if copy.as_object().is_some() {
+            copy.insert(
+                "mode",
+                Node::scalar(Value::from("primary"), derived("C3.10: mode entries become primary agents")),
+            );
+        }
+        let agent = Node::object(vec![(name, copy)], derived("C3.10: mode entries become primary agents"));
+        match tree.get_mut("agent") {
+            Some(existing) => tree::merge_deep(existing, agent),
+            None => tree.insert("agent", agent),
+        }
+    }
+    if let Some(permission) = var("OPENCODE_PERMISSION") {
+        let origin = Origin::new(ConfigSource::virtual_source(
+            SourceKind::Derived,
+            "OPENCODE_PERMISSION",
+            PathBuf::new(),
+        ));
+        match serde_json::from_str::<Value>(&permission) {
+            Ok(value @ Value::Object(_)) => {
+                let incoming = Node::from_value(value, &origin);
+                match tree.get_mut("permission") {
+                    Some(existing) => tree::merge_deep(existing, incoming),
+                    None => tree.insert("permission", incoming),
+                }
+            }
+            Ok(_) | Err(_) => warnings
+                .push("OPENCODE_PERMISSION contains invalid JSON, skipping (as opencode does)".to_owned()),
+        }
+    }
+    // Legacy `tools` map → permission; explicit permissions win.
+    if let Some(tools) = tree.get("tools").and_then(Node::as_object).cloned() {
+        let origin = derived("C3.10: legacy tools map becomes permissions");
+        let mut mapped = Node::object(Vec::new(), origin.clone());
+        for (tool, enabled) in tools {
+            let action = if enabled.to_value() == Value::Bool(true) { "allow" } else { "deny" };
+            let key =
+                if matches!(tool.as_str(), "write" | "edit" | "patch") { "edit".to_owned() } else { tool };
+            mapped.insert(&key, Node::scalar(Value::from(action), enabled.origin.clone()));
+        }
+        if let Some(existing) = tree.get("permission") {
+            tree::merge_deep(&mut mapped, existing.clone());
+        }
+        // Assigning to an existing key keeps its position.
+        tree.insert("permission", mapped);
+    }
+    let username_set = tree.get("username").is_some_and(|n| truthy(&n.to_value()));
+    if !username_set {
+        // `os.userInfo().username || "user"`; Bun takes the name from `$USER` and says
+        // "unknown" without it (observed with the binary under `env -i`).
+        let name = env_var(db, host, "USER".to_owned())
+            .filter(|v| !v.is_empty())
+            .unwrap_or_else(|| "unknown".to_owned());
+        tree.insert("username", Node::scalar(Value::from(name), derived("C3.10: the OS user name ($USER)")));
+    }
+    let autoshare = tree.get("autoshare").is_some_and(|n| n.to_value() == Value::Bool(true));
+    let share_set = tree.get("share").is_some_and(|n| truthy(&n.to_value()));
+    if autoshare && !share_set {
+        tree.insert(
+            "share",
+            Node::scalar(Value::from("auto"), derived("C3.10: autoshare: true means share: \"auto\"")),
+        );
+    }
+    for (flag, key) in [("OPENCODE_DISABLE_AUTOCOMPACT", "auto"), ("OPENCODE_DISABLE_PRUNE", "prune")] {
+        if var(flag).is_some_and(|v| is_truthy(&v)) {
+            let origin = Origin::new(ConfigSource::virtual_source(SourceKind::Derived, flag, PathBuf::new()));
+            let mut compaction = match tree.get("compaction") {
+                Some(existing) if existing.as_object().is_some() => existing.clone(),
+                _ => Node::object(Vec::new(), origin.clone()),
+            };
+            compaction.insert(key, Node::scalar(Value::Bool(false), origin));
+            tree.insert("compaction", compaction);
+        }
+    }
+}
+
+/// JavaScript truthiness of a JSON value.
+fn truthy(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(_) | Value::Object(_) => true,
+    }
+}
+
+/// C1 over plain JSON values (R4 merges remote documents before they become a layer).
+pub fn merge_values(into: &mut Value, from: Value) {
+    match (into, from) {
+        (Value::Object(existing), Value::Object(incoming)) => {
+            for (key, value) in incoming {
+                match existing.get_mut(&key) {
+                    Some(slot) => merge_values(slot, value),
+                    None => {
+                        existing.insert(key, value);
+                    }
+                }
+            }
+        }
+        (slot, value) => *slot = value,
+    }
+}

@@ -1,0 +1,247 @@
+//! Config values with provenance: every node knows the source that set it, where in that
+//! source, whether substitution produced it, and which values it replaced.
+
+use serde_json::{Map, Value};
+
+use super::source::ConfigSource;
+
+/// A 1-based position in a source's text (columns count characters).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct Location {
+    pub line: usize,
+    pub column: usize,
+}
+
+/// Where one value came from.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Origin {
+    pub source: ConfigSource,
+    /// The value's position in the source's (substituted) text, if it has one.
+    pub at: Option<Location>,
+    /// V1/V2: the `{env:…}`/`{file:…}` tokens whose output is part of this value.
+    pub via: Vec<String>,
+    /// With `via`: the value as written, before substitution (what is shown unless secrets
+    /// are asked for).
+    pub written: Option<String>,
+}
+
+impl Origin {
+    pub fn new(source: ConfigSource) -> Self {
+        Self { source, at: None, via: Vec::new(), written: None }
+    }
+}
+
+/// A value a later source replaced.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Overridden {
+    pub value: Value,
+    pub origin: Origin,
+}
+
+/// A JSON value with provenance on every node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Node {
+    pub kind: NodeKind,
+    /// Who set this node (for objects: who created it; merged keys keep their own).
+    pub origin: Origin,
+    /// Earlier values at this path, oldest first.
+    pub overridden: Vec<Overridden>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NodeKind {
+    Scalar(Value),
+    Array(Vec<Node>),
+    /// Keys in insertion order (JS object order for non-index keys).
+    Object(Vec<(String, Node)>),
+}
+
+impl Node {
+    pub fn scalar(value: Value, origin: Origin) -> Self {
+        Node { kind: NodeKind::Scalar(value), origin, overridden: Vec::new() }
+    }
+
+    pub fn object(entries: Vec<(String, Node)>, origin: Origin) -> Self {
+        Node { kind: NodeKind::Object(entries), origin, overridden: Vec::new() }
+    }
+
+    /// A node built from a plain JSON value, every part attributed to `origin`.
+    pub fn from_value(value: Value, origin: &Origin) -> Self {
+        let kind = match value {
+            Value::Array(items) => {
+                NodeKind::Array(items.into_iter().map(|v| Node::from_value(v, origin)).collect())
+            }
+            Value::Object(map) => {
+                NodeKind::Object(map.into_iter().map(|(k, v)| (k, Node::from_value(v, origin))).collect())
+            }
+            scalar => NodeKind::Scalar(scalar),
+        };
+        Node { kind, origin: origin.clone(), overridden: Vec::new() }
+    }
+
+    /// The plain JSON value (secrets included).
+    pub fn to_value(&self) -> Value {
+        self.render(true)
+    }
+
+    /// The JSON value; unless `secrets`, values produced by substitution are shown as
+    /// written (`{env:X}`), not as substituted.
+    pub fn render(&self, secrets: bool) -> Value {
+        if let (false, Some(written), NodeKind::Scalar(_)) = (secrets, &self.origin.written, &self.kind) {
+            return Value::String(written.clone());
+        }
+        match &self.kind {
+            NodeKind::Scalar(value) => value.clone(),
+            NodeKind::Array(items) => Value::Array(items.iter().map(|n| n.render(secrets)).collect()),
+            NodeKind::Object(entries) => {
+                // JS objects list integer-like keys first, ascending (what JSON.stringify prints).
+                let mut ordered: Vec<&(String, Node)> = entries.iter().collect();
+                ordered.sort_by_key(|(key, _)| array_index(key).map_or((1, 0), |i| (0, i)));
+                Value::Object(
+                    ordered.into_iter().map(|(k, n)| (k.clone(), n.render(secrets))).collect::<Map<_, _>>(),
+                )
+            }
+        }
+    }
+
+    pub fn as_object(&self) -> Option<&Vec<(String, Node)>> {
+        match &self.kind {
+            NodeKind::Object(entries) => Some(entries),
+            _ => None,
+        }
+    }
+
+    pub fn as_object_mut(&mut self) -> Option<&mut Vec<(String, Node)>> {
+        match &mut self.kind {
+            NodeKind::Object(entries) => Some(entries),
+            _ => None,
+        }
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        self.as_object()?.iter().find(|(k, _)| k == key).map(|(_, n)| n)
+    }
+
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Node> {
+        self.as_object_mut()?.iter_mut().find(|(k, _)| k == key).map(|(_, n)| n)
+    }
+
+    /// Inserts or replaces `key` (a replaced value keeps its position, as in JS).
+    pub fn insert(&mut self, key: &str, node: Node) {
+        if let Some(entries) = self.as_object_mut() {
+            match entries.iter_mut().find(|(k, _)| k == key) {
+                Some((_, slot)) => replace(slot, node),
+                None => entries.push((key.to_owned(), node)),
+            }
+        }
+    }
+
+    pub fn remove(&mut self, key: &str) -> Option<Node> {
+        let entries = self.as_object_mut()?;
+        let index = entries.iter().position(|(k, _)| k == key)?;
+        Some(entries.remove(index).1)
+    }
+
+    /// The node at a dotted path (`a.b.0`); array elements by index.
+    pub fn lookup(&self, path: &[&str]) -> Option<&Node> {
+        let Some((first, rest)) = path.split_first() else { return Some(self) };
+        let child = match &self.kind {
+            NodeKind::Object(_) => self.get(first)?,
+            NodeKind::Array(items) => items.get(first.parse::<usize>().ok()?)?,
+            NodeKind::Scalar(_) => return None,
+        };
+        child.lookup(rest)
+    }
+
+    /// Every leaf (scalar, array element of a scalar, empty object or array) with its path.
+    pub fn leaves(&self) -> Vec<(Vec<String>, &Node)> {
+        let mut out = Vec::new();
+        self.collect_leaves(&mut Vec::new(), &mut out);
+        out
+    }
+
+    fn collect_leaves<'a>(&'a self, path: &mut Vec<String>, out: &mut Vec<(Vec<String>, &'a Node)>) {
+        match &self.kind {
+            NodeKind::Object(entries) if !entries.is_empty() => {
+                for (key, node) in entries {
+                    path.push(key.clone());
+                    node.collect_leaves(path, out);
+                    path.pop();
+                }
+            }
+            NodeKind::Array(items) if !items.is_empty() => {
+                for (index, node) in items.iter().enumerate() {
+                    path.push(index.to_string());
+                    node.collect_leaves(path, out);
+                    path.pop();
+                }
+            }
+            _ => out.push((path.clone(), self)),
+        }
+    }
+}
+
+/// Replaces `slot` by `new`, recording the old value (and what it had replaced) on `new`.
+pub fn replace(slot: &mut Node, mut new: Node) {
+    let old = std::mem::replace(slot, Node::scalar(Value::Null, new.origin.clone()));
+    let mut history = old.overridden.clone();
+    history.push(Overridden { value: old.to_value(), origin: old.origin });
+    history.append(&mut new.overridden);
+    new.overridden = history;
+    *slot = new;
+}
+
+/// C1 (remeda `mergeDeep`): objects merge key by key, recursively; anything else (arrays
+/// included) is replaced by the newer value.
+pub fn merge_deep(into: &mut Node, from: Node) {
+    match (&mut into.kind, from.kind) {
+        (NodeKind::Object(existing), NodeKind::Object(incoming)) => {
+            for (key, node) in incoming {
+                match existing.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, slot)) => merge_deep(slot, node),
+                    None => existing.push((key, node)),
+                }
+            }
+        }
+        (_, kind) => replace(into, Node { kind, origin: from.origin, overridden: from.overridden }),
+    }
+}
+
+/// C2 (`mergeConfigConcatArrays`): C1, then when both sides have `instructions`, the
+/// union of both lists, first occurrence kept; each element keeps its own source.
+pub fn merge_concat(into: &mut Node, from: Node) {
+    let earlier = into.get("instructions").and_then(array_items).map(<[Node]>::to_vec);
+    let later_has = from.get("instructions").is_some();
+    merge_deep(into, from);
+    if let (Some(mut all), true) = (earlier, later_has) {
+        let Some(slot) = into.get_mut("instructions") else { return };
+        let Some(later) = array_items(slot).map(<[Node]>::to_vec) else { return };
+        all.extend(later);
+        let mut seen = Vec::new();
+        all.retain(|node| {
+            let value = node.to_value();
+            let fresh = !seen.contains(&value);
+            if fresh {
+                seen.push(value);
+            }
+            fresh
+        });
+        slot.kind = NodeKind::Array(all);
+        // The list is now the union of both; nothing was replaced.
+        slot.overridden.pop();
+    }
+}
+
+fn array_items(node: &Node) -> Option<&[Node]> {
+    match &node.kind {
+        NodeKind::Array(items) => Some(items),
+        _ => None,
+    }
+}
+
+/// A key JavaScript treats as an array index: a canonical decimal below 2^32 - 1.
+fn array_index(key: &str) -> Option<u64> {
+    let canonical =
+        key == "0" || (!key.starts_with('0') && !key.is_empty() && key.bytes().all(|b| b.is_ascii_digit()));
+    key.parse::<u64>().ok().filter(|&i| canonical && i < u64::from(u32::MAX))
+}

@@ -1,0 +1,193 @@
+//! Config fixtures (`tests/config/<ID>`): ctxgraph's merged config against what the real
+//! opencode 1.18.33 printed for `opencode debug config` (`oracle.out`, written only by
+//! `tests/oracle/record-config.sh`), plus a snapshot of ctxgraph's own provenance for
+//! every value.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use ctxgraph_engine::{Engine, HostEnv, OsSystem};
+use ctxgraph_queries::opencode::config::schema::redact_like_debug_config;
+use ctxgraph_queries::opencode::config::{MergedConfig, Origin};
+use serde::Deserialize;
+
+#[derive(Deserialize)]
+struct Case {
+    description: String,
+    covers: Vec<String>,
+    #[serde(default = "dot")]
+    cwd: String,
+    #[serde(default = "yes")]
+    git: bool,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+}
+
+fn dot() -> String {
+    ".".to_owned()
+}
+
+fn yes() -> bool {
+    true
+}
+
+struct Oracle {
+    exit: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn oracle(dir: &Path) -> Oracle {
+    let text = std::fs::read_to_string(dir.join("oracle.out"))
+        .expect("oracle.out; run tests/oracle/record-config.sh");
+    let (head, rest) = text.split_once("\n--- stdout\n").expect("oracle.out layout");
+    let (stdout, stderr) = rest.split_once("--- stderr\n").expect("oracle.out layout");
+    let exit = head.trim_start_matches("exit: ").parse().expect("exit code");
+    Oracle { exit, stdout: stdout.to_owned(), stderr: stderr.to_owned() }
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    let Ok(entries) = std::fs::read_dir(from) else { return };
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in entries {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("type").is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).expect("copy");
+        }
+    }
+}
+
+/// Lays the case out as `record-config.sh` does and loads its config.
+fn load(dir: &Path, case: &Case, run: &Path) -> Result<MergedConfig, String> {
+    for sub in ["home", "config/opencode", "data/opencode", "cache", "state", "managed", "proj"] {
+        std::fs::create_dir_all(run.join(sub)).expect("mkdir");
+    }
+    for part in ["proj", "home", "managed", "extra"] {
+        copy_tree(&dir.join(part), &run.join(part));
+    }
+    copy_tree(&dir.join("global"), &run.join("config/opencode"));
+    copy_tree(&dir.join("data"), &run.join("data/opencode"));
+    if case.git {
+        std::fs::create_dir_all(run.join("proj/.git")).expect("git");
+        std::fs::write(run.join("proj/.git/HEAD"), "ref: refs/heads/main\n").expect("HEAD");
+    }
+    let at = |p: &str| run.join(p).to_string_lossy().into_owned();
+    let mut vars = BTreeMap::from([
+        ("HOME".to_owned(), at("home")),
+        ("XDG_CONFIG_HOME".to_owned(), at("config")),
+        ("XDG_DATA_HOME".to_owned(), at("data")),
+        ("XDG_CACHE_HOME".to_owned(), at("cache")),
+        ("XDG_STATE_HOME".to_owned(), at("state")),
+        ("OPENCODE_TEST_MANAGED_CONFIG_DIR".to_owned(), at("managed")),
+        ("USER".to_owned(), "tester".to_owned()),
+    ]);
+    for flag in ["AUTOUPDATE", "MODELS_FETCH", "SHARE", "LSP_DOWNLOAD"] {
+        vars.insert(format!("OPENCODE_DISABLE_{flag}"), "1".to_owned());
+    }
+    let run_text = run.to_string_lossy();
+    for (name, value) in &case.env {
+        vars.insert(name.clone(), value.replace("<RUN>", &run_text));
+    }
+    let env = HostEnv {
+        vars,
+        home: run.join("home"),
+        platform: "linux".to_owned(),
+        date: "Sun Nov 29 2026".to_owned(),
+    };
+    let mut engine = Engine::new(Arc::new(OsSystem), env);
+    let ws = engine.open(&run.join("proj").join(&case.cwd)).map_err(|e| e.to_string())?;
+    engine.merged_config(ws).map_err(|e| e.to_string())
+}
+
+fn describe(origin: &Origin) -> String {
+    let mut text = format!("{:?} {}", origin.source.kind, origin.source.name);
+    if let Some(at) = origin.at {
+        text.push_str(&format!(":{}:{}", at.line, at.column));
+    }
+    if !origin.via.is_empty() {
+        text.push_str(&format!(" via {}", origin.via.join(", ")));
+    }
+    text
+}
+
+/// ctxgraph's provenance of every value in effect, one line per leaf.
+fn provenance(config: &MergedConfig) -> String {
+    let mut out = String::new();
+    for (path, node) in config.tree.leaves() {
+        out.push_str(&format!(
+            "{} = {}\n    set by {}\n",
+            path.join("."),
+            node.render(false),
+            describe(&node.origin)
+        ));
+        for old in &node.overridden {
+            out.push_str(&format!("    overrode {} from {}\n", old.value, describe(&old.origin)));
+        }
+    }
+    for layer in &config.layers {
+        out.push_str(&format!(
+            "layer {:?} {}: {:?} dropped {:?}\n",
+            layer.source.kind, layer.source.name, layer.status, layer.dropped_keys
+        ));
+    }
+    out
+}
+
+#[test]
+fn config_fixtures_match_the_oracle() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("config");
+    let mut ids: Vec<PathBuf> =
+        std::fs::read_dir(&root).expect("tests/config").map(|e| e.expect("entry").path()).collect();
+    ids.sort();
+    assert!(ids.len() >= 20, "expected the config fixtures, found {}", ids.len());
+    let mut failures = Vec::new();
+    for dir in &ids {
+        let id = dir.file_name().and_then(|n| n.to_str()).expect("id").to_owned();
+        let case: Case = toml::from_str(&std::fs::read_to_string(dir.join("case.toml")).expect("case.toml"))
+            .expect("case.toml parses");
+        assert!(!case.description.is_empty() && !case.covers.is_empty(), "{id}: describe the case");
+        let expected = oracle(dir);
+        let temp = tempfile::tempdir().expect("temp");
+        let run = std::fs::canonicalize(temp.path()).expect("canonical");
+        let normalise = |text: &str| text.replace(&*run.to_string_lossy(), "<RUN>");
+        match (load(dir, &case, &run), expected.exit) {
+            (Ok(config), 0) => {
+                let printed = redact_like_debug_config(&config.tree.render(true));
+                let ours = serde_json::to_string_pretty(&printed).expect("json") + "\n";
+                if normalise(&ours) != expected.stdout {
+                    failures.push(format!(
+                        "{id}: ctxgraph printed\n{}\nopencode printed\n{}",
+                        normalise(&ours),
+                        expected.stdout
+                    ));
+                }
+                insta::assert_snapshot!(format!("config__{id}"), normalise(&provenance(&config)));
+            }
+            (Err(err), code) if code != 0 => {
+                insta::assert_snapshot!(
+                    format!("config__{id}"),
+                    format!("ctxgraph: {}\nopencode: {}", normalise(&err), expected.stderr)
+                );
+            }
+            (Ok(config), _) => failures.push(format!(
+                "{id}: opencode failed ({}), ctxgraph loaded {}",
+                expected.stderr,
+                config.value()
+            )),
+            (Err(err), _) => {
+                failures.push(format!("{id}: opencode loaded the config, ctxgraph failed: {err}"))
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} fixtures differ:\n{}",
+        failures.len(),
+        ids.len(),
+        failures.join("\n\n")
+    );
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# record-config.sh [ID...] - records `opencode debug config` for the config fixtures in
+# tests/config/<ID> from the real opencode binary, with the isolation capture.sh uses
+# (fresh HOME, XDG dirs and managed dir; autoupdate, models fetch, share and LSP
+# downloads off). Writes tests/config/<ID>/oracle.out: the exit code, stdout, stderr,
+# scratch paths replaced by <RUN>. Expected outputs come only from here.
+#
+# A case dir holds case.toml and any of proj/ (the project; `git = true` runs git init),
+# global/ (copied to $XDG_CONFIG_HOME/opencode), home/, managed/, data/ (to
+# $XDG_DATA_HOME/opencode), extra/. In case.toml, `cwd = "sub"` and `[env]` entries
+# (<RUN> in a value is the scratch dir) are honoured.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+CASES=$HERE/../config
+CACHE=${ORACLE_CACHE:-/tmp/oracle}
+BIN=$CACHE/node_modules/.bin/opencode
+[ -x "$BIN" ] || { echo "install the oracle first: ../shared/oracle/capture.sh" >&2; exit 2; }
+ids=("$@"); [ ${#ids[@]} -gt 0 ] || mapfile -t ids < <(ls "$CASES")
+for id in "${ids[@]}"; do
+  dir=$CASES/$id
+  RUN=$(mktemp -d "$CACHE/cfg.XXXXXX")
+  mkdir -p "$RUN"/{home,config/opencode,data/opencode,cache,state,managed,proj}
+  for part in proj home managed extra; do [ -d "$dir/$part" ] && cp -a "$dir/$part/." "$RUN/$part/"; done
+  [ -d "$dir/global" ] && cp -a "$dir/global/." "$RUN/config/opencode/"
+  [ -d "$dir/data" ] && cp -a "$dir/data/." "$RUN/data/opencode/"
+  read_toml() { python3 -c "import sys,tomllib;c=tomllib.load(open('$dir/case.toml','rb'));$1"; }
+  [ "$(read_toml 'print(c.get("git", True))')" = True ] && git -C "$RUN/proj" init -q
+  cwd=$(read_toml 'print(c.get("cwd","."))')
+  mapfile -t extra < <(read_toml 'print("\n".join(f"{k}={v}" for k,v in c.get("env",{}).items()))' | sed "s#<RUN>#$RUN#g")
+  [ -n "${extra[0]:-}" ] || extra=()
+  set +e
+  (cd "$RUN/proj/$cwd" && env -i PATH="$PATH" USER=tester HOME="$RUN/home" XDG_CONFIG_HOME="$RUN/config" \
+    XDG_DATA_HOME="$RUN/data" XDG_CACHE_HOME="$RUN/cache" XDG_STATE_HOME="$RUN/state" \
+    OPENCODE_TEST_MANAGED_CONFIG_DIR="$RUN/managed" OPENCODE_DISABLE_AUTOUPDATE=1 \
+    OPENCODE_DISABLE_MODELS_FETCH=1 OPENCODE_DISABLE_SHARE=1 OPENCODE_DISABLE_LSP_DOWNLOAD=1 \
+    "${extra[@]}" timeout 60 "$BIN" debug config >"$RUN/stdout" 2>"$RUN/stderr")
+  code=$?
+  set -e
+  { echo "exit: $code"; echo "--- stdout"; cat "$RUN/stdout"; echo "--- stderr"; cat "$RUN/stderr"; } |
+    sed -e "s#$RUN#<RUN>#g" -e 's/\x1b\[[0-9;]*m//g' >"$dir/oracle.out"
+  echo "$id: exit $code" >&2
+  rm -rf "$RUN"
+done
