@@ -96,17 +96,25 @@ impl Server {
     }
 
     /// Serves requests from `input` until it ends or a `shutdown` arrives.
-    pub fn run(&mut self, input: impl BufRead, mut output: impl Write) -> io::Result<()> {
-        for line in input.lines() {
-            let reply = match line {
-                Ok(line) if line.trim().is_empty() => continue,
-                Ok(line) => self.handle_line(&line),
-                // Not UTF-8: one bad request, not the end of the session.
-                Err(err) if err.kind() == io::ErrorKind::InvalidData => {
-                    let error = RpcError::new(code::PARSE_ERROR, "parse error: the line is not UTF-8");
+    pub fn run(&mut self, mut input: impl BufRead, mut output: impl Write) -> io::Result<()> {
+        let mut line = Vec::new();
+        loop {
+            let reply = match read_line(&mut input, &mut line, MAX_REQUEST_BYTES)? {
+                Line::End => break,
+                Line::TooLong => {
+                    let message = format!("invalid request: the line is over {MAX_REQUEST_BYTES} bytes");
+                    let error = RpcError::new(code::INVALID_REQUEST, message);
                     Reply { line: Some(error_response(Value::Null, error).to_string()), shutdown: false }
                 }
-                Err(err) => return Err(err),
+                Line::Read => match std::str::from_utf8(&line) {
+                    Ok(text) if text.trim().is_empty() => continue,
+                    Ok(text) => self.handle_line(text),
+                    // Not UTF-8: one bad request, not the end of the session.
+                    Err(_) => {
+                        let error = RpcError::new(code::PARSE_ERROR, "parse error: the line is not UTF-8");
+                        Reply { line: Some(error_response(Value::Null, error).to_string()), shutdown: false }
+                    }
+                },
             };
             if let Some(text) = reply.line {
                 output.write_all(text.as_bytes())?;
@@ -293,4 +301,75 @@ fn parse_params<T: for<'de> Deserialize<'de>>(params: Option<Value>) -> Result<T
 
 fn error_response(id: Value, error: RpcError) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "error": { "code": error.code, "message": error.message } })
+}
+
+/// The longest request line served; a longer one is skipped to its end and refused, so a
+/// client cannot make the server buffer without bound.
+pub const MAX_REQUEST_BYTES: usize = 8 * 1024 * 1024;
+
+enum Line {
+    /// `buf` holds the next line, without its newline.
+    Read,
+    /// The line was longer than the limit; it has been consumed and dropped.
+    TooLong,
+    End,
+}
+
+/// `BufRead::read_until` with a cap: never holds more than `limit` bytes of one line.
+fn read_line(input: &mut impl BufRead, buf: &mut Vec<u8>, limit: usize) -> io::Result<Line> {
+    buf.clear();
+    let mut too_long = false;
+    let mut read_any = false;
+    loop {
+        let available = match input.fill_buf() {
+            Ok(available) => available,
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+            Err(err) => return Err(err),
+        };
+        if available.is_empty() {
+            return Ok(match (read_any, too_long) {
+                (false, _) => Line::End,
+                (true, true) => Line::TooLong,
+                (true, false) => Line::Read,
+            });
+        }
+        read_any = true;
+        let (chunk, done) = match available.iter().position(|&b| b == b'\n') {
+            Some(end) => (&available[..end], Some(end + 1)),
+            None => (available, None),
+        };
+        if !too_long {
+            if buf.len() + chunk.len() > limit {
+                too_long = true;
+                buf.clear();
+            } else {
+                buf.extend_from_slice(chunk);
+            }
+        }
+        let consumed = done.unwrap_or(available.len());
+        input.consume(consumed);
+        if done.is_some() {
+            return Ok(if too_long { Line::TooLong } else { Line::Read });
+        }
+    }
+}
+
+#[cfg(test)]
+mod line_tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_capped_and_the_rest_is_skipped() {
+        let mut input = io::Cursor::new(b"short\n0123456789abcdef\nnext\nlast".to_vec());
+        let mut buf = Vec::new();
+        let mut seen = Vec::new();
+        loop {
+            match read_line(&mut input, &mut buf, 8).unwrap() {
+                Line::Read => seen.push(String::from_utf8(buf.clone()).unwrap()),
+                Line::TooLong => seen.push("<too long>".to_owned()),
+                Line::End => break,
+            }
+        }
+        assert_eq!(seen, ["short", "<too long>", "next", "last"]);
+    }
 }
