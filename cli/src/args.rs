@@ -122,6 +122,9 @@ pub struct NearbyArgs {
     /// The directory opencode would be started in [default: the current directory]
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub remote: RemoteArgs,
 }
 
 /// Write the snapshots of the scenarios in ctxgraph.toml (.ctxgraph/snapshots/NAME.snap)
@@ -203,6 +206,13 @@ pub struct WatchArgs {
     /// Add the model line to the environment block
     #[arg(long, value_name = "PROVIDER/ID")]
     pub model: Option<ModelRef>,
+
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+
+    /// Re-fetch remote instructions at most this often (opencode re-fetches on every step)
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    pub remote_refresh_secs: u64,
 }
 
 /// Serve builds to an agent host: JSON-RPC 2.0, one JSON object per line
@@ -218,6 +228,14 @@ pub struct ServeArgs {
     /// Do not watch files; re-check every known path before each request instead
     #[arg(long)]
     pub no_watch: bool,
+
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+
+    /// Re-fetch a directory's remote instructions at most this often (opencode re-fetches on
+    /// every step; a warm server answers from the last fetch in between)
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    pub remote_refresh_secs: u64,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]

@@ -332,3 +332,37 @@ fn config_errors_as_text_and_json() {
     let build = sandbox.run(&["build"]);
     assert_eq!((build.code, build.stdout.as_str()), (2, ""), "{build}");
 }
+
+/// `serve` loads remote instructions too: a warm host sees the URL block opencode sends.
+#[test]
+fn serve_includes_remote_instructions() {
+    use std::io::{BufRead, Write};
+    const BODY: &str = "Served rule.\n";
+    let url = serve_once_each(BODY, 1);
+    let sandbox = Sandbox::new();
+    sandbox.write("repo/opencode.json", serde_json::json!({ "instructions": [url] }).to_string());
+    let root = sandbox.root();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxgraph"))
+        .args(["serve", "--stdio", "--no-watch"])
+        .env_clear()
+        .env("HOME", root.join("home"))
+        .env("XDG_CONFIG_HOME", root.join("config"))
+        .env("OPENCODE_TEST_MANAGED_CONFIG_DIR", root.join("managed"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn serve");
+    let request = serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "build",
+        "params": { "cwd": root.join("repo"), "section": "instructions" },
+    });
+    let mut stdin = child.stdin.take().expect("stdin");
+    writeln!(stdin, "{request}").expect("write request");
+    drop(stdin);
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("read reply");
+    let _ = child.wait();
+    let reply: serde_json::Value = serde_json::from_str(&line).expect("json reply");
+    assert_eq!(reply["result"]["text"], format!("Instructions from: {url}\n{BODY}"), "{reply}");
+    assert_eq!(reply["result"]["blocks"][0]["id"], format!("url:{url}"), "{reply}");
+}

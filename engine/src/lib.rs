@@ -8,6 +8,7 @@ mod changes;
 mod database;
 mod host;
 mod os;
+mod refresh;
 pub mod remote;
 pub mod serve;
 mod tokens;
@@ -35,6 +36,7 @@ pub use changes::{Applied, ChangeEvent};
 pub use database::{Database, ExecutionLog};
 pub use host::HostEnv;
 pub use os::{MAX_FILE_BYTES, OsSystem};
+pub use refresh::RemoteRefresh;
 pub use tokens::O200k;
 pub use turn::{BlockSpan, Rendered, Turn, TurnDiff, Turns, block_id, hash_hex};
 

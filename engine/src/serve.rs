@@ -9,16 +9,16 @@
 //! A bad request gets a JSON-RPC error and the server keeps serving.
 
 use std::io::{self, BufRead, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use ctxgraph_queries::Db;
 use ctxgraph_queries::opencode::nearby::Skip;
 use ctxgraph_queries::opencode::prompt::{ModelRef, Section};
+use ctxgraph_queries::{Db, Workspace};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::watch::Watcher;
-use crate::{ChangeEvent, Engine, EngineError, Turns};
+use crate::{ChangeEvent, Engine, EngineError, RemoteRefresh, Turns};
 
 /// JSON-RPC 2.0 error codes.
 pub mod code {
@@ -36,6 +36,7 @@ pub struct Server {
     turns: Turns,
     /// `None`: rescan every known path before each request instead.
     watcher: Option<Watcher>,
+    remote: Option<RemoteRefresh>,
 }
 
 /// A JSON-RPC error, before it is given the request's id.
@@ -92,7 +93,23 @@ struct NearbyParams {
 
 impl Server {
     pub fn new(engine: Engine, watcher: Option<Watcher>) -> Self {
-        Self { engine, turns: Turns::default(), watcher }
+        Self { engine, turns: Turns::default(), watcher, remote: None }
+    }
+
+    /// Fetch remote documents (org config, `instructions` URLs) for the workspaces served.
+    /// Without it, URLs stay unfetched and add no block.
+    pub fn with_remote(mut self, remote: RemoteRefresh) -> Self {
+        self.remote = Some(remote);
+        self
+    }
+
+    /// The workspace for `cwd`, with its remote documents loaded when due.
+    fn workspace(&mut self, cwd: &Path) -> Result<Workspace, RpcError> {
+        let ws = self.engine.open(cwd)?;
+        if let Some(remote) = &mut self.remote {
+            remote.refresh(&mut self.engine, ws)?;
+        }
+        Ok(ws)
     }
 
     /// Serves requests from `input` until it ends or a `shutdown` arrives.
@@ -218,10 +235,13 @@ impl Server {
             SectionParam::Instructions => Section::Instructions,
         };
         self.catch_up();
-        let ws = self.engine.open(&params.cwd)?;
+        // Counted from here: loading remote documents for a new workspace runs queries too.
+        let before = self.engine.db().executions().total();
+        let ws = self.workspace(&params.cwd)?;
         let turn = self.turns.build(&self.engine, ws, section, model);
         self.watch_new_inputs();
         let turn = turn?;
+        let executed = self.engine.db().executions().total() - before;
         let changed = turn.diff.changed();
         Ok(json!({
             "text": turn.rendered.text,
@@ -231,13 +251,13 @@ impl Server {
             "changed": changed,
             "removed": turn.diff.removed,
             "stable_prefix_bytes": turn.diff.stable_prefix_bytes,
-            "executed": turn.executed,
+            "executed": executed,
         }))
     }
 
     fn nearby(&mut self, params: NearbyParams) -> Result<Value, RpcError> {
         self.catch_up();
-        let ws = self.engine.open(&params.cwd)?;
+        let ws = self.workspace(&params.cwd)?;
         let nearby = self.engine.nearby(ws, &params.file);
         self.watch_new_inputs();
         let nearby = nearby?;

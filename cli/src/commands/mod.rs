@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ctxgraph_engine::remote::{FetchOptions, Fetcher};
-use ctxgraph_engine::{Engine, EngineError, HostEnv, OsSystem};
+use ctxgraph_engine::{Engine, EngineError, HostEnv, OsSystem, RemoteRefresh};
 use ctxgraph_queries::Workspace;
 use ctxgraph_queries::remote::{FetchFailure, LoadedFrom, RemoteState};
 
@@ -41,13 +41,8 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     }
 }
 
-/// The engine over this process, and the workspace for `--cwd` (default: the current
-/// directory).
-fn open(cwd: Option<PathBuf>) -> Result<(Engine, Workspace), CliError> {
-    open_with(HostEnv::from_process(), cwd)
-}
-
-/// [`open`] for the commands that read the config: the remote org config named by the
+/// The engine over this process and the workspace for `--cwd` (default: the current
+/// directory), for the commands that read the config: the remote org config named by the
 /// auth store (R1–R4) is fetched first, as opencode does before anything else.
 fn open_configured(
     cwd: Option<PathBuf>,
@@ -116,6 +111,12 @@ fn load_remote(engine: &mut Engine, ws: Workspace, options: FetchOptions) -> Res
         return Err(CliError::RemoteStrict(failed));
     }
     Ok(())
+}
+
+/// What keeps remote documents loaded for `serve` and `watch`.
+fn remote_refresh(options: FetchOptions, every_secs: u64) -> Result<RemoteRefresh, CliError> {
+    let fetcher = Fetcher::new(options).map_err(EngineError::from)?;
+    Ok(RemoteRefresh::new(fetcher, Duration::from_secs(every_secs)))
 }
 
 fn open_with(env: HostEnv, cwd: Option<PathBuf>) -> Result<(Engine, Workspace), CliError> {

@@ -1,17 +1,21 @@
 //! `ctxgraph serve --stdio`.
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
-use ctxgraph_engine::Engine;
 use ctxgraph_engine::serve::Server;
 use ctxgraph_engine::watch::Watcher;
+use ctxgraph_engine::{Engine, HostEnv, OsSystem};
 
 use crate::args::ServeArgs;
 use crate::error::CliError;
 
 pub fn run(args: ServeArgs) -> Result<ExitCode, CliError> {
     let watcher = if args.no_watch { None } else { Some(Watcher::new().map_err(CliError::Watch)?) };
-    let mut server = Server::new(Engine::from_process(), watcher);
+    let env = HostEnv::from_process();
+    let refresh = super::remote_refresh(super::fetch_options(&args.remote, &env), args.remote_refresh_secs)?;
+    let engine = Engine::new(Arc::new(OsSystem), env);
+    let mut server = Server::new(engine, watcher).with_remote(refresh);
     let stdin = std::io::stdin().lock();
     match server.run(stdin, std::io::stdout().lock()) {
         // The host went away: nothing left to answer.

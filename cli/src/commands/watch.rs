@@ -12,10 +12,16 @@ use crate::error::{CliError, render};
 use crate::output::write_stdout;
 
 pub fn run(args: WatchArgs) -> Result<ExitCode, CliError> {
-    let (mut engine, ws) = super::open(args.cwd)?;
+    let (mut engine, ws, options) = super::open_configured(args.cwd, &args.remote)?;
+    let mut remote = super::remote_refresh(options, args.remote_refresh_secs)?;
     let mut watcher = Watcher::new().map_err(CliError::Watch)?;
     let mut turns = Turns::default();
     loop {
+        // Remote documents are refreshed when a rebuild is due anyway, at most once per
+        // interval; a failure shows up in the build (an error or a missing block).
+        if let Err(err) = remote.refresh(&mut engine, ws) {
+            eprintln_error(&render(&CliError::Engine(err)));
+        }
         let turn = turns.build(&engine, ws, Section::System, args.model.clone());
         // Watch what this build looked at before saying it is done: an edit made after
         // the line appears is always seen.

@@ -1,0 +1,43 @@
+//! Remote documents for long-lived hosts (`serve`, `watch`).
+//!
+//! opencode loads the remote org config once per instance and re-fetches every
+//! `instructions` URL on every model step. A warm host cannot pay a network round trip per
+//! turn and still answer in microseconds, so it fetches a workspace's documents when the
+//! workspace is first used and refreshes the URLs at most once per interval; between
+//! refreshes the last fetched state (or cached copy) is what builds see.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use ctxgraph_queries::Workspace;
+
+use crate::remote::Fetcher;
+use crate::{Engine, EngineError};
+
+#[derive(Debug)]
+pub struct RemoteRefresh {
+    fetcher: Fetcher,
+    interval: Duration,
+    fetched_at: HashMap<Workspace, Instant>,
+}
+
+impl RemoteRefresh {
+    pub fn new(fetcher: Fetcher, interval: Duration) -> Self {
+        Self { fetcher, interval, fetched_at: HashMap::new() }
+    }
+
+    /// Loads what `ws` needs from the network, unless it did so less than an interval ago.
+    /// Failures end up in the inputs (and so in the build's error or missing block).
+    pub fn refresh(&mut self, engine: &mut Engine, ws: Workspace) -> Result<(), EngineError> {
+        // A config request appears when the auth store changes; it never waits.
+        if !engine.config_requests(ws).is_empty() {
+            engine.fetch_config(ws, &self.fetcher)?;
+        }
+        let due = self.fetched_at.get(&ws).is_none_or(|at| at.elapsed() >= self.interval);
+        if due {
+            engine.fetch_remote(ws, &self.fetcher)?;
+            self.fetched_at.insert(ws, Instant::now());
+        }
+        Ok(())
+    }
+}
