@@ -3,6 +3,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use ctxgraph_engine::remote::{FetchOptions, Fetcher};
 use ctxgraph_engine::{Engine, EngineError};
 use ctxgraph_queries::opencode::prompt::{Block, Prompt};
 use serde::Serialize;
@@ -46,6 +47,12 @@ pub fn render(scenario: &Scenario, repo: &Path) -> Result<Rendered, EngineError>
     let placeholders = Placeholders::new(repo, &env.home);
     let mut engine = Engine::new(Arc::new(JailSystem::new(repo.to_path_buf())), env);
     let ws = engine.open(&scenario.cwd)?;
+    if scenario.fetch_remote {
+        // No cache: a scenario writes nothing outside the repository, and a stale copy
+        // must not pass for the live document.
+        let fetcher = Fetcher::new(FetchOptions { cache_dir: None, ..FetchOptions::default() })?;
+        engine.fetch_remote(ws, &fetcher)?;
+    }
     let prompt = engine.system_prompt(ws, scenario.model.clone())?;
     let paths = engine.system_paths(ws)?;
 

@@ -42,6 +42,8 @@ pub struct Scenario {
     /// `Date.toDateString()` of the pinned date, e.g. `Thu Jan 01 2026`.
     pub date: String,
     pub platform: &'static str,
+    /// Fetch remote `instructions` URLs (off by default: a scenario touches no network).
+    pub fetch_remote: bool,
 }
 
 impl Scenario {
@@ -124,6 +126,8 @@ struct RawScenario {
     date: Option<Spanned<String>>,
     #[serde(default)]
     platform: Platform,
+    #[serde(default)]
+    fetch_remote: bool,
 }
 
 #[derive(Default, Deserialize)]
@@ -309,6 +313,7 @@ fn validate(
             Platform::Darwin => "darwin",
             Platform::Win32 => "win32",
         },
+        fetch_remote: raw.fetch_remote,
     })
 }
 

@@ -172,6 +172,7 @@ mod tests {
             env: BTreeMap::new(),
             date: "Thu Jan 01 2026".into(),
             platform: "linux",
+            fetch_remote: false,
         }
     }
 

@@ -323,3 +323,45 @@ fn init_check_proposes_a_scenario_per_rule_directory() {
     assert_eq!(check.code, 0, "{check}");
     assert!(Path::new(&sandbox.repo().join(SNAP).join("packages-web.snap")).is_file());
 }
+
+/// Remote URLs add a block only in scenarios that opt in with `fetch_remote = true`.
+#[test]
+fn remote_instructions_only_when_the_scenario_fetches() {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+    let url = format!("http://{}/team.md", listener.local_addr().expect("addr"));
+    listener.set_nonblocking(true).expect("nonblocking");
+    std::thread::spawn(move || {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let mut served = 0;
+        while served < 4 && std::time::Instant::now() < deadline {
+            let Ok((mut stream, _)) = listener.accept() else {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+                continue;
+            };
+            served += 1;
+            stream.set_nonblocking(false).ok();
+            let _ = stream.read(&mut [0u8; 4096]);
+            let body = "Team rule.\n";
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    let sandbox = Sandbox::new();
+    sandbox.write("opencode.json", &serde_json::json!({ "instructions": [url] }).to_string());
+    sandbox.write(
+        "ctxgraph.toml",
+        "[scenario.offline]\nsection = \"instructions\"\n\n\
+         [scenario.online]\nsection = \"instructions\"\nfetch_remote = true\n",
+    );
+    snapshot(&sandbox);
+    let offline = sandbox.read(&format!("{SNAP}/offline.snap"));
+    let online = sandbox.read(&format!("{SNAP}/online.snap"));
+    assert!(!offline.contains("Team rule."), "{offline}");
+    assert!(online.contains(&format!("Instructions from: {url}\nTeam rule.\n")), "{online}");
+    let check = sandbox.run(&["check"]);
+    assert_eq!(check.code, 0, "{check}");
+}
