@@ -89,8 +89,8 @@ pub fn compare(stored: &Stored, current: &Rendered, labels: (&str, &str)) -> Opt
     Some(Change {
         diff: unified,
         line: stored.header_lines + first + 1,
-        tokens_before: crate::estimate_tokens(&stored.body),
-        tokens_after: crate::estimate_tokens(&current.body),
+        tokens_before: crate::count_tokens(&stored.body),
+        tokens_after: crate::count_tokens(&current.body),
         sources,
         reordered,
     })
@@ -148,8 +148,8 @@ mod tests {
         );
         assert_eq!(change.line, 12, "the second body line, after a 10-line header");
         assert!(!change.reordered);
-        // 8 bytes before, 9 after: 2 and 3 tokens by the bytes/4 estimate.
-        assert_eq!((change.tokens_before, change.tokens_after, change.token_delta()), (2, 3, 1));
+        // o200k_base: env, \n, A, \n, B, \n → 6; env, \n, A, 2, \n, C, \n → 7.
+        assert_eq!((change.tokens_before, change.tokens_after, change.token_delta()), (6, 7, 1));
     }
 
     #[test]

@@ -42,9 +42,10 @@ pub const SNAPSHOT_DIR: &str = ".ctxgraph/snapshots";
 /// The behaviour the snapshots pin: the opencode V1 profile of `ctxgraph-queries`.
 pub const PROFILE: &str = "opencode-1.18.33";
 
-/// The token count written in snapshot headers and used for deltas: a `bytes / 4`
-/// estimate (rounded up). No provider's tokenizer is bundled; deltas between two
-/// estimates are what a reviewer compares.
-pub fn estimate_tokens(text: &str) -> usize {
-    text.len().div_ceil(4)
+/// The token count written in snapshot headers and used for deltas: `o200k_base` (bundled,
+/// offline; the same counter `explain` uses). Other providers' tokenizers count
+/// differently; the delta between two counts is what a reviewer compares.
+pub fn count_tokens(text: &str) -> usize {
+    use ctxgraph_queries::tokens::TokenCounter;
+    ctxgraph_engine::O200k.count(text)
 }

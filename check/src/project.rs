@@ -62,7 +62,7 @@ pub struct ScenarioReport {
     pub status: Status,
     /// Whether this scenario fails the check.
     pub failed: bool,
-    /// The current prompt's token estimate.
+    /// The current prompt's token count (o200k_base).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tokens: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -174,7 +174,7 @@ impl Project {
             written.push(Written {
                 name: scenario.name.clone(),
                 path: self.relative(&path),
-                tokens: crate::estimate_tokens(&rendered.body),
+                tokens: crate::count_tokens(&rendered.body),
             });
         }
         Ok(written)
@@ -213,7 +213,7 @@ impl Project {
                     continue;
                 }
             };
-            report.tokens = Some(crate::estimate_tokens(&rendered.body));
+            report.tokens = Some(crate::count_tokens(&rendered.body));
             let write_error = |source| SnapshotFailure::Write { path: pending.clone(), source };
             match read_stored(&snap) {
                 Ok(Some(stored)) => {

@@ -9,7 +9,7 @@
 //! section: system
 //! model: anthropic/claude-sonnet-4-5
 //! bytes: 812
-//! tokens: 203 (estimate: bytes/4)
+//! tokens: 203 (o200k_base)
 //! blake3: 5e1f…(64 hex digits)
 //! block: 1a2b3c4d5e6f7a8b environment
 //! block: 9c8d7e6f5a4b3c2d <repo>/AGENTS.md
@@ -54,7 +54,7 @@ pub fn encode(scenario: &Scenario, rendered: &Rendered) -> String {
         header.push(format!("model: {}", one_line(&format!("{}/{}", model.provider, model.id))));
     }
     header.push(format!("bytes: {}", body.len()));
-    header.push(format!("tokens: {} (estimate: bytes/4)", crate::estimate_tokens(body)));
+    header.push(format!("tokens: {} (o200k_base)", crate::count_tokens(body)));
     header.push(format!("blake3: {}", blake3::hash(body.as_bytes()).to_hex()));
     for block in &rendered.blocks {
         header.push(format!("block: {} {}", block.hash, one_line(&block.id)));

@@ -133,7 +133,7 @@ fn snapshot_then_check_passes() {
 fn editing_a_rule_fails_with_the_diff_the_token_delta_and_the_source() {
     let sandbox = Sandbox::new();
     snapshot(&sandbox);
-    // 26 more bytes: 102 → 108 tokens for root by the bytes/4 estimate.
+    // One more line: 112 → 119 o200k_base tokens for root ("Never force-push to main.\n").
     sandbox.write("AGENTS.md", "# Root\n\nRun the tests before pushing.\nNever force-push to main.\n");
 
     let ci = sandbox.run_with(&["check"], &[("CI", "true")]);
@@ -143,7 +143,7 @@ fn editing_a_rule_fails_with_the_diff_the_token_delta_and_the_source() {
 
     let local = sandbox.run(&["check", "root"]);
     assert_eq!(local.code, 1, "{local}");
-    assert!(local.stdout.contains("+6 tokens (102 → 108)"), "{local}");
+    assert!(local.stdout.contains("+7 tokens (112 → 119)"), "{local}");
     assert!(local.stdout.contains("+Never force-push to main."), "{local}");
     assert!(!local.stdout.contains('\x1b'), "piped output must not be coloured: {local}");
     assert!(sandbox.exists(&format!("{SNAP}/root.snap.new")));

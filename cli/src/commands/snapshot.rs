@@ -17,7 +17,7 @@ pub fn run(args: SnapshotArgs) -> Result<ExitCode, CliError> {
     let written = project.snapshot(&args.names)?;
     let mut out = String::new();
     for w in &written {
-        out.push_str(&format!("wrote {} ({} tokens, estimated)\n", w.path, w.tokens));
+        out.push_str(&format!("wrote {} ({} o200k_base tokens)\n", w.path, w.tokens));
     }
     write_stdout(out.as_bytes())?;
     Ok(ExitCode::SUCCESS)
