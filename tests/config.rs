@@ -10,6 +10,7 @@ use std::sync::Arc;
 use ctxgraph_engine::{Engine, HostEnv, OsSystem};
 use ctxgraph_queries::opencode::config::schema::redact_like_debug_config;
 use ctxgraph_queries::opencode::config::{MergedConfig, Origin};
+use ctxgraph_tests::{copy_tree_to_disk, oracle_vars};
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -47,47 +48,22 @@ fn oracle(dir: &Path) -> Oracle {
     Oracle { exit, stdout: stdout.to_owned(), stderr: stderr.to_owned() }
 }
 
-fn copy_tree(from: &Path, to: &Path) {
-    let Ok(entries) = std::fs::read_dir(from) else { return };
-    std::fs::create_dir_all(to).expect("mkdir");
-    for entry in entries {
-        let entry = entry.expect("entry");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("type").is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).expect("copy");
-        }
-    }
-}
-
 /// Lays the case out as `record-config.sh` does and loads its config.
 fn load(dir: &Path, case: &Case, run: &Path) -> Result<MergedConfig, String> {
     for sub in ["home", "config/opencode", "data/opencode", "cache", "state", "managed", "proj"] {
         std::fs::create_dir_all(run.join(sub)).expect("mkdir");
     }
     for part in ["proj", "home", "managed", "extra"] {
-        copy_tree(&dir.join(part), &run.join(part));
+        copy_tree_to_disk(&dir.join(part), &run.join(part));
     }
-    copy_tree(&dir.join("global"), &run.join("config/opencode"));
-    copy_tree(&dir.join("data"), &run.join("data/opencode"));
+    copy_tree_to_disk(&dir.join("global"), &run.join("config/opencode"));
+    copy_tree_to_disk(&dir.join("data"), &run.join("data/opencode"));
     if case.git {
         std::fs::create_dir_all(run.join("proj/.git")).expect("git");
         std::fs::write(run.join("proj/.git/HEAD"), "ref: refs/heads/main\n").expect("HEAD");
     }
-    let at = |p: &str| run.join(p).to_string_lossy().into_owned();
-    let mut vars = BTreeMap::from([
-        ("HOME".to_owned(), at("home")),
-        ("XDG_CONFIG_HOME".to_owned(), at("config")),
-        ("XDG_DATA_HOME".to_owned(), at("data")),
-        ("XDG_CACHE_HOME".to_owned(), at("cache")),
-        ("XDG_STATE_HOME".to_owned(), at("state")),
-        ("OPENCODE_TEST_MANAGED_CONFIG_DIR".to_owned(), at("managed")),
-        ("USER".to_owned(), "tester".to_owned()),
-    ]);
-    for flag in ["AUTOUPDATE", "MODELS_FETCH", "SHARE", "LSP_DOWNLOAD"] {
-        vars.insert(format!("OPENCODE_DISABLE_{flag}"), "1".to_owned());
-    }
+    let mut vars = oracle_vars(run);
+    vars.insert("USER".to_owned(), "tester".to_owned());
     let run_text = run.to_string_lossy();
     for (name, value) in &case.env {
         vars.insert(name.clone(), value.replace("<RUN>", &run_text));

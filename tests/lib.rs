@@ -187,8 +187,9 @@ fn section(out: &mut String, title: &str, text: &str) {
     out.push_str(&format!("=== {title}: {} bytes\n{text}\n", text.len()));
 }
 
-/// `capture.sh`'s environment for a run rooted at `run_dir`.
-fn host_env(case: &Case, run_dir: &Path) -> HostEnv {
+/// The environment `capture.sh` isolates opencode in, for a run rooted at `run_dir`: home
+/// and XDG dirs inside the run, the managed dir redirected, updates and sharing off.
+pub fn oracle_vars(run_dir: &Path) -> BTreeMap<String, String> {
     let at = |p: &str| run_dir.join(p).to_string_lossy().into_owned();
     let mut vars = BTreeMap::from([
         ("HOME".to_owned(), at("home")),
@@ -197,22 +198,27 @@ fn host_env(case: &Case, run_dir: &Path) -> HostEnv {
         ("XDG_CACHE_HOME".to_owned(), at("cache")),
         ("XDG_STATE_HOME".to_owned(), at("state")),
         ("OPENCODE_TEST_MANAGED_CONFIG_DIR".to_owned(), at("managed")),
-        ("OPENCODE_DISABLE_AUTOUPDATE".to_owned(), "1".to_owned()),
-        ("OPENCODE_DISABLE_MODELS_FETCH".to_owned(), "1".to_owned()),
-        ("OPENCODE_DISABLE_SHARE".to_owned(), "1".to_owned()),
-        ("OPENCODE_DISABLE_LSP_DOWNLOAD".to_owned(), "1".to_owned()),
-        (
-            "OPENCODE_CONFIG_CONTENT".to_owned(),
-            concat!(
-                r#"{"provider":{"fake":{"npm":"@ai-sdk/openai-compatible","name":"Fake","#,
-                "\n",
-                r#" "options":{"baseURL":"http://127.0.0.1:9/v1","apiKey":"x"},"models":{"fake-model":{"name":"fake-model"}}}},"#,
-                "\n",
-                r#" "model":"fake/fake-model","small_model":"fake/fake-model","autoupdate":false,"share":"disabled"}"#
-            )
-            .to_owned(),
-        ),
     ]);
+    for flag in ["AUTOUPDATE", "MODELS_FETCH", "SHARE", "LSP_DOWNLOAD"] {
+        vars.insert(format!("OPENCODE_DISABLE_{flag}"), "1".to_owned());
+    }
+    vars
+}
+
+/// `capture.sh`'s environment for a run rooted at `run_dir`, with the provider it injects.
+fn host_env(case: &Case, run_dir: &Path) -> HostEnv {
+    let mut vars = oracle_vars(run_dir);
+    vars.insert(
+        "OPENCODE_CONFIG_CONTENT".to_owned(),
+        concat!(
+            r#"{"provider":{"fake":{"npm":"@ai-sdk/openai-compatible","name":"Fake","#,
+            "\n",
+            r#" "options":{"baseURL":"http://127.0.0.1:9/v1","apiKey":"x"},"models":{"fake-model":{"name":"fake-model"}}}},"#,
+            "\n",
+            r#" "model":"fake/fake-model","small_model":"fake/fake-model","autoupdate":false,"share":"disabled"}"#
+        )
+        .to_owned(),
+    );
     vars.extend(case.run.env.clone());
     HostEnv { vars, home: run_dir.join("home"), platform: "linux".to_owned(), date: DATE.to_owned() }
 }
@@ -317,6 +323,11 @@ fn lay_out(case: &Case, run_dir: &Path, out: &mut dyn TreeWriter) {
         // What `git init` leaves that matters to discovery: a `.git` dir with a `HEAD`.
         out.file(&run_dir.join("proj").join(repo).join(".git/HEAD"), b"ref: refs/heads/main\n".to_vec());
     }
+}
+
+/// Copies a fixture tree (files, directories, symlinks) to a real directory.
+pub fn copy_tree_to_disk(from: &Path, to: &Path) {
+    copy_tree(from, to, &mut DiskWriter);
 }
 
 fn copy_tree(from: &Path, to: &Path, out: &mut dyn TreeWriter) {
