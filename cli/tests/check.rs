@@ -5,6 +5,8 @@
 //! point at a home full of rules (`~/.claude/CLAUDE.md`, `~/.config/opencode/AGENTS.md`)
 //! whose text must never reach a snapshot.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -327,29 +329,7 @@ fn init_check_proposes_a_scenario_per_rule_directory() {
 /// Remote URLs add a block only in scenarios that opt in with `fetch_remote = true`.
 #[test]
 fn remote_instructions_only_when_the_scenario_fetches() {
-    use std::io::{Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
-    let url = format!("http://{}/team.md", listener.local_addr().expect("addr"));
-    listener.set_nonblocking(true).expect("nonblocking");
-    std::thread::spawn(move || {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        let mut served = 0;
-        while served < 4 && std::time::Instant::now() < deadline {
-            let Ok((mut stream, _)) = listener.accept() else {
-                std::thread::sleep(std::time::Duration::from_millis(5));
-                continue;
-            };
-            served += 1;
-            stream.set_nonblocking(false).ok();
-            let _ = stream.read(&mut [0u8; 4096]);
-            let body = "Team rule.\n";
-            let _ = write!(
-                stream,
-                "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
-        }
-    });
+    let url = common::serve_body("/team.md", "Team rule.\n", 4);
     let sandbox = Sandbox::new();
     sandbox.write("opencode.json", &serde_json::json!({ "instructions": [url] }).to_string());
     sandbox.write(

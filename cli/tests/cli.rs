@@ -3,6 +3,8 @@
 //! Every run gets a clean environment: `HOME` and the XDG dirs point into the temp tree,
 //! so nothing from the machine running the tests leaks in.
 
+mod common;
+
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -216,40 +218,12 @@ fn nearby_prints_the_reminder_only() {
     assert!(sandbox.run(&["nearby", "AGENTS.md"]).stdout.is_empty());
 }
 
-/// Serves `body` with status 200 on 127.0.0.1 for up to `requests` connections or 20 s.
-fn serve_once_each(body: &'static str, requests: usize) -> String {
-    use std::io::{Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
-    let url = format!("http://{}/team-rules.md", listener.local_addr().expect("addr"));
-    listener.set_nonblocking(true).expect("nonblocking");
-    std::thread::spawn(move || {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        let mut served = 0;
-        while served < requests && std::time::Instant::now() < deadline {
-            let Ok((mut stream, _)) = listener.accept() else {
-                std::thread::sleep(std::time::Duration::from_millis(5));
-                continue;
-            };
-            served += 1;
-            stream.set_nonblocking(false).ok();
-            let mut buf = [0u8; 4096];
-            let _ = stream.read(&mut buf);
-            let reply = format!(
-                "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = stream.write_all(reply.as_bytes());
-        }
-    });
-    url
-}
-
 /// Issue #4's promise: a pinned remote rule gives the same prompt online and offline, and
 /// when a remote rule is missing the user sees why.
 #[test]
 fn pinned_remote_rule_online_and_offline() {
     const BODY: &str = "Team rule: squash before merging.\n";
-    let url = serve_once_each(BODY, 1);
+    let url = common::serve_body("/team-rules.md", BODY, 1);
     let pinned = format!("{url}#blake3={}", blake3::hash(BODY.as_bytes()).to_hex());
     let sandbox = Sandbox::new();
     sandbox.write("repo/AGENTS.md", "local\n");
@@ -264,7 +238,6 @@ fn pinned_remote_rule_online_and_offline() {
     // A wrong pin: no block, a warning that says why, and the reason in JSON.
     let wrong = format!("{url}#sha256={}", "0".repeat(64));
     sandbox.write("repo/opencode.json", serde_json::json!({ "instructions": [wrong] }).to_string());
-    let _ = serve_once_each(BODY, 0);
     let run = sandbox.run(&["build", "--section", "instructions", "--offline"]);
     let json = sandbox.run(&["build", "--format", "json", "--offline"]);
     let report: serde_json::Value = serde_json::from_str(&json.stdout).expect("json");
@@ -338,7 +311,7 @@ fn config_errors_as_text_and_json() {
 fn serve_includes_remote_instructions() {
     use std::io::{BufRead, Write};
     const BODY: &str = "Served rule.\n";
-    let url = serve_once_each(BODY, 1);
+    let url = common::serve_body("/team-rules.md", BODY, 1);
     let sandbox = Sandbox::new();
     sandbox.write("repo/opencode.json", serde_json::json!({ "instructions": [url] }).to_string());
     let root = sandbox.root();
