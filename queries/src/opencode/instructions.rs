@@ -94,8 +94,6 @@ pub struct SystemPaths {
     /// In discovery order, duplicates included (marked).
     pub candidates: Vec<Candidate>,
     pub remote: Vec<RemoteEntry>,
-    /// Config entries that matched nothing, by index into the merged `instructions`.
-    pub unmatched: Vec<usize>,
     /// I5: every local `instructions` entry, as globbed level by level.
     pub expansions: Vec<Expansion>,
 }
@@ -112,6 +110,13 @@ pub struct Expansion {
     /// The pattern as globbed: `~/` expanded; for [`GlobMode::Absolute`], the basename.
     pub pattern: String,
     pub levels: Vec<GlobLevel>,
+}
+
+impl Expansion {
+    /// The entry matched no file at any level.
+    pub fn matched_nothing(&self) -> bool {
+        self.levels.iter().all(|level| level.matches.is_empty())
+    }
 }
 
 /// Which I5 branch globbed an entry.
@@ -196,7 +201,6 @@ pub fn system_paths(db: &dyn Db, ws: Workspace) -> Result<SystemPaths, ConfigErr
 
     // I5: config entries in merged order.
     let mut remote = Vec::new();
-    let mut unmatched = Vec::new();
     let mut expansions = Vec::new();
     for (index, entry) in config.instructions.iter().enumerate() {
         let raw = entry.value.as_str();
@@ -228,15 +232,10 @@ pub fn system_paths(db: &dyn Db, ws: Workspace) -> Result<SystemPaths, ConfigErr
             } else {
                 (GlobMode::Up, expanded.clone(), glob_up(db, &expanded, cwd, root))
             };
-        let mut matched = false;
         for (dir, hits) in &levels {
             for hit in hits {
-                matched = true;
                 add(hit.clone(), origin(dir));
             }
-        }
-        if !matched {
-            unmatched.push(index);
         }
         expansions.push(Expansion {
             index,
@@ -247,7 +246,7 @@ pub fn system_paths(db: &dyn Db, ws: Workspace) -> Result<SystemPaths, ConfigErr
             levels: levels.into_iter().map(|(dir, matches)| GlobLevel { dir, matches }).collect(),
         });
     }
-    Ok(SystemPaths { global, project, candidates, remote, unmatched, expansions })
+    Ok(SystemPaths { global, project, candidates, remote, expansions })
 }
 
 /// I7: one rule file's content as opencode reads it (errors read as empty).

@@ -358,7 +358,7 @@ impl Linter<'_> {
                     location(expansion.index),
                     "use a pattern relative to the project (e.g. \"docs/*/rules.md\"), or list each file".to_owned(),
                 ));
-            } else if paths.unmatched.contains(&expansion.index) {
+            } else if expansion.matched_nothing() {
                 found.push((
                     Code::UnmatchedEntry,
                     format!("instructions entry {:?} in {} matches no file", expansion.entry, expansion.source.name()),
