@@ -33,6 +33,9 @@ pub struct BlockSpan {
     pub end: usize,
     /// blake3 of the block's bytes.
     pub hash: String,
+    /// Index into the prompt's blocks, for callers that need the block itself.
+    #[serde(skip)]
+    pub block: usize,
 }
 
 /// One section of a prompt, laid out.
@@ -63,6 +66,7 @@ impl Rendered {
                     start: range.start,
                     end: range.end,
                     hash: hash_hex(block.text.as_bytes()),
+                    block: *index,
                 }
             })
             .collect();
@@ -183,6 +187,7 @@ mod tests {
                 start,
                 end: text.len(),
                 hash: hash_hex(body.as_bytes()),
+                block: spans.len(),
             });
         }
         Rendered { hash: hash_hex(text.as_bytes()), text, blocks: spans }

@@ -70,13 +70,11 @@ struct RemoteReport {
 impl Report {
     fn new(engine: &Engine, prompt: &Prompt, section: Section, paths: &SystemPaths) -> Self {
         let rendered = Rendered::new(prompt, section);
-        let layout = prompt.layout(section);
-        let blocks = layout
-            .spans
-            .iter()
-            .zip(rendered.blocks)
-            .map(|((index, _), span)| {
-                let block = &prompt.blocks[*index];
+        let blocks = rendered
+            .blocks
+            .into_iter()
+            .map(|span| {
+                let block = &prompt.blocks[span.block];
                 let reason = match (block.candidate.and_then(|c| paths.candidates.get(c)), block.remote) {
                     (Some(candidate), _) => candidate.origin.describe(),
                     (None, Some(remote)) => format!(
