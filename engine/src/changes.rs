@@ -167,10 +167,15 @@ impl Sync<'_> {
     }
 
     fn touch_parent(&mut self, path: &Path) {
-        let Some(parent) = path.parent().and_then(|parent| self.input(parent)) else { return };
-        let kind = self.stat(parent.path(&*self.db));
-        self.set_kind(parent, kind);
+        let Some(parent_path) = path.parent() else { return };
+        let Some(parent) = self.input(parent_path) else { return };
+        let (old, new) = self.set_kind(parent, self.stat(parent_path));
         self.bump(parent);
+        if old != new {
+            // The parent itself came or went (a file in a directory renamed away, seen
+            // before the directory's own event): what is below it went along.
+            self.existence_changed(parent_path, Some(old), new);
+        }
     }
 
     /// Re-stats every known path strictly below `dir` and bumps every one that exists: a

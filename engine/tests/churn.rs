@@ -261,6 +261,14 @@ fn the_warm_prompt_matches_a_fresh_build_under_random_churn() {
                 warm.apply_changes(&[ChangeEvent::Rescan]);
             }
         }
+        if trace {
+            use ctxgraph_queries::Db as _;
+            for probe in ["repo/rules", "repo/rules/x", "repo/rules/x/r2.md"] {
+                let path = world.path(probe);
+                let kind = warm.db().files().existing(&path).map(|f| f.kind(warm.db()));
+                eprintln!("  input {probe}: {kind:?}");
+            }
+        }
         let mut fresh = Engine::new(Arc::new(OsSystem), world.env());
         for cwd in &cwds {
             let (warm_text, fresh_text) = (build(&mut warm, cwd), build(&mut fresh, cwd));
