@@ -31,13 +31,16 @@ pub fn run(args: WatchArgs) -> Result<ExitCode, CliError> {
             // A broken config while editing is expected: say so and keep watching.
             Err(err) => eprintln_error(&render(&CliError::Engine(err))),
         }
-        // Wait for the next batch; the loop ends when the process is interrupted.
-        let batch = loop {
-            if let Some(batch) = watcher.next_batch(Duration::from_secs(3600)) {
-                break batch;
+        // Wait for a batch that touches an input: events only for paths no query read
+        // (this command's own output redirected into the tree, say) rebuild nothing.
+        // The loop ends when the process is interrupted.
+        loop {
+            if let Some(batch) = watcher.next_batch(Duration::from_secs(3600))
+                && watcher.apply(&mut engine, &batch).touched_inputs()
+            {
+                break;
             }
-        };
-        watcher.apply(&mut engine, &batch);
+        }
     }
 }
 
