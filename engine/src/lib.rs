@@ -38,7 +38,7 @@ pub use host::HostEnv;
 pub use os::{MAX_FILE_BYTES, OsSystem};
 pub use refresh::RemoteRefresh;
 pub use tokens::O200k;
-pub use turn::{BlockSpan, Rendered, Turn, TurnDiff, Turns, block_id, hash_hex};
+pub use turn::{Turn, TurnDiff, Turns};
 
 /// Why the engine could not answer.
 #[derive(Debug, thiserror::Error)]
