@@ -71,7 +71,7 @@ impl Applied {
 /// have no input and cost nothing.
 pub fn apply(db: &mut Database, index: &mut PathIndex, changes: &[ChangeEvent]) -> Applied {
     index.catch_up(db.files());
-    let mut sync = Sync { db, index, applied: Applied::default() };
+    let mut sync = InputSync { db, index, applied: Applied::default() };
     if changes.contains(&ChangeEvent::Rescan) {
         sync.rescan();
         return sync.applied;
@@ -90,13 +90,13 @@ pub fn apply(db: &mut Database, index: &mut PathIndex, changes: &[ChangeEvent]) 
     sync.applied
 }
 
-struct Sync<'a> {
+struct InputSync<'a> {
     db: &'a mut Database,
     index: &'a PathIndex,
     applied: Applied,
 }
 
-impl Sync<'_> {
+impl InputSync<'_> {
     fn input(&self, path: &Path) -> Option<File> {
         self.db.files().existing(path)
     }

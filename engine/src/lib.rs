@@ -39,7 +39,7 @@ pub use host::HostEnv;
 pub use os::{MAX_FILE_BYTES, OsSystem, read_regular_file};
 pub use refresh::RemoteRefresh;
 pub use tokens::O200k;
-pub use turn::{BlockSpan, Rendered, Turn, TurnDiff, Turns, block_id, hash_hex};
+pub use turn::{Turn, TurnDiff, Turns};
 
 /// Why the engine could not answer.
 #[derive(Debug, thiserror::Error)]

@@ -244,10 +244,10 @@ impl Server {
         let executed = self.engine.db().executions().total() - before;
         let changed = turn.diff.changed();
         Ok(json!({
-            "text": turn.rendered.text,
-            "hash": turn.rendered.hash,
-            "bytes": turn.rendered.text.len(),
-            "blocks": turn.rendered.blocks,
+            "text": turn.layout.text,
+            "hash": turn.layout.hash,
+            "bytes": turn.layout.text.len(),
+            "blocks": turn.layout.blocks,
             "changed": changed,
             "removed": turn.diff.removed,
             "stable_prefix_bytes": turn.diff.stable_prefix_bytes,
