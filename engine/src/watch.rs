@@ -168,13 +168,13 @@ impl Watcher {
 
     /// Every batch already delivered, merged, without waiting.
     pub fn pending(&self) -> Vec<ChangeEvent> {
-        let mut merged = Vec::new();
+        let mut merged = Changes::default();
         for delivery in self.deliveries.try_iter() {
             if let Delivery::Batch(batch) = delivery {
-                push_unique(&mut merged, batch);
+                merged.extend(batch);
             }
         }
-        merged
+        merged.into_vec()
     }
 
     /// Every event for a write that completed before this call, merged: writes a cookie
@@ -186,19 +186,19 @@ impl Watcher {
         let n = cookies.next;
         let cookie = cookies.dir.path().join(n.to_string());
         let written = std::fs::write(&cookie, b"").is_ok();
-        let mut merged = Vec::new();
+        let mut merged = Changes::default();
         let deadline = Instant::now() + timeout;
         let mut seen = false;
         while written && !seen {
             match self.deliveries.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-                Ok(Delivery::Batch(batch)) => push_unique(&mut merged, batch),
+                Ok(Delivery::Batch(batch)) => merged.extend(batch),
                 Ok(Delivery::Cookie(m)) => seen = m >= n,
                 Err(_) => break,
             }
         }
         let _ = std::fs::remove_file(&cookie);
         // What did arrive is returned either way; with `None` the caller rescans on top.
-        if seen { Some(merged) } else { None }
+        if seen { Some(merged.into_vec()) } else { None }
     }
 
     /// Applies `batch` to the engine and updates the watch set for what it changed.
@@ -223,14 +223,14 @@ impl Watcher {
     /// Events as notify reports them (under the canonical directories watched) → the same
     /// events for every lexical path that reaches them.
     fn to_lexical(&self, batch: &[ChangeEvent]) -> Vec<ChangeEvent> {
-        let mut out = Vec::new();
+        let mut out = Changes::default();
         for change in batch {
             match change {
-                ChangeEvent::Rescan => push_unique(&mut out, [ChangeEvent::Rescan]),
+                ChangeEvent::Rescan => out.extend([ChangeEvent::Rescan]),
                 ChangeEvent::Modified(path) => {
                     let (paths, via_target) = self.aliases(path);
-                    push_unique(&mut out, paths.into_iter().map(ChangeEvent::Modified));
-                    push_unique(&mut out, via_target.into_iter().map(ChangeEvent::Modified));
+                    out.extend(paths.into_iter().map(ChangeEvent::Modified));
+                    out.extend(via_target.into_iter().map(ChangeEvent::Modified));
                 }
                 ChangeEvent::Created(path) | ChangeEvent::Removed(path) => {
                     let make = if matches!(change, ChangeEvent::Created(_)) {
@@ -239,25 +239,25 @@ impl Watcher {
                         ChangeEvent::Removed
                     };
                     let (paths, via_target) = self.aliases(path);
-                    push_unique(&mut out, paths.into_iter().map(make));
+                    out.extend(paths.into_iter().map(make));
                     // The symlink itself stayed; what it resolves to appeared or vanished.
-                    push_unique(&mut out, via_target.into_iter().map(ChangeEvent::Created));
+                    out.extend(via_target.into_iter().map(ChangeEvent::Created));
                 }
                 ChangeEvent::Renamed { from, to } => {
                     let (from_paths, from_targets) = self.aliases(from);
                     let (to_paths, to_targets) = self.aliases(to);
                     if let ([from], [to]) = (from_paths.as_slice(), to_paths.as_slice()) {
-                        push_unique(&mut out, [ChangeEvent::Renamed { from: from.clone(), to: to.clone() }]);
+                        out.extend([ChangeEvent::Renamed { from: from.clone(), to: to.clone() }]);
                     } else {
-                        push_unique(&mut out, from_paths.into_iter().map(ChangeEvent::Removed));
-                        push_unique(&mut out, to_paths.into_iter().map(ChangeEvent::Created));
+                        out.extend(from_paths.into_iter().map(ChangeEvent::Removed));
+                        out.extend(to_paths.into_iter().map(ChangeEvent::Created));
                     }
                     let targets = from_targets.into_iter().chain(to_targets);
-                    push_unique(&mut out, targets.map(ChangeEvent::Created));
+                    out.extend(targets.map(ChangeEvent::Created));
                 }
             }
         }
-        out
+        out.into_vec()
     }
 
     /// The lexical paths naming `path` (a path under a watched canonical directory, or
@@ -373,7 +373,7 @@ impl Watcher {
     /// plain inputs: a re-stat is cheap, a re-read of every file is not.
     fn unseen(&self, engine: &Engine, added: &[PathBuf]) -> Vec<ChangeEvent> {
         let db = engine.db();
-        let mut unseen = Vec::new();
+        let mut unseen = Changes::default();
         let dirs: HashSet<&Path> = added
             .iter()
             .flat_map(|canonical| self.dirs.get(canonical))
@@ -386,7 +386,7 @@ impl Watcher {
             }
             let Some(file) = db.files().existing(path) else { return };
             if db.system().kind(path) != file.kind(db) {
-                push_unique(&mut unseen, [ChangeEvent::Created(path.clone())]);
+                unseen.extend([ChangeEvent::Created(path.clone())]);
             }
         };
         // The first build adds most directories at once: one pass over every input then;
@@ -400,10 +400,10 @@ impl Watcher {
         }
         for canonical in added {
             for (_, links) in subtree(&self.targets, canonical) {
-                push_unique(&mut unseen, links.keys().cloned().map(ChangeEvent::Created));
+                unseen.extend(links.keys().cloned().map(ChangeEvent::Created));
             }
         }
-        unseen
+        unseen.into_vec()
     }
 
     /// What `path` (an input) needs watched.
@@ -509,7 +509,7 @@ fn debounce(
     out: &Sender<Delivery>,
     cookie_dir: Option<&Path>,
 ) {
-    let mut batch: Vec<ChangeEvent> = Vec::new();
+    let mut batch = Changes::default();
     let mut started = Instant::now();
     loop {
         let received = if batch.is_empty() {
@@ -545,13 +545,13 @@ fn debounce(
         if batch.is_empty() {
             started = Instant::now();
         }
-        push_unique(&mut batch, changes_from(event));
+        batch.extend(changes_from(event));
     }
 }
 
 /// Sends the batch (if any), leaving it empty. False once nobody listens.
-fn flush(batch: &mut Vec<ChangeEvent>, out: &Sender<Delivery>) -> bool {
-    let mut batch = std::mem::take(batch);
+fn flush(batch: &mut Changes, out: &Sender<Delivery>) -> bool {
+    let mut batch = std::mem::take(batch).into_vec();
     if batch.is_empty() {
         return true;
     }
@@ -561,11 +561,29 @@ fn flush(batch: &mut Vec<ChangeEvent>, out: &Sender<Delivery>) -> bool {
     out.send(Delivery::Batch(batch)).is_ok()
 }
 
-fn push_unique(batch: &mut Vec<ChangeEvent>, changes: impl IntoIterator<Item = ChangeEvent>) {
-    for change in changes {
-        if !batch.contains(&change) {
-            batch.push(change);
+/// Changes in the order first seen, without repeats. The set keeps a burst of thousands of
+/// events (a branch checkout) linear where a `Vec::contains` per event would not be.
+#[derive(Default)]
+struct Changes {
+    list: Vec<ChangeEvent>,
+    seen: HashSet<ChangeEvent>,
+}
+
+impl Changes {
+    fn extend(&mut self, changes: impl IntoIterator<Item = ChangeEvent>) {
+        for change in changes {
+            if self.seen.insert(change.clone()) {
+                self.list.push(change);
+            }
         }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    fn into_vec(self) -> Vec<ChangeEvent> {
+        self.list
     }
 }
 
