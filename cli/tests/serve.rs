@@ -20,6 +20,8 @@ impl Tree {
     fn new() -> Self {
         let tree = Tree { dir: tempfile::tempdir().expect("temp dir") };
         tree.write("repo/.git/HEAD", "ref: refs/heads/main\n");
+        tree.write("repo/.git/objects/.keep", "");
+        tree.write("repo/.git/refs/.keep", "");
         tree.write("repo/AGENTS.md", "root rules");
         tree.write("repo/pkg/src/main.rs", "fn main() {}");
         tree.write("repo/pkg/AGENTS.md", "pkg rules");
