@@ -43,6 +43,23 @@ impl HostEnv {
     }
 }
 
+/// Where the engine reads today's date from. opencode formats `new Date()` on every model
+/// step, so an engine that lives past midnight must read its clock per build, not once.
+pub trait Clock: Send + Sync {
+    /// `Date.toDateString()` for now, e.g. `Sun Nov 29 2026`.
+    fn today(&self) -> String;
+}
+
+/// The local wall clock.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn today(&self) -> String {
+        local_date_string()
+    }
+}
+
 /// node's `process.platform` for this build target.
 pub fn node_platform() -> &'static str {
     match std::env::consts::OS {

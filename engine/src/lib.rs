@@ -34,7 +34,7 @@ use salsa::Setter;
 
 pub use changes::{Applied, ChangeEvent};
 pub use database::{Database, ExecutionLog};
-pub use host::HostEnv;
+pub use host::{Clock, HostEnv, SystemClock};
 pub use os::{MAX_FILE_BYTES, OsSystem};
 pub use refresh::RemoteRefresh;
 pub use tokens::O200k;
@@ -59,18 +59,41 @@ pub struct Engine {
     workspaces: HashMap<PathBuf, Workspace>,
     /// `open` arguments already resolved, so a warm turn makes no system call.
     opened: HashMap<PathBuf, Workspace>,
+    /// Read on every [`Engine::open`]; `None` keeps the date the engine was made with.
+    clock: Option<Arc<dyn Clock>>,
 }
 
 impl Engine {
     pub fn new(system: Arc<dyn System>, env: HostEnv) -> Self {
         let db = Database::new(system);
         let host = Host::new(&db, env.vars, env.home, env.platform, env.date);
-        Self { db, host, workspaces: HashMap::new(), opened: HashMap::new() }
+        Self { db, host, workspaces: HashMap::new(), opened: HashMap::new(), clock: None }
     }
 
-    /// An engine over the real file system and this process's environment.
+    /// An engine over the real file system and this process's environment, whose date
+    /// follows the local clock.
     pub fn from_process() -> Self {
-        Self::new(Arc::new(OsSystem), HostEnv::from_process())
+        Self::new(Arc::new(OsSystem), HostEnv::from_process()).with_clock(Arc::new(SystemClock))
+    }
+
+    /// Reads today's date from `clock` on every [`Engine::open`], as opencode does on every
+    /// model step. Without a clock the date stays the one in [`HostEnv`] (hermetic runs).
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = Some(clock);
+        self.sync_date();
+        self
+    }
+
+    /// Sets the [`Host`] input's date from the clock when the day has changed; only the
+    /// environment block and what contains it re-run then. Returns whether it changed.
+    pub fn sync_date(&mut self) -> bool {
+        let Some(clock) = &self.clock else { return false };
+        let today = clock.today();
+        if *self.host.date(&self.db) == today {
+            return false;
+        }
+        self.host.set_date(&mut self.db).to(today);
+        true
     }
 
     pub fn db(&self) -> &Database {
@@ -90,7 +113,9 @@ impl Engine {
 
     /// The workspace for a working directory (P4: canonicalised; it must be a directory).
     /// Asking again for the same `cwd` costs no system call while its directory exists.
+    /// Each call is a new step: the date is read from the clock (see [`Engine::with_clock`]).
     pub fn open(&mut self, cwd: &Path) -> Result<Workspace, EngineError> {
+        self.sync_date();
         if let Some(&ws) = self.opened.get(cwd) {
             let dir = self.db.files().get(&self.db, ws.cwd(&self.db));
             if dir.kind(&self.db) == FileKind::Directory {
