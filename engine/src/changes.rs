@@ -31,8 +31,11 @@ pub enum ChangeEvent {
     Modified(PathBuf),
     /// A path disappeared (a directory takes everything below it along).
     Removed(PathBuf),
+    /// A path moved: `from` disappeared and `to` appeared.
     Renamed {
+        /// The old path.
         from: PathBuf,
+        /// The new path.
         to: PathBuf,
     },
     /// The watcher lost track (queue overflow, a failed watch): re-stat every known path.

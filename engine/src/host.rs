@@ -8,9 +8,13 @@ use std::path::PathBuf;
 /// [`Host`]: ctxgraph_queries::Host
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HostEnv {
+    /// Environment variables (UTF-8 ones only; others cannot be JS strings).
     pub vars: BTreeMap<String, String>,
+    /// `os.homedir()`.
     pub home: PathBuf,
+    /// node's `process.platform`.
     pub platform: String,
+    /// `Date.toDateString()` when the engine is made (see [`crate::Engine::with_clock`]).
     pub date: String,
 }
 

@@ -19,17 +19,23 @@ pub fn block_id(block: &Block) -> String {
     }
 }
 
+/// blake3 of `bytes`, as 64 lowercase hex digits.
 pub fn hash_hex(bytes: &[u8]) -> String {
     blake3::hash(bytes).to_hex().to_string()
 }
 
+/// Where one block sits in a rendered text.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct BlockSpan {
+    /// The block's stable id ([`block_id`]).
     pub id: String,
+    /// What produced the block.
     pub kind: BlockKind,
+    /// The file or URL it came from; `None` for the environment block.
     pub source: Option<String>,
-    /// Byte range of the block in the text.
+    /// Byte range of the block in the text: from `start`…
     pub start: usize,
+    /// …to `end` (exclusive).
     pub end: usize,
     /// blake3 of the block's bytes.
     pub hash: String,
@@ -41,13 +47,16 @@ pub struct BlockSpan {
 /// One section of a prompt, laid out.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Rendered {
+    /// The section's text, exactly as opencode sends it.
     pub text: String,
     /// blake3 of `text`.
     pub hash: String,
+    /// The blocks in text order.
     pub blocks: Vec<BlockSpan>,
 }
 
 impl Rendered {
+    /// Lays out `section` of `prompt`.
     pub fn new(prompt: &Prompt, section: Section) -> Self {
         let layout = prompt.layout(section);
         let mut seen: HashMap<String, usize> = HashMap::new();
@@ -89,6 +98,7 @@ pub struct TurnDiff {
 }
 
 impl TurnDiff {
+    /// What changed from `previous` (none: the first build) to `current`.
     pub fn between(previous: Option<&Rendered>, current: &Rendered) -> Self {
         let Some(previous) = previous else {
             let added = current.blocks.iter().map(|b| b.id.clone()).collect();
@@ -117,6 +127,7 @@ impl TurnDiff {
         self.added.iter().chain(&self.modified).cloned().collect()
     }
 
+    /// Nothing was added, removed or modified.
     pub fn is_empty(&self) -> bool {
         self.added.is_empty() && self.removed.is_empty() && self.modified.is_empty()
     }
@@ -132,13 +143,17 @@ pub struct Turns {
 /// A build and what it cost.
 #[derive(Clone, Debug)]
 pub struct Turn {
+    /// The text and its blocks.
     pub rendered: Rendered,
+    /// What changed since this client's previous build of the same text.
     pub diff: TurnDiff,
     /// Queries that executed (rather than being reused) for this build.
     pub executed: u64,
 }
 
 impl Turns {
+    /// Builds `section` of `ws`'s prompt and compares it with the previous build of the
+    /// same text; an unchanged prompt is neither laid out nor hashed again.
     pub fn build(
         &mut self,
         engine: &Engine,

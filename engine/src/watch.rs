@@ -29,10 +29,13 @@ pub const QUIET: Duration = Duration::from_millis(10);
 /// …or once its first event is this old, whichever comes first.
 pub const MAX_BATCH_AGE: Duration = Duration::from_secs(3);
 
+/// The operating system's file watcher could not be started.
 #[derive(Debug, thiserror::Error)]
 #[error("file watcher: {0}")]
 pub struct WatchError(#[from] notify::Error);
 
+/// Watches the directories the engine's graph looked at and turns their events into
+/// batches of [`ChangeEvent`]s for [`Engine::apply_changes`].
 pub struct Watcher {
     watcher: RecommendedWatcher,
     batches: Receiver<Vec<ChangeEvent>>,
@@ -47,6 +50,7 @@ pub struct Watcher {
 }
 
 impl Watcher {
+    /// A watcher with nothing watched yet; [`Watcher::track`] adds what a build looked at.
     pub fn new() -> Result<Self, WatchError> {
         let (raw_tx, raw_rx) = mpsc::channel();
         let (batch_tx, batches) = mpsc::channel();
