@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use ctxgraph_engine::{Engine, HostEnv, OsSystem};
 use ctxgraph_queries::opencode::config::schema::redact_like_debug_config;
-use ctxgraph_queries::opencode::config::{MergedConfig, Origin};
+use ctxgraph_queries::opencode::config::{MergedConfig, Provenance};
 use ctxgraph_tests::{copy_tree_to_disk, oracle_vars};
 use serde::Deserialize;
 
@@ -81,7 +81,7 @@ fn load(dir: &Path, case: &Case, run: &Path) -> Result<MergedConfig, String> {
     engine.merged_config(ws).map_err(|e| e.to_string())
 }
 
-fn describe(origin: &Origin) -> String {
+fn describe(origin: &Provenance) -> String {
     let mut text = format!("{:?} {}", origin.source.kind, origin.source.name);
     if let Some(at) = origin.at {
         text.push_str(&format!(":{}:{}", at.line, at.column));

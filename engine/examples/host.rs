@@ -58,9 +58,9 @@ async fn run(dir: PathBuf, steps: u32) -> Result<bool, Box<dyn std::error::Error
         watcher.track(&mut engine);
         println!(
             "step {step}: {} bytes, hash {}, {} blocks, changed {:?}, {} queries executed",
-            turn.rendered.text.len(),
-            &turn.rendered.hash[..16],
-            turn.rendered.blocks.len(),
+            turn.layout.text.len(),
+            &turn.layout.hash[..16],
+            turn.layout.blocks.len(),
             turn.diff.changed(),
             turn.executed,
         );

@@ -56,7 +56,7 @@ pub struct Applied {
 /// Applies a batch of events to the database's `File` inputs. Paths nobody has asked about
 /// have no input and cost nothing.
 pub fn apply(db: &mut Database, changes: &[ChangeEvent]) -> Applied {
-    let mut sync = Sync { db, applied: Applied::default() };
+    let mut sync = InputSync { db, applied: Applied::default() };
     if changes.contains(&ChangeEvent::Rescan) {
         sync.rescan();
         return sync.applied;
@@ -75,12 +75,12 @@ pub fn apply(db: &mut Database, changes: &[ChangeEvent]) -> Applied {
     sync.applied
 }
 
-struct Sync<'a> {
+struct InputSync<'a> {
     db: &'a mut Database,
     applied: Applied,
 }
 
-impl Sync<'_> {
+impl InputSync<'_> {
     fn input(&self, path: &Path) -> Option<File> {
         self.db.files().existing(path)
     }

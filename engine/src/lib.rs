@@ -48,7 +48,7 @@ pub use host::{Clock, HostEnv, SystemClock};
 pub use os::{MAX_FILE_BYTES, OsSystem};
 pub use refresh::RemoteRefresh;
 pub use tokens::O200k;
-pub use turn::{BlockSpan, Rendered, Turn, TurnDiff, Turns, block_id, hash_hex};
+pub use turn::{Turn, TurnDiff, Turns};
 
 // What the engine's methods return, so a host needs no direct dependency on the query layer.
 pub use ctxgraph_queries::opencode::config::MergedConfig;
@@ -56,7 +56,9 @@ pub use ctxgraph_queries::opencode::explain::{Explanation, TargetExplanation};
 pub use ctxgraph_queries::opencode::instructions::SystemPaths;
 pub use ctxgraph_queries::opencode::lint::{Budget, Finding};
 pub use ctxgraph_queries::opencode::nearby::Nearby;
-pub use ctxgraph_queries::opencode::prompt::{Block, BlockKind, BuildError, ModelRef, Prompt, Section};
+pub use ctxgraph_queries::opencode::prompt::{
+    Block, BlockKind, BuildError, Layout, ModelRef, PlacedBlock, Prompt, Section,
+};
 pub use ctxgraph_queries::opencode::worktree::Worktree;
 pub use ctxgraph_queries::remote::{ConfigDocState, ConfigRequest, RemoteState};
 pub use ctxgraph_queries::system::{FileKind, MemorySystem, System};

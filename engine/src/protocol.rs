@@ -8,7 +8,9 @@ use ctxgraph_queries::opencode::nearby::{Nearby, Skip};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{BlockSpan, Turn};
+use ctxgraph_queries::opencode::prompt::PlacedBlock;
+
+use crate::Turn;
 
 /// `build {cwd, section?, model?, known_hash?}`.
 #[derive(Deserialize)]
@@ -54,7 +56,7 @@ pub(crate) struct BuildReply<'a> {
     pub hash: &'a str,
     pub bytes: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub blocks: Option<Vec<&'a BlockSpan>>,
+    pub blocks: Option<Vec<&'a PlacedBlock>>,
     /// Ids of the blocks added, then modified, since the previous build.
     pub changed: Vec<String>,
     pub removed: &'a [String],
@@ -78,20 +80,20 @@ pub(crate) enum Known {
 
 impl<'a> BuildReply<'a> {
     pub fn new(turn: &'a Turn, known: Known, executed: u64) -> Self {
-        let (rendered, diff) = (&turn.rendered, &turn.diff);
+        let (layout, diff) = (&turn.layout, &turn.diff);
         let changed = diff.changed();
         let (unchanged, text, blocks) = match known {
-            Known::Nothing => (false, Some(rendered.text.as_str()), Some(rendered.blocks.iter().collect())),
+            Known::Nothing => (false, Some(layout.text.as_str()), Some(layout.blocks.iter().collect())),
             Known::Current => (true, None, None),
             Known::PreviousBuild => {
-                let blocks = rendered.blocks.iter().filter(|b| changed.contains(&b.id)).collect();
-                (false, Some(rendered.text.as_str()), Some(blocks))
+                let blocks = layout.blocks.iter().filter(|b| changed.contains(&b.id)).collect();
+                (false, Some(layout.text.as_str()), Some(blocks))
             }
         };
         BuildReply {
             text,
-            hash: &rendered.hash,
-            bytes: rendered.text.len(),
+            hash: &layout.hash,
+            bytes: layout.text.len(),
             blocks,
             changed,
             removed: &diff.removed,

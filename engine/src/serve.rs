@@ -234,11 +234,11 @@ impl Server {
         let executed = self.engine.db().executions().total() - before;
         let key = (ws, section, model);
         let known = match (&params.known_hash, self.sent.get(&key)) {
-            (Some(known), _) if *known == turn.rendered.hash => Known::Current,
+            (Some(known), _) if *known == turn.layout.hash => Known::Current,
             (Some(known), Some(sent)) if known == sent => Known::PreviousBuild,
             _ => Known::Nothing,
         };
-        self.sent.insert(key, turn.rendered.hash.clone());
+        self.sent.insert(key, turn.layout.hash.clone());
         Ok(Answer::Build { turn, known, executed })
     }
 

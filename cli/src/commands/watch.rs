@@ -55,8 +55,8 @@ fn line(turn: &Turn) -> String {
     let diff = &turn.diff;
     format!(
         "{hash}  {bytes} bytes  blocks +{added} -{removed} ~{modified}  {executed} queries\n",
-        hash = &turn.rendered.hash[..16],
-        bytes = turn.rendered.text.len(),
+        hash = &turn.layout.hash[..16],
+        bytes = turn.layout.text.len(),
         added = diff.added.len(),
         removed = diff.removed.len(),
         modified = diff.modified.len(),

@@ -323,7 +323,7 @@ impl Linter<'_> {
         let config = merged_config(self.db, self.ws).as_ref().map_err(|e| BuildError::Config(e.clone()))?;
         let location = |index: usize| {
             let entry = &config.instructions[index];
-            let line = entry_line(self.db, self.ws, entry);
+            let line = entry_line(entry);
             entry.source.path().and_then(|path| file_location(path, line))
         };
         let mut found = Vec::new();
