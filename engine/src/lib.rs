@@ -174,7 +174,10 @@ impl Engine {
         let system = ctxgraph_queries::Db::system(&self.db);
         let error = |reason: String| EngineError::WorkingDirectory { path: cwd.to_path_buf(), reason };
         let real = system.canonicalize(cwd).map_err(|err| error(err.to_string()))?;
-        if system.kind(&real) != FileKind::Directory {
+        // Through the input, so the walks that start here do not stat the directory a
+        // second time; an input that says otherwise may predate the directory.
+        let input = self.db.files().get(&self.db, &real).kind(&self.db);
+        if input != FileKind::Directory && system.kind(&real) != FileKind::Directory {
             return Err(error("not a directory".to_owned()));
         }
         let (db, host) = (&self.db, self.host);

@@ -406,3 +406,45 @@ fn a_new_working_directory_reuses_the_walks_it_shares() {
     // The two levels not shared with the first cwd: web/src and web.
     assert_eq!(ran("glob"), 2);
 }
+
+/// The in-memory file system, counting `stat`s (`kind` calls) per path.
+#[derive(Debug)]
+struct CountingStats {
+    fs: Arc<MemorySystem>,
+    stats: std::sync::Mutex<Vec<std::path::PathBuf>>,
+}
+
+impl ctxgraph_queries::system::System for CountingStats {
+    fn kind(&self, path: &Path) -> ctxgraph_queries::system::FileKind {
+        self.stats.lock().expect("stats").push(path.to_path_buf());
+        self.fs.kind(path)
+    }
+    fn read(&self, path: &Path) -> std::io::Result<Vec<u8>> {
+        self.fs.read(path)
+    }
+    fn read_dir(&self, path: &Path) -> std::io::Result<Vec<ctxgraph_queries::system::DirEntry>> {
+        self.fs.read_dir(path)
+    }
+    fn canonicalize(&self, path: &Path) -> std::io::Result<std::path::PathBuf> {
+        self.fs.canonicalize(path)
+    }
+}
+
+#[test]
+fn a_cold_build_stats_each_path_at_most_once_and_listed_entries_not_at_all() {
+    let w = globstar_world();
+    let counting = Arc::new(CountingStats { fs: w.fs.clone(), stats: Default::default() });
+    let mut engine = Engine::new(counting.clone(), host());
+    let ws = engine.open(Path::new(CWD)).expect("cwd");
+    let text = engine.system_prompt(ws, None).expect("prompt").text();
+    assert!(text.contains("Instructions from: /repo/pkg/p23/docs/rules.md"));
+    let stats = counting.stats.lock().expect("stats");
+    let mut seen = std::collections::BTreeSet::new();
+    for path in stats.iter() {
+        assert!(seen.insert(path), "{} was stat'ed twice", path.display());
+    }
+    // The packages, their docs directories and the rule files in them were only ever
+    // seen in listings: the listing said what they are.
+    let below_packages: Vec<_> = stats.iter().filter(|p| p.starts_with("/repo/pkg/p07")).collect();
+    assert_eq!(below_packages, Vec::<&std::path::PathBuf>::new());
+}

@@ -122,6 +122,7 @@ fn glob_below(db: &dyn Db, dir: PathBuf, rest: GlobStarRest, dot: bool) -> Below
         let last = segments.len() == 1;
         match entry.kind {
             EntryKind::Directory => {
+                db.files().get_listed(db, &child, EntryKind::Directory);
                 let below = glob_below(db, child.clone(), rest.clone(), dot);
                 if !below.here.is_empty() || !below.children.is_empty() {
                     children.push(child);
@@ -229,7 +230,9 @@ impl GlobWalk<'_> {
             Segment::Pattern { source, matcher } => {
                 for entry in self.listing(dir).iter() {
                     if self.dot_allows(&entry.name, source) && matcher.is_match(&entry.name) {
-                        self.visit(&dir.join(&entry.name), index + 1);
+                        let child = dir.join(&entry.name);
+                        self.db.files().get_listed(self.db, &child, entry.kind);
+                        self.visit(&child, index + 1);
                     }
                 }
             }
