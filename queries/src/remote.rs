@@ -175,7 +175,7 @@ pub struct ConfigRequest {
     pub headers: Vec<(String, String)>,
 }
 
-/// A remote config document (R1–R6), fetched by the engine. Unlike [`RemoteDoc`] it keeps
+/// A remote config document (R1–R5), fetched by the engine. Unlike [`RemoteDoc`] it keeps
 /// the content type (R2 looks at it) and is never served from a cache: opencode aborts
 /// when one cannot be fetched.
 #[salsa::input(debug)]

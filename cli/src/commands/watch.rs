@@ -33,11 +33,14 @@ pub fn run(args: WatchArgs) -> Result<ExitCode, CliError> {
             // A broken config while editing is expected: say so and keep watching.
             Err(err) => eprintln_error(&render(&CliError::Engine(err))),
         }
-        // Wait for the next batch, or for the date to change (the environment block says
-        // today's date); the loop ends when the process is interrupted.
+        // Wait for a batch that touches an input (events only for paths no query read,
+        // this command's own output redirected into the tree say, rebuild nothing), or for
+        // the date to change (the environment block says today's date). The loop ends
+        // when the process is interrupted.
         loop {
-            if let Some(batch) = watcher.next_batch(DATE_POLL) {
-                watcher.apply(&mut engine, &batch);
+            if let Some(batch) = watcher.next_batch(DATE_POLL)
+                && watcher.apply(&mut engine, &batch).touched_inputs()
+            {
                 break;
             }
             if engine.sync_date() {

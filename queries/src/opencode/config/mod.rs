@@ -1,4 +1,4 @@
-//! C1–C7, V1–V4, J1–J3, S1–S2, R1–R6: the config layers, loaded and merged the way
+//! C1–C7, V1–V4, J1–J3, S1–S2, R1–R5: the config layers, loaded and merged the way
 //! opencode V1 does it, with the provenance of every value.
 //!
 //! Each source is its own query ([`config_layer`]), so editing one `opencode.json`
