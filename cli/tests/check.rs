@@ -36,6 +36,8 @@ impl Sandbox {
     fn new() -> Self {
         let sandbox = Self { dir: tempfile::tempdir().expect("temp dir"), repo: "repo".to_owned() };
         sandbox.write(".git/HEAD", "ref: refs/heads/main\n");
+        sandbox.write(".git/objects/.keep", "");
+        sandbox.write(".git/refs/.keep", "");
         sandbox.write("AGENTS.md", "# Root\n\nRun the tests before pushing.\n");
         sandbox.write("packages/api/AGENTS.md", "# API\n\nValidate every input.\n");
         sandbox.write("packages/api/src/users.ts", "export {};\n");

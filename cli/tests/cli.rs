@@ -28,6 +28,8 @@ impl Sandbox {
         let dir = tempfile::tempdir().expect("temp dir");
         let sandbox = Self { dir, env: Vec::new() };
         sandbox.write("repo/.git/HEAD", "ref: refs/heads/main\n");
+        sandbox.write("repo/.git/objects/.keep", "");
+        sandbox.write("repo/.git/refs/.keep", "");
         std::fs::create_dir_all(sandbox.path("home")).expect("home");
         std::fs::create_dir_all(sandbox.path("config/opencode")).expect("config");
         sandbox

@@ -32,8 +32,11 @@ pub enum ChangeEvent {
     Modified(PathBuf),
     /// A path disappeared (a directory takes everything below it along).
     Removed(PathBuf),
+    /// A path moved: `from` disappeared and `to` appeared.
     Renamed {
+        /// The old path.
         from: PathBuf,
+        /// The new path.
         to: PathBuf,
     },
     /// The watcher lost track (queue overflow, a failed watch): re-stat every known path.
@@ -58,6 +61,7 @@ impl Applied {
         self.kinds_changed > 0 || self.revisions_bumped > 0 || self.rescanned
     }
 
+    /// The counts of two applications together.
     pub fn merge(self, other: Applied) -> Applied {
         Applied {
             kinds_changed: self.kinds_changed + other.kinds_changed,

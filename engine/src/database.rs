@@ -30,6 +30,8 @@ impl ExecutionLog {
     }
 }
 
+/// The salsa database: the query storage, the [`System`] every file read goes through, the
+/// side tables of file and remote-document inputs, and a count of query executions.
 #[salsa::db]
 #[derive(Clone)]
 pub struct Database {
@@ -41,6 +43,7 @@ pub struct Database {
 }
 
 impl Database {
+    /// An empty database over `system`.
     pub fn new(system: Arc<dyn System>) -> Self {
         let executions = Arc::new(ExecutionLog::default());
         let log = Arc::clone(&executions);
@@ -57,6 +60,7 @@ impl Database {
         Self { storage, system, files: Arc::default(), remotes: Arc::default(), executions }
     }
 
+    /// How many times each query has executed (rather than being reused) so far.
     pub fn executions(&self) -> &ExecutionLog {
         &self.executions
     }

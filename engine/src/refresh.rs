@@ -14,6 +14,8 @@ use ctxgraph_queries::Workspace;
 use crate::remote::Fetcher;
 use crate::{Engine, EngineError};
 
+/// Keeps the remote documents of the workspaces a long-lived host serves loaded, refreshing
+/// each at most once per interval.
 #[derive(Debug)]
 pub struct RemoteRefresh {
     fetcher: Fetcher,
@@ -22,6 +24,7 @@ pub struct RemoteRefresh {
 }
 
 impl RemoteRefresh {
+    /// Refreshes through `fetcher`, at most once per `interval` per workspace.
     pub fn new(fetcher: Fetcher, interval: Duration) -> Self {
         Self { fetcher, interval, fetched_at: HashMap::new() }
     }

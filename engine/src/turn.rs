@@ -24,6 +24,7 @@ pub struct TurnDiff {
 }
 
 impl TurnDiff {
+    /// What changed from `previous` (none: the first build) to `current`.
     pub fn between(previous: Option<&Layout>, current: &Layout) -> Self {
         let Some(previous) = previous else {
             let added = current.blocks.iter().map(|b| b.id.clone()).collect();
@@ -52,6 +53,7 @@ impl TurnDiff {
         self.added.iter().chain(&self.modified).cloned().collect()
     }
 
+    /// Nothing was added, removed or modified.
     pub fn is_empty(&self) -> bool {
         self.added.is_empty() && self.removed.is_empty() && self.modified.is_empty()
     }
@@ -67,13 +69,17 @@ pub struct Turns {
 /// A build and what it cost.
 #[derive(Clone, Debug)]
 pub struct Turn {
+    /// The text and its blocks.
     pub layout: Layout,
+    /// What changed since this client's previous build of the same text.
     pub diff: TurnDiff,
     /// Queries that executed (rather than being reused) for this build.
     pub executed: u64,
 }
 
 impl Turns {
+    /// Builds `section` of `ws`'s prompt and compares it with the previous build of the
+    /// same text; an unchanged prompt is neither laid out nor hashed again.
     pub fn build(
         &mut self,
         engine: &Engine,

@@ -1,10 +1,11 @@
 //! `ctxgraph watch`.
 
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use ctxgraph_engine::watch::Watcher;
-use ctxgraph_engine::{Turn, Turns};
+use ctxgraph_engine::{SystemClock, Turn, Turns};
 use ctxgraph_queries::opencode::prompt::Section;
 
 use crate::args::WatchArgs;
@@ -12,7 +13,8 @@ use crate::error::{CliError, render};
 use crate::output::write_stdout;
 
 pub fn run(args: WatchArgs) -> Result<ExitCode, CliError> {
-    let (mut engine, ws, options) = super::open_configured(args.cwd, &args.remote)?;
+    let (engine, ws, options) = super::open_configured(args.cwd, &args.remote)?;
+    let mut engine = engine.with_clock(Arc::new(SystemClock));
     let mut remote = super::remote_refresh(options, args.remote_refresh_secs)?;
     let mut watcher = Watcher::new().map_err(CliError::Watch)?;
     let mut turns = Turns::default();
@@ -31,18 +33,25 @@ pub fn run(args: WatchArgs) -> Result<ExitCode, CliError> {
             // A broken config while editing is expected: say so and keep watching.
             Err(err) => eprintln_error(&render(&CliError::Engine(err))),
         }
-        // Wait for a batch that touches an input: events only for paths no query read
-        // (this command's own output redirected into the tree, say) rebuild nothing.
-        // The loop ends when the process is interrupted.
+        // Wait for a batch that touches an input (events only for paths no query read,
+        // this command's own output redirected into the tree say, rebuild nothing), or for
+        // the date to change (the environment block says today's date). The loop ends
+        // when the process is interrupted.
         loop {
-            if let Some(batch) = watcher.next_batch(Duration::from_secs(3600))
+            if let Some(batch) = watcher.next_batch(DATE_POLL)
                 && watcher.apply(&mut engine, &batch).touched_inputs()
             {
+                break;
+            }
+            if engine.sync_date() {
                 break;
             }
         }
     }
 }
+
+/// How often an idle `watch` looks at the clock: the new date shows within this of midnight.
+const DATE_POLL: Duration = Duration::from_secs(30);
 
 /// One rebuild: hash, size, block changes, queries executed.
 fn line(turn: &Turn) -> String {

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+/// Last good copies of remote documents, one file per URL, keyed by the URL's hash.
 #[derive(Debug)]
 pub struct Cache {
     dir: PathBuf,
@@ -17,8 +18,11 @@ pub struct Cache {
 /// What the cache holds for one URL.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CachedBody {
+    /// The document as fetched.
     pub body: Vec<u8>,
+    /// The response's `ETag`, for revalidation.
     pub etag: Option<String>,
+    /// The response's `Last-Modified`, for revalidation.
     pub last_modified: Option<String>,
 }
 
@@ -31,10 +35,12 @@ struct Entry {
 }
 
 impl Cache {
+    /// A cache in `dir` (created on first write).
     pub fn new(dir: PathBuf) -> Self {
         Self { dir }
     }
 
+    /// Where the copies live.
     pub fn dir(&self) -> &Path {
         &self.dir
     }

@@ -72,18 +72,85 @@ pub fn glob(db: &dyn Db, cwd: PathBuf, pattern: String, dot: bool) -> Vec<PathBu
     let cwd = crate::path::normalize(&cwd);
     let mut matches = Vec::new();
     for expanded in expand_braces(&pattern) {
-        let segments: Vec<Segment> =
-            expanded.split('/').filter(|s| !s.is_empty()).map(Segment::parse).collect();
-        if segments.is_empty() {
+        let raw: Vec<String> = expanded.split('/').filter(|s| !s.is_empty()).map(str::to_owned).collect();
+        if raw.is_empty() {
             continue;
         }
+        let segments: Vec<Segment> = raw.iter().map(|s| Segment::parse(s)).collect();
         let start = if expanded.starts_with('/') { PathBuf::from("/") } else { cwd.clone() };
-        let mut walker = GlobWalk { db, dot, segments: &segments, out: &mut matches };
+        let mut walker = GlobWalk { db, dot, raw: &raw, segments: &segments, out: &mut matches };
         walker.visit(&start, 0);
     }
     matches.sort();
     matches.dedup();
     matches
+}
+
+/// The key of one `**` walk: the pattern's segments from that `**` on, and whether that
+/// `**` was the pattern's first segment (symlinked directories are entered only when not).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct GlobStarRest {
+    segments: Vec<String>,
+    leading: bool,
+}
+
+/// What one `**` walk found at one directory: the matches of the rest of the pattern with
+/// `**` standing for no directory (or descending no further), and the child directories
+/// whose own walk found something.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct BelowDir {
+    here: Vec<PathBuf>,
+    children: Vec<PathBuf>,
+}
+
+/// `**` followed by `rest` below `dir`, one query per directory: a file added deep in the
+/// tree re-runs the walks on its path, and the same subtree walked from several `globUp`
+/// levels (or several working directories) is walked once.
+#[salsa::tracked(returns(ref))]
+fn glob_below(db: &dyn Db, dir: PathBuf, rest: GlobStarRest, dot: bool) -> BelowDir {
+    let segments: Vec<Segment> = rest.segments.iter().map(|s| Segment::parse(s)).collect();
+    let mut here = Vec::new();
+    let mut walker = GlobWalk { db, dot, raw: &rest.segments, segments: &segments, out: &mut here };
+    // Zero directories: the rest of the pattern right here.
+    walker.visit(&dir, 1);
+    let mut children = Vec::new();
+    for entry in walker.listing(&dir).iter() {
+        if entry.name.starts_with('.') && !dot {
+            continue;
+        }
+        let child = dir.join(&entry.name);
+        let last = segments.len() == 1;
+        match entry.kind {
+            EntryKind::Directory => {
+                db.files().get_listed(db, &child, EntryKind::Directory);
+                let below = glob_below(db, child.clone(), rest.clone(), dot);
+                if !below.here.is_empty() || !below.children.is_empty() {
+                    children.push(child);
+                }
+            }
+            // Symlinked directories (`follow: false`, pinned by the oracle on a `loop -> .`
+            // link): entered once, and only when `**` is not the first segment, and `**`
+            // does not descend any further inside them.
+            EntryKind::Symlink
+                if !rest.leading && db.files().get(db, &child).kind(db) == FileKind::Directory =>
+            {
+                walker.visit(&child, 1);
+            }
+            // A trailing `**` also matches the files below it.
+            _ if last => walker.visit(&child, 1),
+            _ => {}
+        }
+    }
+    BelowDir { here, children }
+}
+
+/// Every match of `**` + `rest` below `dir`, from the per-directory walks.
+fn collect_below(db: &dyn Db, dir: &Path, rest: &GlobStarRest, dot: bool, out: &mut Vec<PathBuf>) {
+    let below = glob_below(db, dir.to_path_buf(), rest.clone(), dot);
+    out.extend(below.here.iter().cloned());
+    for child in &below.children {
+        collect_below(db, child, rest, dot, out);
+    }
 }
 
 /// F5 `globUp(pattern, start, stop)`: `glob` with `dot: true` at every level of the walk,
@@ -137,6 +204,8 @@ fn unescape(raw: &str) -> String {
 struct GlobWalk<'a> {
     db: &'a dyn Db,
     dot: bool,
+    /// The segments as written, for the keys of `**` walks.
+    raw: &'a [String],
     segments: &'a [Segment],
     out: &'a mut Vec<PathBuf>,
 }
@@ -161,36 +230,17 @@ impl GlobWalk<'_> {
             Segment::Pattern { source, matcher } => {
                 for entry in self.listing(dir).iter() {
                     if self.dot_allows(&entry.name, source) && matcher.is_match(&entry.name) {
-                        self.visit(&dir.join(&entry.name), index + 1);
+                        let child = dir.join(&entry.name);
+                        self.db.files().get_listed(self.db, &child, entry.kind);
+                        self.visit(&child, index + 1);
                     }
                 }
             }
+            // Zero directories, or one more, never a dot directory unless `dot`: its own
+            // query per directory (`glob_below`).
             Segment::GlobStar => {
-                // Zero directories, or one more, never a dot directory unless `dot`.
-                // Symlinked directories (`follow: false`, pinned by the oracle on a
-                // `loop -> .` link): entered once, and only when `**` is not the first
-                // segment, and `**` does not descend any further inside them.
-                self.visit(dir, index + 1);
-                for entry in self.listing(dir).iter() {
-                    if entry.name.starts_with('.') && !self.dot {
-                        continue;
-                    }
-                    let child = dir.join(&entry.name);
-                    let last = index + 1 == self.segments.len();
-                    match entry.kind {
-                        EntryKind::Directory => self.visit(&child, index),
-                        EntryKind::Symlink
-                            if index > 0
-                                && self.db.files().get(self.db, &child).kind(self.db)
-                                    == FileKind::Directory =>
-                        {
-                            self.visit(&child, index + 1);
-                        }
-                        // A trailing `**` also matches the files below it.
-                        _ if last => self.visit(&child, index + 1),
-                        _ => {}
-                    }
-                }
+                let rest = GlobStarRest { segments: self.raw[index..].to_vec(), leading: index == 0 };
+                collect_below(self.db, dir, &rest, self.dot, self.out);
             }
         }
     }
