@@ -345,3 +345,52 @@ fn remote_instructions_only_when_the_scenario_fetches() {
     let check = sandbox.run(&["check"]);
     assert_eq!(check.code, 0, "{check}");
 }
+
+/// The workflow commands a GitHub runner would execute on `stdout`: lines are split at
+/// CR, LF and CRLF (as the runner reads them), and `::stop-commands::TOKEN` switches
+/// command processing off until a `::TOKEN::` line.
+fn runner_commands(stdout: &str) -> Vec<String> {
+    let mut commands = Vec::new();
+    let mut stopped: Option<String> = None;
+    for line in stdout.split("\r\n").flat_map(|l| l.split(['\r', '\n'])) {
+        if let Some(token) = &stopped {
+            if line == format!("::{token}::") {
+                stopped = None;
+            }
+            continue;
+        }
+        if let Some(token) = line.strip_prefix("::stop-commands::") {
+            stopped = Some(token.to_owned());
+        } else if line.starts_with("::") {
+            commands.push(line.to_owned());
+        }
+    }
+    commands
+}
+
+#[test]
+fn github_output_runs_no_command_it_did_not_mean_to() {
+    let sandbox = Sandbox::new();
+    // A directory whose name carries workflow commands, and a rule that does too.
+    let evil = "x\n::error file=/etc/passwd::injected\r::add-mask::y";
+    sandbox.write(&format!("{evil}/AGENTS.md"), "::warning::from a rule\n");
+    sandbox.write(
+        "ctxgraph.toml",
+        &format!("[scenario.evil]\ncwd = {}\n", serde_json::to_string(evil).expect("toml string")),
+    );
+    snapshot(&sandbox);
+    sandbox.write(&format!("{evil}/AGENTS.md"), "::warning::changed\n::error::x\n");
+    let run = sandbox.run_with(&["check", "--format", "github"], &[("CI", "true")]);
+    assert_eq!(run.code, 1, "{run}");
+    // Exactly ours: the failed snapshot, the rule file added and removed, the log group.
+    let commands = runner_commands(&run.stdout);
+    let names: Vec<&str> = commands.iter().map(|c| c[2..].split([' ', ':']).next().unwrap_or("")).collect();
+    assert_eq!(names, ["error", "warning", "warning", "group", "endgroup"], "{run}");
+    // The warning on the changed rule names it, escaped.
+    assert!(
+        commands
+            .iter()
+            .any(|c| c.starts_with("::warning file=x%0A%3A%3Aerror file=/etc/passwd%3A%3Ainjected%0D")),
+        "{commands:#?}"
+    );
+}
