@@ -4,6 +4,7 @@
 //! system and process environment, or an in-memory one), and is the only place that
 //! mutates inputs. Callers ask it for prompts; the queries do the work.
 
+pub mod atomic;
 mod changes;
 mod database;
 mod host;
