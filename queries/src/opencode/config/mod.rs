@@ -468,24 +468,47 @@ fn position(text: &str, offset: usize) -> (usize, usize, String) {
     (line, column, line_text)
 }
 
-/// Byte offset → line and character column, by binary search over line starts.
-struct LineIndex<'a> {
-    text: &'a str,
+/// Byte offset → line and character column, by binary search over line starts and a
+/// character count sampled every [`LineIndex::STRIDE`] bytes: a minified config is one
+/// long line, and counting its characters from the line start for every value was
+/// quadratic.
+struct LineIndex {
     starts: Vec<usize>,
+    /// `chars[k]`: characters in the first `k * STRIDE` bytes.
+    chars: Vec<usize>,
+    bytes: Vec<u8>,
 }
 
-impl<'a> LineIndex<'a> {
-    fn new(text: &'a str) -> Self {
+impl LineIndex {
+    const STRIDE: usize = 64;
+
+    fn new(text: &str) -> Self {
         let starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
-        Self { text, starts }
+        let bytes = text.as_bytes().to_vec();
+        let mut chars = vec![0];
+        for chunk in bytes.chunks(Self::STRIDE) {
+            chars.push(chars[chars.len() - 1] + count_chars(chunk));
+        }
+        Self { starts, chars, bytes }
+    }
+
+    /// Characters in `text[..offset]`.
+    fn chars_before(&self, offset: usize) -> usize {
+        let offset = offset.min(self.bytes.len());
+        let sample = offset / Self::STRIDE;
+        self.chars[sample] + count_chars(&self.bytes[sample * Self::STRIDE..offset])
     }
 
     fn locate(&self, offset: usize) -> Location {
         let line = self.starts.partition_point(|&start| start <= offset).max(1);
         let start = self.starts[line - 1];
-        let column = self.text.get(start..offset).map_or(1, |s| s.chars().count() + 1);
-        Location { line, column }
+        Location { line, column: self.chars_before(offset) - self.chars_before(start) + 1 }
     }
+}
+
+/// UTF-8 characters in `bytes`: every byte that does not continue a character.
+fn count_chars(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|&&b| b & 0xC0 != 0x80).count()
 }
 
 /// One entry of the merged `instructions` list and the layer that contributed it.
@@ -732,5 +755,24 @@ pub fn merge_values(into: &mut Value, from: Value) {
             }
         }
         (slot, value) => *slot = value,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_index_counts_characters_like_a_scan_from_the_line_start() {
+        let text = format!("{{\n  \"é\": \"{}\", \"k\": 1\n}}\n", "ü€x".repeat(70));
+        let index = LineIndex::new(&text);
+        for (offset, _) in text.char_indices() {
+            let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+            let expected = Location {
+                line: text[..offset].matches('\n').count() + 1,
+                column: text[line_start..offset].chars().count() + 1,
+            };
+            assert_eq!(index.locate(offset), expected, "offset {offset}");
+        }
     }
 }
