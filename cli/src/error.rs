@@ -43,7 +43,11 @@ impl CliError {
         ExitCode::from(match self {
             CliError::Engine(_) | CliError::RemoteStrict(_) | CliError::NoSuchKey(_) => EXIT_INPUT,
             CliError::Output(_) | CliError::Watch(_) => EXIT_INTERNAL,
-            CliError::Check(SnapshotFailure::Scenarios(_) | SnapshotFailure::Build { .. }) => EXIT_INPUT,
+            CliError::Check(
+                SnapshotFailure::Scenarios(_)
+                | SnapshotFailure::Build { .. }
+                | SnapshotFailure::OutsideRepository { .. },
+            ) => EXIT_INPUT,
             CliError::Check(SnapshotFailure::Write { .. }) => EXIT_INTERNAL,
         })
     }
@@ -69,11 +73,11 @@ pub fn render_engine(err: &EngineError) -> String {
         return format!("error: {err}");
     };
     match config {
-        ConfigError::Json { source_name, error, line_text } => snippet(
+        ConfigError::Json { source_name, error, line, column, line_text } => snippet(
             &format!("{source_name} is not valid JSONC: {} ({})", error.message, error.code),
             source_name,
-            error.line,
-            error.column,
+            *line,
+            *column,
             line_text,
         ),
         ConfigError::Substitution { source_name, error, line, column, line_text } => snippet(
@@ -115,8 +119,8 @@ pub fn to_json(err: &CliError) -> serde_json::Value {
         error["rule"] = rule.into();
     };
     match config {
-        ConfigError::Json { error: json, line_text, .. } => {
-            at(json.line, json.column, line_text, "J2");
+        ConfigError::Json { error: json, line, column, line_text, .. } => {
+            at(*line, *column, line_text, "J2");
             error["jsonc_code"] = json.code.into();
         }
         ConfigError::Substitution { line, column, line_text, .. } => at(*line, *column, line_text, "V2"),

@@ -343,3 +343,26 @@ fn serve_includes_remote_instructions() {
     assert_eq!(reply["result"]["text"], format!("Instructions from: {url}\n{BODY}"), "{reply}");
     assert_eq!(reply["result"]["blocks"][0]["id"], format!("url:{url}"), "{reply}");
 }
+
+/// Brace expansion is bounded (README, deviations): 2^12 patterns from one entry is an
+/// error naming the config file, line and entry, not minutes of globbing.
+#[test]
+fn an_instructions_entry_with_too_many_brace_expansions() {
+    let sandbox = Sandbox::new();
+    let entry = format!("docs/{}.md", "{a,b}".repeat(12));
+    sandbox
+        .write("repo/opencode.json", format!("{{\n  \"instructions\": [\"AGENTS.md\", \"{entry}\"]\n}}\n"));
+    sandbox.write("repo/AGENTS.md", "rule\n");
+    for args in [&["build"][..], &["explain"], &["lint"]] {
+        let run = sandbox.run(args);
+        assert_eq!(run.code, 2, "{args:?}: {run}");
+        assert!(run.stdout.is_empty(), "{run}");
+        assert!(run.stderr.contains("[TMP]/repo/opencode.json:2:"), "{run}");
+        assert!(run.stderr.contains(&format!("{entry:?}")), "{run}");
+        assert!(run.stderr.contains("more than 1024 glob patterns"), "{run}");
+    }
+    // 2^10 is within the bound.
+    sandbox
+        .write("repo/opencode.json", format!("{{\"instructions\": [\"docs/{}.md\"]}}", "{a,b}".repeat(10)));
+    assert_eq!(sandbox.run(&["build"]).code, 0);
+}

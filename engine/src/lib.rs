@@ -13,6 +13,7 @@
 
 #![warn(missing_docs)]
 
+pub mod atomic;
 mod changes;
 mod database;
 mod host;

@@ -85,7 +85,11 @@ fn load_remote(engine: &mut Engine, ws: Workspace, options: FetchOptions) -> Res
     let fetcher = Fetcher::new(options).map_err(ctxgraph_engine::EngineError::from)?;
     let mut failed = Vec::new();
     let mut stderr = std::io::stderr().lock();
+    // Each URL is named as written in the config: a `{env:}` token, not its value.
+    let shown: std::collections::HashMap<String, String> =
+        engine.system_paths(ws)?.remote.iter().map(|r| (r.url.clone(), r.shown.clone())).collect();
     for (url, state) in engine.fetch_remote(ws, &fetcher)? {
+        let url = shown.get(&url).cloned().unwrap_or(url);
         match state {
             RemoteState::Failed(failure) => {
                 let instead = failure.what_opencode_does();

@@ -70,8 +70,10 @@ pub fn up(
 pub fn glob(db: &dyn Db, cwd: PathBuf, pattern: String, dot: bool) -> Vec<PathBuf> {
     // node-glob resolves `..` in its cwd lexically and returns resolved paths.
     let cwd = crate::path::normalize(&cwd);
+    // `system_paths` refuses an entry with too many expansions before globbing it.
+    let Ok(alternatives) = expand_braces(&pattern) else { return Vec::new() };
     let mut matches = Vec::new();
-    for expanded in expand_braces(&pattern) {
+    for expanded in alternatives {
         let raw: Vec<String> = expanded.split('/').filter(|s| !s.is_empty()).map(str::to_owned).collect();
         if raw.is_empty() {
             continue;
@@ -255,9 +257,25 @@ impl GlobWalk<'_> {
     }
 }
 
+/// The most patterns one glob's braces may expand to. Each is globbed at every level of
+/// the upward walk; real entries expand to a handful. opencode has no bound: `{a,b}` 22
+/// times in one entry (4 M patterns) hangs it (README, deviations).
+pub const MAX_BRACE_EXPANSIONS: usize = 1024;
+
+/// A pattern whose braces expand to more than [`MAX_BRACE_EXPANSIONS`] patterns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TooManyExpansions;
+
 /// minimatch's brace expansion: `a/{b,c{d,e}}.md` → `a/b.md`, `a/cd.md`, `a/ce.md`.
-/// A brace group without a top-level comma stays literal.
-pub fn expand_braces(pattern: &str) -> Vec<String> {
+/// A brace group without a top-level comma stays literal. Stops as soon as the result
+/// would exceed [`MAX_BRACE_EXPANSIONS`], so the work is bounded too.
+pub fn expand_braces(pattern: &str) -> Result<Vec<String>, TooManyExpansions> {
+    let mut out = Vec::new();
+    expand_into(pattern, &mut out)?;
+    Ok(out)
+}
+
+fn expand_into(pattern: &str, out: &mut Vec<String>) -> Result<(), TooManyExpansions> {
     let bytes = pattern.as_bytes();
     let mut depth = 0usize;
     let mut open = None;
@@ -281,27 +299,38 @@ pub fn expand_braces(pattern: &str) -> Vec<String> {
                 {
                     if commas.is_empty() {
                         // `{x}`: literal; keep looking for a real group after it.
-                        let rest = expand_braces(&pattern[i + 1..]);
-                        return rest.into_iter().map(|r| format!("{}{r}", &pattern[..=i])).collect();
+                        let mut rest = Vec::new();
+                        expand_into(&pattern[i + 1..], &mut rest)?;
+                        for r in rest {
+                            push(out, format!("{}{r}", &pattern[..=i]))?;
+                        }
+                        return Ok(());
                     }
                     let prefix = &pattern[..start];
                     let suffix = &pattern[i + 1..];
                     let mut bounds = vec![start];
                     bounds.extend(&commas);
                     bounds.push(i);
-                    let mut out = Vec::new();
                     for pair in bounds.windows(2) {
                         let alternative = &pattern[pair[0] + 1..pair[1]];
-                        out.extend(expand_braces(&format!("{prefix}{alternative}{suffix}")));
+                        expand_into(&format!("{prefix}{alternative}{suffix}"), out)?;
                     }
-                    return out;
+                    return Ok(());
                 }
             }
             _ => {}
         }
         i += 1;
     }
-    vec![pattern.to_owned()]
+    push(out, pattern.to_owned())
+}
+
+fn push(out: &mut Vec<String>, pattern: String) -> Result<(), TooManyExpansions> {
+    if out.len() >= MAX_BRACE_EXPANSIONS {
+        return Err(TooManyExpansions);
+    }
+    out.push(pattern);
+    Ok(())
 }
 
 #[cfg(test)]
@@ -395,9 +424,20 @@ mod tests {
 
     #[test]
     fn braces_expand_like_minimatch() {
-        assert_eq!(expand_braces("a/{b,c{d,e}}.md"), ["a/b.md", "a/cd.md", "a/ce.md"]);
-        assert_eq!(expand_braces("{x}/{a,b}"), ["{x}/a", "{x}/b"]);
-        assert_eq!(expand_braces("plain.md"), ["plain.md"]);
+        assert_eq!(expand_braces("a/{b,c{d,e}}.md").unwrap(), ["a/b.md", "a/cd.md", "a/ce.md"]);
+        assert_eq!(expand_braces("{x}/{a,b}").unwrap(), ["{x}/a", "{x}/b"]);
+        assert_eq!(expand_braces("plain.md").unwrap(), ["plain.md"]);
+    }
+
+    #[test]
+    fn brace_expansion_stops_at_its_bound() {
+        // 2^10 = 1024 patterns is the most; one more group, or 22 of them, is refused
+        // without expanding them all.
+        let groups = |n: usize| "{a,b}".repeat(n) + ".md";
+        assert_eq!(expand_braces(&groups(10)).map(|p| p.len()), Ok(MAX_BRACE_EXPANSIONS));
+        assert_eq!(expand_braces(&groups(11)), Err(TooManyExpansions));
+        assert_eq!(expand_braces(&groups(22)), Err(TooManyExpansions));
+        assert_eq!(expand_braces(&format!("{{x}}/{}", groups(22))), Err(TooManyExpansions));
     }
 
     #[test]
