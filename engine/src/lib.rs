@@ -11,6 +11,7 @@ mod os;
 mod refresh;
 pub mod remote;
 pub mod serve;
+mod session;
 mod tokens;
 mod turn;
 pub mod watch;
@@ -37,6 +38,7 @@ pub use database::{Database, ExecutionLog};
 pub use host::HostEnv;
 pub use os::{MAX_FILE_BYTES, OsSystem};
 pub use refresh::RemoteRefresh;
+pub use session::{LimitOverrides, SessionFailure};
 pub use tokens::O200k;
 pub use turn::{BlockSpan, Rendered, Turn, TurnDiff, Turns, block_id, hash_hex};
 
@@ -51,6 +53,8 @@ pub enum EngineError {
     Build(#[from] BuildError),
     #[error(transparent)]
     Fetcher(#[from] remote::FetcherError),
+    #[error(transparent)]
+    Session(#[from] SessionFailure),
 }
 
 pub struct Engine {
@@ -190,7 +194,7 @@ impl Engine {
             FileKind::Missing | FileKind::Inaccessible => {
                 Err(EngineError::ReadTarget { path: target, reason: "no such file".to_owned() })
             }
-            FileKind::Directory => Ok(Nearby { rules: Vec::new() }),
+            FileKind::Directory => Ok(Nearby::directory()),
             FileKind::File | FileKind::Other => Ok(nearby_rules(&self.db, ws, target).clone()?),
         }
     }
