@@ -318,3 +318,33 @@ fn reads_attach_what_opencode_attached() {
     }
     assert!(checked >= 12, "only {checked} reads checked");
 }
+
+#[test]
+fn appending_a_message_recomputes_only_the_new_message_and_the_session_queries() {
+    let fixture =
+        fixtures().into_iter().find(|f| f.name == "s12_second_compaction_unicode").expect("fixture");
+    let mut engine = bare_engine();
+    let n = fixture.messages().len();
+    let session = prefix(&mut engine, &fixture, n - 1);
+    engine.compaction_plan(session, fixture.params());
+    engine.next_messages(session).expect("messages");
+    let before = engine.db().executions().totals();
+    engine.append_message(session, fixture.messages()[n - 1].clone());
+    engine.compaction_plan(session, fixture.params());
+    engine.next_messages(session).expect("messages");
+    let after = engine.db().executions().totals();
+    let ran = |query: &str| after.get(query).copied().unwrap_or(0) - before.get(query).copied().unwrap_or(0);
+    // Per-message queries: the appended message only.
+    assert_eq!(ran("model_messages"), 1);
+    assert_eq!(ran("model_json_len"), 1);
+    assert!(ran("summary_entry") <= 1);
+    // Session queries: once each.
+    assert_eq!(ran("filtered_history"), 1);
+    assert_eq!(ran("compaction_plan"), 1);
+    assert_eq!(ran("next_call_messages"), 1);
+    // Re-adding the same message (a streamed update with nothing new) changes nothing.
+    let total = engine.db().executions().total();
+    engine.append_message(session, fixture.messages()[n - 1].clone());
+    engine.compaction_plan(session, fixture.params());
+    assert_eq!(engine.db().executions().total(), total);
+}
