@@ -18,6 +18,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::watch::Watcher;
+
+#[path = "serve_session.rs"]
+mod session;
 use crate::{ChangeEvent, Engine, EngineError, RemoteRefresh, Turns};
 
 /// JSON-RPC 2.0 error codes.
@@ -37,6 +40,8 @@ pub struct Server {
     /// `None`: rescan every known path before each request instead.
     watcher: Option<Watcher>,
     remote: Option<RemoteRefresh>,
+    /// Sessions opened with `session/open`, by session id.
+    sessions: session::Sessions,
 }
 
 /// A JSON-RPC error, before it is given the request's id.
@@ -89,11 +94,16 @@ enum SectionParam {
 struct NearbyParams {
     file: PathBuf,
     cwd: PathBuf,
+    /// A session opened with `session/open`: read in its state (see `session.rs`).
+    #[serde(default)]
+    session: Option<String>,
+    #[serde(default)]
+    message: Option<String>,
 }
 
 impl Server {
     pub fn new(engine: Engine, watcher: Option<Watcher>) -> Self {
-        Self { engine, turns: Turns::default(), watcher, remote: None }
+        Self { engine, turns: Turns::default(), watcher, remote: None, sessions: Default::default() }
     }
 
     /// Fetch remote documents (org config, `instructions` URLs) for the workspaces served.
@@ -217,7 +227,9 @@ impl Server {
                 *shutdown = true;
                 Ok(Value::Null)
             }
-            other => Err(RpcError::new(code::METHOD_NOT_FOUND, format!("no method {other:?}"))),
+            other => self.session_method(other, params).unwrap_or_else(|| {
+                Err(RpcError::new(code::METHOD_NOT_FOUND, format!("no method {other:?}")))
+            }),
         }
     }
 
@@ -256,6 +268,9 @@ impl Server {
     }
 
     fn nearby(&mut self, params: NearbyParams) -> Result<Value, RpcError> {
+        if params.session.is_some() {
+            return self.session_nearby(params);
+        }
         self.catch_up();
         let ws = self.workspace(&params.cwd)?;
         let nearby = self.engine.nearby(ws, &params.file);

@@ -343,6 +343,36 @@ fn truncate_output(text: &str) -> String {
     format!("{}\n[truncated]", js_prefix(text, TOOL_OUTPUT_MAX_CHARS))
 }
 
+/// One completed tool output pruning may walk over (protected tools left out).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolOutput {
+    pub part_id: String,
+    pub compacted: bool,
+    /// K1 estimate of the output.
+    pub tokens: u64,
+}
+
+/// A message's completed tool outputs, in part order, memoized per message so that pruning
+/// a long session re-estimates nothing after an append.
+#[salsa::tracked(returns(ref))]
+pub fn tool_outputs(db: &dyn Db, message: Message) -> Vec<ToolOutput> {
+    message
+        .parts(db)
+        .iter()
+        .filter_map(|part| {
+            let state = part.completed_tool()?;
+            if PRUNE_PROTECTED_TOOLS.contains(&part.tool.as_deref().unwrap_or("")) {
+                return None;
+            }
+            Some(ToolOutput {
+                part_id: part.id.clone(),
+                compacted: state.is_compacted(),
+                tokens: estimate(state.output()),
+            })
+        })
+        .collect()
+}
+
 /// K11 over the whole session (not the filtered history): newest → oldest, the two most
 /// recent turns protected, stopping at the first summary or already-pruned output.
 fn prune(db: &dyn Db, messages: &[Message], compaction: &Compaction) -> (Vec<String>, PruneScan) {
@@ -363,21 +393,16 @@ fn prune(db: &dyn Db, messages: &[Message], compaction: &Compaction) -> (Vec<Str
         if info.is_summary() {
             break;
         }
-        for part in message.parts(db).iter().rev() {
-            let Some(state) = part.completed_tool() else { continue };
-            if PRUNE_PROTECTED_TOOLS.contains(&part.tool.as_deref().unwrap_or("")) {
-                continue;
-            }
-            if state.is_compacted() {
+        for output in tool_outputs(db, *message).iter().rev() {
+            if output.compacted {
                 break 'walk;
             }
-            let tokens = estimate(state.output());
-            scan.total += tokens;
+            scan.total += output.tokens;
             if scan.total <= PRUNE_PROTECT {
                 continue;
             }
-            scan.candidates += tokens;
-            marked.push(part.id.clone());
+            scan.candidates += output.tokens;
+            marked.push(output.part_id.clone());
         }
     }
     if scan.candidates <= PRUNE_MINIMUM {
