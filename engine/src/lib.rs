@@ -25,6 +25,7 @@ mod refresh;
 pub mod remote;
 #[cfg(feature = "serve")]
 pub mod serve;
+mod session;
 mod tokens;
 mod turn;
 pub mod watch;
@@ -49,6 +50,7 @@ pub use database::{Database, ExecutionLog};
 pub use host::{Clock, HostEnv, SystemClock};
 pub use os::{MAX_FILE_BYTES, OsSystem, read_regular_file};
 pub use refresh::RemoteRefresh;
+pub use session::{LimitOverrides, SessionFailure};
 pub use tokens::O200k;
 pub use turn::{Turn, TurnDiff, Turns};
 
@@ -91,6 +93,9 @@ pub enum EngineError {
     /// The HTTP client for remote documents could not be set up.
     #[error(transparent)]
     Fetcher(#[from] remote::FetcherError),
+    /// A session export could not be loaded or answered.
+    #[error(transparent)]
+    Session(#[from] SessionFailure),
 }
 
 /// The warm state of an agent host: one salsa database over one file system and process
@@ -286,7 +291,7 @@ impl Engine {
             FileKind::Missing | FileKind::Inaccessible => {
                 Err(EngineError::ReadTarget { path: target, reason: "no such file".to_owned() })
             }
-            FileKind::Directory => Ok(Nearby { rules: Vec::new() }),
+            FileKind::Directory => Ok(Nearby::directory()),
             FileKind::File | FileKind::Other => Ok(nearby_rules(&self.db, ws, target).clone()?),
         }
     }

@@ -41,6 +41,12 @@ pub(crate) enum SectionParam {
 pub(crate) struct NearbyParams {
     pub file: PathBuf,
     pub cwd: PathBuf,
+    /// A session opened with `session/open`: the read happens in its state (N2–N7).
+    #[serde(default)]
+    pub session: Option<String>,
+    /// The assistant message the read belongs to; default: the session's next step.
+    #[serde(default)]
+    pub message: Option<String>,
 }
 
 /// The answer to `build`. Without `known_hash` it carries the text and every block. With a
@@ -182,6 +188,8 @@ pub(crate) enum Answer {
     },
     Nearby(Nearby),
     Stats(StatsReply),
+    /// The session methods' answers (`serve_session.rs`), built as JSON values there.
+    Json(Value),
     /// `null` (`shutdown`).
     Null,
 }
@@ -194,6 +202,7 @@ impl Serialize for Answer {
             }
             Answer::Nearby(nearby) => NearbyReply::new(nearby).serialize(serializer),
             Answer::Stats(stats) => stats.serialize(serializer),
+            Answer::Json(value) => value.serialize(serializer),
             Answer::Null => serializer.serialize_unit(),
         }
     }

@@ -22,6 +22,9 @@ use crate::protocol::{
     Answer, BuildParams, ErrorObject, Known, NearbyParams, Outcome, Response, SectionParam, StatsReply,
 };
 use crate::watch::{COOKIE_TIMEOUT, Watcher};
+
+#[path = "serve_session.rs"]
+mod session;
 use crate::{ChangeEvent, Engine, EngineError, RemoteRefresh, Turns};
 
 /// JSON-RPC 2.0 error codes.
@@ -49,6 +52,8 @@ pub struct Server {
     remote: Option<RemoteRefresh>,
     /// The hash of the last build sent per text, so a `known_hash` can be trusted.
     sent: HashMap<(Workspace, Section, Option<ModelRef>), String>,
+    /// Sessions opened with `session/open`, by session id.
+    sessions: session::Sessions,
 }
 
 /// A JSON-RPC error, before it is given the request's id.
@@ -82,7 +87,14 @@ impl Server {
     /// A server over `engine`; without a watcher every request first rescans every path the
     /// graph knows.
     pub fn new(engine: Engine, watcher: Option<Watcher>) -> Self {
-        Self { engine, turns: Turns::default(), watcher, remote: None, sent: HashMap::new() }
+        Self {
+            engine,
+            turns: Turns::default(),
+            watcher,
+            remote: None,
+            sent: HashMap::new(),
+            sessions: session::Sessions::default(),
+        }
     }
 
     /// Fetch remote documents (org config, `instructions` URLs) for the workspaces served.
@@ -207,7 +219,11 @@ impl Server {
                 *shutdown = true;
                 Ok(Answer::Null)
             }
-            other => Err(RpcError::new(code::METHOD_NOT_FOUND, format!("no method {other:?}"))),
+            other => {
+                self.session_method(other, params).map(|answer| answer.map(Answer::Json)).unwrap_or_else(
+                    || Err(RpcError::new(code::METHOD_NOT_FOUND, format!("no method {other:?}"))),
+                )
+            }
         }
     }
 
@@ -243,6 +259,9 @@ impl Server {
     }
 
     fn nearby(&mut self, params: NearbyParams) -> Result<Answer, RpcError> {
+        if params.session.is_some() {
+            return self.session_nearby(params).map(Answer::Json);
+        }
         self.catch_up();
         let ws = self.workspace(&params.cwd)?;
         let nearby = self.engine.nearby(ws, &params.file);

@@ -23,6 +23,7 @@ mod github;
 mod lint;
 mod nearby;
 mod serve;
+mod session;
 mod snapshot;
 mod watch;
 
@@ -38,6 +39,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Watch(args) => watch::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Config(args) => config::run(args),
+        Command::Session(args) => session::run(args),
     }
 }
 

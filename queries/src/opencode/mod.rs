@@ -11,5 +11,6 @@ pub mod lint;
 pub mod nearby;
 pub mod paths;
 pub mod prompt;
+pub mod session;
 pub mod substitute;
 pub mod worktree;

@@ -516,6 +516,11 @@ impl MergedConfig {
     pub fn value(&self) -> Value {
         self.tree.to_value()
     }
+
+    /// `compaction`, typed (for the compaction stage, K-rules).
+    pub fn compaction(&self) -> schema::Compaction {
+        schema::Compaction::from_value(self.value().get("compaction"))
+    }
 }
 
 /// C2–C4 and C3.10: merges every layer in order.
