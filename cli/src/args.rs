@@ -14,6 +14,18 @@ use ctxgraph_queries::opencode::prompt::ModelRef;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+
+    /// When to colour output: `auto` follows NO_COLOR, CLICOLOR_FORCE, CLICOLOR and whether
+    /// the stream is a terminal
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto)]
+    pub color: ColorWhen,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ColorWhen {
+    Auto,
+    Always,
+    Never,
 }
 
 #[derive(Debug, Subcommand)]
@@ -28,6 +40,32 @@ pub enum Command {
     Watch(WatchArgs),
     Serve(ServeArgs),
     Config(ConfigArgs),
+    Completions(CompletionsArgs),
+}
+
+impl Command {
+    /// Whether the command was asked for JSON on stdout, where its errors then go too.
+    pub fn json_output(&self) -> bool {
+        match self {
+            Command::Build(args) => args.format == Format::Json,
+            Command::Nearby(args) => args.format == Format::Json,
+            Command::Explain(args) => args.format == ExplainFormat::Json,
+            Command::Lint(args) => args.format == LintFormat::Json,
+            Command::Check(args) => args.format == CheckFormat::Json,
+            Command::Config(args) => args.format == Format::Json,
+            Command::Snapshot(_)
+            | Command::InitCheck(_)
+            | Command::Watch(_)
+            | Command::Serve(_)
+            | Command::Completions(_) => false,
+        }
+    }
+}
+
+/// Print a shell completion script (e.g. `ctxgraph completions bash > /etc/bash_completion.d/ctxgraph`)
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    pub shell: clap_complete::Shell,
 }
 
 /// Print the merged opencode config, and where every value came from
@@ -122,6 +160,10 @@ pub struct NearbyArgs {
     /// The directory opencode would be started in [default: the current directory]
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
+
+    /// Output format: the reminder text, or the rule files it is made of as JSON
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
 
     #[command(flatten)]
     pub remote: RemoteArgs,
