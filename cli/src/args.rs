@@ -14,6 +14,18 @@ use ctxgraph_queries::opencode::prompt::ModelRef;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+
+    /// When to colour output: `auto` follows NO_COLOR, CLICOLOR_FORCE, CLICOLOR and whether
+    /// the stream is a terminal
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto)]
+    pub color: ColorWhen,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ColorWhen {
+    Auto,
+    Always,
+    Never,
 }
 
 #[derive(Debug, Subcommand)]
@@ -29,6 +41,33 @@ pub enum Command {
     Serve(ServeArgs),
     Config(ConfigArgs),
     Session(SessionArgs),
+    Completions(CompletionsArgs),
+}
+
+impl Command {
+    /// Whether the command was asked for JSON on stdout, where its errors then go too.
+    pub fn json_output(&self) -> bool {
+        match self {
+            Command::Build(args) => args.format == Format::Json,
+            Command::Nearby(args) => args.format == Format::Json,
+            Command::Explain(args) => args.format == ExplainFormat::Json,
+            Command::Lint(args) => args.format == LintFormat::Json,
+            Command::Check(args) => args.format == CheckFormat::Json,
+            Command::Config(args) => args.format == Format::Json,
+            Command::Session(args) => args.json_output(),
+            Command::Snapshot(_)
+            | Command::InitCheck(_)
+            | Command::Watch(_)
+            | Command::Serve(_)
+            | Command::Completions(_) => false,
+        }
+    }
+}
+
+/// Print a shell completion script (e.g. `ctxgraph completions bash > /etc/bash_completion.d/ctxgraph`)
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    pub shell: clap_complete::Shell,
 }
 
 /// Print the merged opencode config, and where every value came from
@@ -352,6 +391,16 @@ pub struct SessionArgs {
 pub enum SessionCommand {
     Compact(CompactArgs),
     Messages(MessagesArgs),
+}
+
+impl SessionArgs {
+    /// Whether the subcommand prints JSON, so its errors go to stdout as JSON too.
+    pub fn json_output(&self) -> bool {
+        match &self.command {
+            SessionCommand::Compact(args) => args.format == Format::Json,
+            SessionCommand::Messages(args) => args.format == Format::Json,
+        }
+    }
 }
 
 /// The compaction plan at the session's next step: usable window, overflow, the tail kept

@@ -8,6 +8,11 @@
 //! Methods: `build {cwd, section?, model?, known_hash?}`, `nearby {file, cwd}`, `stats`,
 //! `shutdown` (the messages are in [`crate::protocol`]). A bad request gets a JSON-RPC error
 //! and the server keeps serving.
+//!
+//!
+//! The framing (one JSON value per line, `jsonrpc`/`id`/`method`/`params`, the standard
+//! error codes) is a few lines of serde_json here: JSON-RPC crates bring a transport and
+//! an async runtime around it, and the protocol needs neither.
 
 use std::collections::HashMap;
 use std::io::{self, BufRead, Write};

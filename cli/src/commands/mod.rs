@@ -40,7 +40,17 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Serve(args) => serve::run(args),
         Command::Config(args) => config::run(args),
         Command::Session(args) => session::run(args),
+        Command::Completions(args) => completions(args.shell),
     }
+}
+
+/// `ctxgraph completions SHELL`: the script clap_complete generates from the arguments.
+fn completions(shell: clap_complete::Shell) -> Result<ExitCode, CliError> {
+    use clap::CommandFactory;
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "ctxgraph", &mut script);
+    crate::output::write_stdout(&script)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The engine over this process and the workspace for `--cwd` (default: the current

@@ -10,7 +10,7 @@ use ctxgraph_queries::opencode::prompt::Section;
 
 use crate::args::WatchArgs;
 use crate::error::{CliError, render};
-use crate::output::write_stdout;
+use crate::output::{eprintln_styled, write_stdout};
 
 pub fn run(args: WatchArgs) -> Result<ExitCode, CliError> {
     let (engine, ws, options) = super::open_configured(args.cwd, &args.remote)?;
@@ -22,7 +22,7 @@ pub fn run(args: WatchArgs) -> Result<ExitCode, CliError> {
         // Remote documents are refreshed when a rebuild is due anyway, at most once per
         // interval; a failure shows up in the build (an error or a missing block).
         if let Err(err) = remote.refresh(&mut engine, ws) {
-            eprintln_error(&render(&CliError::Engine(err)));
+            eprintln_styled(&render(&CliError::Engine(err)));
         }
         let turn = turns.build(&engine, ws, Section::System, args.model.clone());
         // Watch what this build looked at before saying it is done: an edit made after
@@ -31,7 +31,7 @@ pub fn run(args: WatchArgs) -> Result<ExitCode, CliError> {
         match turn {
             Ok(turn) => write_stdout(line(&turn).as_bytes())?,
             // A broken config while editing is expected: say so and keep watching.
-            Err(err) => eprintln_error(&render(&CliError::Engine(err))),
+            Err(err) => eprintln_styled(&render(&CliError::Engine(err))),
         }
         // Wait for a batch that touches an input (events only for paths no query read,
         // this command's own output redirected into the tree say, rebuild nothing), or for
@@ -65,9 +65,4 @@ fn line(turn: &Turn) -> String {
         modified = diff.modified.len(),
         executed = turn.executed,
     )
-}
-
-fn eprintln_error(message: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr().lock(), "{message}");
 }

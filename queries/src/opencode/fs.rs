@@ -1,6 +1,10 @@
 //! F1–F5: opencode's filesystem primitives, as queries over `File` inputs and
 //! directory listings, so each walk and each glob re-runs only when what it looked at
 //! changed.
+//!
+//! The glob walk is written here on `globset` matchers rather than taken from `ignore` or
+//! `glob`: those read the disk themselves, and every directory this walk lists has to be
+//! a `dir_listing` query so that salsa knows exactly which directories a glob depends on.
 
 use std::path::{Path, PathBuf};
 
