@@ -10,10 +10,11 @@ use serde::Serialize;
 use crate::{Engine, EngineError};
 
 /// A block's id: stable across builds for as long as the block has the same source, so a
-/// host can tell which blocks changed (`environment`, `file:<path>`).
+/// host can tell which blocks changed (`environment`, `file:<path>`, `url:<url>`, `memory`).
 pub fn block_id(block: &Block) -> String {
     match (&block.source, block.kind) {
         (Some(source), BlockKind::Remote) => format!("url:{source}"),
+        (_, BlockKind::Memory) => "memory".to_owned(),
         (Some(source), _) => format!("file:{source}"),
         (None, _) => "environment".to_owned(),
     }

@@ -21,6 +21,7 @@ mod config;
 mod explain;
 mod github;
 mod lint;
+mod memory;
 mod nearby;
 mod serve;
 mod snapshot;
@@ -38,6 +39,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Watch(args) => watch::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Config(args) => config::run(args),
+        Command::Memory(args) => memory::run(args),
     }
 }
 

@@ -16,6 +16,7 @@ use std::path::PathBuf;
 
 use crate::db::{Db, Workspace};
 use crate::files::{ReadFailure, file_text};
+use crate::opencode::config::{MemorySettings, merged_config};
 use rank::{Doc, RankCut, Ranking, rank};
 use record::{Fact, FactLine, FactSource, Handoff, Observation, SessionCard, Skipped, ToolStat, ToolStats};
 use render::{BlockId, Cut, CutReason, Draft, Item, MemoryContext, assemble, cut_at_word, sanitize};
@@ -496,6 +497,25 @@ pub fn memory_context(db: &dyn Db, ws: Workspace, recall: Recall) -> MemoryConte
         sessions_block(db, ws, recall.clone()).clone(),
     ];
     assemble(&drafts, recall.max_chars)
+}
+
+/// The recall a build makes at session start: no query, ages measured from the start of
+/// the host's day, the configured budget.
+pub fn session_start_recall(db: &dyn Db, ws: Workspace, settings: &MemorySettings) -> Recall {
+    let now = day_start_ms(ws.host(db).date(db)).unwrap_or(0);
+    Recall { max_chars: settings.max_chars.unwrap_or(render::DEFAULT_MAX_CHARS), ..Recall::new("", now) }
+}
+
+/// The `<memory>` part of a build, when the merged config enables memory and something
+/// was recalled. A config error yields nothing here: the build reports it elsewhere.
+#[salsa::tracked(returns(ref))]
+pub fn prompt_memory(db: &dyn Db, ws: Workspace) -> Option<MemoryContext> {
+    let settings = merged_config(db, ws).as_ref().ok()?.memory();
+    if !settings.enabled {
+        return None;
+    }
+    let context = memory_context(db, ws, session_start_recall(db, ws, &settings));
+    (!context.text.is_empty()).then(|| context.clone())
 }
 
 /// Lines every store file skipped, by file name (for `memory show` and explain).

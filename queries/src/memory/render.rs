@@ -228,7 +228,10 @@ fn wrapped_chars(sizes: impl Iterator<Item = usize>) -> usize {
 
 /// §11.4: fits `drafts` (in [`BlockId::ALL`] order, any subset) into `max_chars`.
 pub fn assemble(drafts: &[Draft], max_chars: usize) -> MemoryContext {
-    let scale = |base: usize| base * max_chars / DEFAULT_MAX_CHARS;
+    let scale = |base: usize| {
+        let scaled = base as u128 * max_chars as u128 / DEFAULT_MAX_CHARS as u128;
+        usize::try_from(scaled).unwrap_or(usize::MAX)
+    };
     let natural: Vec<Fitted> = drafts.iter().map(|d| fit(d, usize::MAX)).collect();
     let mut budgets: Vec<usize> = drafts.iter().map(|d| scale(d.id.budget().0)).collect();
     let mut fitted = natural.clone();
@@ -246,14 +249,15 @@ pub fn assemble(drafts: &[Draft], max_chars: usize) -> MemoryContext {
             }
         }
         // Step 4: spare budget goes, in block order, to the blocks that were cut.
-        let mut spare: usize =
-            (0..drafts.len()).filter(|&i| !was_cut[i]).map(|i| budgets[i] - natural[i].chars).sum();
+        let mut spare: usize = (0..drafts.len())
+            .filter(|&i| !was_cut[i])
+            .fold(0, |sum, i| sum.saturating_add(budgets[i] - natural[i].chars));
         for i in 0..drafts.len() {
             if was_cut[i] && spare > 0 {
                 let wants = natural[i].chars - budgets[i];
                 let given = wants.min(spare);
                 spare -= given;
-                budgets[i] += given;
+                budgets[i] = budgets[i].saturating_add(given);
                 fitted[i] = fit(&drafts[i], budgets[i]);
             }
         }

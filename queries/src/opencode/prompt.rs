@@ -35,6 +35,8 @@ pub enum BlockKind {
     Environment,
     Instruction,
     Remote,
+    /// ctxgraph's workspace memory (memory.md §11.5), only with `memory.enabled: true`.
+    Memory,
 }
 
 /// One string of opencode's system array.
@@ -159,6 +161,17 @@ pub fn system_prompt(db: &dyn Db, ws: Workspace, model: Option<ModelRef>) -> Res
     };
     let mut blocks = vec![environment];
     blocks.extend(instruction_blocks(db, ws).as_ref().map_err(Clone::clone)?.iter().cloned());
+    // memory.md §11.5: recalled memory is one more system part, after the instructions.
+    if let Some(memory) = crate::memory::prompt_memory(db, ws) {
+        blocks.push(Block {
+            kind: BlockKind::Memory,
+            source: None,
+            text: memory.text.clone(),
+            rule: "memory §11.5",
+            candidate: None,
+            remote: None,
+        });
+    }
     Ok(Prompt { blocks })
 }
 
