@@ -333,6 +333,10 @@ fn render(
     let body: Vec<&str> = blocks.iter().map(|b| b.text.as_str()).collect();
     let mut text = format!("{OPEN}{PREAMBLE}\n\n{}{CLOSE}", body.join("\n\n"));
     let mut hard_cut = false;
+    if chars(&text) > max_chars && max_chars <= chars(TRUNCATED) + chars(OPEN) {
+        // Not even the marker fits: recall nothing rather than exceed the budget.
+        return MemoryContext { max_chars, removed: gone, hard_cut: true, ..MemoryContext::default() };
+    }
     if chars(&text) > max_chars {
         // Step 6: should never happen for realistic inputs (a test asserts that).
         let keep = max_chars.saturating_sub(chars(TRUNCATED));
