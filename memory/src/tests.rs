@@ -98,7 +98,7 @@ fn forget_by_id_and_by_query() {
     assert_eq!(store.forget("forget that we use npm", None).unwrap(), [npm.id().to_owned()]);
     assert_eq!(active_texts(&store), ["Prefers tabs over spaces", "The database is PostgreSQL 16"]);
     let tabs = store.facts().unwrap()[1].record.id.clone();
-    assert_eq!(store.forget(&tabs, None).unwrap(), [tabs.clone()]);
+    assert_eq!(store.forget(&tabs, None).unwrap(), std::slice::from_ref(&tabs));
     assert!(matches!(store.forget("kubernetes helm charts", None), Err(StoreError::NoMatch(_))));
     store.set_fact_status(&tabs, Status::Active, "user-restore", None).unwrap();
     assert_eq!(active_texts(&store), ["Prefers tabs over spaces", "The database is PostgreSQL 16"]);

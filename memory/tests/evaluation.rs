@@ -166,7 +166,7 @@ fn run_workspace(seed: u64, dir: &Path) -> Score {
             }
             (2..=4, Some((old_tool, old_id))) if old_tool != tool => {
                 let gone = store.forget(&format!("forget that {area} uses {old_tool}"), None).unwrap();
-                assert_eq!(gone, [old_id.clone()], "forget picks the {area} fact");
+                assert_eq!(gone, std::slice::from_ref(&old_id), "forget picks the {area} fact");
                 retired.push(old_id);
                 let text = format!("For {area}, the project uses {tool} (switched from {old_tool})");
                 let done =
