@@ -4,13 +4,14 @@
 //! every value.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use ctxgraph_engine::{Engine, HostEnv, OsSystem};
 use ctxgraph_queries::opencode::config::schema::redact_like_debug_config;
-use ctxgraph_queries::opencode::config::{MergedConfig, Origin};
-use ctxgraph_tests::{copy_tree_to_disk, oracle_vars};
+use ctxgraph_queries::opencode::config::{MergedConfig, Provenance};
+use ctxgraph_test_support::tree::copy_tree_to_disk;
+use ctxgraph_tests::oracle_vars;
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -79,7 +80,7 @@ fn load(dir: &Path, case: &Case, run: &Path) -> Result<MergedConfig, String> {
     engine.merged_config(ws).map_err(|e| e.to_string())
 }
 
-fn describe(origin: &Origin) -> String {
+fn describe(origin: &Provenance) -> String {
     let mut text = format!("{:?} {}", origin.source.kind, origin.source.name);
     if let Some(at) = origin.at {
         text.push_str(&format!(":{}:{}", at.line, at.column));
@@ -115,14 +116,16 @@ fn provenance(config: &MergedConfig) -> String {
 
 #[test]
 fn config_fixtures_match_the_oracle() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("config");
-    let mut ids: Vec<PathBuf> =
-        std::fs::read_dir(&root).expect("tests/config").map(|e| e.expect("entry").path()).collect();
-    ids.sort();
-    assert!(ids.len() >= 20, "expected the config fixtures, found {}", ids.len());
     let mut failures = Vec::new();
-    for dir in &ids {
+    let mut count = 0;
+    insta::glob!("config", "*/case.toml", |case_file: &Path| {
+        count += 1;
+        let dir = case_file.parent().expect("case dir");
         let id = dir.file_name().and_then(|n| n.to_str()).expect("id").to_owned();
+        // One snapshot per fixture, named after its directory (not glob!'s `@path` suffix).
+        let mut settings = insta::Settings::clone_current();
+        settings.remove_snapshot_suffix();
+        let _guard = settings.bind_to_scope();
         let case: Case = toml::from_str(&std::fs::read_to_string(dir.join("case.toml")).expect("case.toml"))
             .expect("case.toml parses");
         assert!(!case.description.is_empty() && !case.covers.is_empty(), "{id}: describe the case");
@@ -158,12 +161,7 @@ fn config_fixtures_match_the_oracle() {
                 failures.push(format!("{id}: opencode loaded the config, ctxgraph failed: {err}"))
             }
         }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} of {} fixtures differ:\n{}",
-        failures.len(),
-        ids.len(),
-        failures.join("\n\n")
-    );
+    });
+    assert!(count >= 20, "expected the config fixtures, found {count}");
+    assert!(failures.is_empty(), "{} of {count} fixtures differ:\n{}", failures.len(), failures.join("\n\n"));
 }

@@ -22,10 +22,10 @@ fn agree(engine: &Engine, ws: Workspace, label: &str) -> Result<(), EngineError>
     };
     let built: Vec<(usize, String)> = prompt
         .layout(ctxgraph_queries::opencode::prompt::Section::System)
-        .spans
+        .blocks
         .iter()
         .enumerate()
-        .filter_map(|(position, (block, _))| Some((position + 1, prompt.blocks[*block].source.clone()?)))
+        .filter_map(|(position, placed)| Some((position + 1, placed.source.clone()?)))
         .collect();
     let explanation = engine.explain(ws)?;
     let explained: Vec<(usize, String)> = explanation

@@ -14,6 +14,7 @@ use ctxgraph_engine::{Engine, EngineError, HostEnv, OsSystem};
 use ctxgraph_queries::opencode::instructions::{Origin, SystemPaths};
 use ctxgraph_queries::opencode::prompt::{Block, ModelRef, Prompt};
 use ctxgraph_queries::system::{MemorySystem, System};
+use ctxgraph_test_support::tree::{DiskWriter, MemoryWriter, TreeWriter, copy_tree};
 use serde::Deserialize;
 
 /// The date the harness pins; rendered as `<DATE>` like the oracle's output.
@@ -76,18 +77,22 @@ pub fn cases() -> Vec<Case> {
         .expect("tests/conformance exists")
         .filter_map(Result::ok)
         .filter(|entry| entry.path().join("case.toml").is_file())
-        .map(|entry| {
-            let dir = entry.path();
-            let text = std::fs::read_to_string(dir.join("case.toml")).expect("case.toml is readable");
-            let mut case: Case = toml::from_str(&text)
-                .unwrap_or_else(|err| panic!("{}: {err}", dir.join("case.toml").display()));
-            case.id = entry.file_name().to_string_lossy().into_owned();
-            case.dir = dir;
-            case
-        })
+        .map(|entry| Case::load(&entry.path()))
         .collect();
     cases.sort_by(|a, b| a.id.cmp(&b.id));
     cases
+}
+
+impl Case {
+    /// The case in `dir` (`tests/conformance/<ID>`), from its `case.toml`.
+    pub fn load(dir: &Path) -> Case {
+        let text = std::fs::read_to_string(dir.join("case.toml")).expect("case.toml is readable");
+        let mut case: Case =
+            toml::from_str(&text).unwrap_or_else(|err| panic!("{}: {err}", dir.join("case.toml").display()));
+        case.id = dir.file_name().expect("a case dir has a name").to_string_lossy().into_owned();
+        case.dir = dir.to_path_buf();
+        case
+    }
 }
 
 /// Which `System` a case runs on.
@@ -274,42 +279,6 @@ pub fn snapshot_body(id: &str) -> Option<String> {
     Some(body.to_owned())
 }
 
-trait TreeWriter {
-    fn dir(&mut self, path: &Path);
-    fn file(&mut self, path: &Path, bytes: Vec<u8>);
-    fn symlink(&mut self, target: &Path, path: &Path);
-}
-
-struct MemoryWriter<'a>(&'a MemorySystem);
-
-impl TreeWriter for MemoryWriter<'_> {
-    fn dir(&mut self, path: &Path) {
-        self.0.create_dir_all(path);
-    }
-    fn file(&mut self, path: &Path, bytes: Vec<u8>) {
-        self.0.write_file(path, bytes);
-    }
-    fn symlink(&mut self, target: &Path, path: &Path) {
-        self.0.symlink(target, path);
-    }
-}
-
-struct DiskWriter;
-
-impl TreeWriter for DiskWriter {
-    fn dir(&mut self, path: &Path) {
-        std::fs::create_dir_all(path).expect("create dir");
-    }
-    fn file(&mut self, path: &Path, bytes: Vec<u8>) {
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("create parent");
-        std::fs::write(path, bytes).expect("write file");
-    }
-    fn symlink(&mut self, target: &Path, path: &Path) {
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("create parent");
-        std::os::unix::fs::symlink(target, path).expect("create symlink");
-    }
-}
-
 /// `capture.sh` step 2: `proj/` (with `.git` where the case says), `home/`,
 /// `config/opencode/` and the empty scratch dirs.
 fn lay_out(case: &Case, run_dir: &Path, out: &mut dyn TreeWriter) {
@@ -322,27 +291,6 @@ fn lay_out(case: &Case, run_dir: &Path, out: &mut dyn TreeWriter) {
     for repo in &case.run.git {
         // What `git init` leaves that matters to discovery: a `.git` dir with a `HEAD`.
         out.file(&run_dir.join("proj").join(repo).join(".git/HEAD"), b"ref: refs/heads/main\n".to_vec());
-    }
-}
-
-/// Copies a fixture tree (files, directories, symlinks) to a real directory.
-pub fn copy_tree_to_disk(from: &Path, to: &Path) {
-    copy_tree(from, to, &mut DiskWriter);
-}
-
-fn copy_tree(from: &Path, to: &Path, out: &mut dyn TreeWriter) {
-    let Ok(entries) = std::fs::read_dir(from) else { return };
-    out.dir(to);
-    for entry in entries.filter_map(Result::ok) {
-        let (source, dest) = (entry.path(), to.join(entry.file_name()));
-        let kind = entry.file_type().expect("file type");
-        if kind.is_symlink() {
-            out.symlink(&std::fs::read_link(&source).expect("read link"), &dest);
-        } else if kind.is_dir() {
-            copy_tree(&source, &dest, out);
-        } else {
-            out.file(&dest, std::fs::read(&source).expect("read fixture file"));
-        }
     }
 }
 

@@ -126,7 +126,9 @@ pub struct Accepted {
 impl Project {
     pub fn load(file: &Path) -> Result<Self, ScenariosError> {
         let read_error = |source| ScenariosError::Read { path: file.to_path_buf(), source };
-        let text = std::fs::read_to_string(file).map_err(read_error)?;
+        let bytes = ctxgraph_engine::read_regular_file(file).map_err(read_error)?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| read_error(std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8")))?;
         let parent = file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
         let base = std::fs::canonicalize(parent).map_err(read_error)?;
         let repo = worktree_root(&base);
@@ -283,7 +285,7 @@ fn hash_note() -> String {
 
 /// `Ok(None)` when there is no snapshot; `Err` with the reason when the file is not one.
 fn read_stored(path: &Path) -> Result<Option<Stored>, String> {
-    let bytes = match std::fs::read(path) {
+    let bytes = match ctxgraph_engine::read_regular_file(path) {
         Ok(bytes) => bytes,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(err) => return Err(format!("cannot read the snapshot: {err}")),

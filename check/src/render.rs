@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use ctxgraph_engine::remote::{FetchOptions, Fetcher};
 use ctxgraph_engine::{Engine, EngineError};
-use ctxgraph_queries::opencode::prompt::{Block, Prompt};
+use ctxgraph_queries::opencode::prompt::{Block, Prompt, content_hash};
 use serde::Serialize;
 
 use crate::hermetic::{JailSystem, host_env};
@@ -35,9 +35,9 @@ pub struct BlockEntry {
 }
 
 impl BlockEntry {
-    fn new(id: String, text: &str, reason: String) -> Self {
-        let hash = blake3::hash(text.as_bytes()).to_hex()[..16].to_owned();
-        Self { id, hash, reason: Some(reason) }
+    /// `hash` is a full [`content_hash`]; a snapshot keeps its first 16 hex digits.
+    fn new(id: String, hash: &str, reason: String) -> Self {
+        Self { id, hash: hash[..16].to_owned(), reason: Some(reason) }
     }
 }
 
@@ -54,7 +54,6 @@ pub fn render(scenario: &Scenario, repo: &Path) -> Result<Rendered, EngineError>
         engine.fetch_remote(ws, &fetcher)?;
     }
     let prompt = engine.system_prompt(ws, scenario.model.clone())?;
-    let paths = engine.system_paths(ws)?;
 
     let portable = Prompt {
         blocks: prompt
@@ -63,25 +62,18 @@ pub fn render(scenario: &Scenario, repo: &Path) -> Result<Rendered, EngineError>
             .map(|block| Block {
                 text: placeholders.apply(&block.text),
                 source: block.source.as_deref().map(|s| placeholders.apply(s)),
+                reason: placeholders.apply(&block.reason),
                 ..block.clone()
             })
             .collect(),
     };
     let layout = portable.layout(scenario.section);
     let mut blocks: Vec<BlockEntry> = layout
-        .spans
+        .blocks
         .iter()
-        .map(|(index, _)| {
-            let block = &portable.blocks[*index];
-            let reason = match block.candidate.and_then(|c| paths.candidates.get(c)) {
-                Some(candidate) => {
-                    format!("{}: {}", block.rule, placeholders.apply(&candidate.origin.describe()))
-                }
-                None => "B2: the environment block (working directory, worktree, platform, date, model)"
-                    .to_owned(),
-            };
-            let id = block.source.clone().unwrap_or_else(|| "environment".to_owned());
-            BlockEntry::new(id, &block.text, reason)
+        .map(|placed| {
+            let id = placed.source.clone().unwrap_or_else(|| "environment".to_owned());
+            BlockEntry::new(id, &placed.hash, format!("{}: {}", placed.rule, placed.reason))
         })
         .collect();
 
@@ -98,7 +90,7 @@ pub fn render(scenario: &Scenario, repo: &Path) -> Result<Rendered, EngineError>
             if let Some(text) = &rule.block {
                 blocks.push(BlockEntry::new(
                     format!("{} (read {shown})", placeholders.path(&rule.path)),
-                    &placeholders.apply(text),
+                    &content_hash(&placeholders.apply(text)),
                     format!("N3: attached by the read tool when the model reads {shown}"),
                 ));
             }

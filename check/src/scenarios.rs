@@ -16,6 +16,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use ctxgraph_queries::lines::{Column, LineColumn, Lines};
 use ctxgraph_queries::opencode::prompt::{ModelRef, Section};
 use ctxgraph_queries::path;
 use serde::Deserialize;
@@ -85,22 +86,10 @@ pub struct Position {
 
 impl Position {
     pub fn of(text: &str, offset: usize) -> Self {
-        let offset = floor_char_boundary(text, offset.min(text.len()));
-        let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
-        let line_end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
-        Position {
-            line: text[..offset].matches('\n').count() + 1,
-            column: text[line_start..offset].chars().count() + 1,
-            line_text: text[line_start..line_end].to_owned(),
-        }
+        let lines = Lines::new(text);
+        let LineColumn { line, column } = lines.locate(offset, Column::Chars);
+        Position { line, column, line_text: lines.line_text(line).to_owned() }
     }
-}
-
-fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
-    while !text.is_char_boundary(offset) {
-        offset -= 1;
-    }
-    offset
 }
 
 #[derive(Deserialize)]

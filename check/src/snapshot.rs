@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 
 use crate::render::{BlockEntry, Rendered};
 use crate::scenarios::Scenario;
+use ctxgraph_queries::opencode::prompt::content_hash;
 
 const FORMAT_VERSION: &str = "1";
 const FENCE: &str = "---";
@@ -55,7 +56,7 @@ pub fn encode(scenario: &Scenario, rendered: &Rendered) -> String {
     }
     header.push(format!("bytes: {}", body.len()));
     header.push(format!("tokens: {} (o200k_base)", crate::count_tokens(body)));
-    header.push(format!("blake3: {}", blake3::hash(body.as_bytes()).to_hex()));
+    header.push(format!("blake3: {}", content_hash(body)));
     for block in &rendered.blocks {
         header.push(format!("block: {} {}", block.hash, one_line(&block.id)));
     }
@@ -128,7 +129,7 @@ pub fn decode(text: &str) -> Result<Stored, SnapshotError> {
     }
     let body = rest[offset..].to_owned();
     let recorded_hash = recorded_hash.ok_or(SnapshotError::Malformed("the header has no blake3 line"))?;
-    let intact = blake3::hash(body.as_bytes()).to_hex().as_str() == recorded_hash;
+    let intact = content_hash(&body) == recorded_hash;
     Ok(Stored { body, blocks, header_lines, intact })
 }
 

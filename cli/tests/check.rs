@@ -5,10 +5,10 @@
 //! point at a home full of rules (`~/.claude/CLAUDE.md`, `~/.config/opencode/AGENTS.md`)
 //! whose text must never reach a snapshot.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use ctxgraph_test_support::http::Server;
 
 const POISON: &str = "POISON: this rule is on the machine, not in the repository";
 
@@ -329,7 +329,8 @@ fn init_check_proposes_a_scenario_per_rule_directory() {
 /// Remote URLs add a block only in scenarios that opt in with `fetch_remote = true`.
 #[test]
 fn remote_instructions_only_when_the_scenario_fetches() {
-    let url = common::serve_body("/team.md", "Team rule.\n", 4);
+    let server = Server::body("/team.md", "Team rule.\n", 4);
+    let url = server.url("/team.md");
     let sandbox = Sandbox::new();
     sandbox.write("opencode.json", &serde_json::json!({ "instructions": [url] }).to_string());
     sandbox.write(

@@ -3,10 +3,10 @@
 //! Every run gets a clean environment: `HOME` and the XDG dirs point into the temp tree,
 //! so nothing from the machine running the tests leaks in.
 
-mod common;
-
 use std::path::PathBuf;
 use std::process::Command;
+
+use ctxgraph_test_support::http::Server;
 
 struct Sandbox {
     dir: tempfile::TempDir,
@@ -223,7 +223,8 @@ fn nearby_prints_the_reminder_only() {
 #[test]
 fn pinned_remote_rule_online_and_offline() {
     const BODY: &str = "Team rule: squash before merging.\n";
-    let url = common::serve_body("/team-rules.md", BODY, 1);
+    let server = Server::body("/team-rules.md", BODY, 1);
+    let url = server.url("/team-rules.md");
     let pinned = format!("{url}#blake3={}", blake3::hash(BODY.as_bytes()).to_hex());
     let sandbox = Sandbox::new();
     sandbox.write("repo/AGENTS.md", "local\n");
@@ -311,7 +312,8 @@ fn config_errors_as_text_and_json() {
 fn serve_includes_remote_instructions() {
     use std::io::{BufRead, Write};
     const BODY: &str = "Served rule.\n";
-    let url = common::serve_body("/team-rules.md", BODY, 1);
+    let server = Server::body("/team-rules.md", BODY, 1);
+    let url = server.url("/team-rules.md");
     let sandbox = Sandbox::new();
     sandbox.write("repo/opencode.json", serde_json::json!({ "instructions": [url] }).to_string());
     let root = sandbox.root();

@@ -4,9 +4,11 @@
 //! Every SARIF log is also validated against the official SARIF 2.1.0 schema.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
+use ctxgraph_test_support::sandbox::{fresh_dir, with_sandbox};
+use ctxgraph_test_support::tree::{DiskWriter, copy_tree_without_keep};
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize)]
@@ -31,37 +33,9 @@ struct Case {
     env: BTreeMap<String, String>,
 }
 
-/// Where cases run. Rule blocks start with their path (`Instructions from: <path>`), so
-/// token counts are only reproducible from one fixed path: a random temp dir would change
-/// them from run to run. Runs take a lock ([`with_sandbox`]) so concurrent test processes (other
-/// checkouts on the same machine) take turns.
+/// Where cases run: one fixed path, because token counts depend on the paths in the rule
+/// blocks (see `ctxgraph_test_support::sandbox`).
 const SANDBOX: &str = "/tmp/ctxgraph-explain-lint";
-
-/// Holds the sandbox for this process (an advisory `flock`, released on exit even after a
-/// crash; `fd-lock` because `File::lock` is newer than our MSRV).
-fn with_sandbox(run: impl FnOnce()) {
-    std::fs::create_dir_all(SANDBOX).expect("sandbox dir");
-    let file = std::fs::File::create(Path::new(SANDBOX).join("lock")).expect("lock file");
-    let mut lock = fd_lock::RwLock::new(file);
-    let _guard = lock.write().expect("lock the sandbox");
-    run();
-}
-
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("create dir");
-    for entry in std::fs::read_dir(from).expect("read fixture dir").map(|e| e.expect("entry")) {
-        let dest = to.join(entry.file_name());
-        if entry.file_type().expect("file type").is_dir() {
-            copy_tree(&entry.path(), &dest);
-        } else if entry.file_name() != ".keep" {
-            std::fs::copy(entry.path(), dest).expect("copy fixture file");
-        }
-    }
-}
 
 /// The SARIF 2.1.0 schema (OASIS errata 01), vendored from oasis-tcs/sarif-spec.
 fn sarif_validator() -> jsonschema::Validator {
@@ -76,16 +50,11 @@ fn sarif_validator() -> jsonschema::Validator {
 fn run_case(dir: &Path) -> String {
     let case: Case = toml::from_str(&std::fs::read_to_string(dir.join("case.toml")).expect("case.toml"))
         .unwrap_or_else(|err| panic!("{}: {err}", dir.display()));
-    let root = PathBuf::from(SANDBOX).join("case");
-    if root.exists() {
-        std::fs::remove_dir_all(&root).expect("clear the sandbox");
-    }
+    let root = fresh_dir(&Path::new(SANDBOX).join("case"));
     for base in ["home", "config/opencode", "managed"] {
         std::fs::create_dir_all(root.join(base)).expect("base dirs");
     }
-    if dir.join("tree").is_dir() {
-        copy_tree(&dir.join("tree"), &root);
-    }
+    copy_tree_without_keep(&dir.join("tree"), &root, &mut DiskWriter);
     for repo in &case.git {
         let head = root.join(repo).join(".git/HEAD");
         std::fs::create_dir_all(head.parent().expect("parent")).expect(".git");
@@ -142,13 +111,6 @@ fn run_case(dir: &Path) -> String {
 
 #[test]
 fn fixtures_match_snapshots() {
-    let mut cases: Vec<PathBuf> = std::fs::read_dir(fixtures())
-        .expect("fixtures dir")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.join("case.toml").is_file())
-        .collect();
-    cases.sort();
-    assert!(cases.len() >= 25, "expected the explain/lint fixtures, found {}", cases.len());
     // The environment block holds today's date, so its token count (and the total's) can
     // change from day to day; its byte count cannot (the date has a fixed width).
     let mut settings = insta::Settings::clone_current();
@@ -157,12 +119,19 @@ fn fixtures_match_snapshots() {
     settings.add_filter(r#"("(?:total|environment)": \{\s+"bytes": \d+,\s+"tokens": )\d+"#, "$1[N]");
     settings.add_filter(r"(the system prompt from .* is )\d+ tokens", "$1[N] tokens");
     let _guard = settings.bind_to_scope();
-    with_sandbox(|| {
-        for dir in cases {
+    let mut cases = 0;
+    with_sandbox(Path::new(SANDBOX), |_| {
+        insta::glob!("fixtures", "*/case.toml", |case: &Path| {
+            cases += 1;
+            let dir = case.parent().expect("case dir").to_path_buf();
             let name = dir.file_name().expect("name").to_string_lossy().into_owned();
-            insta::assert_snapshot!(name, run_case(&dir));
-        }
+            // One snapshot per case, named after its directory (not glob!'s `@path` suffix).
+            let mut settings = insta::Settings::clone_current();
+            settings.remove_snapshot_suffix();
+            settings.bind(|| insta::assert_snapshot!(name, run_case(&dir)));
+        });
     });
+    assert!(cases >= 25, "expected the explain/lint fixtures, found {cases}");
 }
 
 #[test]

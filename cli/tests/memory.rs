@@ -91,12 +91,10 @@ fn two_sessions_share_a_workspace_memory() {
     ws.write("opencode.json", r#"{ "memory": { "enabled": true } }"#);
     let built = ws.ok(&["build"]);
     assert!(built.starts_with(&before), "{built}");
-    assert!(
-        built.contains(
-            "- [user] Prefers small commits\n- [project] Use pnpm, not npm, in this repo\n</memory>"
-        ),
-        "{built}"
-    );
+    // The two sessions wrote concurrently, so either fact may be the newer one.
+    assert!(built.contains("- [user] Prefers small commits\n"), "{built}");
+    assert!(built.contains("- [project] Use pnpm, not npm, in this repo\n"), "{built}");
+    assert!(built.ends_with("\n</memory>"), "{built}");
     assert!(built.chars().count() - before.chars().count() <= 9001);
     let explained = ws.ok(&["explain"]);
     assert!(explained.contains("memory (memory.md §11)"), "{explained}");

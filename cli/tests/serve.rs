@@ -276,19 +276,15 @@ fn an_edit_between_turns_is_reported_by_the_watcher() {
     let mut server = tree.spawn(&["serve", "--stdio"]);
     let cwd = tree.cwd();
     server.build(1, &cwd);
-    tree.write("repo/AGENTS.md", "root rules, edited");
-    let id = format!("file:{}", tree.path("repo/AGENTS.md").display());
-    // The watcher reports within milliseconds; ask again until it has (bounded).
-    let start = Instant::now();
-    let mut changed = json!([]);
-    for request in 2..200 {
-        changed = server.build(request, &cwd)["changed"].clone();
-        if changed != json!([]) || start.elapsed() > REPLY_TIMEOUT {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(25));
+    // No waiting: a build sent after a write has completed reflects it (#13.1).
+    for request in 2..52 {
+        let text = format!("root rules, edit {request} done");
+        tree.write("repo/AGENTS.md", &text);
+        let reply = server.build(request, &cwd);
+        let id = format!("file:{}", tree.path("repo/AGENTS.md").display());
+        assert_eq!(reply["changed"], json!([id]), "request {request}");
+        assert!(reply["text"].as_str().is_some_and(|t| t.contains(&text)), "request {request}: {reply}");
     }
-    assert_eq!(changed, json!([id]));
 }
 
 #[test]
@@ -311,4 +307,41 @@ fn watch_prints_a_line_per_rebuild() {
     // The file's content query, its text, the blocks and the assembly.
     assert!(second.ends_with("  4 queries"), "{second}");
     assert_ne!(first[..16], second[..16]);
+}
+
+/// #14.4: `ctxgraph watch > watch.log` inside the tree. Appending to a file no query read
+/// must not rebuild (on `main` before the fix: hundreds of lines a second).
+#[test]
+fn watch_does_not_rebuild_on_its_own_output() {
+    let tree = Tree::new();
+    let root = tree.root();
+    let log = tree.path("repo/pkg/watch.log");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxgraph"))
+        .args(["watch", "--cwd", &tree.cwd()])
+        .current_dir(root.join("repo"))
+        .env_clear()
+        .env("HOME", root.join("home"))
+        .env("XDG_CONFIG_HOME", root.join("config"))
+        .stdout(std::fs::File::create(&log).expect("create watch.log"))
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn ctxgraph watch");
+    let lines = || std::fs::read_to_string(&log).map(|text| text.lines().count()).unwrap_or(0);
+    let wait_for = |count: usize| {
+        let start = Instant::now();
+        while lines() < count && start.elapsed() < REPLY_TIMEOUT {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    wait_for(1);
+    // Long enough for a feedback loop to write many lines (the debouncer flushes every 10 ms).
+    std::thread::sleep(Duration::from_millis(1500));
+    let idle = lines();
+    tree.write("repo/pkg/AGENTS.md", "pkg rules, edited");
+    wait_for(idle + 1);
+    std::thread::sleep(Duration::from_millis(500));
+    let after_edit = lines();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!((idle, after_edit), (1, 2), "{}", std::fs::read_to_string(&log).unwrap_or_default());
 }

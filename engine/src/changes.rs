@@ -20,6 +20,7 @@ use ctxgraph_queries::system::FileKind;
 use salsa::Setter;
 
 use crate::database::Database;
+use crate::index::PathIndex;
 
 /// One thing that happened on the file system, as a watcher (or a host that knows) reports it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -50,10 +51,27 @@ pub struct Applied {
     pub rescanned: bool,
 }
 
+impl Applied {
+    /// Some input may differ: a build could come out differently. Events only for paths no
+    /// query has read change nothing, and need no rebuild.
+    pub fn touched_inputs(&self) -> bool {
+        self.kinds_changed > 0 || self.revisions_bumped > 0 || self.rescanned
+    }
+
+    pub fn merge(self, other: Applied) -> Applied {
+        Applied {
+            kinds_changed: self.kinds_changed + other.kinds_changed,
+            revisions_bumped: self.revisions_bumped + other.revisions_bumped,
+            rescanned: self.rescanned || other.rescanned,
+        }
+    }
+}
+
 /// Applies a batch of events to the database's `File` inputs. Paths nobody has asked about
 /// have no input and cost nothing.
-pub fn apply(db: &mut Database, changes: &[ChangeEvent]) -> Applied {
-    let mut sync = Sync { db, applied: Applied::default() };
+pub fn apply(db: &mut Database, index: &mut PathIndex, changes: &[ChangeEvent]) -> Applied {
+    index.catch_up(db.files());
+    let mut sync = InputSync { db, index, applied: Applied::default() };
     if changes.contains(&ChangeEvent::Rescan) {
         sync.rescan();
         return sync.applied;
@@ -72,12 +90,13 @@ pub fn apply(db: &mut Database, changes: &[ChangeEvent]) -> Applied {
     sync.applied
 }
 
-struct Sync<'a> {
+struct InputSync<'a> {
     db: &'a mut Database,
+    index: &'a PathIndex,
     applied: Applied,
 }
 
-impl Sync<'_> {
+impl InputSync<'_> {
     fn input(&self, path: &Path) -> Option<File> {
         self.db.files().existing(path)
     }
@@ -110,7 +129,7 @@ impl Sync<'_> {
         let Some(file) = self.input(&path) else { return };
         let (old, new) = self.set_kind(file, self.stat(&path));
         if old != new {
-            return self.existence_changed(&path, old, new);
+            return self.existence_changed(&path, Some(old), new);
         }
         if new != FileKind::Missing {
             self.bump(file);
@@ -129,35 +148,45 @@ impl Sync<'_> {
                     // content need not be.
                     self.bump(file);
                 }
-                old
+                Some(old)
             }
-            None => new,
+            // No query asked about the path itself, but some may have asked about paths
+            // below it (a renamed ancestor of the working directory, typically).
+            None => None,
         };
         self.existence_changed(&path, old, new);
     }
 
-    fn existence_changed(&mut self, path: &Path, old: FileKind, new: FileKind) {
+    /// `old` is `None` when the path had no input: what it was is unknown.
+    fn existence_changed(&mut self, path: &Path, old: Option<FileKind>, new: FileKind) {
         self.touch_parent(path);
         // A directory that came or went takes the paths below it along.
-        if old == FileKind::Directory || new == FileKind::Directory {
+        if old.is_none_or(|old| old == FileKind::Directory) || new == FileKind::Directory {
             self.descendants(path);
         }
     }
 
     fn touch_parent(&mut self, path: &Path) {
-        let Some(parent) = path.parent().and_then(|parent| self.input(parent)) else { return };
-        let kind = self.stat(parent.path(&*self.db));
-        self.set_kind(parent, kind);
+        let Some(parent_path) = path.parent() else { return };
+        let Some(parent) = self.input(parent_path) else { return };
+        let (old, new) = self.set_kind(parent, self.stat(parent_path));
         self.bump(parent);
+        if old != new {
+            // The parent itself came or went (a file in a directory renamed away, seen
+            // before the directory's own event): what is below it went along.
+            self.existence_changed(parent_path, Some(old), new);
+        }
     }
 
-    /// Re-stats every known path strictly below `dir`.
+    /// Re-stats every known path strictly below `dir` and bumps every one that exists: a
+    /// directory that came, went or was replaced (a rename over it, a symlink re-pointed)
+    /// may hold different files under the same names.
     fn descendants(&mut self, dir: &Path) {
-        let below: Vec<_> =
-            self.db.files().paths().into_iter().filter(|(p, _)| p != dir && p.starts_with(dir)).collect();
+        let below: Vec<(PathBuf, File)> =
+            self.index.subtree(dir).filter(|(p, _)| *p != dir).map(|(p, f)| (p.clone(), *f)).collect();
         for (path, file) in below {
-            let (old, new) = self.set_kind(file, self.stat(&path));
-            if old != new || new == FileKind::Directory {
+            let (_, new) = self.set_kind(file, self.stat(&path));
+            if new != FileKind::Missing {
                 self.bump(file);
             }
         }
@@ -167,7 +196,8 @@ impl Sync<'_> {
     /// content queries re-read, and are backdated where nothing changed).
     fn rescan(&mut self) {
         self.applied.rescanned = true;
-        for (path, file) in self.db.files().paths() {
+        let all: Vec<(PathBuf, File)> = self.index.iter().map(|(p, f)| (p.clone(), *f)).collect();
+        for (path, file) in all {
             let (_, new) = self.set_kind(file, self.stat(&path));
             if new != FileKind::Missing {
                 self.bump(file);

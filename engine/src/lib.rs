@@ -7,6 +7,7 @@
 mod changes;
 mod database;
 mod host;
+mod index;
 mod os;
 mod refresh;
 pub mod remote;
@@ -38,10 +39,10 @@ use salsa::Setter;
 pub use changes::{Applied, ChangeEvent};
 pub use database::{Database, ExecutionLog};
 pub use host::HostEnv;
-pub use os::{MAX_FILE_BYTES, OsSystem};
+pub use os::{MAX_FILE_BYTES, OsSystem, read_regular_file};
 pub use refresh::RemoteRefresh;
 pub use tokens::O200k;
-pub use turn::{BlockSpan, Rendered, Turn, TurnDiff, Turns, block_id, hash_hex};
+pub use turn::{Turn, TurnDiff, Turns};
 
 /// Why the engine could not answer.
 #[derive(Debug, thiserror::Error)]
@@ -60,15 +61,18 @@ pub struct Engine {
     db: Database,
     host: Host,
     workspaces: HashMap<PathBuf, Workspace>,
-    /// `open` arguments already resolved, so a warm turn makes no system call.
+    /// `open` arguments (made absolute) already resolved, so a warm turn makes no system
+    /// call.
     opened: HashMap<PathBuf, Workspace>,
+    /// The `File` inputs sorted by path, for the subtree re-stats events cause.
+    index: index::PathIndex,
 }
 
 impl Engine {
     pub fn new(system: Arc<dyn System>, env: HostEnv) -> Self {
         let db = Database::new(system);
         let host = Host::new(&db, env.vars, env.home, env.platform, env.date);
-        Self { db, host, workspaces: HashMap::new(), opened: HashMap::new() }
+        Self { db, host, workspaces: HashMap::new(), opened: HashMap::new(), index: Default::default() }
     }
 
     /// An engine over the real file system and this process's environment.
@@ -83,10 +87,22 @@ impl Engine {
     /// Applies file-system events to the inputs (see [`ChangeEvent`]); the next build
     /// recomputes only what they invalidated.
     pub fn apply_changes(&mut self, changes: &[ChangeEvent]) -> Applied {
-        let applied = changes::apply(&mut self.db, changes);
+        let applied = changes::apply(&mut self.db, &mut self.index, changes);
         if applied.rescanned || applied.kinds_changed > 0 {
             // A symlink on the way to a working directory may point elsewhere now.
             self.opened.clear();
+        }
+        // A path on the way to an opened directory came, went or was replaced (a symlink
+        // re-pointed with `ln -sfn` keeps its kind): resolve that directory again.
+        for change in changes {
+            let (first, second) = match change {
+                ChangeEvent::Modified(_) | ChangeEvent::Rescan => continue,
+                ChangeEvent::Created(path) | ChangeEvent::Removed(path) => (path, None),
+                ChangeEvent::Renamed { from, to } => (from, Some(to)),
+            };
+            for path in std::iter::once(first).chain(second) {
+                self.opened.retain(|cwd, _| !cwd.starts_with(path));
+            }
         }
         applied
     }
@@ -94,14 +110,21 @@ impl Engine {
     /// The workspace for a working directory (P4: canonicalised; it must be a directory).
     /// Asking again for the same `cwd` costs no system call while its directory exists.
     pub fn open(&mut self, cwd: &Path) -> Result<Workspace, EngineError> {
-        if let Some(&ws) = self.opened.get(cwd) {
+        let lexical = std::path::absolute(cwd).map(|p| ctxgraph_queries::path::normalize(&p));
+        let key = lexical.as_deref().unwrap_or(cwd);
+        if let Some(&ws) = self.opened.get(key) {
             let dir = self.db.files().get(&self.db, ws.cwd(&self.db));
             if dir.kind(&self.db) == FileKind::Directory {
                 return Ok(ws);
             }
         }
         let ws = self.resolve(cwd)?;
-        self.opened.insert(cwd.to_path_buf(), ws);
+        if ws.cwd(&self.db) != key {
+            // Reached through a symlink: an input for the path as given lets a watcher see
+            // that symlink re-pointed (it watches the links on the way to every input).
+            self.db.files().get(&self.db, key);
+        }
+        self.opened.insert(key.to_path_buf(), ws);
         Ok(ws)
     }
 

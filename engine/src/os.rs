@@ -12,6 +12,73 @@ pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 #[derive(Debug, Default)]
 pub struct OsSystem;
 
+/// Reads a whole regular file, refusing anything else without waiting on it.
+///
+/// Opening a FIFO for reading blocks until a writer appears, and a device can stream
+/// forever, so a rule file, config or snapshot that is one must never be read. The path is
+/// opened with `O_NONBLOCK` (which opens a FIFO immediately and changes nothing for a
+/// regular file) and the *opened* file is checked, so a swap between a check and the open
+/// cannot slip one through. The error names what the path is instead.
+pub fn read_regular_file(path: &Path) -> io::Result<Vec<u8>> {
+    let file = open_without_blocking(path)?;
+    let meta = file.metadata()?;
+    if meta.is_dir() {
+        return Err(io::ErrorKind::IsADirectory.into());
+    }
+    if !meta.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{}, not a regular file", describe_special(&meta.file_type())),
+        ));
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(io::Error::new(
+            io::ErrorKind::FileTooLarge,
+            format!("file is {} bytes, over ctxgraph's limit of {MAX_FILE_BYTES}", meta.len()),
+        ));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    // `take` guards against a file that grows while we read it.
+    io::Read::read_to_end(&mut io::Read::take(file, MAX_FILE_BYTES + 1), &mut bytes)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(io::Error::new(io::ErrorKind::FileTooLarge, "file grew past ctxgraph's size limit"));
+    }
+    Ok(bytes)
+}
+
+#[cfg(unix)]
+fn open_without_blocking(path: &Path) -> io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY).open(path)
+}
+
+#[cfg(not(unix))]
+fn open_without_blocking(path: &Path) -> io::Result<std::fs::File> {
+    std::fs::File::open(path)
+}
+
+/// What a path that is neither a regular file nor a directory is, in words.
+fn describe_special(file_type: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if file_type.is_fifo() {
+            return "is a FIFO (named pipe)";
+        }
+        if file_type.is_socket() {
+            return "is a socket";
+        }
+        if file_type.is_char_device() {
+            return "is a character device";
+        }
+        if file_type.is_block_device() {
+            return "is a block device";
+        }
+    }
+    let _ = file_type;
+    "is not a regular file"
+}
+
 impl System for OsSystem {
     fn kind(&self, path: &Path) -> FileKind {
         match std::fs::metadata(path) {
@@ -23,24 +90,7 @@ impl System for OsSystem {
     }
 
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
-        let file = std::fs::File::open(path)?;
-        let meta = file.metadata()?;
-        if meta.is_dir() {
-            return Err(io::ErrorKind::IsADirectory.into());
-        }
-        if meta.len() > MAX_FILE_BYTES {
-            return Err(io::Error::new(
-                io::ErrorKind::FileTooLarge,
-                format!("file is {} bytes, over ctxgraph's limit of {MAX_FILE_BYTES}", meta.len()),
-            ));
-        }
-        let mut bytes = Vec::with_capacity(meta.len() as usize);
-        // `take` guards against a file that grows while we read it (or a device).
-        io::Read::read_to_end(&mut io::Read::take(file, MAX_FILE_BYTES + 1), &mut bytes)?;
-        if bytes.len() as u64 > MAX_FILE_BYTES {
-            return Err(io::Error::new(io::ErrorKind::FileTooLarge, "file grew past ctxgraph's size limit"));
-        }
-        Ok(bytes)
+        read_regular_file(path)
     }
 
     fn read_dir(&self, path: &Path) -> io::Result<Vec<DirEntry>> {

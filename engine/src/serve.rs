@@ -17,7 +17,7 @@ use ctxgraph_queries::{Db, Workspace};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::watch::Watcher;
+use crate::watch::{COOKIE_TIMEOUT, Watcher};
 use crate::{ChangeEvent, Engine, EngineError, RemoteRefresh, Turns};
 
 /// JSON-RPC 2.0 error codes.
@@ -244,10 +244,10 @@ impl Server {
         let executed = self.engine.db().executions().total() - before;
         let changed = turn.diff.changed();
         Ok(json!({
-            "text": turn.rendered.text,
-            "hash": turn.rendered.hash,
-            "bytes": turn.rendered.text.len(),
-            "blocks": turn.rendered.blocks,
+            "text": turn.layout.text,
+            "hash": turn.layout.hash,
+            "bytes": turn.layout.text.len(),
+            "blocks": turn.layout.blocks,
             "changed": changed,
             "removed": turn.diff.removed,
             "stable_prefix_bytes": turn.diff.stable_prefix_bytes,
@@ -287,21 +287,26 @@ impl Server {
         })
     }
 
-    /// Applies everything the watcher has reported, or rescans when there is no watcher
-    /// to rely on.
+    /// Brings the inputs up to date with every write that completed before the request
+    /// arrived: the watcher's events up to a fresh cookie, or a rescan when there is no
+    /// watcher to rely on (or it could not vouch for its events in time).
     fn catch_up(&mut self) {
-        match &mut self.watcher {
-            Some(watcher) if !watcher.is_degraded() => {
-                let pending = watcher.pending();
-                watcher.apply(&mut self.engine, &pending);
-            }
-            watcher => {
-                // Degraded or absent: what was reported is covered by the rescan.
-                if let Some(watcher) = watcher {
-                    watcher.pending();
+        let synced = match &mut self.watcher {
+            Some(watcher) if !watcher.is_degraded() => match watcher.sync_point(COOKIE_TIMEOUT) {
+                Some(batch) => {
+                    watcher.apply(&mut self.engine, &batch);
+                    true
                 }
-                self.engine.apply_changes(&[ChangeEvent::Rescan]);
+                None => false,
+            },
+            _ => false,
+        };
+        if !synced {
+            // Whatever was reported is covered by the rescan.
+            if let Some(watcher) = &mut self.watcher {
+                watcher.pending();
             }
+            self.engine.apply_changes(&[ChangeEvent::Rescan]);
         }
     }
 

@@ -4,61 +4,146 @@
 //! path that has a `File` input, the nearest existing directory at or above it. That covers
 //! the find-up walks (the directories on the way up), the globs (every directory they
 //! listed), config and home paths, and paths that do not exist yet (their nearest existing
-//! ancestor reports the directory being created). The set is derived from the `Files`
-//! table after every batch and build ([`Watcher::sync`]), so it grows with the graph.
+//! ancestor reports the directory being created).
+//!
+//! **Symlinks.** Inputs are keyed by lexical path, but the kernel watches inodes, and two
+//! paths to one directory share one inotify watch (notify then reports events under only
+//! one of them, and dropping either drops both). So every directory is watched once, by
+//! its canonical path, and events are mapped back to each lexical path that reaches it.
+//! A symlink on the way to an input also has its parent watched (to see it re-pointed),
+//! and a symlinked file has its target's directory watched (to see the target edited).
+//!
+//! **Incremental.** The watch set is kept as reference counts: each input records the
+//! directories it needs, new inputs are read from the `Files` creation log, and an event
+//! that adds, removes or replaces a path recomputes only the inputs at or below it. When
+//! a directory is renamed or deleted, notify drops every watch below it; the same subtree
+//! is marked unwatched here and re-added where still needed, and what changed there
+//! meanwhile is re-stated.
+//!
+//! **Freshness.** [`Watcher::sync_point`] writes a cookie file into a private directory
+//! watched by the same inotify instance (watchman's technique). The kernel queues an
+//! event before the system call that caused it returns, and one instance's queue is
+//! delivered in order, so once the cookie's event has come through, every event for a
+//! write that completed before the cookie was written has come through too.
 //!
 //! The debouncer is a few lines here rather than `notify-debouncer-full`: that crate is
 //! built around recursive watches and file ids, while what the engine needs is ruff's
-//! shape (flush after 10 ms of quiet, never hold a batch longer than 3 s) plus mapping
-//! overflow and watcher errors to a rescan.
+//! shape (flush after 10 ms of quiet, never hold a batch longer than 3 s), a flush on each
+//! cookie, and overflow and watcher errors mapped to a rescan.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
 use ctxgraph_queries::Db;
+use ctxgraph_queries::path::normalize;
 use ctxgraph_queries::system::FileKind;
 use notify::event::{EventKind, ModifyKind, RenameMode};
 use notify::{RecommendedWatcher, RecursiveMode, Watcher as _};
 
-use crate::{ChangeEvent, Engine};
+use crate::index::{PathIndex, subtree};
+use crate::{Applied, ChangeEvent, Engine};
 
 /// A batch is flushed after this long without a new event…
 pub const QUIET: Duration = Duration::from_millis(10);
 /// …or once its first event is this old, whichever comes first.
 pub const MAX_BATCH_AGE: Duration = Duration::from_secs(3);
+/// How long [`Watcher::sync_point`] waits for its cookie before giving up (the caller
+/// then rescans instead).
+pub const COOKIE_TIMEOUT: Duration = Duration::from_secs(2);
+/// Symlinks followed from one input before giving up (Linux's own limit).
+const MAX_LINK_HOPS: usize = 40;
 
 #[derive(Debug, thiserror::Error)]
 #[error("file watcher: {0}")]
 pub struct WatchError(#[from] notify::Error);
 
+/// What the debouncer hands over.
+enum Delivery {
+    Batch(Vec<ChangeEvent>),
+    /// Every event queued before cookie `n` was written has been delivered.
+    Cookie(u64),
+}
+
 pub struct Watcher {
     watcher: RecommendedWatcher,
-    batches: Receiver<Vec<ChangeEvent>>,
-    /// Directories with a live watch.
+    deliveries: Receiver<Delivery>,
+    /// Directories with a live watch (canonical paths).
     watched: BTreeSet<PathBuf>,
-    /// The input count when the watch set was last derived: the table only grows, so an
-    /// unchanged count means an unchanged set (ruff's cache key).
-    synced_inputs: Option<usize>,
+    /// Canonical directory → the lexical paths that reach it, each with the number of
+    /// inputs that need it through that path. A directory is wanted while this is non-empty.
+    dirs: BTreeMap<PathBuf, BTreeMap<PathBuf, usize>>,
+    /// Canonical target of a symlinked file input → the lexical inputs that point at it.
+    targets: BTreeMap<PathBuf, BTreeMap<PathBuf, usize>>,
+    /// Every input, with what it needs watched.
+    inputs: BTreeMap<PathBuf, Needs>,
+    /// Which `File` inputs have been seen.
+    index: PathIndex,
+    /// Lexical directory → how to watch it, until an event at or above it.
+    resolved: BTreeMap<PathBuf, Resolved>,
+    cookies: Option<Cookies>,
     /// A watch could not be added (e.g. the inotify limit): changes there go unseen, so
     /// callers must rescan before answering.
     degraded: bool,
 }
 
+/// The directories one input needs watched, and the symlink target it aliases.
+#[derive(Clone, Debug, Default)]
+struct Needs {
+    /// (canonical, lexical) pairs.
+    dirs: Vec<(PathBuf, PathBuf)>,
+    /// Canonical targets of the symlinks the input itself is (the last one and those
+    /// between).
+    targets: Vec<PathBuf>,
+}
+
+#[derive(Clone, Debug)]
+struct Resolved {
+    canonical: PathBuf,
+    /// The parent directories of the symlinks on the way, (canonical, lexical).
+    link_parents: Vec<(PathBuf, PathBuf)>,
+}
+
+struct Cookies {
+    dir: tempfile::TempDir,
+    /// Canonical path of `dir`, as events name it.
+    path: PathBuf,
+    next: u64,
+}
+
 impl Watcher {
     pub fn new() -> Result<Self, WatchError> {
         let (raw_tx, raw_rx) = mpsc::channel();
-        let (batch_tx, batches) = mpsc::channel();
-        let watcher = notify::recommended_watcher(raw_tx)?;
+        let (delivery_tx, deliveries) = mpsc::channel();
+        let mut watcher = notify::recommended_watcher(raw_tx)?;
+        // Without a cookie directory, `sync_point` reports that it cannot vouch for
+        // freshness and callers rescan.
+        let cookies = tempfile::Builder::new().prefix("ctxgraph-cookies-").tempdir().ok().and_then(|dir| {
+            let path = std::fs::canonicalize(dir.path()).ok()?;
+            watcher.watch(&path, RecursiveMode::NonRecursive).ok()?;
+            Some(Cookies { dir, path, next: 0 })
+        });
+        let cookie_dir = cookies.as_ref().map(|c| c.path.clone());
         std::thread::Builder::new()
             .name("ctxgraph-debouncer".to_owned())
-            .spawn(move || debounce(&raw_rx, &batch_tx))
+            .spawn(move || debounce(&raw_rx, &delivery_tx, cookie_dir.as_deref()))
             .map_err(|err| WatchError(notify::Error::io(err)))?;
-        Ok(Self { watcher, batches, watched: BTreeSet::new(), synced_inputs: None, degraded: false })
+        Ok(Self {
+            watcher,
+            deliveries,
+            watched: BTreeSet::new(),
+            dirs: BTreeMap::new(),
+            targets: BTreeMap::new(),
+            inputs: BTreeMap::new(),
+            index: PathIndex::default(),
+            resolved: BTreeMap::new(),
+            cookies,
+            degraded: false,
+        })
     }
 
-    /// Directories currently watched.
+    /// Directories currently watched (canonical paths).
     pub fn watched(&self) -> &BTreeSet<PathBuf> {
         &self.watched
     }
@@ -71,145 +156,434 @@ impl Watcher {
 
     /// The next batch, waiting at most `timeout`.
     pub fn next_batch(&self, timeout: Duration) -> Option<Vec<ChangeEvent>> {
-        self.batches.recv_timeout(timeout).ok()
+        let deadline = Instant::now() + timeout;
+        loop {
+            match self.deliveries.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                Ok(Delivery::Batch(batch)) => return Some(batch),
+                Ok(Delivery::Cookie(_)) => continue,
+                Err(_) => return None,
+            }
+        }
     }
 
     /// Every batch already delivered, merged, without waiting.
     pub fn pending(&self) -> Vec<ChangeEvent> {
-        self.batches.try_iter().flatten().collect()
+        let mut merged = Changes::default();
+        for delivery in self.deliveries.try_iter() {
+            if let Delivery::Batch(batch) = delivery {
+                merged.extend(batch);
+            }
+        }
+        merged.into_vec()
+    }
+
+    /// Every event for a write that completed before this call, merged: writes a cookie
+    /// and waits (at most `timeout`) until its event comes through. `None` when that could
+    /// not be established; the caller must then rescan to be sure.
+    pub fn sync_point(&mut self, timeout: Duration) -> Option<Vec<ChangeEvent>> {
+        let cookies = self.cookies.as_mut()?;
+        cookies.next += 1;
+        let n = cookies.next;
+        let cookie = cookies.dir.path().join(n.to_string());
+        let written = std::fs::write(&cookie, b"").is_ok();
+        let mut merged = Changes::default();
+        let deadline = Instant::now() + timeout;
+        let mut seen = false;
+        while written && !seen {
+            match self.deliveries.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                Ok(Delivery::Batch(batch)) => merged.extend(batch),
+                Ok(Delivery::Cookie(m)) => seen = m >= n,
+                Err(_) => break,
+            }
+        }
+        let _ = std::fs::remove_file(&cookie);
+        // What did arrive is returned either way; with `None` the caller rescans on top.
+        if seen { Some(merged.into_vec()) } else { None }
     }
 
     /// Applies `batch` to the engine and updates the watch set for what it changed.
-    pub fn apply(&mut self, engine: &mut Engine, batch: &[ChangeEvent]) {
+    /// Returns what changed in the inputs: nothing when every event was for a path no
+    /// query has read.
+    pub fn apply(&mut self, engine: &mut Engine, batch: &[ChangeEvent]) -> Applied {
         if batch.is_empty() {
-            return;
+            return Applied::default();
         }
-        engine.apply_changes(batch);
-        let unseen = self.sync(engine, batch);
-        engine.apply_changes(&unseen);
+        let lexical = self.to_lexical(batch);
+        let applied = engine.apply_changes(&lexical);
+        let unseen = self.sync(engine, batch, &lexical);
+        applied.merge(engine.apply_changes(&unseen))
     }
 
     /// Watches what the last build looked at for the first time.
     pub fn track(&mut self, engine: &mut Engine) {
-        let unseen = self.sync(engine, &[]);
+        let unseen = self.sync(engine, &[], &[]);
         engine.apply_changes(&unseen);
     }
 
-    /// Brings the watch set in line with the engine's `File` inputs, after a build (new
-    /// inputs) or after `applied` events (directories that came or went). Returns changes
-    /// for paths whose existence differs from their input in directories that were not
-    /// watched before: nobody reported what happened there between the query's look and
-    /// the new watch.
-    fn sync(&mut self, engine: &Engine, applied: &[ChangeEvent]) -> Vec<ChangeEvent> {
+    /// Events as notify reports them (under the canonical directories watched) → the same
+    /// events for every lexical path that reaches them.
+    fn to_lexical(&self, batch: &[ChangeEvent]) -> Vec<ChangeEvent> {
+        let mut out = Changes::default();
+        for change in batch {
+            match change {
+                ChangeEvent::Rescan => out.extend([ChangeEvent::Rescan]),
+                ChangeEvent::Modified(path) => {
+                    let (paths, via_target) = self.aliases(path);
+                    out.extend(paths.into_iter().map(ChangeEvent::Modified));
+                    out.extend(via_target.into_iter().map(ChangeEvent::Modified));
+                }
+                ChangeEvent::Created(path) | ChangeEvent::Removed(path) => {
+                    let make = if matches!(change, ChangeEvent::Created(_)) {
+                        ChangeEvent::Created
+                    } else {
+                        ChangeEvent::Removed
+                    };
+                    let (paths, via_target) = self.aliases(path);
+                    out.extend(paths.into_iter().map(make));
+                    // The symlink itself stayed; what it resolves to appeared or vanished.
+                    out.extend(via_target.into_iter().map(ChangeEvent::Created));
+                }
+                ChangeEvent::Renamed { from, to } => {
+                    let (from_paths, from_targets) = self.aliases(from);
+                    let (to_paths, to_targets) = self.aliases(to);
+                    if let ([from], [to]) = (from_paths.as_slice(), to_paths.as_slice()) {
+                        out.extend([ChangeEvent::Renamed { from: from.clone(), to: to.clone() }]);
+                    } else {
+                        out.extend(from_paths.into_iter().map(ChangeEvent::Removed));
+                        out.extend(to_paths.into_iter().map(ChangeEvent::Created));
+                    }
+                    let targets = from_targets.into_iter().chain(to_targets);
+                    out.extend(targets.map(ChangeEvent::Created));
+                }
+            }
+        }
+        out.into_vec()
+    }
+
+    /// The lexical paths naming `path` (a path under a watched canonical directory, or
+    /// such a directory itself), and the symlinked inputs whose target is at or below it.
+    fn aliases(&self, path: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
+        let mut paths = Vec::new();
+        if let Some(lexical) = self.dirs.get(path) {
+            paths.extend(lexical.keys().cloned());
+        }
+        if let (Some(parent), Some(name)) = (path.parent(), path.file_name())
+            && let Some(lexical) = self.dirs.get(parent)
+        {
+            paths.extend(lexical.keys().map(|dir| dir.join(name)));
+        }
+        if !paths.iter().any(|p| p == path) {
+            paths.push(path.to_path_buf());
+        }
+        paths.sort();
+        paths.dedup();
+        let mut via_target: Vec<PathBuf> =
+            subtree(&self.targets, path).flat_map(|(_, links)| links.keys().cloned()).collect();
+        via_target.sort();
+        via_target.dedup();
+        (paths, via_target)
+    }
+
+    /// Brings the watch set in line with the inputs, after a build (new inputs) or after
+    /// `raw` events (`lexical`, the same mapped to inputs' paths): paths that came, went or
+    /// were replaced. Returns changes for inputs in directories that were not watched
+    /// before: nobody reported what happened there between the query's look and the watch.
+    fn sync(&mut self, engine: &Engine, raw: &[ChangeEvent], lexical: &[ChangeEvent]) -> Vec<ChangeEvent> {
+        let db = engine.db();
+        let mut dirty: BTreeSet<PathBuf> = BTreeSet::new();
+        let mut recompute: BTreeSet<PathBuf> = BTreeSet::new();
+
+        if raw.contains(&ChangeEvent::Rescan) {
+            // The watcher lost track: start over from the inputs.
+            for dir in std::mem::take(&mut self.watched) {
+                let _ = self.watcher.unwatch(&dir);
+                dirty.insert(dir);
+            }
+            self.resolved.clear();
+            recompute.extend(self.inputs.keys().cloned());
+        } else {
+            // notify drops every watch at or below a directory that was renamed or
+            // deleted, and a directory recreated under the same name is a new inode.
+            for path in structural_paths(raw) {
+                let gone: Vec<PathBuf> = subtree_of_set(&self.watched, path).cloned().collect();
+                for dir in gone {
+                    let _ = self.watcher.unwatch(&dir);
+                    self.watched.remove(&dir);
+                    dirty.insert(dir);
+                }
+            }
+            // What an input needs watched depends on which paths above it exist and where
+            // their symlinks point: recompute every input at or below a changed path.
+            for path in structural_paths(lexical) {
+                let stale: Vec<PathBuf> = subtree(&self.resolved, path).map(|(dir, _)| dir.clone()).collect();
+                for dir in stale {
+                    self.resolved.remove(&dir);
+                }
+                recompute.extend(subtree(&self.inputs, path).map(|(p, _)| p.clone()));
+            }
+        }
+        for (path, _) in self.index.catch_up(db.files()) {
+            recompute.insert(path);
+        }
+
+        for path in recompute {
+            let needs = self.needs(engine, &path);
+            let old = self.inputs.insert(path.clone(), needs.clone()).unwrap_or_default();
+            for (canonical, dir) in &old.dirs {
+                release(&mut self.dirs, canonical, dir);
+                dirty.insert(canonical.clone());
+            }
+            for target in &old.targets {
+                release(&mut self.targets, target, &path);
+            }
+            for (canonical, dir) in needs.dirs {
+                *self.dirs.entry(canonical.clone()).or_default().entry(dir).or_default() += 1;
+                dirty.insert(canonical);
+            }
+            for target in needs.targets {
+                *self.targets.entry(target).or_default().entry(path.clone()).or_default() += 1;
+            }
+        }
+
+        let mut added = Vec::new();
+        for dir in dirty {
+            let wanted = self.dirs.contains_key(&dir);
+            let live = self.watched.contains(&dir);
+            if wanted && !live {
+                match self.watcher.watch(&dir, RecursiveMode::NonRecursive) {
+                    Ok(()) => {
+                        self.watched.insert(dir.clone());
+                        added.push(dir);
+                    }
+                    // Gone again already: its parent's watch reports what comes next.
+                    Err(err) if matches!(err.kind, notify::ErrorKind::PathNotFound) => {}
+                    Err(_) => self.degraded = true,
+                }
+            } else if !wanted && live {
+                // The directory may be gone already, which removed the watch with it.
+                let _ = self.watcher.unwatch(&dir);
+                self.watched.remove(&dir);
+            }
+        }
+        self.unseen(engine, &added)
+    }
+
+    /// Inputs directly in a newly watched directory whose existence differs from what the
+    /// graph last saw, and symlinked inputs whose target lives there. Existence only for
+    /// plain inputs: a re-stat is cheap, a re-read of every file is not.
+    fn unseen(&self, engine: &Engine, added: &[PathBuf]) -> Vec<ChangeEvent> {
+        let db = engine.db();
+        let mut unseen = Changes::default();
+        let dirs: HashSet<&Path> = added
+            .iter()
+            .flat_map(|canonical| self.dirs.get(canonical))
+            .flat_map(BTreeMap::keys)
+            .map(PathBuf::as_path)
+            .collect();
+        let mut check = |path: &PathBuf| {
+            if !path.parent().is_some_and(|parent| dirs.contains(parent)) {
+                return;
+            }
+            let Some(file) = db.files().existing(path) else { return };
+            if db.system().kind(path) != file.kind(db) {
+                unseen.extend([ChangeEvent::Created(path.clone())]);
+            }
+        };
+        // The first build adds most directories at once: one pass over every input then;
+        // afterwards only the subtrees of the few directories added.
+        if dirs.len() * 8 > self.inputs.len() {
+            self.inputs.keys().for_each(&mut check);
+        } else {
+            for dir in &dirs {
+                subtree(&self.inputs, dir).for_each(|(path, _)| check(path));
+            }
+        }
+        for canonical in added {
+            for (_, links) in subtree(&self.targets, canonical) {
+                unseen.extend(links.keys().cloned().map(ChangeEvent::Created));
+            }
+        }
+        unseen.into_vec()
+    }
+
+    /// What `path` (an input) needs watched.
+    fn needs(&mut self, engine: &Engine, path: &Path) -> Needs {
         let db = engine.db();
         let files = db.files();
-        let existence_changed = applied.iter().any(|c| !matches!(c, ChangeEvent::Modified(_)));
-        if !existence_changed && self.synced_inputs == Some(files.len()) {
-            return Vec::new();
+        let is_dir = |dir: &Path| match files.existing(dir) {
+            Some(file) => file.kind(db) == FileKind::Directory,
+            None => db.system().kind(dir) == FileKind::Directory,
+        };
+        let mut needs = Needs::default();
+        let own_kind = files.existing(path).map(|f| f.kind(db));
+        let start = if own_kind == Some(FileKind::Directory) { Some(path) } else { path.parent() };
+        let Some(anchor) = start.into_iter().flat_map(Path::ancestors).find(|dir| is_dir(dir)) else {
+            return needs;
+        };
+        let resolved = self.resolve(anchor);
+        needs.dirs.push((resolved.canonical.clone(), anchor.to_path_buf()));
+        needs.dirs.extend(resolved.link_parents);
+        if anchor != path {
+            self.follow_links(path, &mut needs);
         }
-        // A directory deleted (and perhaps recreated) under a live watch lost that watch.
-        let mut stale: Vec<PathBuf> = Vec::new();
-        for change in applied {
-            match change {
-                ChangeEvent::Created(p) | ChangeEvent::Removed(p) => stale.push(p.clone()),
-                ChangeEvent::Renamed { from, to } => stale.extend([from.clone(), to.clone()]),
-                ChangeEvent::Modified(_) => {}
-                ChangeEvent::Rescan => stale.extend(self.watched.iter().cloned()),
-            }
-        }
-        for dir in stale.iter().filter(|dir| self.watched.contains(*dir)) {
-            let _ = self.watcher.unwatch(dir);
-        }
-        self.watched.retain(|dir| !stale.contains(dir));
+        needs
+    }
 
-        let wanted = wanted_dirs(engine);
-        let gone: Vec<PathBuf> = self.watched.difference(&wanted).cloned().collect();
-        for dir in gone {
-            // The directory may be gone already, which removed the watch with it.
-            let _ = self.watcher.unwatch(&dir);
-            self.watched.remove(&dir);
+    /// A symlinked input: watch each link's directory (to see it re-pointed) and the
+    /// final target's nearest existing directory (to see it edited, created or removed).
+    fn follow_links(&mut self, path: &Path, needs: &mut Needs) {
+        let mut link = path.to_path_buf();
+        for _ in 0..MAX_LINK_HOPS {
+            let Ok(target) = std::fs::read_link(&link) else { break };
+            let Some(parent) = link.parent() else { break };
+            let next = normalize(&parent.join(target));
+            let Some(next_parent) = next.parent() else { break };
+            let Some(anchor) = next_parent.ancestors().find(|dir| dir.is_dir()) else { break };
+            let resolved = self.resolve(anchor);
+            let canonical_target = resolved.canonical.join(next.strip_prefix(anchor).unwrap_or(&next));
+            needs.dirs.push((resolved.canonical.clone(), anchor.to_path_buf()));
+            needs.dirs.extend(resolved.link_parents);
+            needs.targets.push(canonical_target);
+            link = next;
         }
-        let mut added = BTreeSet::new();
-        for dir in wanted {
-            if self.watched.contains(&dir) {
-                continue;
-            }
-            match self.watcher.watch(&dir, RecursiveMode::NonRecursive) {
-                Ok(()) => {
-                    self.watched.insert(dir.clone());
-                    added.insert(dir);
+    }
+
+    /// The canonical path of an existing lexical directory and the parents of the
+    /// symlinks on the way to it. Derived from the parent's (one `lstat` per directory
+    /// rather than a `realpath` per directory) and cached until an event at or above it.
+    fn resolve(&mut self, dir: &Path) -> Resolved {
+        if let Some(resolved) = self.resolved.get(dir) {
+            return resolved.clone();
+        }
+        let resolved = match (dir.parent(), dir.file_name()) {
+            (Some(parent), Some(name)) => {
+                let above = self.resolve(parent);
+                let is_link = std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink());
+                if is_link {
+                    let canonical = std::fs::canonicalize(dir).unwrap_or_else(|_| above.canonical.join(name));
+                    let mut link_parents = above.link_parents;
+                    link_parents.push((above.canonical, parent.to_path_buf()));
+                    Resolved { canonical, link_parents }
+                } else {
+                    Resolved { canonical: above.canonical.join(name), link_parents: above.link_parents }
                 }
-                Err(_) => self.degraded = true,
             }
-        }
-        self.synced_inputs = Some(files.len());
-        // Existence only: a re-stat is cheap, a re-read of every file is not.
-        let mut unseen = Vec::new();
-        for (path, file) in files.paths() {
-            let in_new_dir = path.parent().is_some_and(|parent| added.contains(parent));
-            if in_new_dir && db.system().kind(&path) != file.kind(db) {
-                unseen.push(ChangeEvent::Created(path));
-            }
-        }
-        unseen
+            _ => Resolved { canonical: dir.to_path_buf(), link_parents: Vec::new() },
+        };
+        self.resolved.insert(dir.to_path_buf(), resolved.clone());
+        resolved
     }
 }
 
-/// The nearest existing directory at or above every path with an input.
-fn wanted_dirs(engine: &Engine) -> BTreeSet<PathBuf> {
-    let db = engine.db();
-    let files = db.files();
-    let mut is_dir: HashMap<PathBuf, bool> = HashMap::new();
-    let mut check = |dir: &Path| -> bool {
-        *is_dir.entry(dir.to_path_buf()).or_insert_with(|| match files.existing(dir) {
-            Some(file) => file.kind(db) == FileKind::Directory,
-            None => db.system().kind(dir) == FileKind::Directory,
-        })
-    };
-    let mut wanted = BTreeSet::new();
-    for (path, file) in files.paths() {
-        let start = if file.kind(db) == FileKind::Directory { Some(path.as_path()) } else { path.parent() };
-        if let Some(dir) = start.into_iter().flat_map(Path::ancestors).find(|dir| check(dir)) {
-            wanted.insert(dir.to_path_buf());
+/// Paths of events that add, remove or replace something (not content edits).
+fn structural_paths(changes: &[ChangeEvent]) -> impl Iterator<Item = &PathBuf> {
+    changes.iter().flat_map(|change| match change {
+        ChangeEvent::Created(path) | ChangeEvent::Removed(path) => vec![path],
+        ChangeEvent::Renamed { from, to } => vec![from, to],
+        ChangeEvent::Modified(_) | ChangeEvent::Rescan => vec![],
+    })
+}
+
+fn subtree_of_set<'a>(set: &'a BTreeSet<PathBuf>, dir: &'a Path) -> impl Iterator<Item = &'a PathBuf> + 'a {
+    set.range::<Path, _>((std::ops::Bound::Included(dir), std::ops::Bound::Unbounded))
+        .take_while(move |path| path.starts_with(dir))
+}
+
+/// Drops one reference from `map[key][user]`, removing emptied entries.
+fn release(map: &mut BTreeMap<PathBuf, BTreeMap<PathBuf, usize>>, key: &Path, user: &Path) {
+    let Some(users) = map.get_mut(key) else { return };
+    if let Some(count) = users.get_mut(user) {
+        *count -= 1;
+        if *count == 0 {
+            users.remove(user);
         }
     }
-    wanted
+    if users.is_empty() {
+        map.remove(key);
+    }
 }
 
 /// Collects raw events into batches until the watcher is dropped.
-fn debounce(raw: &Receiver<notify::Result<notify::Event>>, batches: &Sender<Vec<ChangeEvent>>) {
-    while let Ok(first) = raw.recv() {
-        let started = Instant::now();
-        let mut batch = Vec::new();
-        push_unique(&mut batch, changes_from(first));
-        loop {
+fn debounce(
+    raw: &Receiver<notify::Result<notify::Event>>,
+    out: &Sender<Delivery>,
+    cookie_dir: Option<&Path>,
+) {
+    let mut batch = Changes::default();
+    let mut started = Instant::now();
+    loop {
+        let received = if batch.is_empty() {
+            raw.recv().map_err(|_| RecvTimeoutError::Disconnected)
+        } else {
             let left = MAX_BATCH_AGE.saturating_sub(started.elapsed());
-            match raw.recv_timeout(QUIET.min(left)) {
-                Ok(event) => push_unique(&mut batch, changes_from(event)),
-                Err(RecvTimeoutError::Timeout) => break,
-                Err(RecvTimeoutError::Disconnected) => return,
+            if left.is_zero() { Err(RecvTimeoutError::Timeout) } else { raw.recv_timeout(QUIET.min(left)) }
+        };
+        let event = match received {
+            Ok(event) => event,
+            Err(RecvTimeoutError::Timeout) => {
+                if !flush(&mut batch, out) {
+                    return;
+                }
+                continue;
             }
-            if left.is_zero() {
-                break;
+            Err(RecvTimeoutError::Disconnected) => return,
+        };
+        if let Some(dir) = cookie_dir
+            && let Ok(event) = &event
+            && event.paths.iter().any(|p| p.starts_with(dir))
+        {
+            // A cookie: everything queued before it is in `batch` now.
+            let created = matches!(event.kind, EventKind::Create(_));
+            let cookie = event.paths.iter().find_map(|p| p.file_name()?.to_str()?.parse::<u64>().ok());
+            if let (true, Some(n)) = (created, cookie)
+                && (!flush(&mut batch, out) || out.send(Delivery::Cookie(n)).is_err())
+            {
+                return;
             }
-        }
-        if batch.is_empty() {
             continue;
         }
-        if batch.contains(&ChangeEvent::Rescan) {
-            batch = vec![ChangeEvent::Rescan];
+        if batch.is_empty() {
+            started = Instant::now();
         }
-        if batches.send(batch).is_err() {
-            return;
-        }
+        batch.extend(changes_from(event));
     }
 }
 
-fn push_unique(batch: &mut Vec<ChangeEvent>, changes: Vec<ChangeEvent>) {
-    for change in changes {
-        if !batch.contains(&change) {
-            batch.push(change);
+/// Sends the batch (if any), leaving it empty. False once nobody listens.
+fn flush(batch: &mut Changes, out: &Sender<Delivery>) -> bool {
+    let mut batch = std::mem::take(batch).into_vec();
+    if batch.is_empty() {
+        return true;
+    }
+    if batch.contains(&ChangeEvent::Rescan) {
+        batch = vec![ChangeEvent::Rescan];
+    }
+    out.send(Delivery::Batch(batch)).is_ok()
+}
+
+/// Changes in the order first seen, without repeats. The set keeps a burst of thousands of
+/// events (a branch checkout) linear where a `Vec::contains` per event would not be.
+#[derive(Default)]
+struct Changes {
+    list: Vec<ChangeEvent>,
+    seen: HashSet<ChangeEvent>,
+}
+
+impl Changes {
+    fn extend(&mut self, changes: impl IntoIterator<Item = ChangeEvent>) {
+        for change in changes {
+            if self.seen.insert(change.clone()) {
+                self.list.push(change);
+            }
         }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    fn into_vec(self) -> Vec<ChangeEvent> {
+        self.list
     }
 }
 
@@ -233,38 +607,5 @@ pub fn changes_from(event: notify::Result<notify::Event>) -> Vec<ChangeEvent> {
         EventKind::Modify(_) => each(ChangeEvent::Modified),
         // Unknown: assume the worst for each path named.
         EventKind::Any | EventKind::Other => each(ChangeEvent::Created),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use notify::event::{CreateKind, DataChange, Flag};
-
-    use super::*;
-
-    fn event(kind: EventKind, paths: &[&str]) -> notify::Event {
-        paths.iter().fold(notify::Event::new(kind), |e, p| e.add_path(PathBuf::from(p)))
-    }
-
-    #[test]
-    fn overflow_and_errors_become_a_rescan() {
-        let overflow = notify::Event::new(EventKind::Other).set_flag(Flag::Rescan);
-        assert_eq!(changes_from(Ok(overflow)), [ChangeEvent::Rescan]);
-        assert_eq!(changes_from(Err(notify::Error::generic("lost"))), [ChangeEvent::Rescan]);
-    }
-
-    #[test]
-    fn events_map_to_changes() {
-        let created = event(EventKind::Create(CreateKind::File), &["/r/AGENTS.md"]);
-        assert_eq!(changes_from(Ok(created)), [ChangeEvent::Created("/r/AGENTS.md".into())]);
-        let written = event(EventKind::Modify(ModifyKind::Data(DataChange::Any)), &["/r/a.md"]);
-        assert_eq!(changes_from(Ok(written)), [ChangeEvent::Modified("/r/a.md".into())]);
-        let renamed = event(EventKind::Modify(ModifyKind::Name(RenameMode::Both)), &["/r/a", "/r/b"]);
-        assert_eq!(
-            changes_from(Ok(renamed)),
-            [ChangeEvent::Renamed { from: "/r/a".into(), to: "/r/b".into() }]
-        );
-        let read = event(EventKind::Access(notify::event::AccessKind::Any), &["/r/a.md"]);
-        assert!(changes_from(Ok(read)).is_empty());
     }
 }

@@ -1,141 +1,23 @@
 //! Remote instructions (issue #4; spec I8, I9, R5; E-19…E-22) against scripted HTTP servers
 //! on 127.0.0.1. Timeouts are short so the suite stays fast.
 
-use std::collections::{BTreeMap, HashMap};
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
 
 use ctxgraph_engine::remote::{FetchOptions, Fetcher};
 use ctxgraph_engine::{Engine, HostEnv};
 use ctxgraph_queries::opencode::prompt::Section;
 use ctxgraph_queries::remote::RemoteState;
 use ctxgraph_queries::system::MemorySystem;
-
-/// One scripted response.
-#[derive(Clone, Default)]
-struct Reply {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-    /// Sleep before sending anything.
-    delay: Duration,
-    /// Send the body in this many pieces with `gap` between them.
-    pieces: usize,
-    gap: Duration,
-}
+use ctxgraph_test_support::http::{Reply, Server};
 
 fn ok(body: impl Into<Vec<u8>>) -> Reply {
-    Reply { status: 200, body: body.into(), ..Reply::default() }
+    Reply::ok(body)
 }
 
 fn status(code: u16) -> Reply {
-    Reply { status: code, body: format!("status {code}").into_bytes(), ..Reply::default() }
-}
-
-/// A tiny HTTP/1.1 server: each path has a script of replies (the last one repeats).
-/// It stops by itself after 30 s or 500 connections.
-struct Server {
-    port: u16,
-    hits: Arc<Mutex<HashMap<String, usize>>>,
-    stop: Arc<AtomicBool>,
-}
-
-impl Server {
-    fn start(routes: Vec<(&str, Vec<Reply>)>) -> Server {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
-        listener.set_nonblocking(true).expect("nonblocking");
-        let port = listener.local_addr().expect("addr").port();
-        let routes: Arc<HashMap<String, Vec<Reply>>> =
-            Arc::new(routes.into_iter().map(|(p, r)| (p.to_owned(), r)).collect());
-        let hits = Arc::new(Mutex::new(HashMap::new()));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (hits2, stop2) = (Arc::clone(&hits), Arc::clone(&stop));
-        thread::spawn(move || {
-            let deadline = Instant::now() + Duration::from_secs(30);
-            let mut served = 0;
-            while Instant::now() < deadline && served < 500 && !stop2.load(Ordering::Relaxed) {
-                match listener.accept() {
-                    Ok((stream, _)) => {
-                        served += 1;
-                        let (routes, hits) = (Arc::clone(&routes), Arc::clone(&hits2));
-                        thread::spawn(move || serve(stream, &routes, &hits));
-                    }
-                    Err(_) => thread::sleep(Duration::from_millis(2)),
-                }
-            }
-        });
-        Server { port, hits, stop }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}{path}", self.port)
-    }
-
-    fn hits(&self, path: &str) -> usize {
-        self.hits.lock().unwrap().get(path).copied().unwrap_or(0)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-    }
-}
-
-fn serve(mut stream: TcpStream, routes: &HashMap<String, Vec<Reply>>, hits: &Mutex<HashMap<String, usize>>) {
-    stream.set_nonblocking(false).ok();
-    stream.set_read_timeout(Some(Duration::from_secs(5))).ok();
-    let mut request = Vec::new();
-    let mut buf = [0u8; 1024];
-    while !request.windows(4).any(|w| w == b"\r\n\r\n") && request.len() < 16 * 1024 {
-        match stream.read(&mut buf) {
-            Ok(0) | Err(_) => return,
-            Ok(n) => request.extend_from_slice(&buf[..n]),
-        }
-    }
-    let text = String::from_utf8_lossy(&request);
-    let path = text.split_whitespace().nth(1).unwrap_or("/").to_owned();
-    let conditional = text.to_ascii_lowercase().contains("if-none-match: \"v1\"");
-    let count = {
-        let mut hits = hits.lock().unwrap();
-        let count = hits.entry(path.clone()).or_default();
-        *count += 1;
-        *count
-    };
-    let reply = match routes.get(&path) {
-        Some(script) => script[(count - 1).min(script.len() - 1)].clone(),
-        None => status(404),
-    };
-    let reply = if conditional && reply.headers.iter().any(|(k, v)| k == "etag" && v == "\"v1\"") {
-        Reply { status: 304, body: Vec::new(), ..reply }
-    } else {
-        reply
-    };
-    thread::sleep(reply.delay);
-    let mut head = format!(
-        "HTTP/1.1 {} X\r\ncontent-length: {}\r\nconnection: close\r\n",
-        reply.status,
-        reply.body.len()
-    );
-    for (name, value) in &reply.headers {
-        head.push_str(&format!("{name}: {value}\r\n"));
-    }
-    head.push_str("\r\n");
-    if stream.write_all(head.as_bytes()).is_err() {
-        return;
-    }
-    let pieces = reply.pieces.max(1);
-    let size = reply.body.len().div_ceil(pieces).max(1);
-    for chunk in reply.body.chunks(size) {
-        if stream.write_all(chunk).and_then(|()| stream.flush()).is_err() {
-            return;
-        }
-        thread::sleep(reply.gap);
-    }
+    Reply::status(code)
 }
 
 fn options() -> FetchOptions {
@@ -181,7 +63,7 @@ fn render(server: &Server, (text, results): (String, Vec<(String, RemoteState)>)
         };
         out.push_str(&format!("{url}: {state}\n"));
     }
-    out.replace(&server.port.to_string(), "PORT")
+    out.replace(&server.port().to_string(), "PORT")
 }
 
 #[test]
@@ -236,7 +118,7 @@ fn redirects_are_bounded_and_stay_on_http() {
         ..Reply::default()
     };
     let server = Server::start(vec![("/final.md", vec![ok("after redirects\n")])]);
-    let port = server.port;
+    let port = server.port();
     let chain = Server::start(vec![
         ("/r1", vec![to(format!("http://127.0.0.1:{port}/final.md"))]),
         ("/file", vec![to("file:///etc/passwd".to_owned())]),
@@ -268,7 +150,7 @@ fn twenty_urls_at_once_keep_config_order() {
             (format!("/r{i}.md"), vec![Reply { delay, ..ok(format!("rule {i}\n")) }])
         })
         .collect();
-    let server = Server::start(routes.iter().map(|(p, r)| (p.as_str(), r.clone())).collect());
+    let server = Server::start(routes.iter().map(|(p, r)| (p.as_str(), r.clone())));
     let urls: Vec<String> = (0..20).map(|i| server.url(&format!("/r{i}.md"))).collect();
     let (text, results) = build(&urls, options());
     assert!(results.iter().all(|(_, s)| matches!(s, RemoteState::Loaded { .. })));

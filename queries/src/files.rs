@@ -7,7 +7,7 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use dashmap::DashMap;
 use salsa::Durability;
@@ -48,6 +48,9 @@ pub fn revision_durability(kind: FileKind) -> Durability {
 #[derive(Debug, Default)]
 pub struct Files {
     by_path: DashMap<PathBuf, File>,
+    /// Every input in creation order, so the engine can index new paths without
+    /// re-listing (and re-sorting) the whole table after each build.
+    created: Mutex<Vec<(PathBuf, File)>>,
 }
 
 impl Files {
@@ -59,12 +62,21 @@ impl Files {
         }
         *self.by_path.entry(path.clone()).or_insert_with(|| {
             let kind = db.system().kind(&path);
-            File::builder(path, kind, 0)
+            let file = File::builder(path.clone(), kind, 0)
                 .path_durability(Durability::NEVER_CHANGE)
                 .kind_durability(KIND_DURABILITY)
                 .revision_durability(revision_durability(kind))
-                .new(db)
+                .new(db);
+            self.created.lock().unwrap_or_else(PoisonError::into_inner).push((path, file));
+            file
         })
+    }
+
+    /// The inputs created after the first `seen` ones, in creation order. A caller that
+    /// keeps its own index passes the count it has seen so far.
+    pub fn created_since(&self, seen: usize) -> Vec<(PathBuf, File)> {
+        let created = self.created.lock().unwrap_or_else(PoisonError::into_inner);
+        created.get(seen..).map(<[_]>::to_vec).unwrap_or_default()
     }
 
     /// The input for `path` if some query has asked about it.

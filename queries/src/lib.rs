@@ -7,6 +7,7 @@
 
 pub mod db;
 pub mod files;
+pub mod lines;
 pub mod memory;
 pub mod opencode;
 pub mod path;

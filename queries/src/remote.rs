@@ -91,6 +91,22 @@ impl std::fmt::Display for FetchFailure {
 }
 
 impl FetchFailure {
+    /// What opencode does with an offline URL: it has no offline mode and no cache.
+    pub const OPENCODE_WHEN_OFFLINE: &'static str = "opencode fetches it on every step (I8)";
+    /// What opencode does with a pinned URL whose body does not match: it checks no pins.
+    pub const OPENCODE_WHEN_PINNED: &'static str = "opencode does not check pins and would include it";
+    /// What opencode does when the fetch itself fails.
+    pub const OPENCODE_WHEN_FAILED: &'static str = "opencode sends nothing for it either (I8)";
+
+    /// What opencode does with the URL instead, for warnings and explanations alike.
+    pub fn what_opencode_does(&self) -> &'static str {
+        match self {
+            FetchFailure::Offline => Self::OPENCODE_WHEN_OFFLINE,
+            FetchFailure::PinMismatch { .. } => Self::OPENCODE_WHEN_PINNED,
+            _ => Self::OPENCODE_WHEN_FAILED,
+        }
+    }
+
     /// A stable machine-readable name, for JSON output.
     pub fn code(&self) -> &'static str {
         match self {
@@ -159,7 +175,7 @@ pub struct ConfigRequest {
     pub headers: Vec<(String, String)>,
 }
 
-/// A remote config document (R1–R6), fetched by the engine. Unlike [`RemoteDoc`] it keeps
+/// A remote config document (R1–R5), fetched by the engine. Unlike [`RemoteDoc`] it keeps
 /// the content type (R2 looks at it) and is never served from a cache: opencode aborts
 /// when one cannot be fetched.
 #[salsa::input(debug)]

@@ -9,6 +9,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use crate::lines::{Column, LineColumn, Lines};
+
 /// One kind of secret and how to recognise it.
 struct Pattern {
     kind: &'static str,
@@ -61,12 +63,11 @@ pub fn find_secrets(text: &str) -> Vec<SecretMatch> {
         }
     }
     spans.sort();
+    let lines = Lines::new(text);
     spans
         .into_iter()
         .map(|(start, _, kind)| {
-            let before = &text[..start];
-            let line = before.matches('\n').count() + 1;
-            let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+            let LineColumn { line, column } = lines.locate(start, Column::Chars);
             SecretMatch { kind, line, column }
         })
         .collect()

@@ -5,7 +5,7 @@
 //! layer (C4), exactly as opencode groups them, never re-associated.
 
 use ctxgraph_queries::opencode::config::tree::{Node, merge_concat, merge_deep};
-use ctxgraph_queries::opencode::config::{ConfigSource, Origin, SourceKind};
+use ctxgraph_queries::opencode::config::{ConfigSource, Provenance, SourceKind};
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 
@@ -45,7 +45,7 @@ fn config() -> impl Strategy<Value = Value> {
 fn node(value: &Value, name: &str) -> Node {
     Node::from_value(
         value.clone(),
-        &Origin::new(ConfigSource::virtual_source(SourceKind::Project, name, "/".into())),
+        &Provenance::new(ConfigSource::virtual_source(SourceKind::Project, name, "/".into())),
     )
 }
 

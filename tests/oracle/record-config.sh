@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # record-config.sh [ID...] - records `opencode debug config` for the config fixtures in
-# tests/config/<ID> from the real opencode binary, with the isolation capture.sh uses
-# (fresh HOME, XDG dirs and managed dir; autoupdate, models fetch, share and LSP
-# downloads off). Writes tests/config/<ID>/oracle.out: the exit code, stdout, stderr,
+# tests/config/<ID> from the real opencode binary (installed from npm by lib.sh), with the
+# isolation capture.sh uses (lib.sh: fresh HOME, XDG dirs and managed dir; autoupdate,
+# models fetch, share and LSP downloads off) and an otherwise empty environment. Writes tests/config/<ID>/oracle.out: the exit code, stdout, stderr,
 # scratch paths replaced by <RUN>. Expected outputs come only from here.
 #
 # A case dir holds case.toml and any of proj/ (the project; `git = true` runs git init),
@@ -11,10 +11,10 @@
 # (<RUN> in a value is the scratch dir) are honoured.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
 CASES=$HERE/../config
-CACHE=${ORACLE_CACHE:-/tmp/oracle}
-BIN=$CACHE/node_modules/.bin/opencode
-[ -x "$BIN" ] || { echo "install the oracle first: ../shared/oracle/capture.sh" >&2; exit 2; }
+CACHE=$ORACLE_CACHE
+BIN=$(oracle_bin) || { echo "record-config.sh: installing opencode-ai@$OPENCODE_VERSION failed" >&2; exit 2; }
 ids=("$@"); [ ${#ids[@]} -gt 0 ] || mapfile -t ids < <(ls "$CASES")
 for id in "${ids[@]}"; do
   dir=$CASES/$id
@@ -28,11 +28,9 @@ for id in "${ids[@]}"; do
   cwd=$(read_toml 'print(c.get("cwd","."))')
   mapfile -t extra < <(read_toml 'print("\n".join(f"{k}={v}" for k,v in c.get("env",{}).items()))' | sed "s#<RUN>#$RUN#g")
   [ -n "${extra[0]:-}" ] || extra=()
+  isolation_env "$RUN"
   set +e
-  (cd "$RUN/proj/$cwd" && env -i PATH="$PATH" USER=tester HOME="$RUN/home" XDG_CONFIG_HOME="$RUN/config" \
-    XDG_DATA_HOME="$RUN/data" XDG_CACHE_HOME="$RUN/cache" XDG_STATE_HOME="$RUN/state" \
-    OPENCODE_TEST_MANAGED_CONFIG_DIR="$RUN/managed" OPENCODE_DISABLE_AUTOUPDATE=1 \
-    OPENCODE_DISABLE_MODELS_FETCH=1 OPENCODE_DISABLE_SHARE=1 OPENCODE_DISABLE_LSP_DOWNLOAD=1 \
+  (cd "$RUN/proj/$cwd" && env -i PATH="$PATH" USER=tester "${ISOLATION[@]}" \
     "${extra[@]}" timeout 60 "$BIN" debug config >"$RUN/stdout" 2>"$RUN/stderr")
   code=$?
   set -e

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # record.sh - record the expected outputs of tests/conformance/<ID>/ from the REAL opencode
-# binary (the oracle, ../shared/oracle/capture.sh beside this repo) into
+# binary (the oracle: capture.sh in this directory, which installs opencode-ai from npm) into
 # snapshots/conformance__<ID>.snap.  Expected outputs never come from anywhere else.
 #
 # usage: tests/oracle/record.sh [ID...]        (no ID: every case with a case.toml)
 #   RECORD_JOBS=N   record N cases in parallel (default 1)
-#   ORACLE_CACHE    passed to capture.sh (default /tmp/oracle: opencode install + scratch runs)
+#   ORACLE_CACHE    opencode install + scratch runs (default /tmp/oracle; see lib.sh)
 #
 # Per case: copy the case to a scratch dir, `git init -q` every [run].git dir (and commit in
 # [run].git_commit dirs), then run capture.sh -m full (and -m read -R FILE per [run].reads entry)
@@ -18,18 +18,18 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-CAPTURE=$(cd "$ROOT/../shared/oracle" && pwd)/capture.sh
+CAPTURE=$HERE/capture.sh
 CASES=$ROOT/tests/conformance
 SNAPS=$ROOT/snapshots
 VERSION=1.18.33
 
 die() { echo "record.sh: $*" >&2; exit 1; }
-[ -f "$CAPTURE" ] || die "capture.sh not found at $CAPTURE"
 
-# hermetic environment: no inherited opencode flags, default model, pinned version
-for v in $(compgen -e); do case $v in OPENCODE_*|ORACLE_MODEL|ORACLE_KEEP) unset "$v" ;; esac; done
+# hermetic environment: no inherited opencode flags, pinned version
+for v in $(compgen -e); do case $v in OPENCODE_*) unset "$v" ;; esac; done
 export OPENCODE_VERSION=$VERSION
-export ORACLE_CACHE=${ORACLE_CACHE:-/tmp/oracle}
+. "$HERE/lib.sh"
+export ORACLE_CACHE
 export LC_ALL=C.UTF-8 PYTHONIOENCODING=utf-8
 
 if [ $# -gt 0 ]; then IDS=("$@"); else
@@ -38,12 +38,8 @@ fi
 [ ${#IDS[@]} -gt 0 ] || die "no cases"
 for id in "${IDS[@]}"; do [ -f "$CASES/$id/case.toml" ] || die "no such case: $id"; done
 
-# make sure the oracle is installed and is the pinned version (capture.sh installs it if missing)
-REALBIN=$ORACLE_CACHE/node_modules/.bin/opencode
-if ! "$REALBIN" --version >/dev/null 2>&1; then
-  e=$(mktemp -d); "$CAPTURE" -m paths "$e" >/dev/null || { rm -rf "$e"; die "oracle install failed"; }; rm -rf "$e"
-  "$REALBIN" --version >/dev/null 2>&1 || REALBIN=$ORACLE_CACHE/node_modules/opencode-linux-x64/bin/opencode
-fi
+# make sure the oracle is installed and is the pinned version
+REALBIN=$(oracle_bin) || die "installing opencode-ai@$VERSION into $ORACLE_CACHE failed"
 got=$("$REALBIN" --version 2>/dev/null) || die "cannot run $REALBIN"
 [ "$got" = "$VERSION" ] || die "oracle is opencode $got, expected $VERSION"
 

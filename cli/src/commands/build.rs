@@ -2,9 +2,9 @@
 
 use std::process::ExitCode;
 
-use ctxgraph_engine::{BlockSpan, Engine, Rendered};
+use ctxgraph_engine::Engine;
 use ctxgraph_queries::opencode::instructions::SystemPaths;
-use ctxgraph_queries::opencode::prompt::{Prompt, Section};
+use ctxgraph_queries::opencode::prompt::{PlacedBlock, Prompt, Section};
 use ctxgraph_queries::remote::{LoadedFrom, RemoteState};
 use serde::Serialize;
 
@@ -38,17 +38,9 @@ struct Report {
     section: &'static str,
     bytes: usize,
     hash: String,
-    blocks: Vec<BlockReport>,
+    blocks: Vec<PlacedBlock>,
     /// Every `instructions` URL, in config order, and what became of it.
     remote: Vec<RemoteReport>,
-}
-
-#[derive(Serialize)]
-struct BlockReport {
-    #[serde(flatten)]
-    span: BlockSpan,
-    rule: &'static str,
-    reason: String,
 }
 
 #[derive(Serialize)]
@@ -69,23 +61,7 @@ struct RemoteReport {
 
 impl Report {
     fn new(engine: &Engine, prompt: &Prompt, section: Section, paths: &SystemPaths) -> Self {
-        let rendered = Rendered::new(prompt, section);
-        let blocks = rendered
-            .blocks
-            .into_iter()
-            .map(|span| {
-                let block = &prompt.blocks[span.block];
-                let reason = match (block.candidate.and_then(|c| paths.candidates.get(c)), block.remote) {
-                    (Some(candidate), _) => candidate.origin.describe(),
-                    (None, Some(remote)) => format!(
-                        "I9: remote instructions entry from {}",
-                        paths.remote.get(remote).map_or_else(String::new, |r| r.source.name())
-                    ),
-                    (None, None) => "B2: the environment block opencode recomputes on every step".to_owned(),
-                };
-                BlockReport { span, rule: block.rule, reason }
-            })
-            .collect();
+        let layout = prompt.layout(section);
         let remote = paths
             .remote
             .iter()
@@ -115,9 +91,9 @@ impl Report {
                 Section::Environment => "environment",
                 Section::Instructions => "instructions",
             },
-            bytes: rendered.text.len(),
-            hash: rendered.hash,
-            blocks,
+            bytes: layout.text.len(),
+            hash: layout.hash,
+            blocks: layout.blocks,
             remote,
         }
     }

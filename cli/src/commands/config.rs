@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anstyle::{AnsiColor, Style};
 use ctxgraph_queries::opencode::config::schema::redact_like_debug_config;
-use ctxgraph_queries::opencode::config::{LayerStatus, MergedConfig, Node, NodeKind, Origin, SourceKind};
+use ctxgraph_queries::opencode::config::{LayerStatus, MergedConfig, Node, NodeKind, Provenance, SourceKind};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -90,7 +90,7 @@ fn paint(style: Style, text: &str) -> String {
 
 /// Where an origin points: `path:line:col`, a URL, or a variable name, plus the
 /// substitution it came through.
-fn describe(origin: &Origin) -> String {
+fn describe(origin: &Provenance) -> String {
     let mut text = origin.source.name.clone();
     if let Some(at) = origin.at {
         let _ = write!(text, ":{}:{}", at.line, at.column);
@@ -222,7 +222,7 @@ struct OriginReport {
 }
 
 impl OriginReport {
-    fn new(origin: &Origin) -> Self {
+    fn new(origin: &Provenance) -> Self {
         OriginReport {
             kind: origin.source.kind,
             source: origin.source.name.clone(),
@@ -235,7 +235,7 @@ impl OriginReport {
 }
 
 fn explain_json(path: &str, node: &Node, secrets: bool) -> Value {
-    let hide = |value: &Value, origin: &Origin| {
+    let hide = |value: &Value, origin: &Provenance| {
         if secrets || origin.via.is_empty() {
             value.clone()
         } else {

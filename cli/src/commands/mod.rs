@@ -10,7 +10,7 @@ use std::time::Duration;
 use ctxgraph_engine::remote::{FetchOptions, Fetcher};
 use ctxgraph_engine::{Engine, EngineError, HostEnv, OsSystem, RemoteRefresh};
 use ctxgraph_queries::Workspace;
-use ctxgraph_queries::remote::{FetchFailure, LoadedFrom, RemoteState};
+use ctxgraph_queries::remote::{LoadedFrom, RemoteState};
 
 use crate::args::{Cli, Command, RemoteArgs};
 use crate::error::CliError;
@@ -90,14 +90,8 @@ fn load_remote(engine: &mut Engine, ws: Workspace, options: FetchOptions) -> Res
     for (url, state) in engine.fetch_remote(ws, &fetcher)? {
         match state {
             RemoteState::Failed(failure) => {
-                let consequence = match failure {
-                    FetchFailure::PinMismatch { .. } => {
-                        "no block for it (opencode does not check pins and would include the body)"
-                    }
-                    FetchFailure::Offline => "no block for it (opencode would fetch it)",
-                    _ => "no block for it (opencode drops it too)",
-                };
-                let _ = writeln!(stderr, "warning: {url}: {failure}; {consequence}");
+                let instead = failure.what_opencode_does();
+                let _ = writeln!(stderr, "warning: {url}: {failure}; no block for it; {instead}");
                 failed.push(url);
             }
             RemoteState::Loaded { from: LoadedFrom::Cache { because: Some(failure) }, .. } => {

@@ -31,13 +31,16 @@ pub fn run(args: WatchArgs) -> Result<ExitCode, CliError> {
             // A broken config while editing is expected: say so and keep watching.
             Err(err) => eprintln_error(&render(&CliError::Engine(err))),
         }
-        // Wait for the next batch; the loop ends when the process is interrupted.
-        let batch = loop {
-            if let Some(batch) = watcher.next_batch(Duration::from_secs(3600)) {
-                break batch;
+        // Wait for a batch that touches an input: events only for paths no query read
+        // (this command's own output redirected into the tree, say) rebuild nothing.
+        // The loop ends when the process is interrupted.
+        loop {
+            if let Some(batch) = watcher.next_batch(Duration::from_secs(3600))
+                && watcher.apply(&mut engine, &batch).touched_inputs()
+            {
+                break;
             }
-        };
-        watcher.apply(&mut engine, &batch);
+        }
     }
 }
 
@@ -46,8 +49,8 @@ fn line(turn: &Turn) -> String {
     let diff = &turn.diff;
     format!(
         "{hash}  {bytes} bytes  blocks +{added} -{removed} ~{modified}  {executed} queries\n",
-        hash = &turn.rendered.hash[..16],
-        bytes = turn.rendered.text.len(),
+        hash = &turn.layout.hash[..16],
+        bytes = turn.layout.text.len(),
         added = diff.added.len(),
         removed = diff.removed.len(),
         modified = diff.modified.len(),

@@ -32,6 +32,7 @@ pub fn log(findings: &[Finding]) -> Value {
                 "id": code.id(),
                 "name": code.name(),
                 "shortDescription": { "text": code.summary() },
+                "helpUri": help_uri(code.id()),
                 "defaultConfiguration": { "level": level(code.severity()) },
             })
         })
@@ -52,6 +53,11 @@ pub fn log(findings: &[Finding]) -> Value {
             "results": results,
         }]
     })
+}
+
+/// Where a code is documented: `docs/lint.md` in the repository, at the code's anchor.
+fn help_uri(id: &str) -> String {
+    format!("{}/blob/main/docs/lint.md#{}", env!("CARGO_PKG_REPOSITORY"), id.to_lowercase())
 }
 
 fn result(finding: &Finding) -> Value {

@@ -63,7 +63,7 @@ fn fresh_engine_turns(repo: &Monorepo, cwd: &Path, iters: u64) -> Duration {
 fn turn(engine: &mut Engine, turns: &mut Turns, cwd: &Path) -> usize {
     let ws = engine.open(cwd).expect("cwd");
     let turn = turns.build(engine, ws, Section::System, None).expect("build");
-    turn.rendered.text.len()
+    turn.layout.text.len()
 }
 
 fn main() {

@@ -137,11 +137,6 @@ pub struct GlobLevel {
 }
 
 impl SystemPaths {
-    /// The insertion-ordered set opencode builds: one entry per distinct path.
-    pub fn unique(&self) -> impl Iterator<Item = &Candidate> {
-        self.candidates.iter().filter(|c| c.duplicate_of.is_none())
-    }
-
     pub fn contains(&self, path: &Path) -> bool {
         self.candidates.iter().any(|c| c.path == path)
     }

@@ -4,6 +4,8 @@
 use jsonc_parser::ParseOptions;
 use jsonc_parser::errors::ParseErrorKind;
 
+use crate::lines::{Column, LineColumn, Lines};
+
 /// A parse failure with the position opencode reports (J2).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct JsoncError {
@@ -147,10 +149,7 @@ fn skip_trivia(text: &str, mut offset: usize) -> usize {
 
 fn error_at(text: &str, offset: usize, code: &'static str, message: String) -> JsoncError {
     let offset = offset.min(text.len());
-    let before = text.get(..offset).unwrap_or(text);
-    let line = before.matches('\n').count() + 1;
-    let last = before.rsplit('\n').next().unwrap_or("");
-    let column = last.encode_utf16().count() + 1;
+    let LineColumn { line, column } = Lines::new(text).locate(offset, Column::Utf16);
     JsoncError { code, message, offset, line, column }
 }
 

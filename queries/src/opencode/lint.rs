@@ -113,7 +113,9 @@ impl Code {
             Code::AbsoluteGlobDirectory => {
                 "An absolute instructions entry has glob characters in its directory"
             }
-            Code::NearbyOnlyConstraint => "Hard constraints live only in a rule file the read tool attaches",
+            Code::NearbyOnlyConstraint => {
+                "Constraints for the whole repository live only in a rule file the read tool attaches"
+            }
         }
     }
 }
@@ -208,6 +210,41 @@ impl Linter<'_> {
         (!text.text().is_empty()).then(|| blake3::hash(text.text().as_bytes()))
     }
 
+    /// Whether an agent reading `file` gets the rules in `other`: the same file (a
+    /// symlink), the same text, or a `file` that is nothing but Claude Code's import of
+    /// `other` (`@AGENTS.md`, the layout Claude Code's documentation suggests for sharing
+    /// AGENTS.md). Two such files are one set of rules under two names, not a shadowing.
+    fn same_rules(&self, file: &Path, other: &Path) -> bool {
+        if self.real_path(file) == self.real_path(other) {
+            return true;
+        }
+        let text = rule_text(self.db, file);
+        if !text.text().is_empty() && self.content_hash(file) == self.content_hash(other) {
+            return true;
+        }
+        let import = text.text().trim();
+        let Some(target) = import.strip_prefix('@').filter(|t| !t.contains(char::is_whitespace)) else {
+            return false;
+        };
+        let dir = file.parent().unwrap_or(Path::new("/"));
+        self.real_path(&path::resolve(dir, Path::new(target))) == self.real_path(other)
+    }
+
+    /// Whether `winner` names `shadowed` (a file beside it): its authors point the model at
+    /// that file on purpose (a glossary, a design note), so opencode not loading it is no
+    /// mistake.
+    fn points_to(&self, winner: &Path, shadowed: &Path) -> bool {
+        let Some(name) = shadowed.file_name().and_then(|n| n.to_str()) else { return false };
+        winner.parent() == shadowed.parent() && rule_text(self.db, winner).text().contains(name)
+    }
+
+    /// The path with every symlink resolved, or as given when that fails (a dangling
+    /// link is judged by where it sits). Through `System` but outside salsa: lint is an
+    /// untracked function run on demand, so nothing caches an answer that could go stale.
+    fn real_path(&self, path: &Path) -> PathBuf {
+        self.db.system().canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+    }
+
     /// CG001 and CG002. A `CLAUDE.md` beside an `AGENTS.md` gets CG002 only: that is the
     /// more specific fact, and the fix is the same.
     fn shadowed_and_side_by_side(&mut self) {
@@ -221,10 +258,7 @@ impl Linter<'_> {
         for (dir, files) in &by_dir {
             let has = |name: &str| files.iter().any(|f| f.file_name().is_some_and(|n| n == name));
             let (agents, claude) = (dir.join("AGENTS.md"), dir.join("CLAUDE.md"));
-            if has("AGENTS.md")
-                && has("CLAUDE.md")
-                && self.content_hash(&agents) != self.content_hash(&claude)
-            {
+            if has("AGENTS.md") && has("CLAUDE.md") && !self.same_rules(&claude, &agents) {
                 beside.push(claude);
             }
         }
@@ -246,6 +280,12 @@ impl Linter<'_> {
                 let reason = item.reasons.iter().find(|r| matches!(r, Reason::ShadowedByCategory { .. }))?;
                 Some((path.to_path_buf(), reason.clone()))
             })
+            .filter(|(path, reason)| {
+                let Reason::ShadowedByCategory { winning_files, .. } = reason else { return false };
+                !winning_files
+                    .iter()
+                    .any(|winner| self.same_rules(path, winner) || self.points_to(winner, path))
+            })
             .collect();
         for (path, reason) in shadowed {
             let Reason::ShadowedByCategory { winner, winning_files, .. } = &reason else { continue };
@@ -263,14 +303,19 @@ impl Linter<'_> {
     }
 
     /// CG003: outside git, the project walk runs up to `/`; inside, a project config can
-    /// point at files outside the repository.
+    /// point at files outside the repository, and a rule file in it can be a symlink to
+    /// one outside (judged on the resolved path: other checkouts do not have the target).
     fn outside_repository(&mut self) {
         let explanation = self.explanation;
+        let worktree = self.real_path(&explanation.worktree);
         let mut found = Vec::new();
         for (item, path) in self.files() {
-            if item.loaded.is_none() {
+            let attached = item.reasons.iter().any(|r| matches!(r, Reason::NearbyOnly { .. }));
+            if item.loaded.is_none() && !attached {
                 continue;
             }
+            let real = self.real_path(path);
+            let outside = explanation.git && !real.starts_with(&worktree);
             match &item.via {
                 Some(Via::Project { level, .. }) if !explanation.git && *level > 0 => found.push((
                     path.to_path_buf(),
@@ -296,6 +341,18 @@ impl Linter<'_> {
                         "move the file into the repository, or the entry into your global config".to_owned(),
                     ))
                 }
+                Some(Via::Global { .. }) => {}
+                Some(Via::Instruction { config, .. }) if !self.is_project_config(config) => {}
+                _ if outside && path.starts_with(&explanation.worktree) => found.push((
+                    path.to_path_buf(),
+                    format!(
+                        "{} is a symlink to {}, outside the repository {}; other checkouts will not have it, and its text is sent to the model provider",
+                        path::display(path),
+                        path::display(&real),
+                        path::display(&explanation.worktree)
+                    ),
+                    "commit the rules themselves instead of a link out of the repository".to_owned(),
+                )),
                 _ => {}
             }
         }
@@ -323,7 +380,7 @@ impl Linter<'_> {
         let config = merged_config(self.db, self.ws).as_ref().map_err(|e| BuildError::Config(e.clone()))?;
         let location = |index: usize| {
             let entry = &config.instructions[index];
-            let line = entry_line(self.db, self.ws, entry);
+            let line = entry_line(entry);
             entry.source.path().and_then(|path| file_location(path, line))
         };
         let mut found = Vec::new();
@@ -454,7 +511,13 @@ impl Linter<'_> {
         }
     }
 
-    /// CG011: "never"/"must" rules that only a read attaches, once.
+    /// CG011: "never"/"must" rules for the whole repository that only a read attaches.
+    ///
+    /// A rule file below the working directory is how monorepos scope rules to a package,
+    /// and its constraints are meant to apply only there: on six real monorepos every such
+    /// "never"/"must" was package-scoped (README, lint corpus). The mistake is a constraint
+    /// that claims the whole repository as its scope (`never push to main anywhere in the
+    /// repo`) but reaches the model only after it happens to read a file in that package.
     fn nearby_only_constraints(&mut self) {
         let mut found = Vec::new();
         for (item, path) in self.files() {
@@ -472,7 +535,7 @@ impl Linter<'_> {
                 .text()
                 .lines()
                 .enumerate()
-                .filter(|(_, line)| has_hard_constraint(line))
+                .filter(|(_, line)| claims_the_repository(line))
                 .map(|(index, _)| index + 1)
                 .collect();
             if let Some(first) = lines.first() {
@@ -480,7 +543,7 @@ impl Linter<'_> {
                     path.to_path_buf(),
                     *first,
                     format!(
-                        "{} states hard constraints (\"never\"/\"must\", {} line{}) but is only attached when the model reads a file under {}, once per session",
+                        "{} states constraints for the whole repository (\"never\"/\"must\", {} line{}) but is only attached when the model reads a file under {}, once per session",
                         path::display(path),
                         lines.len(),
                         if lines.len() == 1 { "" } else { "s" },
@@ -502,8 +565,39 @@ impl Linter<'_> {
 
 /// A line that says "never" or "must" as a word, in any case.
 fn has_hard_constraint(line: &str) -> bool {
-    line.split(|c: char| !c.is_alphanumeric())
-        .any(|word| word.eq_ignore_ascii_case("never") || word.eq_ignore_ascii_case("must"))
+    words(line).any(|word| word == "never" || word == "must")
+}
+
+/// Phrases (as lower-case word sequences) by which a sentence makes the whole repository
+/// its scope.
+const REPOSITORY_SCOPE: &[&[&str]] = &[
+    &["repo"],
+    &["repository"],
+    &["monorepo"],
+    &["codebase"],
+    &["everywhere"],
+    &["all", "packages"],
+    &["every", "package"],
+    &["any", "package"],
+    &["whole", "project"],
+    &["entire", "project"],
+    &["project", "wide"],
+];
+
+/// A line with a sentence that is a hard constraint and claims the whole repository as
+/// its scope, both in that sentence ("Repository tooling lives here. It never reads
+/// vendored code." claims nothing).
+fn claims_the_repository(line: &str) -> bool {
+    line.split_inclusive(['.', '!', '?', ';']).any(|sentence| {
+        let words: Vec<String> = words(sentence).collect();
+        has_hard_constraint(sentence)
+            && REPOSITORY_SCOPE.iter().any(|phrase| words.windows(phrase.len()).any(|w| w == *phrase))
+    })
+}
+
+/// The lower-case words of a text (runs of letters and digits).
+fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase)
 }
 
 #[cfg(test)]
@@ -516,6 +610,15 @@ mod tests {
         assert!(has_hard_constraint("- handlers MUST validate input"));
         assert!(!has_hard_constraint("Mustache templates live in views/"));
         assert!(!has_hard_constraint("Nevertheless, prefer small files."));
+    }
+
+    #[test]
+    fn repository_scope_is_claimed_in_the_constraint_itself() {
+        assert!(claims_the_repository("Never push to main anywhere in the repository."));
+        assert!(claims_the_repository("- All packages must use the shared logger"));
+        assert!(!claims_the_repository("Never call the DB directly."));
+        assert!(!claims_the_repository("Repository tooling lives here. It never reads vendored code."));
+        assert!(!claims_the_repository("Never edit files under repos/*."));
     }
 
     #[test]

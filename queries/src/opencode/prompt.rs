@@ -1,6 +1,11 @@
 //! B2, I9, A2/§3: the environment block, the instruction blocks, and the system text from
 //! the environment block on.
 
+use std::collections::HashMap;
+use std::ops::Range;
+
+use serde::Serialize;
+
 use crate::db::{Db, Workspace};
 use crate::files::ReadFailure;
 use crate::opencode::config::ConfigError;
@@ -29,7 +34,7 @@ impl std::str::FromStr for ModelRef {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum BlockKind {
     Environment,
@@ -48,6 +53,8 @@ pub struct Block {
     pub text: String,
     /// The spec rule that put the block here.
     pub rule: &'static str,
+    /// Why that rule put it here, in one sentence (without the rule id).
+    pub reason: String,
     /// Index into [`SystemPaths::candidates`](crate::opencode::instructions::SystemPaths).
     pub candidate: Option<usize>,
     /// Index into [`SystemPaths::remote`](crate::opencode::instructions::SystemPaths).
@@ -102,6 +109,7 @@ pub fn instruction_blocks(db: &dyn Db, ws: Workspace) -> Result<Vec<Block>, Buil
             text: render_block(&label, text),
             source: Some(label),
             rule: origin.rule(),
+            reason: origin.describe(),
             candidate: Some(index),
             remote: None,
         });
@@ -117,6 +125,7 @@ pub fn instruction_blocks(db: &dyn Db, ws: Workspace) -> Result<Vec<Block>, Buil
                 source: Some(entry.url.clone()),
                 text: render_block(&entry.url, text),
                 rule: "I9",
+                reason: format!("remote instructions entry from {}", entry.source.name()),
                 candidate: None,
                 remote: Some(index),
             });
@@ -145,7 +154,9 @@ pub struct Prompt {
 impl Prompt {
     /// A2: the non-empty strings joined by a single LF.
     pub fn text(&self) -> String {
-        self.layout(Section::System).text
+        let texts: Vec<&str> =
+            self.blocks.iter().map(|b| b.text.as_str()).filter(|t| !t.is_empty()).collect();
+        texts.join("\n")
     }
 }
 
@@ -156,6 +167,7 @@ pub fn system_prompt(db: &dyn Db, ws: Workspace, model: Option<ModelRef>) -> Res
         source: None,
         text: environment_block(db, ws, model).clone(),
         rule: "B2",
+        reason: "the environment block (working directory, worktree, platform, date, model), which opencode recomputes on every step".to_owned(),
         candidate: None,
         remote: None,
     };
@@ -168,6 +180,10 @@ pub fn system_prompt(db: &dyn Db, ws: Workspace, model: Option<ModelRef>) -> Res
             source: None,
             text: memory.text.clone(),
             rule: "memory §11.5",
+            reason: format!(
+                "workspace memory: {} recalled item(s) from .opencode/memory/ (memory.enabled is true)",
+                memory.item_count()
+            ),
             candidate: None,
             remote: None,
         });
@@ -194,18 +210,58 @@ impl Section {
     }
 }
 
-/// A section's exact bytes, and where each block sits in them.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A section's exact bytes and where each block sits in them: the one description of a
+/// prompt's layout that `build --format json`, `serve`, `check` and `explain` report.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Layout {
     pub text: String,
-    /// `(index into Prompt::blocks, byte range in text)`, in order.
-    pub spans: Vec<(usize, std::ops::Range<usize>)>,
+    /// [`content_hash`] of `text`.
+    pub hash: String,
+    pub blocks: Vec<PlacedBlock>,
+}
+
+/// One block of a [`Layout`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PlacedBlock {
+    /// Stable across builds for as long as the block has the same source, so a host can
+    /// tell which blocks changed: `environment`, `file:<path>`, `url:<url>` (`url:<url>#2`
+    /// for a URL listed twice, which I8 keeps as two blocks).
+    pub id: String,
+    pub kind: BlockKind,
+    pub source: Option<String>,
+    /// Byte range of the block in the text (`start`, `end` in JSON).
+    #[serde(flatten)]
+    pub range: Range<usize>,
+    /// [`content_hash`] of the block's bytes.
+    pub hash: String,
+    pub rule: &'static str,
+    pub reason: String,
+    /// Index into [`Prompt::blocks`], for callers that need the block itself.
+    #[serde(skip)]
+    pub index: usize,
+}
+
+/// blake3 of some text, as 64 hex digits: the hash every output reports (displays may
+/// abbreviate it).
+pub fn content_hash(text: &str) -> String {
+    blake3::hash(text.as_bytes()).to_hex().to_string()
+}
+
+fn block_id(block: &Block) -> String {
+    match (&block.source, block.kind) {
+        (Some(source), BlockKind::Remote) => format!("url:{source}"),
+        (_, BlockKind::Memory) => "memory".to_owned(),
+        (Some(source), _) => format!("file:{source}"),
+        (None, _) => "environment".to_owned(),
+    }
 }
 
 impl Prompt {
+    /// A2: the section's non-empty blocks joined by a single LF, each placed.
     pub fn layout(&self, section: Section) -> Layout {
         let mut text = String::new();
-        let mut spans = Vec::new();
+        let mut blocks: Vec<PlacedBlock> = Vec::new();
+        let mut seen: HashMap<String, usize> = HashMap::new();
         for (index, block) in self.blocks.iter().enumerate() {
             if !section.includes(block.kind) || block.text.is_empty() {
                 continue;
@@ -215,8 +271,19 @@ impl Prompt {
             }
             let start = text.len();
             text.push_str(&block.text);
-            spans.push((index, start..text.len()));
+            let id = block_id(block);
+            let occurrence = seen.entry(id.clone()).and_modify(|n| *n += 1).or_insert(1);
+            blocks.push(PlacedBlock {
+                id: if *occurrence == 1 { id } else { format!("{id}#{occurrence}") },
+                kind: block.kind,
+                source: block.source.clone(),
+                range: start..text.len(),
+                hash: content_hash(&block.text),
+                rule: block.rule,
+                reason: block.reason.clone(),
+                index,
+            });
         }
-        Layout { text, spans }
+        Layout { hash: content_hash(&text), text, blocks }
     }
 }

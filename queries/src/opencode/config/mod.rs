@@ -1,4 +1,4 @@
-//! C1–C7, V1–V4, J1–J3, S1–S2, R1–R6: the config layers, loaded and merged the way
+//! C1–C7, V1–V4, J1–J3, S1–S2, R1–R5: the config layers, loaded and merged the way
 //! opencode V1 does it, with the provenance of every value.
 //!
 //! Each source is its own query ([`config_layer`]), so editing one `opencode.json`
@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use crate::db::{Db, Workspace, env_var};
 use crate::files::{ReadFailure, file_text};
+use crate::lines::{Column, LineColumn, Lines};
 use crate::opencode::flags::{FlagError, flags, is_truthy};
 use crate::opencode::fs::up;
 use crate::opencode::jsonc::{self, JsoncError};
@@ -25,9 +26,9 @@ use crate::opencode::substitute::{self, Substitution, SubstitutionError};
 use crate::opencode::worktree::worktree;
 use crate::path;
 
-pub use schema::{Compaction, SchemaIssue};
+pub use schema::SchemaIssue;
 pub use source::{ConfigSource, SourceKind};
-pub use tree::{Location, Node, NodeKind, Origin, Overridden};
+pub use tree::{Node, NodeKind, Overridden, Provenance};
 use wellknown::{RemoteConfig, remote_config, wellknown_auth};
 
 /// The `$schema` opencode writes into config files.
@@ -323,7 +324,9 @@ pub fn load_text(
                 *offset
             }
         };
-        let (line, column, line_text) = position(text, offset);
+        let lines = Lines::new(text);
+        let LineColumn { line, column } = lines.locate(offset, Column::Utf16);
+        let line_text = lines.line_text(line).to_owned();
         ConfigError::Substitution {
             source_name: name.clone(),
             error: Box::new(error),
@@ -332,7 +335,7 @@ pub fn load_text(
             line_text,
         }
     })?;
-    let lines = LineIndex::new(&substituted);
+    let lines = Lines::new(&substituted);
     let annotate = |range: std::ops::Range<usize>| {
         let via: Vec<String> = substitutions
             .iter()
@@ -343,10 +346,15 @@ pub fn load_text(
             .map(|s| s.token.clone())
             .collect();
         let written = (!via.is_empty()).then(|| written_value(&substituted, range.clone(), &substitutions));
-        Origin { source: source.clone(), at: located.then(|| lines.locate(range.start)), via, written }
+        Provenance {
+            source: source.clone(),
+            at: located.then(|| lines.locate(range.start, Column::Chars)),
+            via,
+            written,
+        }
     };
     let tree = jsonc::parse_tree(&substituted, &annotate).map_err(|error| {
-        let line_text = substituted.split('\n').nth(error.line - 1).unwrap_or("").to_owned();
+        let line_text = lines.line_text(error.line).to_owned();
         ConfigError::Json { source_name: name.clone(), error: Box::new(error), line_text }
     })?;
     let mut node = into_node(tree);
@@ -390,7 +398,7 @@ fn written_value(text: &str, range: std::ops::Range<usize>, substitutions: &[Sub
     serde_json::from_str::<String>(&raw).unwrap_or(raw)
 }
 
-fn into_node(tree: jsonc::Tree<Origin>) -> Node {
+fn into_node(tree: jsonc::Tree<Provenance>) -> Node {
     match tree {
         jsonc::Tree::Scalar(value, origin) => Node::scalar(value, origin),
         jsonc::Tree::Array(items, origin) => Node {
@@ -434,7 +442,7 @@ fn normalize_agents(node: &mut Node, source: &ConfigSource) {
                 fields.iter().filter(|(k, _)| !KNOWN.contains(&k.as_str())).cloned().collect();
             let mut options = match agent.get("options") {
                 Some(existing) if existing.as_object().is_some() => existing.clone(),
-                _ => Node::object(Vec::new(), Origin { source: source.clone(), ..origin.clone() }),
+                _ => Node::object(Vec::new(), Provenance { source: source.clone(), ..origin.clone() }),
             };
             for (key, value) in unknown {
                 options.insert(&key, value);
@@ -447,40 +455,8 @@ fn normalize_agents(node: &mut Node, source: &ConfigSource) {
     }
 }
 
-fn derived(name: &str) -> Origin {
-    Origin::new(ConfigSource::virtual_source(SourceKind::Derived, name, PathBuf::new()))
-}
-
-fn position(text: &str, offset: usize) -> (usize, usize, String) {
-    let mut offset = offset.min(text.len());
-    while !text.is_char_boundary(offset) {
-        offset -= 1;
-    }
-    let before = &text[..offset];
-    let line = before.matches('\n').count() + 1;
-    let column = before.rsplit('\n').next().unwrap_or("").encode_utf16().count() + 1;
-    let line_text = text.split('\n').nth(line - 1).unwrap_or("").to_owned();
-    (line, column, line_text)
-}
-
-/// Byte offset → line and character column, by binary search over line starts.
-struct LineIndex<'a> {
-    text: &'a str,
-    starts: Vec<usize>,
-}
-
-impl<'a> LineIndex<'a> {
-    fn new(text: &'a str) -> Self {
-        let starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
-        Self { text, starts }
-    }
-
-    fn locate(&self, offset: usize) -> Location {
-        let line = self.starts.partition_point(|&start| start <= offset).max(1);
-        let start = self.starts[line - 1];
-        let column = self.text.get(start..offset).map_or(1, |s| s.chars().count() + 1);
-        Location { line, column }
-    }
+fn derived(name: &str) -> Provenance {
+    Provenance::new(ConfigSource::virtual_source(SourceKind::Derived, name, PathBuf::new()))
 }
 
 /// One entry of the merged `instructions` list and the layer that contributed it.
@@ -489,12 +465,12 @@ pub struct InstructionEntry {
     pub value: String,
     pub source: ConfigSource,
     /// Where the entry is written in its source (`None` for sources without positions).
-    pub at: Option<Location>,
+    pub at: Option<LineColumn>,
 }
 
 /// The 1-based line of the config source where `entry` is written, from the provenance
 /// the parser recorded.
-pub fn entry_line(_db: &dyn Db, _ws: Workspace, entry: &InstructionEntry) -> Option<usize> {
+pub fn entry_line(entry: &InstructionEntry) -> Option<usize> {
     entry.at.map(|at| at.line)
 }
 
@@ -538,11 +514,6 @@ impl MergedConfig {
             memory_model: string(own.get("memory_model")),
             small_model: string(self.value().get("small_model")),
         }
-    }
-
-    /// `compaction`, typed (for the compaction stage).
-    pub fn compaction(&self) -> Compaction {
-        Compaction::from_value(self.value().get("compaction"))
     }
 }
 
@@ -658,7 +629,7 @@ fn post_process(db: &dyn Db, host: crate::Host, tree: &mut Node, warnings: &mut 
         }
     }
     if let Some(permission) = var("OPENCODE_PERMISSION") {
-        let origin = Origin::new(ConfigSource::virtual_source(
+        let origin = Provenance::new(ConfigSource::virtual_source(
             SourceKind::Derived,
             "OPENCODE_PERMISSION",
             PathBuf::new(),
@@ -710,7 +681,8 @@ fn post_process(db: &dyn Db, host: crate::Host, tree: &mut Node, warnings: &mut 
     }
     for (flag, key) in [("OPENCODE_DISABLE_AUTOCOMPACT", "auto"), ("OPENCODE_DISABLE_PRUNE", "prune")] {
         if var(flag).is_some_and(|v| is_truthy(&v)) {
-            let origin = Origin::new(ConfigSource::virtual_source(SourceKind::Derived, flag, PathBuf::new()));
+            let origin =
+                Provenance::new(ConfigSource::virtual_source(SourceKind::Derived, flag, PathBuf::new()));
             let mut compaction = match tree.get("compaction") {
                 Some(existing) if existing.as_object().is_some() => existing.clone(),
                 _ => Node::object(Vec::new(), origin.clone()),

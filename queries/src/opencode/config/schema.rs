@@ -210,48 +210,6 @@ fn show(value: &Value) -> String {
     serde_json::to_string(value).unwrap_or_default()
 }
 
-/// `compaction` (typed for the compaction stage), with opencode's defaults.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
-pub struct Compaction {
-    /// Automatic compaction when the context is full (default true).
-    pub auto: Option<bool>,
-    /// Pruning of old tool outputs (default false).
-    pub prune: Option<bool>,
-    /// Recent user turns kept verbatim (default 2 in V1's compaction, K-rules).
-    pub tail_turns: Option<u64>,
-    pub preserve_recent_tokens: Option<u64>,
-    /// Token buffer kept free for compaction.
-    pub reserved: Option<u64>,
-}
-
-impl Compaction {
-    pub const DEFAULT_TAIL_TURNS: u64 = 2;
-
-    /// Reads a validated `compaction` value (absent or invalid fields are `None`).
-    pub fn from_value(value: Option<&Value>) -> Self {
-        let field = |name: &str| value.and_then(|v| v.get(name));
-        Compaction {
-            auto: field("auto").and_then(Value::as_bool),
-            prune: field("prune").and_then(Value::as_bool),
-            tail_turns: field("tail_turns").and_then(Value::as_u64),
-            preserve_recent_tokens: field("preserve_recent_tokens").and_then(Value::as_u64),
-            reserved: field("reserved").and_then(Value::as_u64),
-        }
-    }
-
-    pub fn auto(&self) -> bool {
-        self.auto.unwrap_or(true)
-    }
-
-    pub fn prune(&self) -> bool {
-        self.prune.unwrap_or(false)
-    }
-
-    pub fn tail_turns(&self) -> u64 {
-        self.tail_turns.unwrap_or(Self::DEFAULT_TAIL_TURNS)
-    }
-}
-
 /// What `opencode debug config` masks when it prints the config: string values under a
 /// `headers` object or under a key that names a secret, and `http(s)` URLs carrying
 /// credentials. Applied to ctxgraph's JSON so it prints what opencode prints.

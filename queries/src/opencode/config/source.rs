@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SourceKind {
-    /// C3.1/R1–R6: `<auth url>/.well-known/opencode` for a `wellknown` auth entry.
+    /// C3.1/R1–R5: `<auth url>/.well-known/opencode` for a `wellknown` auth entry.
     WellKnown,
     /// C4: the global file opencode seeds on first start when no global file exists
     /// (ctxgraph does not write it; the layer stands in for it).

@@ -4,20 +4,15 @@
 use serde_json::{Map, Value};
 
 use super::source::ConfigSource;
+use crate::lines::LineColumn;
 
-/// A 1-based position in a source's text (columns count characters).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
-pub struct Location {
-    pub line: usize,
-    pub column: usize,
-}
-
-/// Where one value came from.
+/// Where one config value came from.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Origin {
+pub struct Provenance {
     pub source: ConfigSource,
-    /// The value's position in the source's (substituted) text, if it has one.
-    pub at: Option<Location>,
+    /// The value's position in the source's (substituted) text, if it has one (columns
+    /// count characters).
+    pub at: Option<LineColumn>,
     /// V1/V2: the `{env:…}`/`{file:…}` tokens whose output is part of this value.
     pub via: Vec<String>,
     /// With `via`: the value as written, before substitution (what is shown unless secrets
@@ -25,7 +20,7 @@ pub struct Origin {
     pub written: Option<String>,
 }
 
-impl Origin {
+impl Provenance {
     pub fn new(source: ConfigSource) -> Self {
         Self { source, at: None, via: Vec::new(), written: None }
     }
@@ -35,7 +30,7 @@ impl Origin {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Overridden {
     pub value: Value,
-    pub origin: Origin,
+    pub origin: Provenance,
 }
 
 /// A JSON value with provenance on every node.
@@ -43,7 +38,7 @@ pub struct Overridden {
 pub struct Node {
     pub kind: NodeKind,
     /// Who set this node (for objects: who created it; merged keys keep their own).
-    pub origin: Origin,
+    pub origin: Provenance,
     /// Earlier values at this path, oldest first.
     pub overridden: Vec<Overridden>,
 }
@@ -57,16 +52,16 @@ pub enum NodeKind {
 }
 
 impl Node {
-    pub fn scalar(value: Value, origin: Origin) -> Self {
+    pub fn scalar(value: Value, origin: Provenance) -> Self {
         Node { kind: NodeKind::Scalar(value), origin, overridden: Vec::new() }
     }
 
-    pub fn object(entries: Vec<(String, Node)>, origin: Origin) -> Self {
+    pub fn object(entries: Vec<(String, Node)>, origin: Provenance) -> Self {
         Node { kind: NodeKind::Object(entries), origin, overridden: Vec::new() }
     }
 
     /// A node built from a plain JSON value, every part attributed to `origin`.
-    pub fn from_value(value: Value, origin: &Origin) -> Self {
+    pub fn from_value(value: Value, origin: &Provenance) -> Self {
         let kind = match value {
             Value::Array(items) => {
                 NodeKind::Array(items.into_iter().map(|v| Node::from_value(v, origin)).collect())

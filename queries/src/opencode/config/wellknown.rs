@@ -1,4 +1,4 @@
-//! C3.1, R1–R6: remote org config from `.well-known/opencode`, for every `wellknown`
+//! C3.1, R1–R5: remote org config from `.well-known/opencode`, for every `wellknown`
 //! entry of opencode's auth store. Queries only say which requests they need and read
 //! what the engine fetched ([`ConfigDoc`] inputs); they never touch the network.
 

@@ -1,0 +1,64 @@
+//! A sorted index of the `File` inputs, maintained incrementally.
+//!
+//! The `Files` table is a hash map (queries create inputs from many places); the engine
+//! needs "every known path at or below this directory" once per directory event. Listing
+//! and sorting the whole table for that is O(n log n) per event; this index is fed only
+//! the inputs created since it last looked and answers a subtree with one range scan.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use ctxgraph_queries::files::{File, Files};
+
+#[derive(Debug, Default)]
+pub struct PathIndex {
+    /// How many of `Files`'s inputs (in creation order) are indexed.
+    seen: usize,
+    paths: BTreeMap<PathBuf, File>,
+}
+
+impl PathIndex {
+    /// Indexes the inputs created since the last call; returns them.
+    pub fn catch_up(&mut self, files: &Files) -> Vec<(PathBuf, File)> {
+        let new = files.created_since(self.seen);
+        self.seen += new.len();
+        for (path, file) in &new {
+            self.paths.insert(path.clone(), *file);
+        }
+        new
+    }
+
+    /// Every indexed path at or below `dir`, in path order.
+    pub fn subtree<'a>(&'a self, dir: &'a Path) -> impl Iterator<Item = (&'a PathBuf, &'a File)> + 'a {
+        subtree(&self.paths, dir)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&PathBuf, &File)> {
+        self.paths.iter()
+    }
+}
+
+/// The entries of a path-keyed map at or below `dir`. `Path`'s order compares component by
+/// component, so a subtree is one contiguous range starting at `dir`.
+pub fn subtree<'a, V>(
+    map: &'a BTreeMap<PathBuf, V>,
+    dir: &'a Path,
+) -> impl Iterator<Item = (&'a PathBuf, &'a V)> + 'a {
+    map.range::<Path, _>((std::ops::Bound::Included(dir), std::ops::Bound::Unbounded))
+        .take_while(move |(path, _)| path.starts_with(dir))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_subtree_is_one_contiguous_range() {
+        let map: BTreeMap<PathBuf, ()> = ["/a", "/a/b", "/a/b/c", "/a/b.md", "/a/b0", "/a/b/c/d", "/a/ba/x"]
+            .iter()
+            .map(|p| (PathBuf::from(p), ()))
+            .collect();
+        let below: Vec<_> = subtree(&map, Path::new("/a/b")).map(|(p, _)| p.to_str().unwrap()).collect();
+        assert_eq!(below, ["/a/b", "/a/b/c", "/a/b/c/d"]);
+    }
+}

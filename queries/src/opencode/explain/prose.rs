@@ -1,0 +1,192 @@
+//! The prose of explanations: what a chain or a reason means, in words, and what to do.
+
+use crate::path;
+use crate::remote::FetchFailure;
+
+use super::model::{Reason, RemoteStatus, Via};
+
+impl Via {
+    /// One sentence, for people.
+    pub fn describe(&self) -> String {
+        match self {
+            Via::Global { tried } => match tried.as_slice() {
+                [_] => "global rule (I3)".to_owned(),
+                _ => format!(
+                    "global rule (I3): the first of {} that exists",
+                    tried.iter().map(|p| path::display(p)).collect::<Vec<_>>().join(", ")
+                ),
+            },
+            Via::Project { name, names, level, dir } => {
+                let place = match level {
+                    0 => "in the working directory".to_owned(),
+                    1 => "1 level above the working directory".to_owned(),
+                    n => format!("{n} levels above the working directory"),
+                };
+                format!(
+                    "project rule (I4): {name} is the first of {} found between the working directory and the worktree root; this one is {place} ({})",
+                    names.join(", "),
+                    path::display(dir)
+                )
+            }
+            Via::Instruction { entry, config, line, dir, .. } => format!(
+                "instructions entry {entry:?} (I5) from {}, matched in {}",
+                at_line(config, *line),
+                path::display(dir)
+            ),
+            Via::Remote { config, line, .. } => {
+                format!("instructions URL (I8) from {}", at_line(config, *line))
+            }
+        }
+    }
+}
+
+fn at_line(file: &str, line: Option<usize>) -> String {
+    match line {
+        Some(line) => format!("{file}:{line}"),
+        None => file.to_owned(),
+    }
+}
+
+impl Reason {
+    /// A few words, for a graph node or a column.
+    pub fn summary(&self) -> String {
+        match self {
+            Reason::Missing => "missing".to_owned(),
+            Reason::Directory => "a directory".to_owned(),
+            Reason::ShadowedGlobal { winner } => format!("shadowed by {}", path::display(winner)),
+            Reason::ShadowedByCategory { winner, .. } => format!("shadowed: {winner} won"),
+            Reason::DisabledByFlag { flag, value } | Reason::ProjectConfigDisabled { flag, value } => {
+                format!("{flag}={value}")
+            }
+            Reason::OutsideWorktree { .. } => "above the worktree".to_owned(),
+            Reason::OutsideWorkingDirectory { .. } => "outside the working directory".to_owned(),
+            Reason::Empty => "empty".to_owned(),
+            Reason::Unreadable { error } => format!("unreadable: {error}"),
+            Reason::Duplicate { .. } => "duplicate".to_owned(),
+            Reason::NoPatternMatched { .. } => "no pattern matches".to_owned(),
+            Reason::NearbyOnly { .. } => "attached on read only".to_owned(),
+            Reason::NearbyShadowed { winner } => format!("read tool takes {}", path::display(winner)),
+            Reason::WalkFailed { path } => format!("walk failed at {}", path::display(path)),
+            Reason::Remote { status: RemoteStatus::NotFetched } => "not fetched".to_owned(),
+            Reason::Remote { status: RemoteStatus::Failed { reason } } => format!("fetch failed: {reason}"),
+            Reason::Remote { status: RemoteStatus::Offline } => "offline, not cached".to_owned(),
+            Reason::Remote { status: RemoteStatus::PinMismatch { reason } } => {
+                format!("pin mismatch: {reason}")
+            }
+            Reason::Remote { status: RemoteStatus::Empty } => "empty document".to_owned(),
+            Reason::Remote { status: RemoteStatus::Loaded } => "loaded".to_owned(),
+        }
+    }
+
+    /// What happened, in plain words.
+    pub fn describe(&self) -> String {
+        match self {
+            Reason::Missing => "there is no file at this path".to_owned(),
+            Reason::Directory => "it is a directory; opencode reads it as empty".to_owned(),
+            Reason::ShadowedGlobal { winner } => format!(
+                "opencode loads only the first global rule that exists, and {} exists (I3)",
+                path::display(winner)
+            ),
+            Reason::ShadowedByCategory { name, winner, winning_files } => format!(
+                "opencode uses only one rule file name: the first of AGENTS.md, CLAUDE.md, CONTEXT.md that exists anywhere between the working directory and the worktree root. {winner} exists ({}), so every {name} on that walk is ignored, this one included (I4)",
+                winning_files.iter().map(|p| path::display(p)).collect::<Vec<_>>().join(", ")
+            ),
+            Reason::DisabledByFlag { flag, value } => {
+                format!("{flag}={value} is set, which turns CLAUDE.md files off (P7)")
+            }
+            Reason::ProjectConfigDisabled { flag, value } => {
+                format!("{flag}={value} is set, so project rule files are not looked for (P7)")
+            }
+            Reason::OutsideWorktree { worktree } => format!(
+                "it is above the worktree root {}, where opencode stops looking (P5)",
+                path::display(worktree)
+            ),
+            Reason::OutsideWorkingDirectory { cwd } => format!(
+                "opencode looks for rule files only in {} and the directories above it, and (when a file is read) below it; this one is elsewhere",
+                path::display(cwd)
+            ),
+            Reason::Empty => "the file is empty, so it adds no block (I9)".to_owned(),
+            Reason::Unreadable { error } => {
+                format!("it cannot be read ({error}); opencode reads it as empty (I7)")
+            }
+            Reason::Duplicate { first } => format!(
+                "this match adds nothing: the same path is already in the prompt as {} (I6)",
+                first.describe()
+            ),
+            Reason::NoPatternMatched { nearest: None } => {
+                "it is not a rule file name, and no `instructions` entry is configured to match it".to_owned()
+            }
+            Reason::NoPatternMatched { nearest: Some(near) } => format!(
+                "it is not a rule file name, and no `instructions` entry matches it; the nearest is {:?} from {}, which does not match {:?} in {}",
+                near.entry,
+                at_line(&near.config, near.line),
+                near.relative,
+                path::display(&near.dir)
+            ),
+            Reason::NearbyOnly { dir } => format!(
+                "it is below the working directory, so it is not in the system prompt: opencode's read tool attaches it once, when the model reads a file under {} (N3)",
+                path::display(dir)
+            ),
+            Reason::NearbyShadowed { winner } => format!(
+                "the read tool attaches one rule file per directory and {} comes first (N3)",
+                path::display(winner)
+            ),
+            Reason::WalkFailed { path } => format!(
+                "looking for this name failed at {} (not accessible), which opencode treats as not found (F2)",
+                path::display(path)
+            ),
+            Reason::Remote { status: RemoteStatus::NotFetched } => {
+                "URL, not fetched in this run, so opencode's copy is unknown".to_owned()
+            }
+            Reason::Remote { status: RemoteStatus::Failed { reason } } => {
+                format!("fetching it failed ({reason}); {}", FetchFailure::OPENCODE_WHEN_FAILED)
+            }
+            Reason::Remote { status: RemoteStatus::Offline } => format!(
+                "not fetched: this run was offline and no cached copy exists; {}",
+                FetchFailure::OPENCODE_WHEN_OFFLINE
+            ),
+            Reason::Remote { status: RemoteStatus::PinMismatch { reason } } => format!(
+                "its body does not match the URL's integrity pin ({reason}); {}",
+                FetchFailure::OPENCODE_WHEN_PINNED
+            ),
+            Reason::Remote { status: RemoteStatus::Empty } => {
+                "the fetched document is empty, so it adds no block (I9)".to_owned()
+            }
+            Reason::Remote { status: RemoteStatus::Loaded } => "it is loaded".to_owned(),
+        }
+    }
+
+    /// What to do about it, when there is something to do.
+    ///
+    /// Hints that say "list it in `instructions`" pair with [`Item::load_with`].
+    pub fn hint(&self) -> Option<String> {
+        Some(match self {
+            Reason::ShadowedByCategory { winner, .. } => {
+                format!("rename it to {winner} or merge it into one, or list it in `instructions`")
+            }
+            Reason::ShadowedGlobal { winner } => {
+                format!("merge it into {}, which opencode loads instead", path::display(winner))
+            }
+            Reason::DisabledByFlag { flag, .. } | Reason::ProjectConfigDisabled { flag, .. } => {
+                format!("unset {flag}, or rename the file to AGENTS.md")
+            }
+            Reason::OutsideWorktree { .. } | Reason::OutsideWorkingDirectory { .. } => {
+                "move it into the repository, or list it in `instructions`".to_owned()
+            }
+            Reason::Empty => "add content, or delete the file".to_owned(),
+            Reason::Unreadable { .. } => "fix its permissions".to_owned(),
+            Reason::NoPatternMatched { nearest: Some(near) } => {
+                format!("fix the pattern {:?} so it matches {:?}", near.entry, near.relative)
+            }
+            Reason::NoPatternMatched { nearest: None } => "list it in `instructions` to load it".to_owned(),
+            Reason::NearbyOnly { .. } => "to have it in every prompt, list it in `instructions`".to_owned(),
+            Reason::NearbyShadowed { winner } => {
+                format!("merge it into {}", path::display(winner))
+            }
+            Reason::WalkFailed { .. } => "fix the permissions or the symlink loop".to_owned(),
+            Reason::Missing | Reason::Directory | Reason::Duplicate { .. } | Reason::Remote { .. } => {
+                return None;
+            }
+        })
+    }
+}

@@ -1,0 +1,75 @@
+//! What the queries make of a one-string [`Fixture`], rendered compactly for inline insta
+//! snapshots, so a test case is one call:
+//!
+//! ```ignore
+//! insta::assert_snapshot!(check::lint("//- /repo/AGENTS.md\nNever panic.\n"), @"…");
+//! ```
+//!
+//! Each renders an error as `error: …` instead of panicking, so refusals are snapshots too.
+
+use ctxgraph_engine::{Engine, EngineError};
+use ctxgraph_queries::Workspace;
+use ctxgraph_queries::opencode::explain::{Reason, Stage};
+use ctxgraph_queries::opencode::lint::{Budget, Finding};
+use ctxgraph_queries::opencode::prompt::Section;
+
+use crate::fixture::Fixture;
+
+fn run(fixture: &str, render: impl FnOnce(&Engine, Workspace) -> Result<String, EngineError>) -> String {
+    let (engine, ws) = Fixture::parse(fixture).engine();
+    render(&engine, ws).unwrap_or_else(|err| format!("error: {err}\n"))
+}
+
+/// The instruction blocks of the system prompt, as opencode would send them.
+pub fn prompt(fixture: &str) -> String {
+    run(fixture, |engine, ws| {
+        let prompt = engine.system_prompt(ws, None)?;
+        Ok(prompt.layout(Section::Instructions).text)
+    })
+}
+
+/// One line per rule file or URL explain considered: what it is, its stage, and either
+/// `loaded #position` or why not (reason summaries).
+pub fn explain(fixture: &str) -> String {
+    run(fixture, |engine, ws| {
+        let explanation = engine.explain(ws)?;
+        let mut out = String::new();
+        for item in &explanation.items {
+            let stage = match item.stage {
+                Stage::Global => "global",
+                Stage::Project => "project",
+                Stage::Instructions => "instructions",
+                Stage::Remote => "remote",
+                Stage::Nearby => "nearby",
+                Stage::None => "none",
+            };
+            let fate = match &item.loaded {
+                Some(loaded) => format!("loaded #{}", loaded.position),
+                None => item.reasons.iter().map(Reason::summary).collect::<Vec<_>>().join("; "),
+            };
+            out.push_str(&format!("{} [{stage}] {fate}\n", item.source.label()));
+        }
+        Ok(out)
+    })
+}
+
+/// `CODE path:line message` per finding, in lint's order, with the default budgets.
+pub fn lint(fixture: &str) -> String {
+    lint_with(fixture, Budget::default())
+}
+
+pub fn lint_with(fixture: &str, budget: Budget) -> String {
+    run(fixture, |engine, ws| Ok(engine.lint(ws, budget)?.iter().map(finding_line).collect()))
+}
+
+/// One finding on one line.
+pub fn finding_line(finding: &Finding) -> String {
+    let at = match &finding.location {
+        Some(location) => match location.line {
+            Some(line) => format!("{}:{line}", location.uri),
+            None => location.uri.clone(),
+        },
+        None => "-".to_owned(),
+    };
+    format!("{} {at} {}\n", finding.code.id(), finding.message)
+}

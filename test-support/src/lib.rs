@@ -1,0 +1,14 @@
+//! Test helpers shared by every ctxgraph test crate (a dev-dependency only).
+//!
+//! - [`fixture`]: a whole world in one string (`//- /repo/AGENTS.md` headers, rust-analyzer
+//!   style), laid out in a `MemorySystem`, plus [`check`]'s renderings of what the queries
+//!   make of it, for one-line data-driven tests with inline insta snapshots.
+//! - [`tree`]: copying fixture directories (files, directories, symlinks) to memory or disk.
+//! - [`sandbox`]: the fixed, locked directory whose path token counts depend on.
+//! - [`http`]: a scripted HTTP/1.1 server on 127.0.0.1, bounded in connections and time.
+
+pub mod check;
+pub mod fixture;
+pub mod http;
+pub mod sandbox;
+pub mod tree;
