@@ -42,6 +42,7 @@ pub enum Command {
     Config(ConfigArgs),
     Session(SessionArgs),
     Completions(CompletionsArgs),
+    Memory(MemoryArgs),
 }
 
 impl Command {
@@ -60,6 +61,7 @@ impl Command {
             | Command::Watch(_)
             | Command::Serve(_)
             | Command::Completions(_) => false,
+            Command::Memory(args) => args.json_output(),
         }
     }
 }
@@ -461,4 +463,112 @@ pub struct LimitArgs {
     /// The model's output limit in tokens (overrides limit.output)
     #[arg(long, value_name = "N")]
     pub output: Option<u64>,
+}
+
+/// Workspace memory: facts, the task handoff, tool statistics and session cards under
+/// `<DIR>/.opencode/memory/`, recalled into the prompt when `memory.enabled` is true
+#[derive(Debug, Args)]
+pub struct MemoryArgs {
+    /// The workspace [default: the current directory]
+    #[arg(long, value_name = "DIR", global = true)]
+    pub cwd: Option<PathBuf>,
+
+    /// The session this change belongs to (recorded with it)
+    #[arg(long, value_name = "ID", global = true)]
+    pub session: Option<String>,
+
+    #[command(subcommand)]
+    pub command: MemoryCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MemoryCommand {
+    /// Remember a fact (redacted; an identical active fact is not stored twice)
+    Remember {
+        text: String,
+        #[arg(long, value_enum, default_value_t = ScopeArg::Project)]
+        scope: ScopeArg,
+        #[arg(long, default_value = "other")]
+        category: String,
+    },
+    /// Retire a fact, by id or by the text that best matches it
+    Forget { target: String },
+    /// Print what would be recalled for QUERY, with scores and what was cut
+    Recall {
+        query: String,
+        /// The character budget (memory.md §11: 9000)
+        #[arg(long, value_name = "N")]
+        budget: Option<usize>,
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
+    /// Print every stored record
+    Show {
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
+    /// Replace or print the task handoff
+    Handoff {
+        #[command(subcommand)]
+        action: HandoffAction,
+    },
+    /// Count a settled tool call
+    ToolOutcome {
+        tool: String,
+        #[arg(value_enum)]
+        outcome: OutcomeArg,
+        /// Error kind (timeout, not_found, permission, invalid_args, other); default:
+        /// classified from --message
+        #[arg(long)]
+        kind: Option<String>,
+        #[arg(long)]
+        message: Option<String>,
+    },
+    /// Add a card for an archived session
+    SessionCard {
+        #[command(subcommand)]
+        action: SessionCardAction,
+    },
+}
+
+impl MemoryArgs {
+    /// Whether the subcommand prints JSON, so its errors go to stdout as JSON too.
+    pub fn json_output(&self) -> bool {
+        match &self.command {
+            MemoryCommand::Recall { format, .. } | MemoryCommand::Show { format, .. } => {
+                *format == Format::Json
+            }
+            _ => false,
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HandoffAction {
+    /// Replace the handoff with the JSON object in FILE (`-` for stdin)
+    Set {
+        file: PathBuf,
+    },
+    Show,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionCardAction {
+    /// Build the card from an `opencode export` JSON file
+    Add {
+        #[arg(long, value_name = "FILE")]
+        from_export: PathBuf,
+    },
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum ScopeArg {
+    User,
+    Project,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum OutcomeArg {
+    Ok,
+    Error,
 }

@@ -30,6 +30,10 @@ pub enum CliError {
     Check(#[from] SnapshotFailure),
     #[error(transparent)]
     Watch(ctxgraph_engine::watch::WatchError),
+    #[error(transparent)]
+    Memory(#[from] ctxgraph_memory::StoreError),
+    #[error("{}: {source}", path.display())]
+    ReadInput { path: std::path::PathBuf, source: std::io::Error },
 }
 
 impl From<ScenariosError> for CliError {
@@ -49,6 +53,9 @@ impl CliError {
         ExitCode::from(match self {
             CliError::Engine(_) | CliError::RemoteStrict(_) | CliError::NoSuchKey(_) => EXIT_INPUT,
             CliError::Output(_) | CliError::Watch(_) => EXIT_INTERNAL,
+            CliError::Memory(err) if err.is_bad_input() => EXIT_INPUT,
+            CliError::Memory(_) => EXIT_INTERNAL,
+            CliError::ReadInput { .. } => EXIT_INPUT,
             CliError::Check(
                 SnapshotFailure::Scenarios(_)
                 | SnapshotFailure::Build { .. }

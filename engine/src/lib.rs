@@ -35,8 +35,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ctxgraph_queries::Db;
-use ctxgraph_queries::opencode::config::merged_config;
+use ctxgraph_queries::memory::record::Skipped;
+use ctxgraph_queries::memory::render::MemoryContext;
+use ctxgraph_queries::memory::{Recall, memory_context, prompt_memory, skipped_lines};
 use ctxgraph_queries::opencode::config::wellknown::pending_requests;
+use ctxgraph_queries::opencode::config::{MemorySettings, merged_config};
 use ctxgraph_queries::opencode::explain::{explain, explain_target};
 use ctxgraph_queries::opencode::instructions::system_paths;
 use ctxgraph_queries::opencode::lint::lint;
@@ -316,6 +319,27 @@ impl Engine {
     /// Lint findings for the rules loaded from `ws`, token budgets in `o200k_base` tokens.
     pub fn lint(&self, ws: Workspace, budget: Budget) -> Result<Vec<Finding>, EngineError> {
         Ok(lint(&self.db, ws, &O200k, budget)?)
+    }
+
+    /// ctxgraph's memory settings from the merged config (`memory.enabled`, the models).
+    pub fn memory_settings(&self, ws: Workspace) -> Result<MemorySettings, EngineError> {
+        Ok(self.merged_config(ws)?.memory())
+    }
+
+    /// memory.md §11.1: the recalled blocks for `recall`, clamped, with every candidate's
+    /// score or the reason it was cut.
+    pub fn memory_recall(&self, ws: Workspace, recall: Recall) -> MemoryContext {
+        memory_context(&self.db, ws, recall).clone()
+    }
+
+    /// The `<memory>` part `build` appends (only with `memory.enabled: true`).
+    pub fn prompt_memory(&self, ws: Workspace) -> Option<MemoryContext> {
+        prompt_memory(&self.db, ws).clone()
+    }
+
+    /// Lines of the memory files that recall skipped, by file.
+    pub fn memory_skipped(&self, ws: Workspace) -> std::collections::BTreeMap<&'static str, Vec<Skipped>> {
+        skipped_lines(&self.db, ws)
     }
 
     /// I8: the distinct `http(s)://` entries of the merged `instructions`, in config order.

@@ -8,6 +8,7 @@
 pub mod db;
 pub mod files;
 pub mod lines;
+pub mod memory;
 pub mod opencode;
 pub mod path;
 pub mod remote;

@@ -16,7 +16,13 @@ pub fn run(args: ExplainArgs) -> Result<ExitCode, CliError> {
         None => {
             let explanation = engine.explain(ws)?;
             match args.format {
-                ExplainFormat::Text => render::explain::text(&explanation),
+                ExplainFormat::Text => {
+                    let mut text = render::explain::text(&explanation);
+                    if let Some(memory) = engine.prompt_memory(ws) {
+                        text.push_str(&super::memory::explain_text(&memory));
+                    }
+                    text
+                }
                 ExplainFormat::Json => render::json(&render::explain::ExplanationView::new(&explanation))?,
                 ExplainFormat::Dot => render::dot::graph(&explanation.items, &explanation.entries),
             }

@@ -21,6 +21,7 @@ mod config;
 mod explain;
 mod github;
 mod lint;
+mod memory;
 mod nearby;
 mod serve;
 mod session;
@@ -41,6 +42,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Config(args) => config::run(args),
         Command::Session(args) => session::run(args),
         Command::Completions(args) => completions(args.shell),
+        Command::Memory(args) => memory::run(args),
     }
 }
 

@@ -40,6 +40,8 @@ pub enum BlockKind {
     Environment,
     Instruction,
     Remote,
+    /// ctxgraph's workspace memory (memory.md §11.5), only with `memory.enabled: true`.
+    Memory,
 }
 
 /// One string of opencode's system array.
@@ -171,6 +173,21 @@ pub fn system_prompt(db: &dyn Db, ws: Workspace, model: Option<ModelRef>) -> Res
     };
     let mut blocks = vec![environment];
     blocks.extend(instruction_blocks(db, ws).as_ref().map_err(Clone::clone)?.iter().cloned());
+    // memory.md §11.5: recalled memory is one more system part, after the instructions.
+    if let Some(memory) = crate::memory::prompt_memory(db, ws) {
+        blocks.push(Block {
+            kind: BlockKind::Memory,
+            source: None,
+            text: memory.text.clone(),
+            rule: "memory §11.5",
+            reason: format!(
+                "workspace memory: {} recalled item(s) from .opencode/memory/ (memory.enabled is true)",
+                memory.item_count()
+            ),
+            candidate: None,
+            remote: None,
+        });
+    }
     Ok(Prompt { blocks })
 }
 
@@ -233,6 +250,7 @@ pub fn content_hash(text: &str) -> String {
 fn block_id(block: &Block) -> String {
     match (&block.source, block.kind) {
         (Some(source), BlockKind::Remote) => format!("url:{source}"),
+        (_, BlockKind::Memory) => "memory".to_owned(),
         (Some(source), _) => format!("file:{source}"),
         (None, _) => "environment".to_owned(),
     }

@@ -223,11 +223,17 @@ pub struct Layer {
     pub tree: Option<Node>,
     /// S1: unknown top-level keys, dropped as opencode's decoder drops them.
     pub dropped_keys: Vec<String>,
+    /// The dropped keys that are ctxgraph's own settings ([`CTXGRAPH_KEYS`]), as an object.
+    pub ctxgraph: Option<Node>,
 }
+
+/// Top-level keys opencode does not know and ctxgraph reads: workspace memory's switch
+/// and model (docs: memory.md §2). opencode drops them, so they never change its prompt.
+pub const CTXGRAPH_KEYS: [&str; 2] = ["memory", "memory_model"];
 
 impl Layer {
     fn without(status: LayerStatus) -> Self {
-        Layer { status, tree: None, dropped_keys: Vec::new() }
+        Layer { status, tree: None, dropped_keys: Vec::new(), ctxgraph: None }
     }
 }
 
@@ -377,22 +383,27 @@ pub fn load_text(
     }
     // S1 (as the binary behaves): unknown top-level keys are dropped silently.
     let mut dropped_keys = Vec::new();
+    let mut own = Vec::new();
     if let Some(entries) = node.as_object_mut() {
-        entries.retain(|key, _| {
+        entries.retain(|key, value| {
             let known = schema::is_known_key(key);
             if !known {
                 dropped_keys.push(key.clone());
+                if CTXGRAPH_KEYS.contains(&key.as_str()) {
+                    own.push((key.clone(), value.clone()));
+                }
             }
             known
         });
     }
+    let ctxgraph = (!own.is_empty()).then(|| Node::object(own, node.origin.clone()));
     normalize_agents(&mut node, source);
     // C7.5: a file without `$schema` gets one (opencode also rewrites the file).
     if source.kind.is_file() && node.get("$schema").is_none() {
         let origin = derived("C7.5: opencode adds $schema to a config file without one");
         node.insert("$schema", Node::scalar(Value::String(SCHEMA_URL.to_owned()), origin));
     }
-    Ok(Layer { status: LayerStatus::Loaded, tree: Some(node), dropped_keys })
+    Ok(Layer { status: LayerStatus::Loaded, tree: Some(node), dropped_keys, ctxgraph })
 }
 
 /// The value's text as written: `{env:…}` outputs put back as their tokens, decoded as a
@@ -509,6 +520,9 @@ pub struct MergedConfig {
     pub layers: Vec<LayerReport>,
     /// Things opencode only logs (an invalid `OPENCODE_PERMISSION`, …).
     pub warnings: Vec<String>,
+    /// ctxgraph's own settings ([`CTXGRAPH_KEYS`]) from every layer, deep-merged in layer
+    /// order. Not part of [`MergedConfig::value`], which is what opencode sees.
+    pub ctxgraph: Node,
 }
 
 impl MergedConfig {
@@ -521,6 +535,28 @@ impl MergedConfig {
     pub fn compaction(&self) -> schema::Compaction {
         schema::Compaction::from_value(self.value().get("compaction"))
     }
+    /// ctxgraph's workspace-memory settings: `memory.enabled` (default off: upstream
+    /// opencode has no memory), `memory_model`, and opencode's own `small_model`.
+    pub fn memory(&self) -> MemorySettings {
+        let own = self.ctxgraph.to_value();
+        let string = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
+        MemorySettings {
+            enabled: own.pointer("/memory/enabled").and_then(Value::as_bool).unwrap_or(false),
+            max_chars: own.pointer("/memory/maxTotalChars").and_then(Value::as_u64).map(|n| n as usize),
+            memory_model: string(own.get("memory_model")),
+            small_model: string(self.value().get("small_model")),
+        }
+    }
+}
+
+/// ctxgraph's workspace-memory settings, read from the merged config.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct MemorySettings {
+    pub enabled: bool,
+    /// `memory.maxTotalChars` (default 9000).
+    pub max_chars: Option<usize>,
+    pub memory_model: Option<String>,
+    pub small_model: Option<String>,
 }
 
 /// C2–C4 and C3.10: merges every layer in order.
@@ -535,6 +571,7 @@ pub fn merged_config(db: &dyn Db, ws: Workspace) -> Result<MergedConfig, ConfigE
     // and the group then joins the chain as one C2 layer.
     let mut global: Option<Node> = None;
     let mut skeleton_done = false;
+    let mut ctxgraph = Node::object(Vec::new(), start.clone());
     for source in config_sources(db, ws).as_ref().map_err(Clone::clone)? {
         let layer = config_layer(db, ws, source.clone()).as_ref().map_err(Clone::clone)?;
         layers.push(LayerReport {
@@ -542,6 +579,9 @@ pub fn merged_config(db: &dyn Db, ws: Workspace) -> Result<MergedConfig, ConfigE
             status: layer.status.clone(),
             dropped_keys: layer.dropped_keys.clone(),
         });
+        if let Some(own) = &layer.ctxgraph {
+            tree::merge_deep(&mut ctxgraph, own.clone());
+        }
         let is_global = matches!(source.kind, SourceKind::Global | SourceKind::GlobalSeed);
         if !is_global && let Some(group) = global.take() {
             tree::merge_concat(&mut tree, group);
@@ -582,7 +622,7 @@ pub fn merged_config(db: &dyn Db, ws: Workspace) -> Result<MergedConfig, ConfigE
             .collect(),
         _ => Vec::new(),
     };
-    Ok(MergedConfig { tree, instructions, layers, warnings })
+    Ok(MergedConfig { tree, instructions, layers, warnings, ctxgraph })
 }
 
 /// C3.5: before the config directories are read, opencode makes sure `agent`, `mode`,

@@ -1,0 +1,115 @@
+//! Recall over 10,000 facts and 5,000 observations: cold (a fresh engine parses and ranks
+//! everything) against warm (one fact appended; only the facts stage and the assembly
+//! re-run).
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use ctxgraph_engine::{ChangeEvent, Engine, HostEnv, OsSystem};
+use ctxgraph_queries::memory::Recall;
+
+const NOW: i64 = 20_786 * 86_400_000;
+const WORDS: &[&str] = &[
+    "cache",
+    "build",
+    "deploy",
+    "lint",
+    "test",
+    "schema",
+    "router",
+    "queue",
+    "index",
+    "worker",
+    "token",
+    "config",
+    "docker",
+    "pnpm",
+    "cargo",
+    "migration",
+    "fixture",
+    "logger",
+    "metrics",
+    "parser",
+];
+
+fn text(i: usize, n: usize) -> String {
+    (0..n).map(|k| WORDS[(i * 7 + k * 13 + i / 3) % WORDS.len()]).collect::<Vec<_>>().join(" ")
+        + &format!(" item{i}")
+}
+
+fn store(root: &Path) {
+    let dir = root.join(".opencode/memory");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut facts = std::io::BufWriter::new(std::fs::File::create(dir.join("facts.jsonl")).unwrap());
+    for i in 0..10_000 {
+        writeln!(
+            facts,
+            r#"{{"type":"fact","v":1,"id":"fct_{i:06}","text":"{}","scope":"project","source":"compaction","hash":"h","createdAt":{t},"updatedAt":{t}}}"#,
+            text(i, 8),
+            t = NOW - i as i64 * 60_000
+        )
+        .unwrap();
+    }
+    let mut observations =
+        std::io::BufWriter::new(std::fs::File::create(dir.join("observations.jsonl")).unwrap());
+    for i in 0..5_000 {
+        writeln!(
+            observations,
+            r#"{{"v":1,"id":"obs_{i:06}","tool":"bash","outcome":"error","kind":"gotcha","l0":"{}","l1":"{}","files":["src/m{i}.rs"],"evidenceHash":"e{i}","textHash":"t{i}","createdAt":{}}}"#,
+            text(i, 10),
+            text(i + 1, 30),
+            NOW - i as i64 * 60_000
+        )
+        .unwrap();
+    }
+}
+
+fn host() -> HostEnv {
+    HostEnv {
+        vars: BTreeMap::new(),
+        home: "/nonexistent".into(),
+        platform: "linux".into(),
+        date: "Sun Nov 29 2026".into(),
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    store(&root);
+    let recall = Recall::new("docker cache deploy", NOW);
+    let mut group = c.benchmark_group("memory_recall");
+    group.sample_size(10);
+    group.bench_function("cold_10k_facts_5k_observations", |b| {
+        b.iter(|| {
+            let mut engine = Engine::new(Arc::new(OsSystem), host());
+            let ws = engine.open(&root).unwrap();
+            engine.memory_recall(ws, recall.clone())
+        })
+    });
+    let mut engine = Engine::new(Arc::new(OsSystem), host());
+    let ws = engine.open(&root).unwrap();
+    engine.memory_recall(ws, recall.clone());
+    let facts = root.join(".opencode/memory/facts.jsonl");
+    let mut n = 0;
+    group.bench_function("warm_one_fact_appended", |b| {
+        b.iter(|| {
+            n += 1;
+            let mut file = std::fs::OpenOptions::new().append(true).open(&facts).unwrap();
+            writeln!(
+                file,
+                r#"{{"type":"fact","v":1,"id":"fct_x{n:06}","text":"docker cache {n}","scope":"project","source":"explicit","hash":"h","createdAt":{NOW},"updatedAt":{NOW}}}"#
+            )
+            .unwrap();
+            engine.apply_changes(&[ChangeEvent::Modified(facts.clone())]);
+            engine.memory_recall(ws, recall.clone())
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,294 @@
+//! Extraction that needs a model (§6.2 observations), behind [`Extractor`]: an
+//! OpenAI-compatible HTTP client for real use, [`Scripted`] for tests. Evidence is
+//! redacted and deduplicated by hash *before* any model call, so the same tool failure is
+//! never sent twice.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use ctxgraph_queries::memory::record::{self, Observation, ObservationHashes, SCHEMA_VERSION};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::text::{hash, new_id, normalize};
+use crate::{Store, StoreError, files};
+
+/// §6.2 caps.
+const INPUT_CHARS: usize = 500;
+const OUTPUT_CHARS: usize = 2000;
+const MAX_OBSERVATIONS: usize = 2;
+const MAX_HASHES: usize = 5000;
+const L0_CHARS: usize = 160;
+const L1_CHARS: usize = 800;
+/// Tools whose own calls teach nothing about the workspace (§6.2 step 1).
+const MEMORY_TOOLS: &[&str] = &["memory_recall", "memory_remember", "memory_forget"];
+const READ_ONLY: &[&str] = &["read", "glob", "grep", "list"];
+
+/// One settled tool call.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Evidence {
+    pub tool: String,
+    /// `completed` or `error`.
+    pub outcome: String,
+    pub input: String,
+    pub output: String,
+}
+
+/// What a model proposes; the store fills in ids, hashes and times.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ObservationDraft {
+    pub kind: String,
+    pub l0: String,
+    #[serde(default)]
+    pub l1: String,
+    #[serde(default)]
+    pub files: Vec<String>,
+    #[serde(default)]
+    pub keywords: Vec<String>,
+}
+
+/// A model that turns evidence into 0–2 observations.
+pub trait Extractor: Send + Sync {
+    fn observations(&self, evidence: &Evidence) -> Result<Vec<ObservationDraft>, String>;
+}
+
+/// What [`observe`] did.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "result", rename_all = "kebab-case")]
+pub enum Observed {
+    /// Nothing to learn from this call (a memory tool, a small successful read).
+    Skipped {
+        why: String,
+    },
+    /// The same evidence was seen before: no model call.
+    Seen {
+        evidence_hash: String,
+    },
+    Stored {
+        evidence_hash: String,
+        ids: Vec<String>,
+    },
+}
+
+/// §6.2: gate, redact, hash, dedupe, ask the model, append, remember the hash.
+pub fn observe(
+    store: &Store,
+    evidence: &Evidence,
+    session: Option<&str>,
+    model: &dyn Extractor,
+) -> Result<Observed, StoreError> {
+    if MEMORY_TOOLS.contains(&evidence.tool.as_str()) {
+        return Ok(Observed::Skipped { why: "memory tools are not observed".to_owned() });
+    }
+    if evidence.outcome != "error"
+        && READ_ONLY.contains(&evidence.tool.as_str())
+        && evidence.output.chars().count() < 200
+    {
+        return Ok(Observed::Skipped { why: "a small successful read-only call".to_owned() });
+    }
+    let redact = |s: &str, max: usize| {
+        let cut: String = s.chars().take(max).collect();
+        store.redactor().redact(&cut).text
+    };
+    let evidence = Evidence {
+        tool: evidence.tool.clone(),
+        outcome: evidence.outcome.clone(),
+        input: normalize(&redact(&evidence.input, INPUT_CHARS), Some(workspace_of(store))),
+        output: normalize(&redact(&evidence.output, OUTPUT_CHARS), Some(workspace_of(store))),
+    };
+    let evidence_hash =
+        hash(&serde_json::to_string(&evidence).map_err(|e| StoreError::Invalid(e.to_string()))?);
+    let hashes_path = store.root().join(record::OBSERVATION_HASHES);
+    let seen = |hashes: &Option<ObservationHashes>| {
+        hashes.as_ref().is_some_and(|h| h.hashes.contains_key(&evidence_hash))
+    };
+    if seen(&read_hashes(&hashes_path)?) {
+        return Ok(Observed::Seen { evidence_hash });
+    }
+    // The model call happens outside the lock; a concurrent twin may make the same call,
+    // and the hash check under the lock below keeps only one set of records.
+    let drafts = model.observations(&evidence).map_err(StoreError::Extract)?;
+    store.locked(|| {
+        let mut hashes = read_hashes(&hashes_path)?.unwrap_or_default();
+        if hashes.hashes.contains_key(&evidence_hash) {
+            return Ok(Observed::Seen { evidence_hash: evidence_hash.clone() });
+        }
+        let now = store.now();
+        let existing = existing_text_hashes(store)?;
+        let mut stored = Vec::new();
+        for draft in drafts.into_iter().take(MAX_OBSERVATIONS) {
+            let l0 = store.redactor().redact(&draft.l0).text.chars().take(L0_CHARS).collect::<String>();
+            let text_hash = hash(&normalize(&l0, Some(workspace_of(store))));
+            if l0.trim().is_empty()
+                || existing.contains(&text_hash)
+                || stored.iter().any(|o: &Observation| o.text_hash == text_hash)
+            {
+                continue;
+            }
+            stored.push(Observation {
+                v: SCHEMA_VERSION,
+                id: new_id("obs_", now),
+                session_id: session.map(str::to_owned),
+                tool: evidence.tool.clone(),
+                outcome: evidence.outcome.clone(),
+                kind: draft.kind,
+                l1: store.redactor().redact(&draft.l1).text.chars().take(L1_CHARS).collect(),
+                l0,
+                files: draft.files,
+                keywords: draft.keywords,
+                evidence_hash: evidence_hash.clone(),
+                text_hash,
+                created_at: now,
+            });
+        }
+        store.append_observations(&stored)?;
+        // Even when the model found nothing, this evidence is never sent again.
+        hashes.v = SCHEMA_VERSION;
+        hashes.hashes.insert(evidence_hash.clone(), now);
+        while hashes.hashes.len() > MAX_HASHES {
+            let oldest =
+                hashes.hashes.iter().min_by(|a, b| a.1.cmp(b.1).then(a.0.cmp(b.0))).map(|(k, _)| k.clone());
+            match oldest {
+                Some(key) => hashes.hashes.remove(&key),
+                None => break,
+            };
+        }
+        let bytes = serde_json::to_vec(&hashes).map_err(|e| StoreError::Invalid(e.to_string()))?;
+        files::replace_file(&hashes_path, &bytes)?;
+        Ok(Observed::Stored {
+            evidence_hash: evidence_hash.clone(),
+            ids: stored.into_iter().map(|o| o.id).collect(),
+        })
+    })
+}
+
+fn workspace_of(store: &Store) -> &std::path::Path {
+    &store.workspace
+}
+
+fn read_hashes(path: &std::path::Path) -> Result<Option<ObservationHashes>, StoreError> {
+    match files::read_text(path)? {
+        None => Ok(None),
+        Some(text) => record::parse_record(&text)
+            .map(Some)
+            .map_err(|reason| StoreError::Corrupt { path: path.to_path_buf(), reason }),
+    }
+}
+
+fn existing_text_hashes(store: &Store) -> Result<Vec<String>, StoreError> {
+    let text = files::read_text(&store.root().join(record::OBSERVATIONS))?.unwrap_or_default();
+    Ok(record::parse_jsonl::<Observation>(&text).records.into_iter().map(|o| o.text_hash).collect())
+}
+
+/// A deterministic extractor for tests and offline runs: a function of the evidence,
+/// with a count of calls.
+pub struct Scripted<F> {
+    script: F,
+    calls: AtomicUsize,
+}
+
+impl<F: Fn(&Evidence) -> Vec<ObservationDraft> + Send + Sync> Scripted<F> {
+    pub fn new(script: F) -> Self {
+        Scripted { script, calls: AtomicUsize::new(0) }
+    }
+
+    pub fn calls(&self) -> usize {
+        self.calls.load(Ordering::SeqCst)
+    }
+}
+
+impl<F: Fn(&Evidence) -> Vec<ObservationDraft> + Send + Sync> Extractor for Scripted<F> {
+    fn observations(&self, evidence: &Evidence) -> Result<Vec<ObservationDraft>, String> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        Ok((self.script)(evidence))
+    }
+}
+
+/// The model for extraction, resolved from config (§2): `memory_model`, else
+/// `small_model`, as `provider/model`.
+pub fn resolve_model(memory_model: Option<&str>, small_model: Option<&str>) -> Option<String> {
+    memory_model.or(small_model).map(|m| m.split_once('/').map_or(m, |(_, id)| id).to_owned())
+}
+
+/// An OpenAI-compatible `POST {base}/chat/completions` client. The model must answer
+/// with a JSON object `{"observations":[…]}`.
+pub struct OpenAiCompatible {
+    pub base_url: String,
+    pub model: String,
+    pub api_key: Option<String>,
+    pub timeout: Duration,
+    /// The last error body seen, for diagnostics.
+    last_error: Mutex<Option<String>>,
+}
+
+/// The instruction sent with each piece of evidence (written for ctxgraph).
+const INSTRUCTION: &str = "You read the result of one tool call made by a coding agent in a software project. \
+Reply with a JSON object {\"observations\": [...]} holding zero, one or two lessons that would help a future \
+session in the same project (not this task's progress). Each lesson has: kind (gotcha, fix, convention, \
+environment, failure-mode or api-behaviour), l0 (one line, at most 160 characters), l1 (at most 800 \
+characters), files (project-relative paths) and keywords. Reply with {\"observations\": []} when there is \
+nothing durable to learn.";
+
+impl OpenAiCompatible {
+    pub fn new(base_url: impl Into<String>, model: impl Into<String>, api_key: Option<String>) -> Self {
+        OpenAiCompatible {
+            base_url: base_url.into(),
+            model: model.into(),
+            api_key,
+            timeout: Duration::from_secs(60),
+            last_error: Mutex::new(None),
+        }
+    }
+
+    async fn call(&self, evidence: &Evidence) -> Result<Vec<ObservationDraft>, String> {
+        // rustls needs a process-wide crypto provider; ring, as the engine's fetcher uses.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder().timeout(self.timeout).build().map_err(|e| e.to_string())?;
+        let body = json!({
+            "model": self.model,
+            "temperature": 0,
+            "response_format": {"type": "json_object"},
+            "messages": [
+                {"role": "system", "content": INSTRUCTION},
+                {"role": "user", "content": serde_json::to_string(evidence).map_err(|e| e.to_string())?},
+            ],
+        });
+        let url = format!("{}/chat/completions", self.base_url.trim_end_matches('/'));
+        let mut request = client.post(&url).json(&body);
+        if let Some(key) = &self.api_key {
+            request = request.bearer_auth(key);
+        }
+        let response = request.send().await.map_err(|e| format!("{url}: {e}"))?;
+        let status = response.status();
+        let text = response.text().await.map_err(|e| format!("{url}: {e}"))?;
+        if !status.is_success() {
+            let cut: String = text.chars().take(200).collect();
+            if let Ok(mut last) = self.last_error.lock() {
+                *last = Some(cut.clone());
+            }
+            return Err(format!("{url}: HTTP {status}: {cut}"));
+        }
+        parse_reply(&text).map_err(|e| format!("{url}: {e}"))
+    }
+}
+
+/// The observations in a chat-completions reply.
+pub fn parse_reply(text: &str) -> Result<Vec<ObservationDraft>, String> {
+    let reply: Value = serde_json::from_str(text).map_err(|e| format!("reply is not JSON: {e}"))?;
+    let content = reply
+        .pointer("/choices/0/message/content")
+        .and_then(Value::as_str)
+        .ok_or("reply has no choices[0].message.content")?;
+    let content: Value = serde_json::from_str(content).map_err(|e| format!("content is not JSON: {e}"))?;
+    let list = content.get("observations").cloned().unwrap_or(Value::Array(Vec::new()));
+    serde_json::from_value(list).map_err(|e| format!("observations: {e}"))
+}
+
+impl Extractor for OpenAiCompatible {
+    fn observations(&self, evidence: &Evidence) -> Result<Vec<ObservationDraft>, String> {
+        let runtime =
+            tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+        runtime.block_on(self.call(evidence))
+    }
+}

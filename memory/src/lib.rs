@@ -1,0 +1,550 @@
+//! ctxgraph's workspace memory store (memory.md §3–§9).
+//!
+//! Six files under `<workspace>/.opencode/memory/`. Every write holds the cross-process
+//! lock; logs grow by whole lines, JSON files are replaced whole; secrets are redacted
+//! before anything is written, hashed or sent to a model. Unlike the spec's best-effort
+//! store, nothing is ever dropped: a writer that cannot get the lock in time fails with
+//! [`StoreError::LockTimeout`] and the caller sees it.
+//!
+//! Reading for recall is the query layer's job (`ctxgraph_queries::memory`); this crate
+//! reads only what a write needs, fresh, under the lock.
+
+pub mod export;
+pub mod extract;
+mod files;
+pub mod redact;
+pub mod text;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use ctxgraph_queries::memory::rank::{Doc, rank};
+use ctxgraph_queries::memory::record::{
+    self, Fact, FactLine, FactRecord, FactSource, Handoff, LastError, RECENT_WINDOW, SCHEMA_VERSION, Scope,
+    SessionCard, Status, StatusRecord, ToolStat, ToolStats,
+};
+use ctxgraph_queries::memory::tokenize;
+use serde_json::Value;
+
+pub use files::LOCK_WAIT;
+use redact::Redactor;
+
+/// Why a memory operation did not happen. Every variant names the file involved.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{}: {source}", path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{}: another process held the memory lock for {waited:?}; nothing was written", path.display())]
+    LockTimeout { path: PathBuf, waited: Duration },
+    #[error("{}: {reason}", path.display())]
+    Corrupt { path: PathBuf, reason: String },
+    /// The input itself is unusable (empty text, invalid handoff JSON, …).
+    #[error("{0}")]
+    Invalid(String),
+    #[error("not stored: more than half of the text is secrets ({kinds})")]
+    MostlySecret { kinds: String },
+    #[error("no fact matches {0:?}")]
+    NoMatch(String),
+    #[error("extraction failed: {0}")]
+    Extract(String),
+}
+
+impl StoreError {
+    /// Bad input (exit 2) rather than a failure of the machine (exit 3).
+    pub fn is_bad_input(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Corrupt { .. }
+                | StoreError::Invalid(_)
+                | StoreError::MostlySecret { .. }
+                | StoreError::NoMatch(_)
+        )
+    }
+}
+
+/// Milliseconds since the epoch.
+pub type Clock = fn() -> i64;
+
+pub fn system_clock() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// §4.4: active facts kept before the oldest are evicted.
+pub const MAX_ACTIVE_FACTS: usize = 200;
+/// §4.3: token-set Jaccard at or above this, same scope: an update of the older fact.
+const NEAR_DUPLICATE: f64 = 0.8;
+/// §4.2: a fact's text is at most this long.
+pub const MAX_FACT_CHARS: usize = 300;
+/// §5.2: the handoff's token target ceiling (`ceil(chars/4)`).
+const HANDOFF_MAX_TOKENS: usize = 900;
+/// §7.1: `lastError.message` is cut to this.
+const LAST_ERROR_CHARS: usize = 200;
+
+/// One workspace's store.
+#[derive(Clone, Debug)]
+pub struct Store {
+    pub(crate) workspace: PathBuf,
+    root: PathBuf,
+    redactor: Redactor,
+    lock_wait: Duration,
+    clock: Clock,
+    sync: bool,
+}
+
+/// What `remember` did.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "result", rename_all = "kebab-case")]
+pub enum Remembered {
+    Added {
+        id: String,
+    },
+    /// The same normalised text is already an active fact: nothing written (§4.3).
+    Duplicate {
+        id: String,
+    },
+    /// A near duplicate of the same scope was retired in favour of the new fact.
+    Superseded {
+        id: String,
+        old: String,
+    },
+}
+
+impl Remembered {
+    pub fn id(&self) -> &str {
+        match self {
+            Remembered::Added { id } | Remembered::Duplicate { id } | Remembered::Superseded { id, .. } => id,
+        }
+    }
+}
+
+/// A settled tool call's outcome (§7.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Ok,
+    Error,
+}
+
+impl Store {
+    /// The store of the workspace at `workspace` (absolute). `env` feeds the redactor's
+    /// `env_value` rule.
+    pub fn new(workspace: &Path, env: &BTreeMap<String, String>) -> Self {
+        Store {
+            workspace: workspace.to_path_buf(),
+            root: workspace.join(".opencode").join("memory"),
+            redactor: Redactor::new(env),
+            lock_wait: LOCK_WAIT,
+            clock: system_clock,
+            sync: true,
+        }
+    }
+
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    pub fn with_lock_wait(mut self, wait: Duration) -> Self {
+        self.lock_wait = wait;
+        self
+    }
+
+    /// Whether each append is `fsync`ed before it returns (the default). Off, an append
+    /// is still one whole line under the lock, and survives a crash of the writing
+    /// process, but not of the machine; for bulk loads.
+    pub fn with_sync(mut self, sync: bool) -> Self {
+        self.sync = sync;
+        self
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn redactor(&self) -> &Redactor {
+        &self.redactor
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.root.join(name)
+    }
+
+    pub(crate) fn now(&self) -> i64 {
+        (self.clock)()
+    }
+
+    pub(crate) fn locked<T>(&self, write: impl FnOnce() -> Result<T, StoreError>) -> Result<T, StoreError> {
+        files::with_lock(&self.root, self.lock_wait, write)
+    }
+
+    /// Redacts `text`; refuses it when it is mostly secret (§8 post-rule).
+    pub fn redact(&self, text: &str) -> Result<String, StoreError> {
+        let redacted = self.redactor.redact(text);
+        if redacted.mostly_secret(text) {
+            return Err(StoreError::MostlySecret { kinds: redacted.kinds.join(", ") });
+        }
+        Ok(redacted.text)
+    }
+
+    fn append(&self, name: &str, record: &impl serde::Serialize) -> Result<(), StoreError> {
+        let line = serde_json::to_string(record).map_err(|e| StoreError::Invalid(e.to_string()))?;
+        files::append_line(&self.path(name), &line, self.sync)
+    }
+
+    /// The folded facts, read fresh.
+    pub fn facts(&self) -> Result<Vec<Fact>, StoreError> {
+        let text = files::read_text(&self.path(record::FACTS))?.unwrap_or_default();
+        Ok(record::fold_facts(record::parse_jsonl::<FactLine>(&text).records))
+    }
+
+    /// §4.2 explicit remember / compaction facts, with §4.3 dedupe and §4.4 caps.
+    pub fn remember(
+        &self,
+        text: &str,
+        scope: Scope,
+        category: &str,
+        source: FactSource,
+        session: Option<&str>,
+    ) -> Result<Remembered, StoreError> {
+        let text = self.redact(text.trim())?;
+        if text.is_empty() {
+            return Err(StoreError::Invalid("nothing to remember: the text is empty".to_owned()));
+        }
+        if text.chars().count() > MAX_FACT_CHARS {
+            return Err(StoreError::Invalid(format!(
+                "a fact is at most {MAX_FACT_CHARS} characters (this one has {}); split it into atomic facts",
+                text.chars().count()
+            )));
+        }
+        let hash = text::hash(&text::normalize(&text, Some(&self.workspace)));
+        self.locked(|| {
+            let facts = self.facts()?;
+            let active: Vec<&Fact> = facts.iter().filter(|f| f.is_active()).collect();
+            if let Some(same) = active.iter().find(|f| f.record.hash == hash) {
+                return Ok(Remembered::Duplicate { id: same.record.id.clone() });
+            }
+            let now = self.now();
+            let id = text::new_id("fct_", now);
+            let tokens = text::token_set(&text);
+            let near = active
+                .iter()
+                .filter(|f| f.record.scope == scope)
+                .find(|f| text::jaccard(&text::token_set(&f.record.text), &tokens) >= NEAR_DUPLICATE)
+                .map(|f| f.record.id.clone());
+            let record = FactRecord {
+                v: SCHEMA_VERSION,
+                id: id.clone(),
+                text: text.clone(),
+                scope,
+                category: category.to_owned(),
+                source,
+                status: Status::Active,
+                session_id: session.map(str::to_owned),
+                hash: hash.clone(),
+                created_at: now,
+                updated_at: now,
+            };
+            self.append(record::FACTS, &FactLine::Fact(record))?;
+            if let Some(old) = &near {
+                self.append_status(old, Status::Inactive, "superseded", session, now)?;
+            }
+            self.evict_over_cap(&facts, near.as_deref(), session, now)?;
+            Ok(match near {
+                Some(old) => Remembered::Superseded { id, old },
+                None => Remembered::Added { id },
+            })
+        })
+    }
+
+    /// §4.4: past [`MAX_ACTIVE_FACTS`], retire the oldest compaction facts, then the
+    /// oldest explicit ones. `before` is the state before the new fact was appended.
+    fn evict_over_cap(
+        &self,
+        before: &[Fact],
+        retired: Option<&str>,
+        session: Option<&str>,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        let mut active: Vec<&Fact> =
+            before.iter().filter(|f| f.is_active() && Some(f.record.id.as_str()) != retired).collect();
+        let count = active.len() + 1;
+        if count <= MAX_ACTIVE_FACTS {
+            return Ok(());
+        }
+        active.sort_by_key(|f| {
+            (f.record.source == FactSource::Explicit, f.record.updated_at, f.record.id.clone())
+        });
+        for fact in active.into_iter().take(count - MAX_ACTIVE_FACTS) {
+            self.append_status(&fact.record.id, Status::Inactive, "evicted", session, now)?;
+        }
+        Ok(())
+    }
+
+    fn append_status(
+        &self,
+        id: &str,
+        status: Status,
+        reason: &str,
+        session: Option<&str>,
+        at: i64,
+    ) -> Result<(), StoreError> {
+        let record = StatusRecord {
+            v: SCHEMA_VERSION,
+            id: id.to_owned(),
+            status,
+            reason: reason.to_owned(),
+            session_id: session.map(str::to_owned),
+            at,
+        };
+        self.append(record::FACTS, &FactLine::Status(record))
+    }
+
+    /// Appends a fact as given, without dedupe or caps (imports, and extractors that did
+    /// their own dedupe). Its text is redacted and its hash recomputed.
+    pub fn append_fact(&self, mut record: FactRecord) -> Result<FactRecord, StoreError> {
+        record.text = self.redact(&record.text)?;
+        record.hash = text::hash(&text::normalize(&record.text, Some(&self.workspace)));
+        record.v = SCHEMA_VERSION;
+        if record.id.is_empty() {
+            record.id = text::new_id("fct_", self.now());
+        }
+        self.locked(|| self.append(record::FACTS, &FactLine::Fact(record.clone())))?;
+        Ok(record)
+    }
+
+    /// `setFactStatus` (§4.1): appends a status record; re-activation is allowed.
+    pub fn set_fact_status(
+        &self,
+        id: &str,
+        status: Status,
+        reason: &str,
+        session: Option<&str>,
+    ) -> Result<(), StoreError> {
+        self.locked(|| {
+            if !self.facts()?.iter().any(|f| f.record.id == id) {
+                return Err(StoreError::NoMatch(id.to_owned()));
+            }
+            self.append_status(id, status, reason, session, self.now())
+        })
+    }
+
+    /// §4.2 forget: `target` is a fact id, or text whose best-matching active fact is
+    /// retired when it scores at least half of the text's own score. Returns the ids.
+    pub fn forget(&self, target: &str, session: Option<&str>) -> Result<Vec<String>, StoreError> {
+        self.locked(|| {
+            let facts = self.facts()?;
+            let now = self.now();
+            if let Some(fact) = facts.iter().find(|f| f.record.id == target.trim()) {
+                if fact.is_active() {
+                    self.append_status(&fact.record.id, Status::Inactive, "user-forget", session, now)?;
+                    return Ok(vec![fact.record.id.clone()]);
+                }
+                return Ok(Vec::new());
+            }
+            let id = best_match(&facts, target).ok_or_else(|| StoreError::NoMatch(target.to_owned()))?;
+            self.append_status(&id, Status::Inactive, "user-forget", session, now)?;
+            Ok(vec![id])
+        })
+    }
+
+    /// §5.2: replaces the handoff with `json` (a handoff object; `v` may be left out),
+    /// redacted, stamped, and trimmed to the 900-token ceiling.
+    pub fn set_handoff(&self, json: &str, session: Option<&str>) -> Result<Handoff, StoreError> {
+        let mut value: Value = serde_json::from_str(json).map_err(|e| {
+            StoreError::Invalid(format!("handoff: not JSON at line {} column {}: {e}", e.line(), e.column()))
+        })?;
+        let Value::Object(map) = &mut value else {
+            return Err(StoreError::Invalid("handoff: expected a JSON object".to_owned()));
+        };
+        map.entry("v").or_insert(Value::from(SCHEMA_VERSION));
+        map.insert("updatedAt".to_owned(), Value::from(self.now()));
+        if let Some(session) = session {
+            map.insert("sessionID".to_owned(), Value::from(session));
+        }
+        redact_strings(&mut value, &self.redactor);
+        let text = serde_json::to_string(&value).map_err(|e| StoreError::Invalid(e.to_string()))?;
+        let mut handoff: Handoff =
+            record::parse_record(&text).map_err(|e| StoreError::Invalid(format!("handoff: {e}")))?;
+        if handoff.source.is_empty() {
+            handoff.source = "manual".to_owned();
+        }
+        trim_handoff(&mut handoff);
+        let bytes = serde_json::to_vec_pretty(&handoff).map_err(|e| StoreError::Invalid(e.to_string()))?;
+        self.locked(|| files::replace_file(&self.path(record::HANDOFF), &bytes))?;
+        Ok(handoff)
+    }
+
+    pub fn handoff(&self) -> Result<Option<Handoff>, StoreError> {
+        self.read_json(record::HANDOFF)
+    }
+
+    fn read_json<T: serde::de::DeserializeOwned>(&self, name: &str) -> Result<Option<T>, StoreError> {
+        let path = self.path(name);
+        match files::read_text(&path)? {
+            None => Ok(None),
+            Some(text) => {
+                record::parse_record(&text).map(Some).map_err(|reason| StoreError::Corrupt { path, reason })
+            }
+        }
+    }
+
+    /// `recordToolOutcome` (§7.1): read-modify-write of `tool_stats.json`, all under the
+    /// lock so concurrent outcomes never lose an increment. `kind` defaults to the
+    /// classification of `message`.
+    pub fn record_tool_outcome(
+        &self,
+        tool: &str,
+        outcome: Outcome,
+        kind: Option<&str>,
+        message: Option<&str>,
+    ) -> Result<ToolStat, StoreError> {
+        if tool.trim().is_empty() {
+            return Err(StoreError::Invalid("the tool name is empty".to_owned()));
+        }
+        self.locked(|| {
+            let now = self.now();
+            let mut stats: ToolStats = self.read_json(record::TOOL_STATS)?.unwrap_or_default();
+            stats.v = SCHEMA_VERSION;
+            stats.updated_at = now;
+            let stat = stats.tools.entry(tool.to_owned()).or_default();
+            stat.calls += 1;
+            let mark = match outcome {
+                Outcome::Ok => {
+                    stat.consecutive_errors = 0;
+                    stat.last_success_at = Some(now);
+                    's'
+                }
+                Outcome::Error => {
+                    let kind = kind
+                        .map(str::to_owned)
+                        .unwrap_or_else(|| classify_error(message.unwrap_or("")).to_owned());
+                    *stat.error_kinds.entry(kind.clone()).or_default() += 1;
+                    if let Some(message) = message {
+                        let redacted = self.redactor.redact(message).text;
+                        let cut: String = redacted.chars().take(LAST_ERROR_CHARS).collect();
+                        stat.last_error = Some(LastError { message: cut, at: now });
+                    }
+                    // A user's permission rejection is not a tool failure (§7.1).
+                    if kind == "permission" {
+                        'p'
+                    } else {
+                        stat.errors += 1;
+                        stat.consecutive_errors += 1;
+                        stat.last_error_at = Some(now);
+                        'e'
+                    }
+                }
+            };
+            stat.recent.push(mark);
+            let extra = stat.recent.chars().count().saturating_sub(RECENT_WINDOW);
+            stat.recent = stat.recent.chars().skip(extra).collect();
+            let result = stat.clone();
+            let bytes = serde_json::to_vec_pretty(&stats).map_err(|e| StoreError::Invalid(e.to_string()))?;
+            files::replace_file(&self.path(record::TOOL_STATS), &bytes)?;
+            Ok(result)
+        })
+    }
+
+    /// Appends a session card (§9.2), redacted. Sub-agent sessions get none.
+    pub fn add_session_card(&self, mut card: SessionCard) -> Result<SessionCard, StoreError> {
+        if card.parent_id.is_some() {
+            return Err(StoreError::Invalid(format!(
+                "session {} is a sub-agent session (it has a parent); sub-agent sessions get no card",
+                card.session_id
+            )));
+        }
+        let mut value = serde_json::to_value(&card).map_err(|e| StoreError::Invalid(e.to_string()))?;
+        redact_strings(&mut value, &self.redactor);
+        card = serde_json::from_value(value).map_err(|e| StoreError::Invalid(e.to_string()))?;
+        card.v = SCHEMA_VERSION;
+        card.id = text::new_id("crd_", self.now());
+        self.locked(|| self.append(record::SESSIONS, &card))?;
+        Ok(card)
+    }
+
+    /// Appends observation records (used by [`extract::observe`]).
+    fn append_observations(&self, observations: &[record::Observation]) -> Result<(), StoreError> {
+        for observation in observations {
+            self.append(record::OBSERVATIONS, observation)?;
+        }
+        Ok(())
+    }
+}
+
+/// The active fact that best matches `query`, if it scores at least half of the query's
+/// own score (§4.2 forget without a model).
+pub fn best_match(facts: &[Fact], query: &str) -> Option<String> {
+    // The request's own verbs ("forget", "stop remembering") say what to do, not which fact.
+    const VERBS: &[&str] =
+        &["forget", "remember", "remembering", "memory", "delete", "stop", "longer", "true"];
+    let query: Vec<String> =
+        tokenize::tokens(query).into_iter().filter(|t| !VERBS.contains(&t.as_str())).collect();
+    let query = query.join(" ");
+    let query = query.as_str();
+    let active: Vec<&Fact> = facts.iter().filter(|f| f.is_active()).collect();
+    let mut docs: Vec<Doc<'_>> = active
+        .iter()
+        .map(|f| Doc { id: &f.record.id, text: f.record.text.clone(), files: &[], time: 0, decays: false })
+        .collect();
+    // The query ranked among the facts gives its self-score on the same scale.
+    docs.push(Doc { id: "\u{10FFFF}query", text: query.to_owned(), files: &[], time: 0, decays: false });
+    let ranking = rank(query, &docs, 0);
+    let own = ranking.kept.iter().find(|(i, _)| *i == active.len()).and_then(|(_, s)| *s)?.0;
+    let (best, score) = ranking.kept.iter().find(|(i, _)| *i < active.len())?;
+    let score = score.map(|s| s.0)?;
+    (score >= 0.5 * own).then(|| active[*best].record.id.clone())
+}
+
+/// §7.1's error kinds, by substring of the lower-cased message.
+pub fn classify_error(message: &str) -> &'static str {
+    let m = message.to_lowercase();
+    let any = |needles: &[&str]| needles.iter().any(|n| m.contains(n));
+    if any(&["timed out", "timeout", "etimedout"]) {
+        "timeout"
+    } else if any(&["not found", "enoent", "no such file", "does not exist"]) {
+        "not_found"
+    } else if any(&["eacces", "permission denied", "rejected by user", "rejected"]) {
+        "permission"
+    } else if any(&["invalid", "schema", "expected", "required"]) {
+        "invalid_args"
+    } else {
+        "other"
+    }
+}
+
+fn redact_strings(value: &mut Value, redactor: &Redactor) {
+    match value {
+        Value::String(s) => *s = redactor.redact(s).text,
+        Value::Array(items) => items.iter_mut().for_each(|v| redact_strings(v, redactor)),
+        Value::Object(map) => map.values_mut().for_each(|v| redact_strings(v, redactor)),
+        _ => {}
+    }
+}
+
+fn handoff_tokens(handoff: &Handoff) -> usize {
+    serde_json::to_string(handoff).map_or(0, |s| s.chars().count().div_ceil(4))
+}
+
+/// §5.2: over 900 tokens, trim list fields from the end in the order `openQuestions,
+/// constraints, decisions, done, files`, each to at least one item.
+fn trim_handoff(handoff: &mut Handoff) {
+    let order: [fn(&mut Handoff) -> &mut Vec<String>; 5] = [
+        |h| &mut h.open_questions,
+        |h| &mut h.constraints,
+        |h| &mut h.decisions,
+        |h| &mut h.done,
+        |h| &mut h.files,
+    ];
+    for field in order {
+        while handoff_tokens(handoff) > HANDOFF_MAX_TOKENS && field(handoff).len() > 1 {
+            field(handoff).pop();
+        }
+    }
+    handoff.token_estimate = None;
+    handoff.token_estimate = Some(handoff_tokens(handoff) as u64);
+}
+
+#[cfg(test)]
+mod tests;

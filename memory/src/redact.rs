@@ -1,0 +1,244 @@
+//! memory.md §8: secrets are replaced by `[REDACTED:<kind>]` before anything is written to
+//! the store, hashed, or sent to a model.
+//!
+//! One regex per kind of the spec's table, written for ctxgraph. Where only part of a
+//! match is the secret (a password in a URL, the value of `token = …`), the pattern names
+//! that part `s` and only it is replaced, so the text stays readable.
+
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+/// `(kind, pattern)`, applied in this order (more specific prefixes first).
+const PATTERNS: &[(&str, &str)] = &[
+    ("private_key", r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?-----END [A-Z0-9 ]*PRIVATE KEY-----"),
+    ("aws_key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    ("github_token", r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}|\bgithub_pat_[A-Za-z0-9_]{22,}"),
+    ("anthropic_key", r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
+    ("openai_key", r"\bsk-(?:proj-)?[A-Za-z0-9_-]{20,}"),
+    ("slack_token", r"\bxox[abpros]-[A-Za-z0-9-]{10,}"),
+    ("google_key", r"\bAIza[0-9A-Za-z_-]{35}"),
+    ("jwt", r"\beyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+"),
+    ("bearer", r"(?i)\bbearer\s+(?P<s>[A-Za-z0-9._~+/=-]{16,})"),
+    ("url_creds", r"(?i)\b[a-z][a-z0-9+.-]*://[^/\s:@]+:(?P<s>[^@\s/]+)@"),
+    (
+        "assignment",
+        r#"(?i)\b[a-z0-9_-]*(?:api[_-]?key|secret|token|passw(?:or)?d|pwd|auth|credential|private[_-]key|access[_-]key)[a-z0-9_-]*"?\s*[:=]\s*"?(?P<s>[^\s"',;\[][^\s"',;]{5,})"#,
+    ),
+];
+
+static COMPILED: LazyLock<Vec<(&'static str, Regex)>> = LazyLock::new(|| {
+    // Constant patterns, checked by `every_pattern_compiles`.
+    PATTERNS.iter().filter_map(|(kind, re)| Regex::new(re).ok().map(|r| (*kind, r))).collect()
+});
+
+/// The env-var names whose values count as secrets (`env_value`).
+static SECRET_NAME: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(r"(?i)api[_-]?key|secret|token|passw(?:or)?d|pwd|auth|credential|private[_-]key|access[_-]key")
+        .ok()
+});
+
+/// Redacted text, and how much of it was secret.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Redacted {
+    pub text: String,
+    /// Characters of the input that were replaced.
+    pub secret_chars: usize,
+    /// The kinds found, in pattern order, each once.
+    pub kinds: Vec<&'static str>,
+}
+
+impl Redacted {
+    /// §8 post-rule: more than half of the text was secret; such a record is not stored.
+    pub fn mostly_secret(&self, original: &str) -> bool {
+        2 * self.secret_chars > original.chars().count()
+    }
+}
+
+/// Redacts with the spec's patterns plus the values of secret-named environment variables.
+#[derive(Clone, Debug, Default)]
+pub struct Redactor {
+    /// Literal values (≥ 8 chars) of variables named like secrets, longest first.
+    env_values: Vec<String>,
+}
+
+impl Redactor {
+    /// `env` is the process environment (or a test's); values of variables whose name
+    /// looks like a secret's and that are at least 8 characters long are redacted verbatim.
+    pub fn new(env: &BTreeMap<String, String>) -> Self {
+        let mut env_values: Vec<String> = env
+            .iter()
+            .filter(|(name, value)| {
+                value.chars().count() >= 8 && SECRET_NAME.as_ref().is_some_and(|r| r.is_match(name))
+            })
+            .map(|(_, value)| value.clone())
+            .collect();
+        env_values.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
+        env_values.dedup();
+        Redactor { env_values }
+    }
+
+    pub fn redact(&self, text: &str) -> Redacted {
+        let mut out = text.to_owned();
+        let mut secret_chars = 0;
+        let mut kinds = Vec::new();
+        for value in &self.env_values {
+            if out.contains(value.as_str()) {
+                secret_chars += out.matches(value.as_str()).count() * value.chars().count();
+                out = out.replace(value.as_str(), "[REDACTED:env_value]");
+                kinds.push("env_value");
+            }
+        }
+        for (kind, regex) in COMPILED.iter() {
+            let mut found = false;
+            let replaced = regex.replace_all(&out, |caps: &regex::Captures<'_>| {
+                found = true;
+                let whole = caps.get(0).map_or("", |m| m.as_str());
+                match caps.name("s") {
+                    // `Authorization: Bearer …` names a scheme, not a secret.
+                    Some(secret) if *kind == "assignment" && is_auth_scheme(secret.as_str()) => {
+                        whole.to_owned()
+                    }
+                    Some(secret) => {
+                        secret_chars += secret.as_str().chars().count();
+                        let start = secret.start() - caps.get(0).map_or(0, |m| m.start());
+                        format!("{}[REDACTED:{kind}]{}", &whole[..start], &whole[start + secret.len()..])
+                    }
+                    None => {
+                        secret_chars += whole.chars().count();
+                        format!("[REDACTED:{kind}]")
+                    }
+                }
+            });
+            let replaced = replaced.into_owned();
+            if found {
+                kinds.push(*kind);
+                out = replaced;
+            }
+        }
+        Redacted { text: out, secret_chars, kinds }
+    }
+}
+
+fn is_auth_scheme(value: &str) -> bool {
+    ["bearer", "basic", "digest", "token"].iter().any(|s| value.eq_ignore_ascii_case(s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_pattern_compiles() {
+        assert_eq!(COMPILED.len(), PATTERNS.len());
+        assert!(SECRET_NAME.is_some());
+    }
+
+    /// Key-shaped strings are built at run time so no secret-looking literal sits in the
+    /// source.
+    fn rep(c: char, n: usize) -> String {
+        c.to_string().repeat(n)
+    }
+
+    /// One positive vector per kind (the whole expected output) and one negative.
+    #[test]
+    fn one_vector_per_pattern() {
+        let pem = format!("-----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----", rep('M', 64));
+        let jwt = format!("eyJ{}.eyJ{}.{}", rep('a', 10), rep('b', 12), rep('c', 20));
+        let cases: Vec<(&str, String, String, &str)> = vec![
+            (
+                "private_key",
+                format!("key: {pem} end"),
+                "key: [REDACTED:private_key] end".into(),
+                "-----BEGIN PUBLIC KEY----- is fine",
+            ),
+            (
+                "aws_key",
+                format!("id AKIA{} here", rep('Q', 16)),
+                "id [REDACTED:aws_key] here".into(),
+                "AKIA is a prefix",
+            ),
+            (
+                "github_token",
+                format!("t ghp_{}", rep('a', 36)),
+                "t [REDACTED:github_token]".into(),
+                "ghp_short",
+            ),
+            (
+                "github_token",
+                format!("github_pat_{}", rep('b', 30)),
+                "[REDACTED:github_token]".into(),
+                "github_pat_x",
+            ),
+            (
+                "anthropic_key",
+                format!("sk-ant-{}", rep('d', 40)),
+                "[REDACTED:anthropic_key]".into(),
+                "sk-ant-x",
+            ),
+            (
+                "openai_key",
+                format!("use sk-proj-{}", rep('e', 30)),
+                "use [REDACTED:openai_key]".into(),
+                "ask-questions-freely",
+            ),
+            ("slack_token", format!("xoxb-{}", rep('1', 20)), "[REDACTED:slack_token]".into(), "xoxo hugs"),
+            ("google_key", format!("AIza{}", rep('f', 35)), "[REDACTED:google_key]".into(), "AIza short"),
+            ("jwt", format!("cookie {jwt}"), "cookie [REDACTED:jwt]".into(), "eyJ alone"),
+            (
+                "bearer",
+                format!("Authorization: Bearer {}", rep('g', 24)),
+                "Authorization: Bearer [REDACTED:bearer]".into(),
+                "bearer of news",
+            ),
+            (
+                "url_creds",
+                format!("postgres://app:{}@db:5432/x", rep('h', 10)),
+                "postgres://app:[REDACTED:url_creds]@db:5432/x".into(),
+                "https://example.com/a:b",
+            ),
+            (
+                "assignment",
+                format!("DB_PASSWORD={}", rep('i', 12)),
+                "DB_PASSWORD=[REDACTED:assignment]".into(),
+                "the password policy is strict",
+            ),
+            (
+                "assignment",
+                format!("\"api_key\": \"{}\"", rep('j', 10)),
+                "\"api_key\": \"[REDACTED:assignment]\"".into(),
+                "token: abc",
+            ),
+        ];
+        let redactor = Redactor::default();
+        for (kind, input, expected, negative) in cases {
+            let out = redactor.redact(&input);
+            assert_eq!(out.text, expected, "{kind}");
+            assert!(out.kinds.contains(&kind), "{kind}: {:?}", out.kinds);
+            assert_eq!(redactor.redact(negative).text, negative, "{kind} negative");
+        }
+    }
+
+    #[test]
+    fn env_values_are_redacted_by_name() {
+        let secret = rep('z', 12);
+        let env = BTreeMap::from([
+            ("MY_SERVICE_TOKEN".to_owned(), secret.clone()),
+            ("HOME".to_owned(), "/home/someone".to_owned()),
+            ("SHORT_TOKEN".to_owned(), "abc".to_owned()),
+        ]);
+        let redactor = Redactor::new(&env);
+        let out = redactor.redact(&format!("call with {secret} from /home/someone abc"));
+        assert_eq!(out.text, "call with [REDACTED:env_value] from /home/someone abc");
+    }
+
+    #[test]
+    fn mostly_secret_text_is_flagged() {
+        let text = format!("k ghp_{}", rep('a', 36));
+        let out = Redactor::default().redact(&text);
+        assert!(out.mostly_secret(&text));
+        let text = format!("the deploy token for staging lives in the vault, ghp_{}", rep('a', 36));
+        assert!(!Redactor::default().redact(&text).mostly_secret(&text));
+    }
+}
