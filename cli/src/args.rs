@@ -54,13 +54,12 @@ impl Command {
             Command::Explain(args) => args.format == ExplainFormat::Json,
             Command::Lint(args) => args.format == LintFormat::Json,
             Command::Check(args) => args.format == CheckFormat::Json,
+            Command::Watch(args) => args.format == Format::Json,
             Command::Config(args) => args.format == Format::Json,
             Command::Session(args) => args.json_output(),
-            Command::Snapshot(_)
-            | Command::InitCheck(_)
-            | Command::Watch(_)
-            | Command::Serve(_)
-            | Command::Completions(_) => false,
+            Command::Snapshot(_) | Command::InitCheck(_) | Command::Serve(_) | Command::Completions(_) => {
+                false
+            }
             Command::Memory(args) => args.json_output(),
         }
     }
@@ -270,6 +269,10 @@ pub struct WatchArgs {
     /// Re-fetch remote instructions at most this often (opencode re-fetches on every step)
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
     pub remote_refresh_secs: u64,
+
+    /// text: one line per rebuild; json: one JSON object per rebuild (and per error), a line each
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
 }
 
 /// Serve builds to an agent host: JSON-RPC 2.0, one JSON object per line

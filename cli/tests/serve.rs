@@ -348,6 +348,21 @@ fn watch_prints_a_line_per_rebuild() {
     assert_ne!(first[..16], second[..16]);
 }
 
+#[test]
+fn watch_prints_a_json_object_per_rebuild() {
+    let tree = Tree::new();
+    let cwd = tree.cwd();
+    let watch = tree.spawn(&["watch", "--cwd", &cwd, "--format", "json"]);
+    let first: serde_json::Value = serde_json::from_str(&watch.line()).expect("a JSON line");
+    assert_eq!(first["added"].as_array().map(Vec::len), Some(3), "{first}");
+    tree.write("repo/pkg/AGENTS.md", "pkg rules, edited");
+    let second: serde_json::Value = serde_json::from_str(&watch.line()).expect("a JSON line");
+    let pkg = tree.path("repo/pkg/AGENTS.md");
+    assert_eq!(second["modified"], serde_json::json!([format!("file:{}", pkg.display())]), "{second}");
+    assert_eq!(second["executed"], 4, "{second}");
+    assert_ne!(first["hash"], second["hash"]);
+}
+
 /// #14.4: `ctxgraph watch > watch.log` inside the tree. Appending to a file no query read
 /// must not rebuild (on `main` before the fix: hundreds of lines a second).
 #[test]

@@ -8,8 +8,8 @@ use ctxgraph_engine::watch::Watcher;
 use ctxgraph_engine::{SystemClock, Turn, Turns};
 use ctxgraph_queries::opencode::prompt::Section;
 
-use crate::args::WatchArgs;
-use crate::error::{CliError, render};
+use crate::args::{Format, WatchArgs};
+use crate::error::{CliError, render, to_json};
 use crate::output::{eprintln_styled, write_stdout};
 
 pub fn run(args: WatchArgs) -> Result<ExitCode, CliError> {
@@ -28,10 +28,14 @@ pub fn run(args: WatchArgs) -> Result<ExitCode, CliError> {
         // Watch what this build looked at before saying it is done: an edit made after
         // the line appears is always seen.
         watcher.track(&mut engine);
-        match turn {
-            Ok(turn) => write_stdout(line(&turn).as_bytes())?,
+        match (turn, args.format) {
+            (Ok(turn), Format::Text) => write_stdout(line(&turn).as_bytes())?,
+            (Ok(turn), Format::Json) => {
+                write_stdout(json_line(&serde_json::json!(Rebuild::of(&turn))).as_bytes())?
+            }
             // A broken config while editing is expected: say so and keep watching.
-            Err(err) => eprintln_styled(&render(&CliError::Engine(err))),
+            (Err(err), Format::Text) => eprintln_styled(&render(&CliError::Engine(err))),
+            (Err(err), Format::Json) => write_stdout(json_line(&to_json(&CliError::Engine(err))).as_bytes())?,
         }
         // Wait for a batch that touches an input (events only for paths no query read,
         // this command's own output redirected into the tree say, rebuild nothing), or for
@@ -65,4 +69,40 @@ fn line(turn: &Turn) -> String {
         modified = diff.modified.len(),
         executed = turn.executed,
     )
+}
+
+/// One rebuild under `--format json`: what the text line says, with the block ids.
+#[derive(serde::Serialize)]
+struct Rebuild<'a> {
+    /// blake3 of the prompt (all 64 hex digits).
+    hash: &'a str,
+    bytes: usize,
+    added: &'a [String],
+    removed: &'a [String],
+    modified: &'a [String],
+    stable_prefix_bytes: usize,
+    /// Queries that ran for this rebuild.
+    executed: u64,
+}
+
+impl<'a> Rebuild<'a> {
+    fn of(turn: &'a Turn) -> Self {
+        let diff = &turn.diff;
+        Rebuild {
+            hash: &turn.layout.hash,
+            bytes: turn.layout.text.len(),
+            added: &diff.added,
+            removed: &diff.removed,
+            modified: &diff.modified,
+            stable_prefix_bytes: diff.stable_prefix_bytes,
+            executed: turn.executed,
+        }
+    }
+}
+
+/// A JSON value on one line: a consumer reads the stream line by line.
+fn json_line(value: &serde_json::Value) -> String {
+    let mut line = value.to_string();
+    line.push('\n');
+    line
 }
