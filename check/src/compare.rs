@@ -23,7 +23,8 @@ pub struct Change {
 
 impl Change {
     pub fn token_delta(&self) -> i64 {
-        self.tokens_after as i64 - self.tokens_before as i64
+        // Token counts are bounded by file sizes, far below `isize::MAX`.
+        (self.tokens_after.cast_signed() - self.tokens_before.cast_signed()) as i64
     }
 }
 

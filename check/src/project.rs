@@ -16,7 +16,7 @@ use crate::snapshot::{self, Stored};
 /// git. Computed by the same query the prompt uses, over the real file system.
 pub fn worktree_root(dir: &Path) -> PathBuf {
     let env = HostEnv {
-        vars: Default::default(),
+        vars: std::collections::BTreeMap::default(),
         home: PathBuf::from("/"),
         platform: "linux".to_owned(),
         date: String::new(),
@@ -62,7 +62,7 @@ pub struct ScenarioReport {
     pub status: Status,
     /// Whether this scenario fails the check.
     pub failed: bool,
-    /// The current prompt's token count (o200k_base).
+    /// The current prompt's token count (`o200k_base`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tokens: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]

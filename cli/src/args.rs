@@ -292,11 +292,11 @@ pub struct LintArgs {
     #[arg(long, value_enum, default_value_t = DenyLevel::Errors)]
     pub deny: DenyLevel,
 
-    /// Token budget for the whole system prompt (o200k_base tokens)
+    /// Token budget for the whole system prompt (`o200k_base` tokens)
     #[arg(long, value_name = "TOKENS", default_value_t = ctxgraph_queries::opencode::lint::Budget::default().total)]
     pub max_total_tokens: usize,
 
-    /// Token budget for one rule file's block (o200k_base tokens)
+    /// Token budget for one rule file's block (`o200k_base` tokens)
     #[arg(long, value_name = "TOKENS", default_value_t = ctxgraph_queries::opencode::lint::Budget::default().rule)]
     pub max_rule_tokens: usize,
 

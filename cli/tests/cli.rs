@@ -196,8 +196,8 @@ fn text_and_json_agree() {
     let report: serde_json::Value = serde_json::from_str(&json.stdout).expect("json");
     let full = sandbox.run(&["build", "--cwd", &cwd.to_string_lossy()]).raw_stdout;
     for block in report["blocks"].as_array().expect("blocks") {
-        let (start, end) =
-            (block["start"].as_u64().expect("start") as usize, block["end"].as_u64().expect("end") as usize);
+        let offset = |key: &str| usize::try_from(block[key].as_u64().expect(key)).expect("offset fits usize");
+        let (start, end) = (offset("start"), offset("end"));
         let slice = &full[start..end];
         assert_eq!(block["hash"].as_str(), Some(blake3::hash(slice).to_hex().as_str()), "{block}");
     }

@@ -69,7 +69,13 @@ impl Engine {
     pub fn new(system: Arc<dyn System>, env: HostEnv) -> Self {
         let db = Database::new(system);
         let host = Host::new(&db, env.vars, env.home, env.platform, env.date);
-        Self { db, host, workspaces: HashMap::new(), opened: HashMap::new(), index: Default::default() }
+        Self {
+            db,
+            host,
+            workspaces: HashMap::new(),
+            opened: HashMap::new(),
+            index: index::PathIndex::default(),
+        }
     }
 
     /// An engine over the real file system and this process's environment.

@@ -98,6 +98,7 @@ impl Server {
 
     /// Fetch remote documents (org config, `instructions` URLs) for the workspaces served.
     /// Without it, URLs stay unfetched and add no block.
+    #[must_use]
     pub fn with_remote(mut self, remote: RemoteRefresh) -> Self {
         self.remote = Some(remote);
         self
@@ -319,7 +320,7 @@ impl Server {
 }
 
 fn parse_params<T: for<'de> Deserialize<'de>>(params: Option<Value>) -> Result<T, RpcError> {
-    let params = params.unwrap_or_else(|| Value::Object(Default::default()));
+    let params = params.unwrap_or_else(|| Value::Object(serde_json::Map::default()));
     serde_json::from_value(params)
         .map_err(|err| RpcError::new(code::INVALID_PARAMS, format!("invalid params: {err}")))
 }

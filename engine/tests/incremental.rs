@@ -261,9 +261,9 @@ fn editing_the_config_reparses_that_layer() {
 /// step the warm engine agrees with a fresh one.
 #[test]
 fn incremental_equals_fresh_build_through_a_sequence_of_edits() {
+    type Step = fn(&MemorySystem) -> Vec<ChangeEvent>;
     let mut w = world();
     w.build();
-    type Step = fn(&MemorySystem) -> Vec<ChangeEvent>;
     let steps: &[Step] = &[
         |fs| {
             fs.write_file("/repo/pkg/CLAUDE.md", "pkg claude");

@@ -62,7 +62,7 @@ pub fn find_secrets(text: &str) -> Vec<SecretMatch> {
             }
         }
     }
-    spans.sort();
+    spans.sort_unstable();
     let lines = Lines::new(text);
     spans
         .into_iter()

@@ -143,7 +143,7 @@ impl MemorySystem {
         }
         while let Some(part) = pending.pop() {
             match part.to_str() {
-                Some("/") | Some(".") => continue,
+                Some("/" | ".") => continue,
                 Some("..") => {
                     current.pop();
                     continue;

@@ -155,24 +155,24 @@ fn error_at(text: &str, offset: usize, code: &'static str, message: String) -> J
 
 /// Maps the Rust parser's error kinds onto the JS parser's code names (J2).
 fn code_name(kind: &ParseErrorKind) -> &'static str {
-    use ParseErrorKind::*;
+    use ParseErrorKind as K;
     match kind {
-        ExpectedColonAfterObjectKey => "ColonExpected",
-        ExpectedComma => "CommaExpected",
-        ExpectedStringObjectProperty => "PropertyNameExpected",
-        ExpectedObjectValue => "ValueExpected",
-        UnterminatedObject | UnexpectedCloseBracket => "CloseBraceExpected",
-        UnterminatedArray | UnexpectedCloseBrace => "CloseBracketExpected",
-        MultipleRootJsonValues => "EndOfFileExpected",
-        UnterminatedCommentBlock => "UnexpectedEndOfComment",
-        ExpectedDigit
-        | ExpectedDigitFollowingNegativeSign
-        | ExpectedPlusMinusOrDigitInNumberLiteral
-        | BareDecimalPointNumbersNotAllowed
-        | HexadecimalNumbersNotAllowed
-        | UnaryPlusNumbersNotAllowed
-        | NonFiniteNumbersNotAllowed => "InvalidNumberFormat",
-        String(_) => "UnexpectedEndOfString",
+        K::ExpectedColonAfterObjectKey => "ColonExpected",
+        K::ExpectedComma => "CommaExpected",
+        K::ExpectedStringObjectProperty => "PropertyNameExpected",
+        K::ExpectedObjectValue => "ValueExpected",
+        K::UnterminatedObject | K::UnexpectedCloseBracket => "CloseBraceExpected",
+        K::UnterminatedArray | K::UnexpectedCloseBrace => "CloseBracketExpected",
+        K::MultipleRootJsonValues => "EndOfFileExpected",
+        K::UnterminatedCommentBlock => "UnexpectedEndOfComment",
+        K::ExpectedDigit
+        | K::ExpectedDigitFollowingNegativeSign
+        | K::ExpectedPlusMinusOrDigitInNumberLiteral
+        | K::BareDecimalPointNumbersNotAllowed
+        | K::HexadecimalNumbersNotAllowed
+        | K::UnaryPlusNumbersNotAllowed
+        | K::NonFiniteNumbersNotAllowed => "InvalidNumberFormat",
+        K::String(_) => "UnexpectedEndOfString",
         _ => "InvalidSymbol",
     }
 }

@@ -69,16 +69,15 @@ pub fn nearby_rules(db: &dyn Db, ws: Workspace, target: PathBuf) -> Result<Nearb
             } else {
                 None
             };
-            let rule = match skipped {
-                Some(_) => NearbyRule { path: found, block: None, skipped },
-                None => {
-                    let text = rule_text(db, &found);
-                    if text.text().is_empty() {
-                        NearbyRule { path: found, block: None, skipped: Some(Skip::Empty) }
-                    } else {
-                        let block = render_block(&path::display(&found), text.text());
-                        NearbyRule { path: found, block: Some(block), skipped: None }
-                    }
+            let rule = if skipped.is_some() {
+                NearbyRule { path: found, block: None, skipped }
+            } else {
+                let text = rule_text(db, &found);
+                if text.text().is_empty() {
+                    NearbyRule { path: found, block: None, skipped: Some(Skip::Empty) }
+                } else {
+                    let block = render_block(&path::display(&found), text.text());
+                    NearbyRule { path: found, block: Some(block), skipped: None }
                 }
             };
             rules.push(rule);

@@ -35,7 +35,7 @@ fn original_offset(offset: usize, env_subs: &[Substitution]) -> usize {
             return sub.input.start;
         }
         if sub.output.end <= offset {
-            shift += sub.input.len() as isize - sub.output.len() as isize;
+            shift += sub.input.len().cast_signed() - sub.output.len().cast_signed();
         }
     }
     offset.saturating_add_signed(shift)
@@ -110,7 +110,7 @@ pub fn substitute(text: &str, cx: &Context<'_>) -> Result<(String, Vec<Substitut
         let shift: isize = file_subs
             .iter()
             .filter(|f| f.input.end <= env.output.start)
-            .map(|f| f.output.len() as isize - f.input.len() as isize)
+            .map(|f| f.output.len().cast_signed() - f.input.len().cast_signed())
             .sum();
         let at = |i: usize| i.saturating_add_signed(shift);
         substitutions.push(Substitution {

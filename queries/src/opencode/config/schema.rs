@@ -151,7 +151,7 @@ fn check(
         issues.push(SchemaIssue {
             message: format!("Expected {what}, got {}", show(value)),
             path: path.clone(),
-        })
+        });
     };
     match shape {
         Shape::String if !value.is_string() => expected(&format!("string{undefined}")),
