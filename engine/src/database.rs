@@ -30,6 +30,8 @@ impl ExecutionLog {
     }
 }
 
+/// The concrete salsa database: query storage plus the [`System`] the queries read through,
+/// the interned [`Files`] and remote documents, and a log of which queries executed.
 #[salsa::db]
 #[derive(Clone)]
 pub struct Database {
@@ -41,6 +43,7 @@ pub struct Database {
 }
 
 impl Database {
+    /// A database reading through `system`, with no inputs yet.
     pub fn new(system: Arc<dyn System>) -> Self {
         let executions = Arc::new(ExecutionLog::default());
         let log = Arc::clone(&executions);
@@ -57,6 +60,7 @@ impl Database {
         Self { storage, system, files: Arc::default(), remotes: Arc::default(), executions }
     }
 
+    /// Which queries executed, by name: how tests and benchmarks see what a change re-ran.
     pub fn executions(&self) -> &ExecutionLog {
         &self.executions
     }

@@ -8,9 +8,13 @@ use std::path::PathBuf;
 /// [`Host`]: ctxgraph_queries::Host
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HostEnv {
+    /// The environment variables (`{env:…}` substitution, `OPENCODE_*` flags).
     pub vars: BTreeMap<String, String>,
+    /// The home directory: where the global rules and config are looked up.
     pub home: PathBuf,
+    /// Node's `process.platform` (`linux`, `darwin`, `win32`), named in the environment block.
     pub platform: String,
+    /// Today's date as opencode's environment block writes it (`Sun Nov 29 2026`).
     pub date: String,
 }
 

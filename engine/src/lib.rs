@@ -4,6 +4,8 @@
 //! system and process environment, or an in-memory one), and is the only place that
 //! mutates inputs. Callers ask it for prompts; the queries do the work.
 
+#![warn(missing_docs)]
+
 mod changes;
 mod database;
 mod host;
@@ -45,15 +47,31 @@ pub use turn::{Turn, TurnDiff, Turns};
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     #[error("working directory {}: {reason}", path.display())]
-    WorkingDirectory { path: PathBuf, reason: String },
+    /// The working directory to build for could not be opened.
+    WorkingDirectory {
+        /// The directory as given.
+        path: PathBuf,
+        /// What went wrong, in words.
+        reason: String,
+    },
     #[error("{}: {reason}", path.display())]
-    ReadTarget { path: PathBuf, reason: String },
+    /// The file a nearby-rules question is about could not be resolved.
+    ReadTarget {
+        /// The file as given.
+        path: PathBuf,
+        /// What went wrong, in words.
+        reason: String,
+    },
+    /// The queries could not build the context (broken config, unreadable file, …).
     #[error(transparent)]
     Build(#[from] BuildError),
+    /// The HTTP client for remote documents could not be set up.
     #[error(transparent)]
     Fetcher(#[from] remote::FetcherError),
 }
 
+/// The one owner of the salsa inputs: opens workspaces, applies file-system changes to the
+/// inputs (comparing before setting), and answers builds from the queries.
 pub struct Engine {
     db: Database,
     host: Host,
@@ -66,6 +84,7 @@ pub struct Engine {
 }
 
 impl Engine {
+    /// An engine over `system` (real or in memory) and the host facts in `env`.
     pub fn new(system: Arc<dyn System>, env: HostEnv) -> Self {
         let db = Database::new(system);
         let host = Host::new(&db, env.vars, env.home, env.platform, env.date);
@@ -83,6 +102,7 @@ impl Engine {
         Self::new(Arc::new(OsSystem), HostEnv::from_process())
     }
 
+    /// The database, for callers that run a query directly or read the execution log.
     pub fn db(&self) -> &Database {
         &self.db
     }

@@ -14,6 +14,8 @@ use ctxgraph_queries::Workspace;
 use crate::remote::Fetcher;
 use crate::{Engine, EngineError};
 
+/// Re-fetches the remote documents of each served workspace at most once per interval, so
+/// a long-running server picks up org config and instruction URLs that change.
 #[derive(Debug)]
 pub struct RemoteRefresh {
     fetcher: Fetcher,
@@ -22,6 +24,7 @@ pub struct RemoteRefresh {
 }
 
 impl RemoteRefresh {
+    /// Refreshes through `fetcher`, no more often than every `interval` per workspace.
     pub fn new(fetcher: Fetcher, interval: Duration) -> Self {
         Self { fetcher, interval, fetched_at: HashMap::new() }
     }

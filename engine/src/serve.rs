@@ -22,15 +22,21 @@ use crate::{ChangeEvent, Engine, EngineError, RemoteRefresh, Turns};
 
 /// JSON-RPC 2.0 error codes.
 pub mod code {
+    /// The line was not valid JSON.
     pub const PARSE_ERROR: i64 = -32700;
+    /// The JSON was not a JSON-RPC 2.0 request.
     pub const INVALID_REQUEST: i64 = -32600;
+    /// No method by that name.
     pub const METHOD_NOT_FOUND: i64 = -32601;
+    /// The method's parameters were missing or of the wrong shape.
     pub const INVALID_PARAMS: i64 = -32602;
     /// The request was well-formed but the context could not be built (bad config, a
     /// working directory that does not exist, …): the message says why.
     pub const BUILD_FAILED: i64 = -32000;
 }
 
+/// The JSON-RPC server behind `ctxgraph serve`: one warm engine answering build and nearby
+/// requests, catching up with file-system changes before each answer.
 pub struct Server {
     engine: Engine,
     turns: Turns,
@@ -92,6 +98,7 @@ struct NearbyParams {
 }
 
 impl Server {
+    /// A server over `engine`; without a `watcher` it rescans every known path per request.
     pub fn new(engine: Engine, watcher: Option<Watcher>) -> Self {
         Self { engine, turns: Turns::default(), watcher, remote: None }
     }

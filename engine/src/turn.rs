@@ -24,6 +24,7 @@ pub struct TurnDiff {
 }
 
 impl TurnDiff {
+    /// Compares two builds block by block; without a previous build every block is added.
     pub fn between(previous: Option<&Layout>, current: &Layout) -> Self {
         let Some(previous) = previous else {
             let added = current.blocks.iter().map(|b| b.id.clone()).collect();
@@ -52,6 +53,7 @@ impl TurnDiff {
         self.added.iter().chain(&self.modified).cloned().collect()
     }
 
+    /// Whether no block was added, removed or modified.
     pub fn is_empty(&self) -> bool {
         self.added.is_empty() && self.removed.is_empty() && self.modified.is_empty()
     }
@@ -67,13 +69,17 @@ pub struct Turns {
 /// A build and what it cost.
 #[derive(Clone, Debug)]
 pub struct Turn {
+    /// The built text and where each block lies in it.
     pub layout: Layout,
+    /// What changed since this client's previous build of the same text.
     pub diff: TurnDiff,
     /// Queries that executed (rather than being reused) for this build.
     pub executed: u64,
 }
 
 impl Turns {
+    /// Builds for `ws` and compares the result with this client's previous build of the same
+    /// section and model, which it then replaces.
     pub fn build(
         &mut self,
         engine: &Engine,

@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+/// The on-disk cache of fetched documents (one JSON file per URL), for conditional requests
+/// and for `--offline` runs.
 #[derive(Debug)]
 pub struct Cache {
     dir: PathBuf,
@@ -17,8 +19,11 @@ pub struct Cache {
 /// What the cache holds for one URL.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CachedBody {
+    /// The document's bytes as last fetched.
     pub body: Vec<u8>,
+    /// The server's `ETag`, sent back as `If-None-Match`.
     pub etag: Option<String>,
+    /// The server's `Last-Modified`, sent back as `If-Modified-Since`.
     pub last_modified: Option<String>,
 }
 
@@ -31,10 +36,12 @@ struct Entry {
 }
 
 impl Cache {
+    /// A cache kept in `dir`, created on first write.
     pub fn new(dir: PathBuf) -> Self {
         Self { dir }
     }
 
+    /// The directory the cache lives in.
     pub fn dir(&self) -> &Path {
         &self.dir
     }

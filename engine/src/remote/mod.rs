@@ -35,6 +35,7 @@ pub struct FetchOptions {
     pub backoff_base: Duration,
     /// I8: documents fetched at once.
     pub concurrency: usize,
+    /// Redirects followed before a fetch fails.
     pub max_redirects: usize,
     /// Use the cache only; no network.
     pub offline: bool,
@@ -61,6 +62,7 @@ impl Default for FetchOptions {
     }
 }
 
+/// The HTTP client could not be built (TLS set-up, cache directory).
 #[derive(Debug, thiserror::Error)]
 #[error("cannot set up the HTTP client: {0}")]
 pub struct FetcherError(String);
@@ -85,6 +87,7 @@ enum Fetched {
 }
 
 impl Fetcher {
+    /// A fetcher with these limits; its cache, if any, lives in `options.cache_dir`.
     pub fn new(options: FetchOptions) -> Result<Self, FetcherError> {
         // rustls needs a process-wide crypto provider; ring keeps builds free of aws-lc.
         // An error only means one is installed already.
@@ -117,6 +120,7 @@ impl Fetcher {
         Ok(Self { client, options: Arc::new(options), cache })
     }
 
+    /// The limits this fetcher was built with.
     pub fn options(&self) -> &FetchOptions {
         &self.options
     }

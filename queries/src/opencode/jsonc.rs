@@ -45,13 +45,16 @@ pub fn parse(text: &str) -> Result<serde_json::Value, JsoncError> {
 /// A parsed value whose every node carries `T`, built from the node's byte range.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Tree<T> {
+    /// A string, number, boolean or null.
     Scalar(serde_json::Value, T),
+    /// An array, its items in order.
     Array(Vec<Tree<T>>, T),
     /// Duplicate keys: the last value wins, at the first key's position (JS assignment).
     Object(Vec<(String, Tree<T>)>, T),
 }
 
 impl<T> Tree<T> {
+    /// The plain JSON value, annotations dropped.
     pub fn to_value(&self) -> serde_json::Value {
         match self {
             Tree::Scalar(value, _) => value.clone(),

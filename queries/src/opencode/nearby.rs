@@ -21,14 +21,18 @@ pub enum Skip {
     Empty,
 }
 
+/// A rule file found above a file the agent read (N2), attached or skipped.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct NearbyRule {
+    /// The rule file.
     pub path: PathBuf,
     /// `Instructions from: <path>\n<content>`, or `None` when skipped.
     pub block: Option<String>,
+    /// Why it was not attached, when it was not.
     pub skipped: Option<Skip>,
 }
 
+/// The rules the read tool attaches to one file read (N1–N5).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Nearby {
     /// One per visited directory that has a rule file, nearest first.
