@@ -8,7 +8,7 @@
 #![warn(missing_docs)]
 
 // Every item here is documented, but salsa's input macro generates public functions
-// (`ingredient`, `builder`) that carry no docs and cannot be given any.
+// (constructors, builders) that carry no docs and cannot be given any.
 #[allow(missing_docs)]
 pub mod db;
 #[allow(missing_docs)] // TODO(#15): document this module's public items.
