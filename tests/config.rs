@@ -61,7 +61,9 @@ fn load(dir: &Path, case: &Case, run: &Path) -> Result<MergedConfig, String> {
     copy_tree_to_disk(&dir.join("global"), &run.join("config/opencode"));
     copy_tree_to_disk(&dir.join("data"), &run.join("data/opencode"));
     if case.git {
-        std::fs::create_dir_all(run.join("proj/.git")).expect("git");
+        for dir in ["objects", "refs"] {
+            std::fs::create_dir_all(run.join("proj/.git").join(dir)).expect("git");
+        }
         std::fs::write(run.join("proj/.git/HEAD"), "ref: refs/heads/main\n").expect("HEAD");
     }
     let mut vars = oracle_vars(run);

@@ -56,6 +56,9 @@ pub struct Run {
     pub cwd: String,
     #[serde(default)]
     pub git: Vec<String>,
+    /// Dirs under `proj/` that get a `.git` holding only `HEAD` (no repository to git).
+    #[serde(default)]
+    pub git_head_only: Vec<String>,
     #[serde(default)]
     pub env: BTreeMap<String, String>,
     #[serde(default)]
@@ -294,8 +297,15 @@ fn lay_out(case: &Case, run_dir: &Path, out: &mut dyn TreeWriter) {
     copy_tree(&case.dir.join("home"), &run_dir.join("home"), out);
     copy_tree(&case.dir.join("global"), &run_dir.join("config/opencode"), out);
     for repo in &case.run.git {
-        // What `git init` leaves that matters to discovery: a `.git` dir with a `HEAD`.
-        out.file(&run_dir.join("proj").join(repo).join(".git/HEAD"), b"ref: refs/heads/main\n".to_vec());
+        // What `git init` leaves that matters to discovery: `HEAD`, `objects/`, `refs/`.
+        let git = run_dir.join("proj").join(repo).join(".git");
+        out.file(&git.join("HEAD"), b"ref: refs/heads/main\n".to_vec());
+        out.dir(&git.join("objects"));
+        out.dir(&git.join("refs"));
+    }
+    for dir in &case.run.git_head_only {
+        // A `.git` directory that git does not accept as a repository.
+        out.file(&run_dir.join("proj").join(dir).join(".git/HEAD"), b"ref: refs/heads/main\n".to_vec());
     }
 }
 

@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use ctxgraph_engine::atomic;
 use ctxgraph_engine::{Engine, EngineError, HostEnv, OsSystem};
 use serde::Serialize;
 
@@ -160,6 +161,39 @@ impl Project {
         self.base.join(crate::SNAPSHOT_DIR)
     }
 
+    /// The snapshot directory, once it is known to resolve inside `<repo>`: a
+    /// `.ctxgraph/snapshots` (or `.ctxgraph`) symlinked elsewhere would make `snapshot`
+    /// write, and `check` read, outside the repository. The deepest part of the path that
+    /// exists decides where the rest would be created.
+    fn confined_snapshot_dir(&self) -> Result<PathBuf, SnapshotFailure> {
+        let dir = self.snapshot_dir();
+        let existing = dir.ancestors().find(|p| p.symlink_metadata().is_ok()).unwrap_or(&dir);
+        self.confine(existing)?;
+        Ok(dir)
+    }
+
+    /// Refuses `path` (which exists, maybe as a symlink) unless it resolves inside `<repo>`.
+    fn confine(&self, path: &Path) -> Result<(), SnapshotFailure> {
+        let outside = |target: String| SnapshotFailure::OutsideRepository {
+            path: path.to_path_buf(),
+            target,
+            repo: self.repo.clone(),
+        };
+        match std::fs::canonicalize(path) {
+            Ok(real) if real.starts_with(&self.repo) => Ok(()),
+            Ok(real) => Err(outside(format!("it resolves to {}", real.display()))),
+            Err(err) => Err(outside(format!("it cannot be resolved: {err}"))),
+        }
+    }
+
+    /// The directory to write snapshots in, with the temporary files a killed run left
+    /// there removed.
+    fn writable_snapshot_dir(&self) -> Result<PathBuf, SnapshotFailure> {
+        let dir = self.confined_snapshot_dir()?;
+        atomic::sweep(&dir);
+        Ok(dir)
+    }
+
     /// A path as shown to users and CI: relative to `<repo>`.
     pub fn relative(&self, path: &Path) -> String {
         path.strip_prefix(&self.repo).unwrap_or(path).to_string_lossy().into_owned()
@@ -186,7 +220,7 @@ impl Project {
                 .map_err(|error| SnapshotFailure::Build { scenario: scenario.name.clone(), error })?;
             results.push((scenario, rendered));
         }
-        let dir = self.snapshot_dir();
+        let dir = self.writable_snapshot_dir()?;
         let mut written = Vec::new();
         for (scenario, rendered) in results {
             let path = snapshot::snap_path(&dir, &scenario.name);
@@ -206,7 +240,7 @@ impl Project {
     /// result that differs or has no snapshot is written as `.snap.new`; in CI nothing
     /// is written and a missing snapshot fails.
     pub fn check(&self, names: &[String], ci: bool) -> Result<CheckReport, SnapshotFailure> {
-        let dir = self.snapshot_dir();
+        let dir = if ci { self.confined_snapshot_dir()? } else { self.writable_snapshot_dir()? };
         let mut reports = Vec::new();
         for scenario in self.select(names)? {
             let snap = snapshot::snap_path(&dir, &scenario.name);
@@ -237,7 +271,7 @@ impl Project {
             };
             report.tokens = Some(crate::count_tokens(&rendered.body));
             let write_error = |source| SnapshotFailure::Write { path: pending.clone(), source };
-            match read_stored(&snap) {
+            match self.read_stored(&snap)? {
                 Ok(Some(stored)) => {
                     let labels =
                         (format!("{} (snapshot)", report.snapshot), format!("{} (current)", scenario.name));
@@ -283,7 +317,7 @@ impl Project {
 
     /// Turns pending `.snap.new` files of the named scenarios into snapshots.
     pub fn accept(&self, names: &[String]) -> Result<Vec<Accepted>, SnapshotFailure> {
-        let dir = self.snapshot_dir();
+        let dir = self.writable_snapshot_dir()?;
         let mut accepted = Vec::new();
         for scenario in self.select(names)? {
             let pending = snapshot::pending_path(&dir, &scenario.name);
@@ -297,21 +331,30 @@ impl Project {
         }
         Ok(accepted)
     }
+
+    /// `Ok(None)` when there is no snapshot; `Ok(Err(reason))` when the file is not one.
+    /// A snapshot symlinked out of the repository is refused before it is opened.
+    fn read_stored(&self, path: &Path) -> Result<Result<Option<Stored>, String>, SnapshotFailure> {
+        match path.symlink_metadata() {
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Ok(None)),
+            Err(err) => return Ok(Err(format!("cannot read the snapshot: {err}"))),
+            Ok(_) => self.confine(path)?,
+        }
+        // Never opens a FIFO or a device for a blocking read: it could block or never end.
+        let bytes = match ctxgraph_engine::read_regular_file(path) {
+            Ok(bytes) => bytes,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Ok(None)),
+            Err(err) => return Ok(Err(format!("cannot read the snapshot: {err}"))),
+        };
+        let Ok(text) = String::from_utf8(bytes) else {
+            return Ok(Err("the snapshot is not UTF-8".to_owned()));
+        };
+        Ok(snapshot::decode(&text).map(Some).map_err(|err| err.to_string()))
+    }
 }
 
 fn hash_note() -> String {
     "the snapshot's body does not match the blake3 in its header: it was edited after it was written (an editor adding a final newline?)".to_owned()
-}
-
-/// `Ok(None)` when there is no snapshot; `Err` with the reason when the file is not one.
-fn read_stored(path: &Path) -> Result<Option<Stored>, String> {
-    let bytes = match ctxgraph_engine::read_regular_file(path) {
-        Ok(bytes) => bytes,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(format!("cannot read the snapshot: {err}")),
-    };
-    let text = String::from_utf8(bytes).map_err(|_| "the snapshot is not UTF-8".to_owned())?;
-    snapshot::decode(&text).map(Some).map_err(|err| err.to_string())
 }
 
 /// Why `snapshot`, `check` or `accept` stopped.
@@ -335,5 +378,20 @@ pub enum SnapshotFailure {
         path: PathBuf,
         /// The operating system's error.
         source: std::io::Error,
+    },
+    /// A snapshot path that leads out of the repository (a symlink): refused, never
+    /// followed.
+    #[error(
+        "{} leads outside the repository ({target}); ctxgraph reads and writes snapshots only inside {}",
+        path.display(),
+        repo.display()
+    )]
+    OutsideRepository {
+        /// The snapshot path.
+        path: PathBuf,
+        /// Where it leads, as the link says.
+        target: String,
+        /// The repository it must stay inside.
+        repo: PathBuf,
     },
 }

@@ -21,8 +21,10 @@
 //! detectable, including a final newline an editor added. The `block` lines let `check`
 //! say which sources changed without re-running the old build.
 
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
+
+use ctxgraph_engine::atomic::{self, Access};
 
 use crate::render::{BlockEntry, Rendered};
 use crate::scenarios::Scenario;
@@ -137,16 +139,11 @@ pub fn decode(text: &str) -> Result<Stored, SnapshotError> {
     Ok(Stored { body, blocks, header_lines, intact })
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same directory and a rename,
-/// so a reader sees the old file or the new one, never half of one.
+/// Writes a snapshot file whole or not at all (a reader sees the old file or the new
+/// one), with the permissions the umask gives any file the user creates: snapshots are
+/// committed and read by other tools.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = path.parent().ok_or_else(|| io::Error::other("a snapshot path has no directory"))?;
-    std::fs::create_dir_all(dir)?;
-    let mut temp = tempfile::NamedTempFile::new_in(dir)?;
-    temp.write_all(bytes)?;
-    temp.as_file().sync_all()?;
-    temp.persist(path).map_err(|err| err.error)?;
-    Ok(())
+    atomic::write(path, bytes, Access::Umask)
 }
 
 /// Removes a file that may not exist.

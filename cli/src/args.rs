@@ -14,6 +14,18 @@ use ctxgraph_queries::opencode::prompt::ModelRef;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+
+    /// When to colour output: `auto` follows NO_COLOR, CLICOLOR_FORCE, CLICOLOR and whether
+    /// the stream is a terminal
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto)]
+    pub color: ColorWhen,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ColorWhen {
+    Auto,
+    Always,
+    Never,
 }
 
 #[derive(Debug, Subcommand)]
@@ -28,6 +40,34 @@ pub enum Command {
     Watch(WatchArgs),
     Serve(ServeArgs),
     Config(ConfigArgs),
+    Session(SessionArgs),
+    Completions(CompletionsArgs),
+}
+
+impl Command {
+    /// Whether the command was asked for JSON on stdout, where its errors then go too.
+    pub fn json_output(&self) -> bool {
+        match self {
+            Command::Build(args) => args.format == Format::Json,
+            Command::Nearby(args) => args.format == Format::Json,
+            Command::Explain(args) => args.format == ExplainFormat::Json,
+            Command::Lint(args) => args.format == LintFormat::Json,
+            Command::Check(args) => args.format == CheckFormat::Json,
+            Command::Config(args) => args.format == Format::Json,
+            Command::Session(args) => args.json_output(),
+            Command::Snapshot(_)
+            | Command::InitCheck(_)
+            | Command::Watch(_)
+            | Command::Serve(_)
+            | Command::Completions(_) => false,
+        }
+    }
+}
+
+/// Print a shell completion script (e.g. `ctxgraph completions bash > /etc/bash_completion.d/ctxgraph`)
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    pub shell: clap_complete::Shell,
 }
 
 /// Print the merged opencode config, and where every value came from
@@ -86,7 +126,7 @@ pub struct BuildArgs {
 }
 
 /// How remote `instructions` URLs are fetched.
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 pub struct RemoteArgs {
     /// Use only cached copies of remote instructions; never touch the network
     #[arg(long, env = "CTXGRAPH_OFFLINE", value_parser = clap::builder::FalseyValueParser::new())]
@@ -113,7 +153,9 @@ pub struct RemoteArgs {
 /// Print the rules opencode's read tool would attach when the model reads FILE
 ///
 /// Prints exactly the `<system-reminder>…</system-reminder>` text appended to the read
-/// tool's result in a fresh session, or nothing when no rule would be attached.
+/// tool's result, or nothing when none would be shown (no rule, an image or PDF, a binary
+/// file). Without --session the read happens in a fresh session; with it, rules loaded by
+/// earlier reads and claimed by reads in the same message are not attached again.
 #[derive(Debug, Args)]
 pub struct NearbyArgs {
     /// The file being read (relative paths resolve against --cwd)
@@ -122,6 +164,19 @@ pub struct NearbyArgs {
     /// The directory opencode would be started in [default: the current directory]
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
+
+    /// An `opencode export` JSON file: read FILE in that session's state
+    #[arg(long, value_name = "EXPORT")]
+    pub session: Option<PathBuf>,
+
+    /// With --session: read FILE inside this message (after its own reads) instead of at
+    /// the next step
+    #[arg(long, value_name = "ID", requires = "session")]
+    pub message: Option<String>,
+
+    /// text: the reminder only; json: the file's type, every rule's state, `loaded`
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
 
     #[command(flatten)]
     pub remote: RemoteArgs,
@@ -323,4 +378,87 @@ pub enum DenyLevel {
     Errors,
     Warnings,
     Notes,
+}
+
+/// What opencode would do next in a recorded session (`opencode export <id>` JSON)
+#[derive(Debug, Args)]
+pub struct SessionArgs {
+    #[command(subcommand)]
+    pub command: SessionCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionCommand {
+    Compact(CompactArgs),
+    Messages(MessagesArgs),
+}
+
+impl SessionArgs {
+    /// Whether the subcommand prints JSON, so its errors go to stdout as JSON too.
+    pub fn json_output(&self) -> bool {
+        match &self.command {
+            SessionCommand::Compact(args) => args.format == Format::Json,
+            SessionCommand::Messages(args) => args.format == Format::Json,
+        }
+    }
+}
+
+/// The compaction plan at the session's next step: usable window, overflow, the tail kept
+/// verbatim, the head and the conversation sent to the summarizer, what pruning marks
+///
+/// Model limits come from the merged config (`provider.<p>.models.<m>.limit`, the model of
+/// the session's last user message); --context/--input/--output override them.
+#[derive(Debug, Args)]
+pub struct CompactArgs {
+    #[command(flatten)]
+    pub session: SessionInput,
+
+    #[command(flatten)]
+    pub limits: LimitArgs,
+
+    /// Summary instructions around the conversation (placeholders {conversation} and
+    /// {previous_summary}) [default: ctxgraph's own template]
+    #[arg(long, value_name = "FILE")]
+    pub template: Option<PathBuf>,
+
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+/// The `messages` opencode sends on the next normal step after the system message, as an
+/// openai-compatible provider receives them
+#[derive(Debug, Args)]
+pub struct MessagesArgs {
+    #[command(flatten)]
+    pub session: SessionInput,
+
+    #[arg(long, value_enum, default_value_t = Format::Json)]
+    pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct SessionInput {
+    /// An `opencode export <id>` JSON file (`-` for stdin)
+    #[arg(long, value_name = "EXPORT")]
+    pub session: PathBuf,
+
+    /// The directory opencode would be started in [default: the current directory]
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct LimitArgs {
+    /// The model's context window in tokens (overrides limit.context)
+    #[arg(long, value_name = "N")]
+    pub context: Option<u64>,
+    /// The model's input limit in tokens (overrides limit.input)
+    #[arg(long, value_name = "N")]
+    pub input: Option<u64>,
+    /// The model's output limit in tokens (overrides limit.output)
+    #[arg(long, value_name = "N")]
+    pub output: Option<u64>,
 }

@@ -1,12 +1,15 @@
 //! Errors as the user sees them, and the exit codes they map to.
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use ctxgraph_check::{ScenariosError, SnapshotFailure};
 use ctxgraph_engine::EngineError;
+use ctxgraph_queries::lines::Column;
 use ctxgraph_queries::opencode::config::{ConfigError, describe_substitution};
 use ctxgraph_queries::opencode::prompt::BuildError;
+
+use crate::diagnostic::{Diagnostic, column_offset, error_line, window};
+use crate::output::{eprintln_styled, write_stdout};
 
 /// Exit codes: 0 success, 1 a check or lint failed, 2 bad input, 3 a bug in ctxgraph.
 pub const EXIT_FINDINGS: u8 = 1;
@@ -36,14 +39,21 @@ impl From<ScenariosError> for CliError {
 }
 
 impl CliError {
-    /// Prints the error on stderr and returns its exit code.
-    pub fn report(&self) -> ExitCode {
-        let mut stderr = std::io::stderr().lock();
-        let _ = writeln!(stderr, "{}", render(self));
+    /// Prints the error on stderr (and, when the command was asked for JSON, as JSON on
+    /// stdout too) and returns its exit code.
+    pub fn report(&self, json_output: bool) -> ExitCode {
+        eprintln_styled(&render(self));
+        if json_output && let Ok(json) = crate::render::json(&to_json(self)) {
+            let _ = write_stdout(json.as_bytes());
+        }
         ExitCode::from(match self {
             CliError::Engine(_) | CliError::RemoteStrict(_) | CliError::NoSuchKey(_) => EXIT_INPUT,
             CliError::Output(_) | CliError::Watch(_) => EXIT_INTERNAL,
-            CliError::Check(SnapshotFailure::Scenarios(_) | SnapshotFailure::Build { .. }) => EXIT_INPUT,
+            CliError::Check(
+                SnapshotFailure::Scenarios(_)
+                | SnapshotFailure::Build { .. }
+                | SnapshotFailure::OutsideRepository { .. },
+            ) => EXIT_INPUT,
             CliError::Check(SnapshotFailure::Write { .. }) => EXIT_INTERNAL,
         })
     }
@@ -54,48 +64,51 @@ pub fn render(err: &CliError) -> String {
     match err {
         CliError::Engine(engine) => render_engine(engine),
         CliError::Check(SnapshotFailure::Scenarios(ScenariosError::Invalid { path, message, at })) => {
-            snippet(message, &path.display().to_string(), at.line, at.column, &at.line_text)
+            let source = path.display().to_string();
+            snippet(message, &source, (at.line, at.column, Column::Chars), &at.line_text)
         }
         CliError::Check(SnapshotFailure::Build { scenario, error }) => {
             format!("{}\n  (while building scenario {scenario})", render_engine(error))
         }
-        _ => format!("error: {err}"),
+        _ => error_line(&err.to_string()),
     }
 }
 
 /// An engine error, with the offending line for config errors at a position.
 pub fn render_engine(err: &EngineError) -> String {
     let EngineError::Build(BuildError::Config(config)) = err else {
-        return format!("error: {err}");
+        return error_line(&err.to_string());
     };
     match config {
-        ConfigError::Json { source_name, error, line_text } => snippet(
+        ConfigError::Json { source_name, error, line, column, line_text } => snippet(
             &format!("{source_name} is not valid JSONC: {} ({})", error.message, error.code),
             source_name,
-            error.line,
-            error.column,
+            (*line, *column, Column::Utf16),
             line_text,
         ),
         ConfigError::Substitution { source_name, error, line, column, line_text } => snippet(
             &format!("{source_name}: bad file reference: {}", describe_substitution(error)),
             source_name,
-            *line,
-            *column,
+            (*line, *column, Column::Utf16),
             line_text,
         ),
-        _ => format!("error: {config}"),
+        _ => error_line(&config.to_string()),
     }
 }
 
-fn snippet(message: &str, source: &str, line: usize, column: usize, line_text: &str) -> String {
-    let gutter = line.to_string().len();
-    let pad = " ".repeat(gutter);
-    // Columns count UTF-16 units; the caret lines up for the common ASCII case.
-    let caret = " ".repeat(column.saturating_sub(1));
-    format!(
-        "error: {message}\n{pad}--> {source}:{line}:{column}\n{pad} |\n{line} | {text}\n{pad} | {caret}^",
-        text = line_text.trim_end_matches('\r'),
-    )
+/// `at` is the 1-based line and column, and what the column counts.
+fn snippet(message: &str, source: &str, at: (usize, usize, Column), line_text: &str) -> String {
+    let (line, column, unit) = at;
+    let at = column_offset(line_text, column, unit);
+    // The caret covers the character at the column (nothing past the end of the line).
+    let end = line_text[at..].chars().next().map_or(at, |c| at + c.len_utf8());
+    Diagnostic { message, source, text: line_text, line, range: at..end, column }.render()
+}
+
+/// A line of source for `--format json`: the same bounded window the text shows.
+fn line_window(line_text: &str, column: usize) -> String {
+    let at = column_offset(line_text, column, Column::Utf16);
+    window(line_text, at..at).0
 }
 
 /// The error as data, for `--format json`: a stable code, the message, and where it is.
@@ -111,12 +124,12 @@ pub fn to_json(err: &CliError) -> serde_json::Value {
     let mut at = |line: usize, column: usize, line_text: &str, rule: &str| {
         error["line"] = line.into();
         error["column"] = column.into();
-        error["line_text"] = line_text.into();
+        error["line_text"] = line_window(line_text, column).into();
         error["rule"] = rule.into();
     };
     match config {
-        ConfigError::Json { error: json, line_text, .. } => {
-            at(json.line, json.column, line_text, "J2");
+        ConfigError::Json { error: json, line, column, line_text, .. } => {
+            at(*line, *column, line_text, "J2");
             error["jsonc_code"] = json.code.into();
         }
         ConfigError::Substitution { line, column, line_text, .. } => at(*line, *column, line_text, "V2"),

@@ -6,14 +6,23 @@ use clap::Parser;
 
 mod args;
 mod commands;
+mod diagnostic;
 mod error;
 mod output;
+mod panic;
 mod render;
 
 fn main() -> ExitCode {
+    panic::exit_internal_on_panic();
     let args = args::Cli::parse();
+    match args.color {
+        args::ColorWhen::Auto => {}
+        args::ColorWhen::Always => anstream::ColorChoice::Always.write_global(),
+        args::ColorWhen::Never => anstream::ColorChoice::Never.write_global(),
+    }
+    let json_output = args.command.json_output();
     match commands::run(args) {
         Ok(code) => code,
-        Err(err) => err.report(),
+        Err(err) => err.report(json_output),
     }
 }

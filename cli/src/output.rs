@@ -1,4 +1,6 @@
-//! Writing to stdout: all at once, and quietly done when the reader went away.
+//! Writing to stdout: all at once, and quietly done when the reader went away. And the one
+//! colour rule: `--color`, else `NO_COLOR`, `CLICOLOR_FORCE`, `CLICOLOR` and whether the
+//! stream is a terminal, as `anstream` reads them.
 
 use std::io::Write;
 
@@ -10,4 +12,15 @@ pub fn write_stdout(bytes: &[u8]) -> Result<(), CliError> {
         Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         result => result.map_err(CliError::Output),
     }
+}
+
+/// Whether text written to stdout should carry ANSI styles.
+pub fn stdout_colored() -> bool {
+    anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never
+}
+
+/// Writes a (possibly styled) message and a newline to stderr, dropping the styles when
+/// colour is off for stderr.
+pub fn eprintln_styled(message: &str) {
+    let _ = writeln!(anstream::stderr().lock(), "{message}");
 }

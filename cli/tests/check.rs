@@ -36,6 +36,8 @@ impl Sandbox {
     fn new() -> Self {
         let sandbox = Self { dir: tempfile::tempdir().expect("temp dir"), repo: "repo".to_owned() };
         sandbox.write(".git/HEAD", "ref: refs/heads/main\n");
+        sandbox.write(".git/objects/.keep", "");
+        sandbox.write(".git/refs/.keep", "");
         sandbox.write("AGENTS.md", "# Root\n\nRun the tests before pushing.\n");
         sandbox.write("packages/api/AGENTS.md", "# API\n\nValidate every input.\n");
         sandbox.write("packages/api/src/users.ts", "export {};\n");
@@ -345,4 +347,126 @@ fn remote_instructions_only_when_the_scenario_fetches() {
     assert!(online.contains(&format!("Instructions from: {url}\nTeam rule.\n")), "{online}");
     let check = sandbox.run(&["check"]);
     assert_eq!(check.code, 0, "{check}");
+}
+
+/// The workflow commands a GitHub runner would execute on `stdout`: lines are split at
+/// CR, LF and CRLF (as the runner reads them), and `::stop-commands::TOKEN` switches
+/// command processing off until a `::TOKEN::` line.
+fn runner_commands(stdout: &str) -> Vec<String> {
+    let mut commands = Vec::new();
+    let mut stopped: Option<String> = None;
+    for line in stdout.split("\r\n").flat_map(|l| l.split(['\r', '\n'])) {
+        if let Some(token) = &stopped {
+            if line == format!("::{token}::") {
+                stopped = None;
+            }
+            continue;
+        }
+        if let Some(token) = line.strip_prefix("::stop-commands::") {
+            stopped = Some(token.to_owned());
+        } else if line.starts_with("::") {
+            commands.push(line.to_owned());
+        }
+    }
+    commands
+}
+
+#[test]
+fn github_output_runs_no_command_it_did_not_mean_to() {
+    let sandbox = Sandbox::new();
+    // A directory whose name carries workflow commands, and a rule that does too.
+    let evil = "x\n::error file=/etc/passwd::injected\r::add-mask::y";
+    sandbox.write(&format!("{evil}/AGENTS.md"), "::warning::from a rule\n");
+    sandbox.write(
+        "ctxgraph.toml",
+        &format!("[scenario.evil]\ncwd = {}\n", serde_json::to_string(evil).expect("toml string")),
+    );
+    snapshot(&sandbox);
+    sandbox.write(&format!("{evil}/AGENTS.md"), "::warning::changed\n::error::x\n");
+    let run = sandbox.run_with(&["check", "--format", "github"], &[("CI", "true")]);
+    assert_eq!(run.code, 1, "{run}");
+    // Exactly ours: the failed snapshot, the rule file added and removed, the log group.
+    let commands = runner_commands(&run.stdout);
+    let names: Vec<&str> = commands.iter().map(|c| c[2..].split([' ', ':']).next().unwrap_or("")).collect();
+    assert_eq!(names, ["error", "warning", "warning", "group", "endgroup"], "{run}");
+    // The warning on the changed rule names it, escaped.
+    assert!(
+        commands
+            .iter()
+            .any(|c| c.starts_with("::warning file=x%0A%3A%3Aerror file=/etc/passwd%3A%3Ainjected%0D")),
+        "{commands:#?}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn check_never_reads_a_snapshot_symlinked_out_of_the_repository() {
+    let sandbox = Sandbox::new();
+    snapshot(&sandbox);
+    // A file outside the repository that looks like a snapshot.
+    let outside = sandbox.root().join("outside.snap");
+    std::fs::write(&outside, "---\nblake3: 0\n---\nOUTSIDE SECRET\n").expect("write");
+    let snap = sandbox.repo().join(SNAP).join("root.snap");
+    std::fs::remove_file(&snap).expect("remove");
+    std::os::unix::fs::symlink(&outside, &snap).expect("symlink");
+    for env in [&[("CI", "true")][..], &[]] {
+        let run = sandbox.run_with(&["check", "root"], env);
+        assert_eq!(run.code, 2, "{run}");
+        assert!(run.stderr.contains("leads outside the repository"), "{run}");
+        assert!(!run.stdout.contains("OUTSIDE SECRET") && !run.stderr.contains("OUTSIDE SECRET"), "{run}");
+    }
+    // A snapshot symlinked to another place inside the repository is fine.
+    std::fs::rename(sandbox.repo().join(SNAP).join("api.snap"), sandbox.repo().join("api.snap")).expect("mv");
+    std::os::unix::fs::symlink(sandbox.repo().join("api.snap"), sandbox.repo().join(SNAP).join("api.snap"))
+        .expect("symlink");
+    let run = sandbox.run_with(&["check", "api"], &[("CI", "true")]);
+    assert_eq!(run.code, 0, "{run}");
+}
+
+#[cfg(unix)]
+#[test]
+fn snapshot_never_writes_through_a_snapshot_dir_symlinked_out_of_the_repository() {
+    let sandbox = Sandbox::new();
+    let outside = sandbox.root().join("elsewhere");
+    std::fs::create_dir_all(&outside).expect("dir");
+    std::fs::create_dir_all(sandbox.repo().join(".ctxgraph")).expect("dir");
+    std::os::unix::fs::symlink(&outside, sandbox.repo().join(SNAP)).expect("symlink");
+    for args in [&["snapshot"][..], &["check"], &["check", "--accept"]] {
+        let run = sandbox.run(args);
+        assert_eq!(run.code, 2, "{args:?}: {run}");
+        assert!(run.stderr.contains("leads outside the repository"), "{run}");
+        assert_eq!(std::fs::read_dir(&outside).expect("list").count(), 0, "{args:?} wrote outside");
+    }
+    // The same through a symlinked `.ctxgraph`.
+    std::fs::remove_file(sandbox.repo().join(SNAP)).expect("rm");
+    std::fs::remove_dir(sandbox.repo().join(".ctxgraph")).expect("rmdir");
+    std::os::unix::fs::symlink(&outside, sandbox.repo().join(".ctxgraph")).expect("symlink");
+    let run = sandbox.run(&["snapshot"]);
+    assert_eq!(run.code, 2, "{run}");
+    assert_eq!(std::fs::read_dir(&outside).expect("list").count(), 0);
+}
+
+#[cfg(unix)]
+#[test]
+fn snapshots_follow_the_umask_and_a_killed_run_leaves_no_temporary_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let sandbox = Sandbox::new();
+    // What a run killed between writing and renaming leaves, two hours ago; and a file
+    // of another program with a similar name.
+    let dir = sandbox.repo().join(SNAP);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let two_hours_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(2 * 3600);
+    for name in [".ctxgraph-tmp-a1B2c3", ".tmpXYZ123"] {
+        std::fs::write(dir.join(name), vec![0u8; 4096]).expect("write");
+        let file = std::fs::File::options().write(true).open(dir.join(name)).expect("open");
+        file.set_modified(two_hours_ago).expect("mtime");
+    }
+    snapshot(&sandbox);
+    assert!(!dir.join(".ctxgraph-tmp-a1B2c3").exists(), "our leftover is swept");
+    assert!(dir.join(".tmpXYZ123").exists(), "another program's file is left alone");
+
+    let mode = |path: &Path| std::fs::metadata(path).expect("metadata").permissions().mode() & 0o777;
+    let plain = sandbox.root().join("plain");
+    std::fs::write(&plain, "x").expect("write");
+    assert_eq!(mode(&dir.join("root.snap")), mode(&plain), "a snapshot is created like any file");
 }

@@ -28,6 +28,8 @@ impl Sandbox {
         let dir = tempfile::tempdir().expect("temp dir");
         let sandbox = Self { dir, env: Vec::new() };
         sandbox.write("repo/.git/HEAD", "ref: refs/heads/main\n");
+        sandbox.write("repo/.git/objects/.keep", "");
+        sandbox.write("repo/.git/refs/.keep", "");
         std::fs::create_dir_all(sandbox.path("home")).expect("home");
         std::fs::create_dir_all(sandbox.path("config/opencode")).expect("config");
         sandbox
@@ -340,4 +342,98 @@ fn serve_includes_remote_instructions() {
     let reply: serde_json::Value = serde_json::from_str(&line).expect("json reply");
     assert_eq!(reply["result"]["text"], format!("Instructions from: {url}\n{BODY}"), "{reply}");
     assert_eq!(reply["result"]["blocks"][0]["id"], format!("url:{url}"), "{reply}");
+}
+
+/// Brace expansion is bounded (README, deviations): 2^12 patterns from one entry is an
+/// error naming the config file, line and entry, not minutes of globbing.
+#[test]
+fn an_instructions_entry_with_too_many_brace_expansions() {
+    let sandbox = Sandbox::new();
+    let entry = format!("docs/{}.md", "{a,b}".repeat(12));
+    sandbox
+        .write("repo/opencode.json", format!("{{\n  \"instructions\": [\"AGENTS.md\", \"{entry}\"]\n}}\n"));
+    sandbox.write("repo/AGENTS.md", "rule\n");
+    for args in [&["build"][..], &["explain"], &["lint"]] {
+        let run = sandbox.run(args);
+        assert_eq!(run.code, 2, "{args:?}: {run}");
+        assert!(run.stdout.is_empty(), "{run}");
+        assert!(run.stderr.contains("[TMP]/repo/opencode.json:2:"), "{run}");
+        assert!(run.stderr.contains(&format!("{entry:?}")), "{run}");
+        assert!(run.stderr.contains("more than 1024 glob patterns"), "{run}");
+    }
+    // 2^10 is within the bound.
+    sandbox
+        .write("repo/opencode.json", format!("{{\"instructions\": [\"docs/{}.md\"]}}", "{a,b}".repeat(10)));
+    assert_eq!(sandbox.run(&["build"]).code, 0);
+}
+
+/// A syntax error deep in a 10 MB one-line config, or 100k levels down, prints a window of
+/// the line around the column, not the line (#14 item 8).
+#[test]
+fn error_snippets_are_bounded_on_huge_lines() {
+    let sandbox = Sandbox::new();
+    let huge = format!("{{\"x\": \"{}\" \"y\": 1}}", "a".repeat(10_000_000));
+    sandbox.write("repo/opencode.json", &huge);
+    let run = sandbox.run(&["build"]);
+    assert_eq!(run.code, 2, "{run}");
+    // `{"x": "` is 7 characters, then the string and a space: the second key is the error.
+    assert!(run.stderr.contains("opencode.json:1:10000010"), "{}", run.stderr);
+    assert!(run.stderr.len() < 1_000, "{} bytes of stderr", run.stderr.len());
+    let json = sandbox.run(&["build", "--format", "json"]);
+    assert!(json.stdout.len() < 1_000, "{} bytes of JSON", json.stdout.len());
+
+    sandbox.write("repo/opencode.json", "[".repeat(100_000));
+    let run = sandbox.run(&["build"]);
+    assert_eq!(run.code, 2, "{run}");
+    assert!(run.stderr.len() < 1_000, "{} bytes of stderr", run.stderr.len());
+}
+
+/// Every command asked for JSON reports its error as JSON on stdout, in one shape.
+#[test]
+fn errors_are_json_under_format_json() {
+    let sandbox = Sandbox::new();
+    sandbox.write("repo/opencode.json", BROKEN);
+    sandbox.write("repo/src/a.rs", "");
+    for args in [
+        &["build", "--format", "json"][..],
+        &["config", "--format", "json"],
+        &["explain", "--format", "json"],
+        &["lint", "--format", "json"],
+        &["nearby", "src/a.rs", "--format", "json"],
+    ] {
+        let run = sandbox.run(args);
+        assert_eq!(run.code, 2, "{args:?}: {run}");
+        let json: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON on stdout");
+        assert_eq!(json["error"]["code"], "invalid-jsonc", "{args:?}: {run}");
+        assert_eq!(json["error"]["rule"], "J2", "{args:?}: {run}");
+    }
+}
+
+/// One colour rule for every command: `--color`, else NO_COLOR/CLICOLOR_FORCE, else a
+/// terminal (never, for a pipe).
+#[test]
+fn colour_follows_color_flag_and_environment() {
+    let sandbox = Sandbox::new();
+    sandbox.write("repo/opencode.json", BROKEN);
+    let styled = |run: &Run| run.stderr.contains('\u{1b}');
+    assert!(!styled(&sandbox.run(&["build"])), "a pipe gets no colour");
+    assert!(styled(&sandbox.run(&["build", "--color", "always"])));
+    let forced = Sandbox::new().env("CLICOLOR_FORCE", "1");
+    forced.write("repo/opencode.json", BROKEN);
+    assert!(styled(&forced.run(&["build"])));
+    assert!(!styled(&forced.run(&["build", "--color", "never"])));
+    let no_color = Sandbox::new().env("CLICOLOR_FORCE", "1").env("NO_COLOR", "1");
+    no_color.write("repo/opencode.json", BROKEN);
+    assert!(!styled(&no_color.run(&["build"])), "NO_COLOR wins over CLICOLOR_FORCE");
+}
+
+#[test]
+fn completions_for_every_shell() {
+    let sandbox = Sandbox::new();
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let run = sandbox.run(&["completions", shell]);
+        assert_eq!(run.code, 0, "{shell}: {run}");
+        assert!(run.stdout.contains("ctxgraph"), "{shell}");
+        assert!(run.stdout.contains("explain"), "{shell}: subcommands are completed");
+    }
 }

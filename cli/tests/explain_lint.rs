@@ -24,7 +24,7 @@ struct Case {
     cwd: String,
     /// The formats to run.
     formats: Vec<String>,
-    /// Directories that get a `.git/HEAD` (fixtures cannot contain `.git`).
+    /// Directories that get a `.git` as `git init` lays it out (fixtures cannot contain `.git`).
     #[serde(default)]
     git: Vec<String>,
     /// `[target, link]` pairs, link relative to the temp dir.
@@ -57,9 +57,11 @@ fn run_case(dir: &Path) -> String {
     }
     copy_tree_without_keep(&dir.join("tree"), &root, &mut DiskWriter);
     for repo in &case.git {
-        let head = root.join(repo).join(".git/HEAD");
-        std::fs::create_dir_all(head.parent().expect("parent")).expect(".git");
-        std::fs::write(head, "ref: refs/heads/main\n").expect("HEAD");
+        let git = root.join(repo).join(".git");
+        for dir in ["objects", "refs"] {
+            std::fs::create_dir_all(git.join(dir)).expect(".git");
+        }
+        std::fs::write(git.join("HEAD"), "ref: refs/heads/main\n").expect("HEAD");
     }
     for (target, link) in &case.symlinks {
         let link = root.join(link);

@@ -20,6 +20,8 @@ impl Tree {
     fn new() -> Self {
         let tree = Tree { dir: tempfile::tempdir().expect("temp dir") };
         tree.write("repo/.git/HEAD", "ref: refs/heads/main\n");
+        tree.write("repo/.git/objects/.keep", "");
+        tree.write("repo/.git/refs/.keep", "");
         tree.write("repo/AGENTS.md", "root rules");
         tree.write("repo/pkg/src/main.rs", "fn main() {}");
         tree.write("repo/pkg/AGENTS.md", "pkg rules");
@@ -251,6 +253,43 @@ fn a_second_build_reports_nothing_changed_and_executes_nothing() {
     let stats = server.call(3, "stats", json!({}))["result"].clone();
     assert_eq!(stats["total_executions"], first["executed"]);
     assert!(stats["watched_dirs"].as_u64().is_some_and(|n| n > 0), "{stats}");
+}
+
+#[test]
+fn a_client_that_knows_the_text_gets_a_small_reply_or_only_the_changed_blocks() {
+    let tree = Tree::new();
+    let mut server = tree.spawn(&["serve", "--stdio", "--no-watch"]);
+    let cwd = tree.cwd();
+    let first = server.build(1, &cwd);
+    let known = first["hash"].clone();
+    assert_eq!(first["unchanged"], json!(false));
+
+    // Nothing changed: the hash, no text, no blocks.
+    let request = json!({ "jsonrpc": "2.0", "id": 2, "method": "build", "params": { "cwd": cwd, "known_hash": known } });
+    server.send_raw(format!("{request}\n").as_bytes());
+    let line = server.line();
+    assert!(line.len() < 300, "{} bytes: {line}", line.len());
+    let same: Value = serde_json::from_str(&line).expect("json");
+    let same = &same["result"];
+    assert_eq!(same["unchanged"], json!(true));
+    assert_eq!(same["hash"], known);
+    assert!(same.get("text").is_none() && same.get("blocks").is_none(), "{same}");
+
+    // One rule edited: the new text and that block alone.
+    tree.write("repo/pkg/AGENTS.md", "pkg rules, edited");
+    let edited = server.call(3, "build", json!({ "cwd": cwd, "known_hash": known }))["result"].clone();
+    let id = format!("file:{}", tree.path("repo/pkg/AGENTS.md").display());
+    assert_eq!(edited["unchanged"], json!(false));
+    assert!(edited["text"].as_str().is_some_and(|text| text.contains("pkg rules, edited")));
+    let blocks: Vec<&Value> = edited["blocks"].as_array().expect("blocks").iter().collect();
+    assert_eq!(blocks.iter().map(|b| &b["id"]).collect::<Vec<_>>(), [&json!(id)]);
+    assert_eq!(edited["changed"], json!([id]));
+
+    // A hash the server never sent: everything.
+    let stranger =
+        server.call(4, "build", json!({ "cwd": cwd, "known_hash": "0".repeat(64) }))["result"].clone();
+    assert_eq!(stranger["blocks"].as_array().map(Vec::len), first["blocks"].as_array().map(Vec::len));
+    assert!(stranger["text"].is_string());
 }
 
 #[test]

@@ -32,11 +32,11 @@ pub enum ChangeEvent {
     Modified(PathBuf),
     /// A path disappeared (a directory takes everything below it along).
     Removed(PathBuf),
-    /// A path moved; handled as the removal of `from` and the creation of `to`.
+    /// A path moved: `from` disappeared and `to` appeared.
     Renamed {
-        /// Where the path was.
+        /// The old path.
         from: PathBuf,
-        /// Where it is now.
+        /// The new path.
         to: PathBuf,
     },
     /// The watcher lost track (queue overflow, a failed watch): re-stat every known path.
@@ -61,7 +61,7 @@ impl Applied {
         self.kinds_changed > 0 || self.revisions_bumped > 0 || self.rescanned
     }
 
-    /// Adds up two batches' effects, for a caller that applied several before building.
+    /// The counts of two applications together.
     #[must_use]
     pub fn merge(self, other: Applied) -> Applied {
         Applied {

@@ -30,8 +30,8 @@ impl ExecutionLog {
     }
 }
 
-/// The concrete salsa database: query storage plus the [`System`] the queries read through,
-/// the interned [`Files`] and remote documents, and a log of which queries executed.
+/// The salsa database: the query storage, the [`System`] every file read goes through, the
+/// side tables of file and remote-document inputs, and a count of query executions.
 #[salsa::db]
 #[derive(Clone)]
 pub struct Database {
@@ -43,7 +43,7 @@ pub struct Database {
 }
 
 impl Database {
-    /// A database reading through `system`, with no inputs yet.
+    /// An empty database over `system`.
     pub fn new(system: Arc<dyn System>) -> Self {
         let executions = Arc::new(ExecutionLog::default());
         let log = Arc::clone(&executions);
@@ -60,7 +60,7 @@ impl Database {
         Self { storage, system, files: Arc::default(), remotes: Arc::default(), executions }
     }
 
-    /// Which queries executed, by name: how tests and benchmarks see what a change re-ran.
+    /// How many times each query has executed (rather than being reused) so far.
     pub fn executions(&self) -> &ExecutionLog {
         &self.executions
     }

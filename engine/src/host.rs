@@ -8,13 +8,13 @@ use std::path::PathBuf;
 /// [`Host`]: ctxgraph_queries::Host
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HostEnv {
-    /// The environment variables (`{env:…}` substitution, `OPENCODE_*` flags).
+    /// Environment variables (UTF-8 ones only; others cannot be JS strings).
     pub vars: BTreeMap<String, String>,
-    /// The home directory: where the global rules and config are looked up.
+    /// `os.homedir()`.
     pub home: PathBuf,
-    /// Node's `process.platform` (`linux`, `darwin`, `win32`), named in the environment block.
+    /// node's `process.platform`.
     pub platform: String,
-    /// Today's date as opencode's environment block writes it (`Sun Nov 29 2026`).
+    /// `Date.toDateString()` when the engine is made (see [`crate::Engine::with_clock`]).
     pub date: String,
 }
 
@@ -44,6 +44,23 @@ impl HostEnv {
             _ => self.home.join(".cache"),
         };
         base.join("ctxgraph").join("remote")
+    }
+}
+
+/// Where the engine reads today's date from. opencode formats `new Date()` on every model
+/// step, so an engine that lives past midnight must read its clock per build, not once.
+pub trait Clock: Send + Sync {
+    /// `Date.toDateString()` for now, e.g. `Sun Nov 29 2026`.
+    fn today(&self) -> String;
+}
+
+/// The local wall clock.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn today(&self) -> String {
+        local_date_string()
     }
 }
 

@@ -3,17 +3,29 @@
 //! [`Engine`] owns the salsa database, decides what the world looks like (the real file
 //! system and process environment, or an in-memory one), and is the only place that
 //! mutates inputs. Callers ask it for prompts; the queries do the work.
+//!
+//! An agent host keeps one engine alive and, before every model step, opens the working
+//! directory and builds ([`Engine::open`], [`Turns::build`] or [`Engine::prompt`]); between
+//! steps it applies what changed on disk ([`watch::Watcher`] or [`Engine::apply_changes`]).
+//! A warm step with nothing changed executes no query. Remote documents are loaded with
+//! the async [`Engine::load_config`] and [`Engine::load_remote`]. `examples/host.rs` is a
+//! runnable host; the `serve` feature adds the JSON-RPC server behind `ctxgraph serve`.
 
 #![warn(missing_docs)]
 
+pub mod atomic;
 mod changes;
 mod database;
 mod host;
 mod index;
 mod os;
+#[cfg(feature = "serve")]
+mod protocol;
 mod refresh;
 pub mod remote;
+#[cfg(feature = "serve")]
 pub mod serve;
+mod session;
 mod tokens;
 mod turn;
 pub mod watch;
@@ -22,56 +34,72 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use ctxgraph_queries::Db;
+use ctxgraph_queries::opencode::config::merged_config;
 use ctxgraph_queries::opencode::config::wellknown::pending_requests;
-use ctxgraph_queries::opencode::config::{MergedConfig, merged_config};
-use ctxgraph_queries::opencode::explain::{Explanation, TargetExplanation, explain, explain_target};
-use ctxgraph_queries::opencode::instructions::{SystemPaths, system_paths};
-use ctxgraph_queries::opencode::lint::{Budget, Finding, lint};
-use ctxgraph_queries::opencode::nearby::{Nearby, nearby_rules};
-use ctxgraph_queries::opencode::prompt::{BuildError, ModelRef, Prompt, system_prompt};
-use ctxgraph_queries::opencode::worktree::{Worktree, worktree};
-use ctxgraph_queries::remote::{ConfigDocState, ConfigRequest, RemoteState};
-use ctxgraph_queries::system::{FileKind, System};
-use ctxgraph_queries::{Db, Host, Workspace};
+use ctxgraph_queries::opencode::explain::{explain, explain_target};
+use ctxgraph_queries::opencode::instructions::system_paths;
+use ctxgraph_queries::opencode::lint::lint;
+use ctxgraph_queries::opencode::nearby::nearby_rules;
+use ctxgraph_queries::opencode::prompt::system_prompt;
+use ctxgraph_queries::opencode::worktree::worktree;
 use salsa::Setter;
 
 pub use changes::{Applied, ChangeEvent};
 pub use database::{Database, ExecutionLog};
-pub use host::HostEnv;
+pub use host::{Clock, HostEnv, SystemClock};
 pub use os::{MAX_FILE_BYTES, OsSystem, read_regular_file};
 pub use refresh::RemoteRefresh;
+pub use session::{LimitOverrides, SessionFailure};
 pub use tokens::O200k;
 pub use turn::{Turn, TurnDiff, Turns};
+
+// What the engine's methods return, so a host needs no direct dependency on the query layer.
+pub use ctxgraph_queries::opencode::config::MergedConfig;
+pub use ctxgraph_queries::opencode::explain::{Explanation, TargetExplanation};
+pub use ctxgraph_queries::opencode::instructions::SystemPaths;
+pub use ctxgraph_queries::opencode::lint::{Budget, Finding};
+pub use ctxgraph_queries::opencode::nearby::Nearby;
+pub use ctxgraph_queries::opencode::prompt::{
+    Block, BlockKind, BuildError, Layout, ModelRef, PlacedBlock, Prompt, Section,
+};
+pub use ctxgraph_queries::opencode::worktree::Worktree;
+pub use ctxgraph_queries::remote::{ConfigDocState, ConfigRequest, RemoteState};
+pub use ctxgraph_queries::system::{FileKind, MemorySystem, System};
+pub use ctxgraph_queries::{Host, Workspace};
 
 /// Why the engine could not answer.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
+    /// The working directory does not exist, cannot be resolved or is not a directory.
     #[error("working directory {}: {reason}", path.display())]
-    /// The working directory to build for could not be opened.
     WorkingDirectory {
         /// The directory as given.
         path: PathBuf,
-        /// What went wrong, in words.
+        /// What went wrong.
         reason: String,
     },
+    /// The file a `nearby` question is about cannot be read.
     #[error("{}: {reason}", path.display())]
-    /// The file a nearby-rules question is about could not be resolved.
     ReadTarget {
-        /// The file as given.
+        /// The file, resolved against the working directory.
         path: PathBuf,
-        /// What went wrong, in words.
+        /// What went wrong.
         reason: String,
     },
-    /// The queries could not build the context (broken config, unreadable file, …).
+    /// opencode would refuse to build here too (a broken config, an unreadable rule file…).
     #[error(transparent)]
     Build(#[from] BuildError),
     /// The HTTP client for remote documents could not be set up.
     #[error(transparent)]
     Fetcher(#[from] remote::FetcherError),
+    /// A session export could not be loaded or answered.
+    #[error(transparent)]
+    Session(#[from] SessionFailure),
 }
 
-/// The one owner of the salsa inputs: opens workspaces, applies file-system changes to the
-/// inputs (comparing before setting), and answers builds from the queries.
+/// The warm state of an agent host: one salsa database over one file system and process
+/// environment, with a [`Workspace`] per working directory. See the crate documentation.
 pub struct Engine {
     db: Database,
     host: Host,
@@ -79,30 +107,49 @@ pub struct Engine {
     /// `open` arguments (made absolute) already resolved, so a warm turn makes no system
     /// call.
     opened: HashMap<PathBuf, Workspace>,
+    /// Read on every [`Engine::open`]; `None` keeps the date the engine was made with.
+    clock: Option<Arc<dyn Clock>>,
     /// The `File` inputs sorted by path, for the subtree re-stats events cause.
     index: index::PathIndex,
 }
 
 impl Engine {
-    /// An engine over `system` (real or in memory) and the host facts in `env`.
+    /// An engine over `system` with the process facts in `env`; its date stays `env.date`
+    /// unless a clock is given ([`Engine::with_clock`]).
     pub fn new(system: Arc<dyn System>, env: HostEnv) -> Self {
         let db = Database::new(system);
         let host = Host::new(&db, env.vars, env.home, env.platform, env.date);
-        Self {
-            db,
-            host,
-            workspaces: HashMap::new(),
-            opened: HashMap::new(),
-            index: index::PathIndex::default(),
-        }
+        let (workspaces, opened) = (HashMap::new(), HashMap::new());
+        Self { db, host, workspaces, opened, clock: None, index: Default::default() }
     }
 
-    /// An engine over the real file system and this process's environment.
+    /// An engine over the real file system and this process's environment, whose date
+    /// follows the local clock.
     pub fn from_process() -> Self {
-        Self::new(Arc::new(OsSystem), HostEnv::from_process())
+        Self::new(Arc::new(OsSystem), HostEnv::from_process()).with_clock(Arc::new(SystemClock))
     }
 
-    /// The database, for callers that run a query directly or read the execution log.
+    /// Reads today's date from `clock` on every [`Engine::open`], as opencode does on every
+    /// model step. Without a clock the date stays the one in [`HostEnv`] (hermetic runs).
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = Some(clock);
+        self.sync_date();
+        self
+    }
+
+    /// Sets the [`Host`] input's date from the clock when the day has changed; only the
+    /// environment block and what contains it re-run then. Returns whether it changed.
+    pub fn sync_date(&mut self) -> bool {
+        let Some(clock) = &self.clock else { return false };
+        let today = clock.today();
+        if *self.host.date(&self.db) == today {
+            return false;
+        }
+        self.host.set_date(&mut self.db).to(today);
+        true
+    }
+
+    /// The database, for running queries the engine has no method for.
     pub fn db(&self) -> &Database {
         &self.db
     }
@@ -132,7 +179,9 @@ impl Engine {
 
     /// The workspace for a working directory (P4: canonicalised; it must be a directory).
     /// Asking again for the same `cwd` costs no system call while its directory exists.
+    /// Each call is a new step: the date is read from the clock (see [`Engine::with_clock`]).
     pub fn open(&mut self, cwd: &Path) -> Result<Workspace, EngineError> {
+        self.sync_date();
         let lexical = std::path::absolute(cwd).map(|p| ctxgraph_queries::path::normalize(&p));
         let key = lexical.as_deref().unwrap_or(cwd);
         if let Some(&ws) = self.opened.get(key) {
@@ -155,7 +204,10 @@ impl Engine {
         let system = ctxgraph_queries::Db::system(&self.db);
         let error = |reason: String| EngineError::WorkingDirectory { path: cwd.to_path_buf(), reason };
         let real = system.canonicalize(cwd).map_err(|err| error(err.to_string()))?;
-        if system.kind(&real) != FileKind::Directory {
+        // Through the input, so the walks that start here do not stat the directory a
+        // second time; an input that says otherwise may predate the directory.
+        let input = self.db.files().get(&self.db, &real).kind(&self.db);
+        if input != FileKind::Directory && system.kind(&real) != FileKind::Directory {
             return Err(error("not a directory".to_owned()));
         }
         let (db, host) = (&self.db, self.host);
@@ -188,28 +240,28 @@ impl Engine {
     }
 
     /// Fetches the workspace's remote config (the well-known documents, then the
-    /// `remote_config` URLs they name) and sets the inputs. Blocks the calling thread.
-    /// A failure is not returned here: the config query turns it into opencode's error.
-    pub fn fetch_config(&mut self, ws: Workspace, fetcher: &remote::Fetcher) -> Result<(), EngineError> {
+    /// `remote_config` URLs they name) and sets the inputs. A failure is not returned here:
+    /// the config query turns it into opencode's error.
+    pub async fn load_config(&mut self, ws: Workspace, fetcher: &remote::Fetcher) {
         // Each round can only reveal requests named by the previous one (R4: two levels).
         for _ in 0..3 {
             let requests = self.config_requests(ws);
             if requests.is_empty() {
                 break;
             }
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(|err| remote::FetcherError::from_io(&err))?;
-            let states = runtime.block_on(async {
-                let mut states = Vec::with_capacity(requests.len());
-                for request in &requests {
-                    states.push(fetcher.load_config(request).await);
-                }
-                states
-            });
+            let mut states = Vec::with_capacity(requests.len());
+            for request in &requests {
+                states.push(fetcher.load_config(request).await);
+            }
             self.set_config_docs(requests.into_iter().zip(states));
         }
+    }
+
+    /// [`Engine::load_config`] on a runtime of its own, for callers without one. Inside a
+    /// tokio runtime, await [`Engine::load_config`] instead (a runtime cannot block on
+    /// another one).
+    pub fn fetch_config(&mut self, ws: Workspace, fetcher: &remote::Fetcher) -> Result<(), EngineError> {
+        current_thread_runtime()?.block_on(self.load_config(ws, fetcher));
         Ok(())
     }
 
@@ -239,7 +291,7 @@ impl Engine {
             FileKind::Missing | FileKind::Inaccessible => {
                 Err(EngineError::ReadTarget { path: target, reason: "no such file".to_owned() })
             }
-            FileKind::Directory => Ok(Nearby { rules: Vec::new() }),
+            FileKind::Directory => Ok(Nearby::directory()),
             FileKind::File | FileKind::Other => Ok(nearby_rules(&self.db, ws, target).clone()?),
         }
     }
@@ -293,10 +345,10 @@ impl Engine {
         }
     }
 
-    /// Fetches every remote document the workspace needs and sets the inputs. Blocks the
-    /// calling thread; async hosts call [`remote::Fetcher::load_all`] themselves and then
-    /// [`Engine::set_remote_states`].
-    pub fn fetch_remote(
+    /// Fetches every remote document (I8) the workspace needs and sets the inputs; returns
+    /// each URL's state. The queries never wait on the network: until this has run, a URL
+    /// adds no block.
+    pub async fn load_remote(
         &mut self,
         ws: Workspace,
         fetcher: &remote::Fetcher,
@@ -305,13 +357,24 @@ impl Engine {
         if urls.is_empty() {
             return Ok(Vec::new());
         }
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|err| remote::FetcherError::from_io(&err))?;
-        let states = runtime.block_on(fetcher.load_all(&urls));
+        let states = fetcher.load_all(&urls).await;
         let results: Vec<(String, RemoteState)> = urls.into_iter().zip(states).collect();
         self.set_remote_states(results.clone());
         Ok(results)
     }
+
+    /// [`Engine::load_remote`] on a runtime of its own, for callers without one. Inside a
+    /// tokio runtime, await [`Engine::load_remote`] instead.
+    pub fn fetch_remote(
+        &mut self,
+        ws: Workspace,
+        fetcher: &remote::Fetcher,
+    ) -> Result<Vec<(String, RemoteState)>, EngineError> {
+        current_thread_runtime()?.block_on(self.load_remote(ws, fetcher))
+    }
+}
+
+fn current_thread_runtime() -> Result<tokio::runtime::Runtime, EngineError> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
+    Ok(runtime.map_err(|err| remote::FetcherError::from_io(&err))?)
 }

@@ -9,7 +9,7 @@ use ctxgraph_queries::system::{DirEntry, EntryKind, FileKind, System};
 /// whole would only exhaust memory. opencode has no limit; ctxgraph reports an error.
 pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
-/// The real file system, for `ctxgraph` runs; tests use `MemorySystem` instead.
+/// The real file system (files over [`MAX_FILE_BYTES`] fail to read).
 #[derive(Debug, Default)]
 pub struct OsSystem;
 

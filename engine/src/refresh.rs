@@ -14,8 +14,8 @@ use ctxgraph_queries::Workspace;
 use crate::remote::Fetcher;
 use crate::{Engine, EngineError};
 
-/// Re-fetches the remote documents of each served workspace at most once per interval, so
-/// a long-running server picks up org config and instruction URLs that change.
+/// Keeps the remote documents of the workspaces a long-lived host serves loaded, refreshing
+/// each at most once per interval.
 #[derive(Debug)]
 pub struct RemoteRefresh {
     fetcher: Fetcher,
@@ -24,7 +24,7 @@ pub struct RemoteRefresh {
 }
 
 impl RemoteRefresh {
-    /// Refreshes through `fetcher`, no more often than every `interval` per workspace.
+    /// Refreshes through `fetcher`, at most once per `interval` per workspace.
     pub fn new(fetcher: Fetcher, interval: Duration) -> Self {
         Self { fetcher, interval, fetched_at: HashMap::new() }
     }

@@ -5,44 +5,60 @@
 //! every request that reads the world, the server applies what the watcher reported (or,
 //! without a watcher, rescans every path the graph knows), so answers are never stale.
 //!
-//! Methods: `build {cwd, section?, model?}`, `nearby {file, cwd}`, `stats`, `shutdown`.
-//! A bad request gets a JSON-RPC error and the server keeps serving.
+//! Methods: `build {cwd, section?, model?, known_hash?}`, `nearby {file, cwd}`, `stats`,
+//! `shutdown` (the messages are in [`crate::protocol`]). A bad request gets a JSON-RPC error
+//! and the server keeps serving.
+//!
+//!
+//! The framing (one JSON value per line, `jsonrpc`/`id`/`method`/`params`, the standard
+//! error codes) is a few lines of serde_json here: JSON-RPC crates bring a transport and
+//! an async runtime around it, and the protocol needs neither.
 
+use std::collections::HashMap;
 use std::io::{self, BufRead, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use ctxgraph_queries::opencode::nearby::Skip;
 use ctxgraph_queries::opencode::prompt::{ModelRef, Section};
 use ctxgraph_queries::{Db, Workspace};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
+use crate::protocol::{
+    Answer, BuildParams, ErrorObject, Known, NearbyParams, Outcome, Response, SectionParam, StatsReply,
+};
 use crate::watch::{COOKIE_TIMEOUT, Watcher};
+
+#[path = "serve_session.rs"]
+mod session;
 use crate::{ChangeEvent, Engine, EngineError, RemoteRefresh, Turns};
 
 /// JSON-RPC 2.0 error codes.
 pub mod code {
-    /// The line was not valid JSON.
+    /// The line is not JSON (or not UTF-8).
     pub const PARSE_ERROR: i64 = -32700;
-    /// The JSON was not a JSON-RPC 2.0 request.
+    /// JSON, but not a JSON-RPC 2.0 request.
     pub const INVALID_REQUEST: i64 = -32600;
-    /// No method by that name.
+    /// No such method.
     pub const METHOD_NOT_FOUND: i64 = -32601;
-    /// The method's parameters were missing or of the wrong shape.
+    /// The method's parameters are missing, unknown or of the wrong type.
     pub const INVALID_PARAMS: i64 = -32602;
     /// The request was well-formed but the context could not be built (bad config, a
     /// working directory that does not exist, …): the message says why.
     pub const BUILD_FAILED: i64 = -32000;
 }
 
-/// The JSON-RPC server behind `ctxgraph serve`: one warm engine answering build and nearby
-/// requests, catching up with file-system changes before each answer.
+/// One client's server: a warm engine, that client's previous builds, and what keeps the
+/// engine's inputs current (a watcher, or a rescan per request).
 pub struct Server {
     engine: Engine,
     turns: Turns,
     /// `None`: rescan every known path before each request instead.
     watcher: Option<Watcher>,
     remote: Option<RemoteRefresh>,
+    /// The hash of the last build sent per text, so a `known_hash` can be trusted.
+    sent: HashMap<(Workspace, Section, Option<ModelRef>), String>,
+    /// Sessions opened with `session/open`, by session id.
+    sessions: session::Sessions,
 }
 
 /// A JSON-RPC error, before it is given the request's id.
@@ -72,35 +88,18 @@ pub struct Reply {
     pub shutdown: bool,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct BuildParams {
-    cwd: PathBuf,
-    #[serde(default)]
-    section: Option<SectionParam>,
-    #[serde(default)]
-    model: Option<String>,
-}
-
-#[derive(Deserialize, Clone, Copy)]
-#[serde(rename_all = "lowercase")]
-enum SectionParam {
-    System,
-    Environment,
-    Instructions,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct NearbyParams {
-    file: PathBuf,
-    cwd: PathBuf,
-}
-
 impl Server {
-    /// A server over `engine`; without a `watcher` it rescans every known path per request.
+    /// A server over `engine`; without a watcher every request first rescans every path the
+    /// graph knows.
     pub fn new(engine: Engine, watcher: Option<Watcher>) -> Self {
-        Self { engine, turns: Turns::default(), watcher, remote: None }
+        Self {
+            engine,
+            turns: Turns::default(),
+            watcher,
+            remote: None,
+            sent: HashMap::new(),
+            sessions: session::Sessions::default(),
+        }
     }
 
     /// Fetch remote documents (org config, `instructions` URLs) for the workspaces served.
@@ -129,7 +128,7 @@ impl Server {
                 Line::TooLong => {
                     let message = format!("invalid request: the line is over {MAX_REQUEST_BYTES} bytes");
                     let error = RpcError::new(code::INVALID_REQUEST, message);
-                    Reply { line: Some(error_response(Value::Null, error).to_string()), shutdown: false }
+                    Reply { line: Some(to_line(&error_response(Value::Null, error))), shutdown: false }
                 }
                 Line::Read => match std::str::from_utf8(&line) {
                     Ok(text) if text.trim().is_empty() => continue,
@@ -137,7 +136,7 @@ impl Server {
                     // Not UTF-8: one bad request, not the end of the session.
                     Err(_) => {
                         let error = RpcError::new(code::PARSE_ERROR, "parse error: the line is not UTF-8");
-                        Reply { line: Some(error_response(Value::Null, error).to_string()), shutdown: false }
+                        Reply { line: Some(to_line(&error_response(Value::Null, error))), shutdown: false }
                     }
                 },
             };
@@ -159,26 +158,27 @@ impl Server {
             Ok(value) => value,
             Err(err) => {
                 let error = RpcError::new(code::PARSE_ERROR, format!("parse error: {err}"));
-                return Reply { line: Some(error_response(Value::Null, error).to_string()), shutdown: false };
+                return Reply { line: Some(to_line(&error_response(Value::Null, error))), shutdown: false };
             }
         };
         let mut shutdown = false;
-        let response = match value {
+        let line = match value {
             Value::Array(items) if items.is_empty() => {
-                Some(error_response(Value::Null, RpcError::new(code::INVALID_REQUEST, "empty batch")))
+                let error = RpcError::new(code::INVALID_REQUEST, "empty batch");
+                Some(to_line(&error_response(Value::Null, error)))
             }
             Value::Array(items) => {
-                let responses: Vec<Value> =
+                let responses: Vec<Response> =
                     items.into_iter().filter_map(|item| self.handle_one(item, &mut shutdown)).collect();
-                (!responses.is_empty()).then_some(Value::Array(responses))
+                (!responses.is_empty()).then(|| to_line(&responses))
             }
-            single => self.handle_one(single, &mut shutdown),
+            single => self.handle_one(single, &mut shutdown).map(|response| to_line(&response)),
         };
-        Reply { line: response.map(|r| r.to_string()), shutdown }
+        Reply { line, shutdown }
     }
 
     /// One request; `None` when it is a notification (no `id`).
-    fn handle_one(&mut self, request: Value, shutdown: &mut bool) -> Option<Value> {
+    fn handle_one(&mut self, request: Value, shutdown: &mut bool) -> Option<Response> {
         let Value::Object(mut request) = request else {
             let error = RpcError::new(code::INVALID_REQUEST, "a request must be a JSON object");
             return Some(error_response(Value::Null, error));
@@ -200,7 +200,7 @@ impl Server {
         let result = self.dispatch(&method, params, shutdown);
         let id = id?;
         Some(match result {
-            Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+            Ok(answer) => Response { jsonrpc: "2.0", id, outcome: Outcome::Result(answer) },
             Err(error) => error_response(id, error),
         })
     }
@@ -210,7 +210,7 @@ impl Server {
         method: &str,
         params: Option<Value>,
         shutdown: &mut bool,
-    ) -> Result<Value, RpcError> {
+    ) -> Result<Answer, RpcError> {
         match method {
             "build" => {
                 let params: BuildParams = parse_params(params)?;
@@ -220,16 +220,20 @@ impl Server {
                 let params: NearbyParams = parse_params(params)?;
                 self.nearby(params)
             }
-            "stats" => Ok(self.stats()),
+            "stats" => Ok(Answer::Stats(self.stats())),
             "shutdown" => {
                 *shutdown = true;
-                Ok(Value::Null)
+                Ok(Answer::Null)
             }
-            other => Err(RpcError::new(code::METHOD_NOT_FOUND, format!("no method {other:?}"))),
+            other => {
+                self.session_method(other, params).map(|answer| answer.map(Answer::Json)).unwrap_or_else(
+                    || Err(RpcError::new(code::METHOD_NOT_FOUND, format!("no method {other:?}"))),
+                )
+            }
         }
     }
 
-    fn build(&mut self, params: BuildParams) -> Result<Value, RpcError> {
+    fn build(&mut self, params: BuildParams) -> Result<Answer, RpcError> {
         let model = match params.model.as_deref().map(str::parse::<ModelRef>) {
             Some(Err(message)) => {
                 return Err(RpcError::new(code::INVALID_PARAMS, format!("model: {message}")));
@@ -246,53 +250,40 @@ impl Server {
         // Counted from here: loading remote documents for a new workspace runs queries too.
         let before = self.engine.db().executions().total();
         let ws = self.workspace(&params.cwd)?;
-        let turn = self.turns.build(&self.engine, ws, section, model);
+        let turn = self.turns.build(&self.engine, ws, section, model.clone());
         self.watch_new_inputs();
         let turn = turn?;
         let executed = self.engine.db().executions().total() - before;
-        let changed = turn.diff.changed();
-        Ok(json!({
-            "text": turn.layout.text,
-            "hash": turn.layout.hash,
-            "bytes": turn.layout.text.len(),
-            "blocks": turn.layout.blocks,
-            "changed": changed,
-            "removed": turn.diff.removed,
-            "stable_prefix_bytes": turn.diff.stable_prefix_bytes,
-            "executed": executed,
-        }))
+        let key = (ws, section, model);
+        let known = match (&params.known_hash, self.sent.get(&key)) {
+            (Some(known), _) if *known == turn.layout.hash => Known::Current,
+            (Some(known), Some(sent)) if known == sent => Known::PreviousBuild,
+            _ => Known::Nothing,
+        };
+        self.sent.insert(key, turn.layout.hash.clone());
+        Ok(Answer::Build { turn, known, executed })
     }
 
-    fn nearby(&mut self, params: NearbyParams) -> Result<Value, RpcError> {
+    fn nearby(&mut self, params: NearbyParams) -> Result<Answer, RpcError> {
+        if params.session.is_some() {
+            return self.session_nearby(params).map(Answer::Json);
+        }
         self.catch_up();
         let ws = self.workspace(&params.cwd)?;
         let nearby = self.engine.nearby(ws, &params.file);
         self.watch_new_inputs();
-        let nearby = nearby?;
-        let rules: Vec<Value> = nearby
-            .rules
-            .iter()
-            .map(|rule| {
-                let skipped = rule.skipped.as_ref().map(|skip| match skip {
-                    Skip::IsTarget => "is_target",
-                    Skip::InSystemPrompt => "in_system_prompt",
-                    Skip::Empty => "empty",
-                });
-                json!({ "path": rule.path, "attached": rule.block.is_some(), "skipped": skipped })
-            })
-            .collect();
-        Ok(json!({ "reminder": nearby.reminder(), "rules": rules }))
+        Ok(Answer::Nearby(nearby?))
     }
 
-    fn stats(&self) -> Value {
+    fn stats(&self) -> StatsReply {
         let executions = self.engine.db().executions();
-        json!({
-            "executions": executions.totals(),
-            "total_executions": executions.total(),
-            "inputs": self.engine.db().files().len(),
-            "watching": self.watcher.as_ref().is_some_and(|w| !w.is_degraded()),
-            "watched_dirs": self.watcher.as_ref().map_or(0, |w| w.watched().len()),
-        })
+        StatsReply {
+            executions: executions.totals(),
+            total_executions: executions.total(),
+            inputs: self.engine.db().files().len(),
+            watching: self.watcher.as_ref().is_some_and(|w| !w.is_degraded()),
+            watched_dirs: self.watcher.as_ref().map_or(0, |w| w.watched().len()),
+        }
     }
 
     /// Brings the inputs up to date with every write that completed before the request
@@ -332,11 +323,20 @@ fn parse_params<T: for<'de> Deserialize<'de>>(params: Option<Value>) -> Result<T
         .map_err(|err| RpcError::new(code::INVALID_PARAMS, format!("invalid params: {err}")))
 }
 
-fn error_response(id: Value, error: RpcError) -> Value {
-    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": error.code, "message": error.message } })
+fn error_response(id: Value, error: RpcError) -> Response {
+    let error = ErrorObject { code: error.code, message: error.message };
+    Response { jsonrpc: "2.0", id, outcome: Outcome::Error(error) }
 }
 
-/// The longest request line served; a longer one is skipped to its end and refused, so a
+/// One response line. Serialising these types cannot fail (string keys, no non-finite
+/// floats); should it ever, the client gets an internal error rather than nothing.
+fn to_line(response: &impl Serialize) -> String {
+    serde_json::to_string(response).unwrap_or_else(|_| {
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error"}}"#.to_owned()
+    })
+}
+
+/// The longest request line served (in bytes); a longer one is skipped to its end and refused, so a
 /// client cannot make the server buffer without bound.
 pub const MAX_REQUEST_BYTES: usize = 8 * 1024 * 1024;
 

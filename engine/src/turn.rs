@@ -24,7 +24,7 @@ pub struct TurnDiff {
 }
 
 impl TurnDiff {
-    /// Compares two builds block by block; without a previous build every block is added.
+    /// What changed from `previous` (none: the first build) to `current`.
     pub fn between(previous: Option<&Layout>, current: &Layout) -> Self {
         let Some(previous) = previous else {
             let added = current.blocks.iter().map(|b| b.id.clone()).collect();
@@ -53,7 +53,7 @@ impl TurnDiff {
         self.added.iter().chain(&self.modified).cloned().collect()
     }
 
-    /// Whether no block was added, removed or modified.
+    /// Nothing was added, removed or modified.
     pub fn is_empty(&self) -> bool {
         self.added.is_empty() && self.removed.is_empty() && self.modified.is_empty()
     }
@@ -69,7 +69,7 @@ pub struct Turns {
 /// A build and what it cost.
 #[derive(Clone, Debug)]
 pub struct Turn {
-    /// The built text and where each block lies in it.
+    /// The text and its blocks.
     pub layout: Layout,
     /// What changed since this client's previous build of the same text.
     pub diff: TurnDiff,
@@ -78,8 +78,8 @@ pub struct Turn {
 }
 
 impl Turns {
-    /// Builds for `ws` and compares the result with this client's previous build of the same
-    /// section and model, which it then replaces.
+    /// Builds `section` of `ws`'s prompt and compares it with the previous build of the
+    /// same text; an unchanged prompt is neither laid out nor hashed again.
     pub fn build(
         &mut self,
         engine: &Engine,

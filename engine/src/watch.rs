@@ -55,7 +55,7 @@ pub const COOKIE_TIMEOUT: Duration = Duration::from_secs(2);
 /// Symlinks followed from one input before giving up (Linux's own limit).
 const MAX_LINK_HOPS: usize = 40;
 
-/// The operating system's file watcher could not be started or used.
+/// The operating system's file watcher could not be started.
 #[derive(Debug, thiserror::Error)]
 #[error("file watcher: {0}")]
 pub struct WatchError(#[from] notify::Error);
@@ -67,8 +67,8 @@ enum Delivery {
     Cookie(u64),
 }
 
-/// Watches exactly the directories the queries' inputs live in (and symlink targets), and
-/// turns the operating system's events into [`ChangeEvent`]s for the engine.
+/// Watches the directories the engine's graph looked at and turns their events into
+/// batches of [`ChangeEvent`]s for [`Engine::apply_changes`].
 pub struct Watcher {
     notify: RecommendedWatcher,
     deliveries: Receiver<Delivery>,
@@ -116,7 +116,7 @@ struct Cookies {
 }
 
 impl Watcher {
-    /// A watcher with nothing watched yet; `track` watches what the engine's inputs need.
+    /// A watcher with nothing watched yet; [`Watcher::track`] adds what a build looked at.
     pub fn new() -> Result<Self, WatchError> {
         let (raw_tx, raw_rx) = mpsc::channel();
         let (delivery_tx, deliveries) = mpsc::channel();

@@ -30,7 +30,7 @@ fn host() -> HostEnv {
 fn world() -> World {
     let fs = Arc::new(MemorySystem::new());
     fs.create_dir_all("/home/u/.config/opencode");
-    fs.write_file("/repo/.git/HEAD", "ref: refs/heads/main\n");
+    fs.init_git_repo("/repo");
     fs.write_file("/repo/AGENTS.md", "root rules");
     fs.write_file("/repo/pkg/api/AGENTS.md", "api rules");
     fs.write_file("/repo/pkg/api/src/lib.rs", "fn main() {}");
@@ -317,4 +317,134 @@ fn nearby_sees_a_rule_file_created_next_to_the_read() {
     w.apply(&[created("/repo/pkg/api/src/AGENTS.md")]);
     let reminder = w.engine.nearby(ws, target).expect("nearby").reminder().expect("a reminder");
     assert!(reminder.contains("Instructions from: /repo/pkg/api/src/AGENTS.md\nsrc rules"));
+}
+
+/// A clock the test moves forward.
+struct TestClock(std::sync::Mutex<String>);
+
+impl ctxgraph_engine::Clock for TestClock {
+    fn today(&self) -> String {
+        self.0.lock().expect("clock").clone()
+    }
+}
+
+#[test]
+fn the_date_follows_the_engines_clock_from_one_build_to_the_next() {
+    let clock = Arc::new(TestClock(std::sync::Mutex::new("Sun Nov 29 2026".to_owned())));
+    let mut w = world();
+    w.engine = Engine::new(w.fs.clone(), host()).with_clock(clock.clone());
+    let (before, _) = w.build();
+    assert!(before.contains("Today's date: Sun Nov 29 2026"));
+    let (_, executed) = w.build();
+    assert_eq!(executed, counts(&[]), "the same day: nothing re-runs");
+
+    *clock.0.lock().expect("clock") = "Mon Nov 30 2026".to_owned();
+    let (after, executed) = w.build();
+    assert_eq!(after, before.replace("Sun Nov 29 2026", "Mon Nov 30 2026"));
+    // Only the environment block and the assembly that contains it.
+    assert_eq!(executed, counts(&[("environment_block", 1), ("system_prompt", 1)]));
+}
+
+#[test]
+fn without_a_clock_the_date_is_the_one_the_engine_was_made_with() {
+    let mut w = world();
+    let (text, _) = w.build();
+    assert!(text.contains("Today's date: Sun Nov 29 2026"));
+    assert!(!w.engine.sync_date());
+}
+
+/// `/repo` with `instructions: ["**/*.md"]`, 24 sibling packages with a rule file each, and
+/// two working directories three levels down: every `globUp` level walks the tree below it.
+fn globstar_world() -> World {
+    let fs = Arc::new(MemorySystem::new());
+    fs.create_dir_all("/home/u/.config/opencode");
+    fs.init_git_repo("/repo");
+    fs.write_file("/repo/opencode.json", r#"{ "instructions": ["**/*.md"] }"#);
+    for index in 0..24 {
+        fs.write_file(format!("/repo/pkg/p{index:02}/docs/rules.md"), format!("rules {index}"));
+    }
+    fs.create_dir_all("/repo/pkg/api/src");
+    fs.create_dir_all("/repo/pkg/web/src");
+    let engine = Engine::new(fs.clone(), host());
+    World { fs, engine }
+}
+
+#[test]
+fn a_file_deep_under_a_globstar_reruns_only_the_walks_on_its_path() {
+    let mut w = globstar_world();
+    let (_, cold) = w.build();
+    // One `**` walk per directory below the worktree, shared by the three `globUp` levels
+    // that reach it: /repo, pkg, api, api/src, web, web/src, 24 packages and their docs,
+    // and (`globUp` sets `dot`) .git, .git/objects, .git/refs.
+    assert_eq!(cold.get("glob_below"), Some(&(6 + 24 + 24 + 3)), "{cold:?}");
+
+    w.fs.write_file("/repo/pkg/p07/docs/more.md", "more");
+    w.apply(&[created("/repo/pkg/p07/docs/more.md")]);
+    let (text, executed) = w.build();
+    assert!(text.contains("Instructions from: /repo/pkg/p07/docs/more.md\nmore"));
+    // The walks of docs (which found it) and p07 (whose result, "docs has matches", is
+    // unchanged, so nothing above it re-runs); then the two `globUp` levels above it.
+    assert_eq!(executed.get("glob_below"), Some(&2), "{executed:?}");
+    assert_eq!(executed.get("glob"), Some(&2), "{executed:?}");
+    assert_eq!(executed.get("dir_listing"), Some(&1), "{executed:?}");
+    assert_eq!(text, w.fresh_build());
+}
+
+#[test]
+fn a_new_working_directory_reuses_the_walks_it_shares() {
+    let mut w = globstar_world();
+    w.build();
+    let before = w.engine.db().executions().totals();
+    let ws = w.engine.open(Path::new("/repo/pkg/web/src")).expect("cwd");
+    let text = w.engine.system_prompt(ws, None).expect("prompt").text();
+    let after = w.engine.db().executions().totals();
+    let ran = |query: &str| after.get(query).copied().unwrap_or(0) - before.get(query).copied().unwrap_or(0);
+    assert!(text.contains("Instructions from: /repo/pkg/p23/docs/rules.md"));
+    // Every directory below /repo/pkg/web/src was walked for /repo/pkg/api/src already.
+    assert_eq!(ran("glob_below"), 0);
+    assert_eq!(ran("dir_listing"), 0);
+    // The two levels not shared with the first cwd: web/src and web.
+    assert_eq!(ran("glob"), 2);
+}
+
+/// The in-memory file system, counting `stat`s (`kind` calls) per path.
+#[derive(Debug)]
+struct CountingStats {
+    fs: Arc<MemorySystem>,
+    stats: std::sync::Mutex<Vec<std::path::PathBuf>>,
+}
+
+impl ctxgraph_queries::system::System for CountingStats {
+    fn kind(&self, path: &Path) -> ctxgraph_queries::system::FileKind {
+        self.stats.lock().expect("stats").push(path.to_path_buf());
+        self.fs.kind(path)
+    }
+    fn read(&self, path: &Path) -> std::io::Result<Vec<u8>> {
+        self.fs.read(path)
+    }
+    fn read_dir(&self, path: &Path) -> std::io::Result<Vec<ctxgraph_queries::system::DirEntry>> {
+        self.fs.read_dir(path)
+    }
+    fn canonicalize(&self, path: &Path) -> std::io::Result<std::path::PathBuf> {
+        self.fs.canonicalize(path)
+    }
+}
+
+#[test]
+fn a_cold_build_stats_each_path_at_most_once_and_listed_entries_not_at_all() {
+    let w = globstar_world();
+    let counting = Arc::new(CountingStats { fs: w.fs.clone(), stats: Default::default() });
+    let mut engine = Engine::new(counting.clone(), host());
+    let ws = engine.open(Path::new(CWD)).expect("cwd");
+    let text = engine.system_prompt(ws, None).expect("prompt").text();
+    assert!(text.contains("Instructions from: /repo/pkg/p23/docs/rules.md"));
+    let stats = counting.stats.lock().expect("stats");
+    let mut seen = std::collections::BTreeSet::new();
+    for path in stats.iter() {
+        assert!(seen.insert(path), "{} was stat'ed twice", path.display());
+    }
+    // The packages, their docs directories and the rule files in them were only ever
+    // seen in listings: the listing said what they are.
+    let below_packages: Vec<_> = stats.iter().filter(|p| p.starts_with("/repo/pkg/p07")).collect();
+    assert_eq!(below_packages, Vec::<&std::path::PathBuf>::new());
 }

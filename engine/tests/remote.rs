@@ -35,7 +35,7 @@ fn options() -> FetchOptions {
 /// fetching them.
 fn build(urls: &[String], options: FetchOptions) -> (String, Vec<(String, RemoteState)>) {
     let fs = MemorySystem::new();
-    fs.write_file("/r/.git/HEAD", "ref: refs/heads/main\n");
+    fs.init_git_repo("/r");
     fs.write_file("/r/AGENTS.md", "local rule\n");
     fs.write_file("/r/opencode.json", serde_json::json!({ "instructions": urls }).to_string());
     let env = HostEnv {

@@ -26,7 +26,7 @@ fn serve<const N: usize>(routes: [(&str, &str, String); N]) -> Server {
 /// CFG-29) with token `test-token` under `TEST_TOKEN`.
 fn load(port: u16, project: serde_json::Value) -> Result<MergedConfig, EngineError> {
     let fs = MemorySystem::new();
-    fs.write_file("/r/.git/HEAD", "ref: refs/heads/main\n");
+    fs.init_git_repo("/r");
     fs.write_file("/r/opencode.json", project.to_string());
     let auth = json!({
         format!("http://127.0.0.1:{port}/"): {"type": "wellknown", "key": "TEST_TOKEN", "token": "test-token"},

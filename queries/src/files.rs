@@ -14,7 +14,7 @@ use salsa::Durability;
 
 use crate::db::Db;
 use crate::path;
-use crate::system::{DirEntry, FileKind};
+use crate::system::{DirEntry, EntryKind, FileKind};
 
 #[salsa::input(debug)]
 pub struct File {
@@ -56,12 +56,28 @@ pub struct Files {
 impl Files {
     /// The input for `path` (absolute), created with its current kind if it is new.
     pub fn get(&self, db: &dyn Db, path: &Path) -> File {
+        self.get_or_create(db, path, |path| db.system().kind(path))
+    }
+
+    /// The input for `path`, an entry its parent's listing reported as `entry`. A plain
+    /// file or directory takes its kind from the listing, so a walk over a new tree costs
+    /// one `read_dir` per directory and no `stat`; symlinks and other entries are stat'ed
+    /// (their kind follows the link).
+    pub fn get_listed(&self, db: &dyn Db, path: &Path, entry: EntryKind) -> File {
+        self.get_or_create(db, path, |path| match entry {
+            EntryKind::File => FileKind::File,
+            EntryKind::Directory => FileKind::Directory,
+            EntryKind::Symlink | EntryKind::Other => db.system().kind(path),
+        })
+    }
+
+    fn get_or_create(&self, db: &dyn Db, path: &Path, kind: impl FnOnce(&Path) -> FileKind) -> File {
         let path = path::normalize(path);
         if let Some(file) = self.by_path.get(&path) {
             return *file;
         }
         *self.by_path.entry(path.clone()).or_insert_with(|| {
-            let kind = db.system().kind(&path);
+            let kind = kind(&path);
             let file = File::builder(path.clone(), kind, 0)
                 .path_durability(Durability::NEVER_CHANGE)
                 .kind_durability(KIND_DURABILITY)

@@ -96,6 +96,15 @@ impl MemorySystem {
         self.write().insert(path.to_path_buf(), Node::File { bytes: bytes.into(), readable: true });
     }
 
+    /// What `git init` leaves in `dir` that repository discovery (P5) looks at: a `.git`
+    /// directory with `HEAD`, `objects/` and `refs/`.
+    pub fn init_git_repo(&self, dir: impl AsRef<Path>) {
+        let git = dir.as_ref().join(".git");
+        self.write_file(git.join("HEAD"), "ref: refs/heads/main\n");
+        self.create_dir_all(git.join("objects"));
+        self.create_dir_all(git.join("refs"));
+    }
+
     pub fn create_dir_all(&self, path: impl AsRef<Path>) {
         let mut nodes = self.write();
         for ancestor in path.as_ref().ancestors() {

@@ -13,7 +13,7 @@
 //! A `//- /path` header starts a file whose text is every line up to the next header;
 //! `//- /path -> target` is a symlink (relative targets resolve against the link's
 //! directory); `//- /path/` is an empty directory. `cwd:` (default `/repo`), `git:` (a
-//! directory that gets a `.git/HEAD`) and `env:` set up the run. Lines starting with `//!`
+//! directory that gets a `.git` git accepts: `HEAD`, `objects/`, `refs/`) and `env:` set up the run. Lines starting with `//!`
 //! before the first header are metadata for the test that reads them (see [`Fixture::meta`]).
 //! The text may be indented as a whole: the common indentation is removed first.
 //!
@@ -125,8 +125,11 @@ impl Fixture {
         for dir in ["/home", "/managed", &*self.cwd.to_string_lossy()] {
             out.dir(&at(Path::new(dir)));
         }
+        // What git (and so opencode, P5) requires of a repository: HEAD, objects/ and refs/.
         for repo in &self.git {
             out.file(&at(&repo.join(".git/HEAD")), b"ref: refs/heads/main\n".to_vec());
+            out.dir(&at(&repo.join(".git/objects")));
+            out.dir(&at(&repo.join(".git/refs")));
         }
         for entry in &self.entries {
             match entry {

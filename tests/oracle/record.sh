@@ -8,7 +8,8 @@
 #   ORACLE_CACHE    opencode install + scratch runs (default /tmp/oracle; see lib.sh)
 #
 # Per case: copy the case to a scratch dir, `git init -q` every [run].git dir (and commit in
-# [run].git_commit dirs), then run capture.sh -m full (and -m read -R FILE per [run].reads entry)
+# [run].git_commit dirs), give every [run].git_head_only dir a `.git` holding only `HEAD`,
+# then run capture.sh -m full (and -m read -R FILE per [run].reads entry)
 # with -C cwd, -H home/, -g global/ and [run].env exported, ORACLE_MODEL unset (model
 # fake/fake-model), and render the snapshot.  Cases with `oracle_error` in case.toml are expected
 # to make opencode fail: the failure is checked and no snapshot is written.  Cases with
@@ -58,14 +59,14 @@ c = tomllib.load(open(sys.argv[1], "rb"))
 known = {"description", "rules", "covers", "source", "recorded_with", "binary_note", "oracle_error", "run"}
 bad = set(c) - known
 run = c.get("run", {})
-bad |= {"run." + k for k in set(run) - {"cwd", "git", "git_commit", "env", "reads", "unreadable", "mode_000", "oracle_user"}}
+bad |= {"run." + k for k in set(run) - {"cwd", "git", "git_commit", "git_head_only", "env", "reads", "unreadable", "mode_000", "oracle_user"}}
 if bad:
     sys.exit("unknown case.toml keys: %s" % ", ".join(sorted(bad)))
 if c.get("source") != "oracle":
     sys.exit("source must be \"oracle\"")
 cwd = run.get("cwd", ".")
 env = run.get("env", {})
-lists = {k: run.get(k, []) for k in ("git", "git_commit", "reads", "unreadable", "mode_000")}
+lists = {k: run.get(k, []) for k in ("git", "git_commit", "git_head_only", "reads", "unreadable", "mode_000")}
 for p in [cwd, *sum(lists.values(), [])]:
     if not isinstance(p, str) or p.startswith("/"):
         sys.exit("paths must be relative strings: %r" % (p,))
@@ -81,7 +82,7 @@ print("ORACLE_USER=" + q(run.get("oracle_user", "")))
 print("RECORDED_WITH_TOML=" + q(c.get("recorded_with", "")))
 EOF
   ) || die "$id: bad case.toml"
-  local CWD ORACLE_ERROR ORACLE_USER RECORDED_WITH_TOML; local -a GIT GIT_COMMIT READS UNREADABLE ENVS
+  local CWD ORACLE_ERROR ORACLE_USER RECORDED_WITH_TOML; local -a GIT GIT_COMMIT GIT_HEAD_ONLY READS UNREADABLE ENVS
   eval "$meta"
 
   SCR=$(mktemp -d "${TMPDIR:-/tmp}/ctxgraph-record.XXXXXX")  # global: the EXIT trap needs it
@@ -96,6 +97,10 @@ EOF
   for g in "${GIT[@]}"; do
     [ -d "$scr/proj/$g" ] || die "$id: git dir $g missing"
     git -C "$scr/proj/$g" -c init.defaultBranch=main init -q
+  done
+  for g in "${GIT_HEAD_ONLY[@]}"; do
+    [ -d "$scr/proj/$g" ] || die "$id: git_head_only dir $g missing"
+    mkdir -p "$scr/proj/$g/.git" && printf 'ref: refs/heads/main\n' > "$scr/proj/$g/.git/HEAD"
   done
   for g in "${GIT_COMMIT[@]}"; do
     GIT_AUTHOR_DATE=2000-01-01T00:00:00Z GIT_COMMITTER_DATE=2000-01-01T00:00:00Z \

@@ -76,7 +76,7 @@ impl Report {
                     },
                 };
                 RemoteReport {
-                    url: entry.url.clone(),
+                    url: entry.shown.clone(),
                     config: entry.source.name(),
                     state,
                     from,

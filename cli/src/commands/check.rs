@@ -2,7 +2,6 @@
 //! in `github.rs`. The comparison itself is `ctxgraph_check::Project::check`.
 
 use std::fmt::Write as _;
-use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use anstyle::{AnsiColor, Style};
@@ -13,7 +12,7 @@ use super::github;
 use super::snapshot::scenarios_file;
 use crate::args::{CheckArgs, CheckFormat};
 use crate::error::{CliError, EXIT_INPUT, render_engine};
-use crate::output::write_stdout;
+use crate::output::{stdout_colored, write_stdout};
 
 pub fn run(args: CheckArgs) -> Result<ExitCode, CliError> {
     let project = Project::load(&scenarios_file(&args.scenarios)?)?;
@@ -33,7 +32,7 @@ pub fn run(args: CheckArgs) -> Result<ExitCode, CliError> {
     let report = project.check(&args.names, ci)?;
     match args.format {
         CheckFormat::Text => {
-            let paint = Paint { on: std::io::stdout().is_terminal() && no_color_unset() };
+            let paint = Paint { on: stdout_colored() };
             write_stdout(text(&project, &report, ci, paint).as_bytes())?;
         }
         CheckFormat::Json => {
@@ -51,11 +50,6 @@ pub fn run(args: CheckArgs) -> Result<ExitCode, CliError> {
 /// share).
 fn is_ci(value: Option<&str>) -> bool {
     value.is_some_and(|v| !matches!(v.trim(), "" | "0") && !v.trim().eq_ignore_ascii_case("false"))
-}
-
-/// <https://no-color.org>: set and not empty turns colour off.
-fn no_color_unset() -> bool {
-    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
 pub fn exit_code(report: &CheckReport) -> ExitCode {
@@ -125,7 +119,10 @@ pub fn text(project: &Project, report: &CheckReport, ci: bool, paint: Paint) -> 
             let _ = writeln!(out, "  note: {note}");
         }
         if let Some(error) = &s.engine_error {
-            for line in render_engine(error).lines() {
+            let rendered = render_engine(error);
+            let rendered =
+                if paint.on { rendered } else { anstream::adapter::strip_str(&rendered).to_string() };
+            for line in rendered.lines() {
                 let _ = writeln!(out, "  {line}");
             }
         }

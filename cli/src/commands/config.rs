@@ -14,18 +14,6 @@ use crate::error::CliError;
 use crate::output::write_stdout;
 
 pub fn run(args: ConfigArgs) -> Result<ExitCode, CliError> {
-    let format = args.format;
-    match report(args) {
-        // `--format json`: a bad config is data too (on stdout), with the same exit code.
-        Err(err @ CliError::Engine(_)) if format == Format::Json => {
-            write_stdout(json(&crate::error::to_json(&err))?.as_bytes())?;
-            Ok(ExitCode::from(crate::error::EXIT_INPUT))
-        }
-        result => result,
-    }
-}
-
-fn report(args: ConfigArgs) -> Result<ExitCode, CliError> {
     let (engine, ws, _) = super::open_configured(args.cwd.clone(), &args.remote)?;
     let config = engine.merged_config(ws)?;
     let secrets = args.show_secrets;
@@ -67,7 +55,7 @@ struct Palette {
 
 impl Palette {
     fn for_stdout() -> Self {
-        if anstream::AutoStream::choice(&std::io::stdout()) == anstream::ColorChoice::Never {
+        if !crate::output::stdout_colored() {
             return Palette {
                 header: Style::new(),
                 key: Style::new(),

@@ -1,6 +1,9 @@
 //! `ctxgraph explain`.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+use ctxgraph_engine::EngineError;
 
 use crate::args::{ExplainArgs, ExplainFormat};
 use crate::error::CliError;
@@ -19,7 +22,10 @@ pub fn run(args: ExplainArgs) -> Result<ExitCode, CliError> {
             }
         }
         Some(target) => {
-            let base = std::env::current_dir().map_err(CliError::Output)?;
+            let base = std::env::current_dir().map_err(|err| EngineError::WorkingDirectory {
+                path: PathBuf::from("."),
+                reason: err.to_string(),
+            })?;
             let answer = engine.explain_target(ws, target, &base)?;
             match args.format {
                 ExplainFormat::Text => render::explain::target_text(&answer),

@@ -51,7 +51,7 @@ pub fn emit(project: &Project, report: &CheckReport, ci: bool) -> Result<(), Cli
     }
     // The whole text report, in a group, for the log.
     let _ = writeln!(out, "::group::ctxgraph check");
-    out.push_str(&text(project, report, ci, Paint { on: false }));
+    out.push_str(&inert(&text(project, report, ci, Paint { on: false })));
     let _ = writeln!(out, "::endgroup::");
 
     let summary = markdown(project, report);
@@ -64,9 +64,22 @@ pub fn emit(project: &Project, report: &CheckReport, ci: bool) -> Result<(), Cli
                 .map_err(CliError::Output)?;
             file.write_all(summary.as_bytes()).map_err(CliError::Output)?;
         }
-        None => out.push_str(&summary),
+        None => out.push_str(&inert(&summary)),
     }
     write_stdout(out.as_bytes())
+}
+
+/// Free text for the log (paths, diffs, rule text) with workflow commands switched off
+/// around it, so that a line of it starting with `::` is printed, not run. This is
+/// GitHub's documented way to echo untrusted text: `::stop-commands::TOKEN` … `::TOKEN::`.
+/// The token is the text's blake3: deterministic, and no text can contain its own hash.
+fn inert(text: &str) -> String {
+    if text.is_empty() {
+        return String::new();
+    }
+    let token = blake3::hash(text.as_bytes()).to_hex();
+    let newline = if text.ends_with('\n') { "" } else { "\n" };
+    format!("::stop-commands::{token}\n{text}{newline}::{token}::\n")
 }
 
 fn markdown(project: &Project, report: &CheckReport) -> String {

@@ -23,6 +23,7 @@ mod github;
 mod lint;
 mod nearby;
 mod serve;
+mod session;
 mod snapshot;
 mod watch;
 
@@ -38,7 +39,18 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Watch(args) => watch::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Config(args) => config::run(args),
+        Command::Session(args) => session::run(args),
+        Command::Completions(args) => completions(args.shell),
     }
+}
+
+/// `ctxgraph completions SHELL`: the script clap_complete generates from the arguments.
+fn completions(shell: clap_complete::Shell) -> Result<ExitCode, CliError> {
+    use clap::CommandFactory;
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "ctxgraph", &mut script);
+    crate::output::write_stdout(&script)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The engine over this process and the workspace for `--cwd` (default: the current
@@ -85,7 +97,11 @@ fn load_remote(engine: &mut Engine, ws: Workspace, options: FetchOptions) -> Res
     let fetcher = Fetcher::new(options).map_err(ctxgraph_engine::EngineError::from)?;
     let mut failed = Vec::new();
     let mut stderr = std::io::stderr().lock();
+    // Each URL is named as written in the config: a `{env:}` token, not its value.
+    let shown: std::collections::HashMap<String, String> =
+        engine.system_paths(ws)?.remote.iter().map(|r| (r.url.clone(), r.shown.clone())).collect();
     for (url, state) in engine.fetch_remote(ws, &fetcher)? {
+        let url = shown.get(&url).cloned().unwrap_or(url);
         match state {
             RemoteState::Failed(failure) => {
                 let instead = failure.what_opencode_does();

@@ -2,15 +2,42 @@
 
 use std::process::ExitCode;
 
-use crate::args::NearbyArgs;
+use ctxgraph_queries::opencode::session::reads::{ReadPoint, SessionNearby};
+use serde_json::json;
+
+use crate::args::{Format, NearbyArgs, SessionInput};
 use crate::error::CliError;
 use crate::output::write_stdout;
 
 pub fn run(args: NearbyArgs) -> Result<ExitCode, CliError> {
-    let (engine, ws, _) = super::open_configured(args.cwd, &args.remote)?;
-    let nearby = engine.nearby(ws, &args.file)?;
-    if let Some(reminder) = nearby.reminder() {
-        write_stdout(reminder.as_bytes())?;
+    let result = match args.session.clone() {
+        Some(export) => {
+            let input = SessionInput { session: export, cwd: args.cwd.clone(), remote: args.remote.clone() };
+            let (engine, ws, session) = super::session::open(&input)?;
+            let point = match &args.message {
+                Some(id) => ReadPoint::InMessage { message: id.clone(), before_part: None },
+                None => ReadPoint::NextStep,
+            };
+            engine.nearby_in_session(ws, session, &args.file, &point)?
+        }
+        None => {
+            let (engine, ws, _) = super::open_configured(args.cwd.clone(), &args.remote)?;
+            let nearby = engine.nearby(ws, &args.file)?;
+            SessionNearby::fresh(&nearby)
+        }
+    };
+    match args.format {
+        Format::Text => {
+            if let Some(reminder) = &result.reminder {
+                write_stdout(reminder.as_bytes())?;
+            }
+        }
+        Format::Json => {
+            let mut out =
+                serde_json::to_string_pretty(&json!(result)).map_err(|e| CliError::Output(e.into()))?;
+            out.push('\n');
+            write_stdout(out.as_bytes())?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use ctxgraph_engine::serve::Server;
 use ctxgraph_engine::watch::Watcher;
-use ctxgraph_engine::{Engine, HostEnv, OsSystem};
+use ctxgraph_engine::{Engine, HostEnv, OsSystem, SystemClock};
 
 use crate::args::ServeArgs;
 use crate::error::CliError;
@@ -14,7 +14,7 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, CliError> {
     let watcher = if args.no_watch { None } else { Some(Watcher::new().map_err(CliError::Watch)?) };
     let env = HostEnv::from_process();
     let refresh = super::remote_refresh(super::fetch_options(&args.remote, &env), args.remote_refresh_secs)?;
-    let engine = Engine::new(Arc::new(OsSystem), env);
+    let engine = Engine::new(Arc::new(OsSystem), env).with_clock(Arc::new(SystemClock));
     let mut server = Server::new(engine, watcher).with_remote(refresh);
     let stdin = std::io::stdin().lock();
     match server.run(stdin, std::io::stdout().lock()) {

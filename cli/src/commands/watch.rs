@@ -1,18 +1,20 @@
 //! `ctxgraph watch`.
 
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use ctxgraph_engine::watch::Watcher;
-use ctxgraph_engine::{Turn, Turns};
+use ctxgraph_engine::{SystemClock, Turn, Turns};
 use ctxgraph_queries::opencode::prompt::Section;
 
 use crate::args::WatchArgs;
 use crate::error::{CliError, render};
-use crate::output::write_stdout;
+use crate::output::{eprintln_styled, write_stdout};
 
 pub fn run(args: WatchArgs) -> Result<ExitCode, CliError> {
-    let (mut engine, ws, options) = super::open_configured(args.cwd, &args.remote)?;
+    let (engine, ws, options) = super::open_configured(args.cwd, &args.remote)?;
+    let mut engine = engine.with_clock(Arc::new(SystemClock));
     let mut remote = super::remote_refresh(options, args.remote_refresh_secs)?;
     let mut watcher = Watcher::new().map_err(CliError::Watch)?;
     let mut turns = Turns::default();
@@ -20,7 +22,7 @@ pub fn run(args: WatchArgs) -> Result<ExitCode, CliError> {
         // Remote documents are refreshed when a rebuild is due anyway, at most once per
         // interval; a failure shows up in the build (an error or a missing block).
         if let Err(err) = remote.refresh(&mut engine, ws) {
-            eprintln_error(&render(&CliError::Engine(err)));
+            eprintln_styled(&render(&CliError::Engine(err)));
         }
         let turn = turns.build(&engine, ws, Section::System, args.model.clone());
         // Watch what this build looked at before saying it is done: an edit made after
@@ -29,20 +31,27 @@ pub fn run(args: WatchArgs) -> Result<ExitCode, CliError> {
         match turn {
             Ok(turn) => write_stdout(line(&turn).as_bytes())?,
             // A broken config while editing is expected: say so and keep watching.
-            Err(err) => eprintln_error(&render(&CliError::Engine(err))),
+            Err(err) => eprintln_styled(&render(&CliError::Engine(err))),
         }
-        // Wait for a batch that touches an input: events only for paths no query read
-        // (this command's own output redirected into the tree, say) rebuild nothing.
-        // The loop ends when the process is interrupted.
+        // Wait for a batch that touches an input (events only for paths no query read,
+        // this command's own output redirected into the tree say, rebuild nothing), or for
+        // the date to change (the environment block says today's date). The loop ends
+        // when the process is interrupted.
         loop {
-            if let Some(batch) = watcher.next_batch(Duration::from_secs(3600))
+            if let Some(batch) = watcher.next_batch(DATE_POLL)
                 && watcher.apply(&mut engine, &batch).touched_inputs()
             {
+                break;
+            }
+            if engine.sync_date() {
                 break;
             }
         }
     }
 }
+
+/// How often an idle `watch` looks at the clock: the new date shows within this of midnight.
+const DATE_POLL: Duration = Duration::from_secs(30);
 
 /// One rebuild: hash, size, block changes, queries executed.
 fn line(turn: &Turn) -> String {
@@ -56,9 +65,4 @@ fn line(turn: &Turn) -> String {
         modified = diff.modified.len(),
         executed = turn.executed,
     )
-}
-
-fn eprintln_error(message: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr().lock(), "{message}");
 }

@@ -1,5 +1,8 @@
 //! `lint --format sarif`: a SARIF 2.1.0 log (OASIS, errata 01), as read by GitHub code
 //! scanning and SARIF viewers. Validated against the official schema in the CLI tests.
+//!
+//! Built as plain JSON rather than with `serde-sarif`: lint uses a dozen of SARIF's
+//! hundreds of types, and the schema test, not a type library, is what keeps them valid.
 
 use ctxgraph_queries::opencode::lint::{Code, Finding, Severity};
 use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};

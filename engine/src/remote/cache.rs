@@ -2,28 +2,32 @@
 //! content-addressed by blake3, with the validators to revalidate it.
 //!
 //! Layout under the cache dir: `blobs/<blake3 of body>` and `urls/<blake3 of URL>.json`.
-//! Writes are atomic (temp file + rename); a blob whose hash does not match its name is
-//! corrupt and ignored.
+//! Writes are atomic (temp file + rename, owner-only: entries record URLs, which may carry
+//! tokens); a blob whose hash does not match its name is corrupt and ignored. The first
+//! write of a run sweeps the temporary files a killed run left behind.
 
 use std::path::{Path, PathBuf};
+use std::sync::Once;
 
 use serde::{Deserialize, Serialize};
 
-/// The on-disk cache of fetched documents (one JSON file per URL), for conditional requests
-/// and for `--offline` runs.
+use crate::atomic::{self, Access};
+
+/// Last good copies of remote documents, one file per URL, keyed by the URL's hash.
 #[derive(Debug)]
 pub struct Cache {
     dir: PathBuf,
+    swept: Once,
 }
 
 /// What the cache holds for one URL.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CachedBody {
-    /// The document's bytes as last fetched.
+    /// The document as fetched.
     pub body: Vec<u8>,
-    /// The server's `ETag`, sent back as `If-None-Match`.
+    /// The response's `ETag`, for revalidation.
     pub etag: Option<String>,
-    /// The server's `Last-Modified`, sent back as `If-Modified-Since`.
+    /// The response's `Last-Modified`, for revalidation.
     pub last_modified: Option<String>,
 }
 
@@ -36,12 +40,12 @@ struct Entry {
 }
 
 impl Cache {
-    /// A cache kept in `dir`, created on first write.
+    /// A cache in `dir` (created on first write).
     pub fn new(dir: PathBuf) -> Self {
-        Self { dir }
+        Self { dir, swept: Once::new() }
     }
 
-    /// The directory the cache lives in.
+    /// Where the copies live.
     pub fn dir(&self) -> &Path {
         &self.dir
     }
@@ -66,6 +70,11 @@ impl Cache {
     /// Stores `body` as the last good copy of `url`. Failures are returned, not fatal:
     /// a read-only cache only costs the next offline build.
     pub fn put(&self, url: &str, cached: &CachedBody) -> std::io::Result<()> {
+        self.swept.call_once(|| {
+            for sub in ["blobs", "urls"] {
+                atomic::sweep(&self.dir.join(sub));
+            }
+        });
         let hash = blake3::hash(&cached.body).to_hex().to_string();
         write_atomic(&self.dir.join("blobs").join(&hash), &cached.body)?;
         let entry = Entry {
@@ -80,13 +89,7 @@ impl Cache {
 }
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().ok_or_else(|| std::io::Error::other("cache path has no parent"))?;
-    std::fs::create_dir_all(dir)?;
-    let mut temp = tempfile::NamedTempFile::new_in(dir)?;
-    std::io::Write::write_all(&mut temp, bytes)?;
-    temp.as_file().sync_all()?;
-    temp.persist(path).map_err(|err| err.error)?;
-    Ok(())
+    atomic::write(path, bytes, Access::Private)
 }
 
 #[cfg(test)]
@@ -104,5 +107,22 @@ mod tests {
         let blob = dir.path().join("blobs").join(blake3::hash(b"rules\n").to_hex().as_str());
         std::fs::write(blob, b"tampered").unwrap();
         assert_eq!(cache.get("https://x/a.md"), None);
+    }
+
+    #[test]
+    fn the_first_write_sweeps_temporary_files_a_killed_run_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let leftover = dir.path().join("blobs").join(format!("{}abc", atomic::TEMP_PREFIX));
+        std::fs::create_dir_all(leftover.parent().unwrap()).unwrap();
+        std::fs::write(&leftover, vec![0u8; 1024]).unwrap();
+        let old = std::time::SystemTime::now() - atomic::STALE_AFTER - std::time::Duration::from_secs(1);
+        std::fs::File::options().write(true).open(&leftover).unwrap().set_modified(old).unwrap();
+        let cache = Cache::new(dir.path().to_path_buf());
+        let body = CachedBody { body: b"x".to_vec(), etag: None, last_modified: None };
+        cache.put("https://x/a.md", &body).unwrap();
+        assert!(!leftover.exists());
+        let names: Vec<_> =
+            std::fs::read_dir(dir.path().join("blobs")).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names.len(), 1, "{names:?}");
     }
 }

@@ -62,7 +62,7 @@ impl Default for FetchOptions {
     }
 }
 
-/// The HTTP client could not be built (TLS set-up, cache directory).
+/// The HTTP client (or the runtime that drives it) could not be set up.
 #[derive(Debug, thiserror::Error)]
 #[error("cannot set up the HTTP client: {0}")]
 pub struct FetcherError(String);
@@ -87,7 +87,7 @@ enum Fetched {
 }
 
 impl Fetcher {
-    /// A fetcher with these limits; its cache, if any, lives in `options.cache_dir`.
+    /// A fetcher with its own HTTP client (rustls) and, if configured, cache.
     pub fn new(options: FetchOptions) -> Result<Self, FetcherError> {
         // rustls needs a process-wide crypto provider; ring keeps builds free of aws-lc.
         // An error only means one is installed already.
@@ -120,7 +120,7 @@ impl Fetcher {
         Ok(Self { client, options: Arc::new(options), cache })
     }
 
-    /// The limits this fetcher was built with.
+    /// The options this fetcher was made with.
     pub fn options(&self) -> &FetchOptions {
         &self.options
     }
@@ -275,9 +275,9 @@ impl Fetcher {
                     }
                     Ok(response) => return Ok(response),
                     Err(err) if !last && (err.is_connect() || err.is_timeout()) => {
-                        last_failure = Some(classify(&err, options.header_timeout));
+                        last_failure = Some(classify(err, options.header_timeout));
                     }
-                    Err(err) => return Err(classify(&err, options.header_timeout)),
+                    Err(err) => return Err(classify(err, options.header_timeout)),
                 }
                 tokio::time::sleep(backoff(options.backoff_base, attempt)).await;
                 attempt += 1;
@@ -345,7 +345,9 @@ async fn read_capped(mut response: reqwest::Response, limit: u64) -> Result<Vec<
         return Err(FetchFailure::BodyTooLarge { limit });
     }
     let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(|err| FetchFailure::Body(error_chain(&err)))? {
+    while let Some(chunk) =
+        response.chunk().await.map_err(|err| FetchFailure::Body(error_chain(&err.without_url())))?
+    {
         if (body.len() + chunk.len()) as u64 > limit {
             return Err(FetchFailure::BodyTooLarge { limit });
         }
@@ -354,8 +356,11 @@ async fn read_capped(mut response: reqwest::Response, limit: u64) -> Result<Vec<
     Ok(body)
 }
 
-fn classify(err: &reqwest::Error, header_timeout: Duration) -> FetchFailure {
-    let chain = error_chain(err);
+/// The failure without the URL reqwest puts in its message: the URL may carry a token
+/// substituted from `{env:}`, and whoever prints the failure names the URL as written.
+fn classify(err: reqwest::Error, header_timeout: Duration) -> FetchFailure {
+    let err = err.without_url();
+    let chain = error_chain(&err);
     if err.is_redirect() {
         FetchFailure::Redirect(chain)
     } else if err.is_timeout() {

@@ -1,6 +1,10 @@
 //! F1–F5: opencode's filesystem primitives, as queries over `File` inputs and
 //! directory listings, so each walk and each glob re-runs only when what it looked at
 //! changed.
+//!
+//! The glob walk is written here on `globset` matchers rather than taken from `ignore` or
+//! `glob`: those read the disk themselves, and every directory this walk lists has to be
+//! a `dir_listing` query so that salsa knows exactly which directories a glob depends on.
 
 use std::path::{Path, PathBuf};
 
@@ -70,20 +74,89 @@ pub fn up(
 pub fn glob(db: &dyn Db, cwd: PathBuf, pattern: String, dot: bool) -> Vec<PathBuf> {
     // node-glob resolves `..` in its cwd lexically and returns resolved paths.
     let cwd = crate::path::normalize(&cwd);
+    // `system_paths` refuses an entry with too many expansions before globbing it.
+    let Ok(alternatives) = expand_braces(&pattern) else { return Vec::new() };
     let mut matches = Vec::new();
-    for expanded in expand_braces(&pattern) {
-        let segments: Vec<Segment> =
-            expanded.split('/').filter(|s| !s.is_empty()).map(Segment::parse).collect();
-        if segments.is_empty() {
+    for expanded in alternatives {
+        let raw: Vec<String> = expanded.split('/').filter(|s| !s.is_empty()).map(str::to_owned).collect();
+        if raw.is_empty() {
             continue;
         }
+        let segments: Vec<Segment> = raw.iter().map(|s| Segment::parse(s)).collect();
         let start = if expanded.starts_with('/') { PathBuf::from("/") } else { cwd.clone() };
-        let mut walker = GlobWalk { db, dot, segments: &segments, out: &mut matches };
+        let mut walker = GlobWalk { db, dot, raw: &raw, segments: &segments, out: &mut matches };
         walker.visit(&start, 0);
     }
     matches.sort();
     matches.dedup();
     matches
+}
+
+/// The key of one `**` walk: the pattern's segments from that `**` on, and whether that
+/// `**` was the pattern's first segment (symlinked directories are entered only when not).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct GlobStarRest {
+    segments: Vec<String>,
+    leading: bool,
+}
+
+/// What one `**` walk found at one directory: the matches of the rest of the pattern with
+/// `**` standing for no directory (or descending no further), and the child directories
+/// whose own walk found something.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct BelowDir {
+    here: Vec<PathBuf>,
+    children: Vec<PathBuf>,
+}
+
+/// `**` followed by `rest` below `dir`, one query per directory: a file added deep in the
+/// tree re-runs the walks on its path, and the same subtree walked from several `globUp`
+/// levels (or several working directories) is walked once.
+#[salsa::tracked(returns(ref))]
+fn glob_below(db: &dyn Db, dir: PathBuf, rest: GlobStarRest, dot: bool) -> BelowDir {
+    let segments: Vec<Segment> = rest.segments.iter().map(|s| Segment::parse(s)).collect();
+    let mut here = Vec::new();
+    let mut walker = GlobWalk { db, dot, raw: &rest.segments, segments: &segments, out: &mut here };
+    // Zero directories: the rest of the pattern right here.
+    walker.visit(&dir, 1);
+    let mut children = Vec::new();
+    for entry in walker.listing(&dir).iter() {
+        if entry.name.starts_with('.') && !dot {
+            continue;
+        }
+        let child = dir.join(&entry.name);
+        let last = segments.len() == 1;
+        match entry.kind {
+            EntryKind::Directory => {
+                db.files().get_listed(db, &child, EntryKind::Directory);
+                let below = glob_below(db, child.clone(), rest.clone(), dot);
+                if !below.here.is_empty() || !below.children.is_empty() {
+                    children.push(child);
+                }
+            }
+            // Symlinked directories (`follow: false`, pinned by the oracle on a `loop -> .`
+            // link): entered once, and only when `**` is not the first segment, and `**`
+            // does not descend any further inside them.
+            EntryKind::Symlink
+                if !rest.leading && db.files().get(db, &child).kind(db) == FileKind::Directory =>
+            {
+                walker.visit(&child, 1);
+            }
+            // A trailing `**` also matches the files below it.
+            _ if last => walker.visit(&child, 1),
+            _ => {}
+        }
+    }
+    BelowDir { here, children }
+}
+
+/// Every match of `**` + `rest` below `dir`, from the per-directory walks.
+fn collect_below(db: &dyn Db, dir: &Path, rest: &GlobStarRest, dot: bool, out: &mut Vec<PathBuf>) {
+    let below = glob_below(db, dir.to_path_buf(), rest.clone(), dot);
+    out.extend(below.here.iter().cloned());
+    for child in &below.children {
+        collect_below(db, child, rest, dot, out);
+    }
 }
 
 /// F5 `globUp(pattern, start, stop)`: `glob` with `dot: true` at every level of the walk,
@@ -137,6 +210,8 @@ fn unescape(raw: &str) -> String {
 struct GlobWalk<'a> {
     db: &'a dyn Db,
     dot: bool,
+    /// The segments as written, for the keys of `**` walks.
+    raw: &'a [String],
     segments: &'a [Segment],
     out: &'a mut Vec<PathBuf>,
 }
@@ -161,36 +236,17 @@ impl GlobWalk<'_> {
             Segment::Pattern { source, matcher } => {
                 for entry in self.listing(dir).iter() {
                     if self.dot_allows(&entry.name, source) && matcher.is_match(&entry.name) {
-                        self.visit(&dir.join(&entry.name), index + 1);
+                        let child = dir.join(&entry.name);
+                        self.db.files().get_listed(self.db, &child, entry.kind);
+                        self.visit(&child, index + 1);
                     }
                 }
             }
+            // Zero directories, or one more, never a dot directory unless `dot`: its own
+            // query per directory (`glob_below`).
             Segment::GlobStar => {
-                // Zero directories, or one more, never a dot directory unless `dot`.
-                // Symlinked directories (`follow: false`, pinned by the oracle on a
-                // `loop -> .` link): entered once, and only when `**` is not the first
-                // segment, and `**` does not descend any further inside them.
-                self.visit(dir, index + 1);
-                for entry in self.listing(dir).iter() {
-                    if entry.name.starts_with('.') && !self.dot {
-                        continue;
-                    }
-                    let child = dir.join(&entry.name);
-                    let last = index + 1 == self.segments.len();
-                    match entry.kind {
-                        EntryKind::Directory => self.visit(&child, index),
-                        EntryKind::Symlink
-                            if index > 0
-                                && self.db.files().get(self.db, &child).kind(self.db)
-                                    == FileKind::Directory =>
-                        {
-                            self.visit(&child, index + 1);
-                        }
-                        // A trailing `**` also matches the files below it.
-                        _ if last => self.visit(&child, index + 1),
-                        _ => {}
-                    }
-                }
+                let rest = GlobStarRest { segments: self.raw[index..].to_vec(), leading: index == 0 };
+                collect_below(self.db, dir, &rest, self.dot, self.out);
             }
         }
     }
@@ -205,9 +261,25 @@ impl GlobWalk<'_> {
     }
 }
 
+/// The most patterns one glob's braces may expand to. Each is globbed at every level of
+/// the upward walk; real entries expand to a handful. opencode has no bound: `{a,b}` 22
+/// times in one entry (4 M patterns) hangs it (README, deviations).
+pub const MAX_BRACE_EXPANSIONS: usize = 1024;
+
+/// A pattern whose braces expand to more than [`MAX_BRACE_EXPANSIONS`] patterns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TooManyExpansions;
+
 /// minimatch's brace expansion: `a/{b,c{d,e}}.md` → `a/b.md`, `a/cd.md`, `a/ce.md`.
-/// A brace group without a top-level comma stays literal.
-pub fn expand_braces(pattern: &str) -> Vec<String> {
+/// A brace group without a top-level comma stays literal. Stops as soon as the result
+/// would exceed [`MAX_BRACE_EXPANSIONS`], so the work is bounded too.
+pub fn expand_braces(pattern: &str) -> Result<Vec<String>, TooManyExpansions> {
+    let mut out = Vec::new();
+    expand_into(pattern, &mut out)?;
+    Ok(out)
+}
+
+fn expand_into(pattern: &str, out: &mut Vec<String>) -> Result<(), TooManyExpansions> {
     let bytes = pattern.as_bytes();
     let mut depth = 0usize;
     let mut open = None;
@@ -231,27 +303,38 @@ pub fn expand_braces(pattern: &str) -> Vec<String> {
                 {
                     if commas.is_empty() {
                         // `{x}`: literal; keep looking for a real group after it.
-                        let rest = expand_braces(&pattern[i + 1..]);
-                        return rest.into_iter().map(|r| format!("{}{r}", &pattern[..=i])).collect();
+                        let mut rest = Vec::new();
+                        expand_into(&pattern[i + 1..], &mut rest)?;
+                        for r in rest {
+                            push(out, format!("{}{r}", &pattern[..=i]))?;
+                        }
+                        return Ok(());
                     }
                     let prefix = &pattern[..start];
                     let suffix = &pattern[i + 1..];
                     let mut bounds = vec![start];
                     bounds.extend(&commas);
                     bounds.push(i);
-                    let mut out = Vec::new();
                     for pair in bounds.windows(2) {
                         let alternative = &pattern[pair[0] + 1..pair[1]];
-                        out.extend(expand_braces(&format!("{prefix}{alternative}{suffix}")));
+                        expand_into(&format!("{prefix}{alternative}{suffix}"), out)?;
                     }
-                    return out;
+                    return Ok(());
                 }
             }
             _ => {}
         }
         i += 1;
     }
-    vec![pattern.to_owned()]
+    push(out, pattern.to_owned())
+}
+
+fn push(out: &mut Vec<String>, pattern: String) -> Result<(), TooManyExpansions> {
+    if out.len() >= MAX_BRACE_EXPANSIONS {
+        return Err(TooManyExpansions);
+    }
+    out.push(pattern);
+    Ok(())
 }
 
 #[cfg(test)]
@@ -345,9 +428,20 @@ mod tests {
 
     #[test]
     fn braces_expand_like_minimatch() {
-        assert_eq!(expand_braces("a/{b,c{d,e}}.md"), ["a/b.md", "a/cd.md", "a/ce.md"]);
-        assert_eq!(expand_braces("{x}/{a,b}"), ["{x}/a", "{x}/b"]);
-        assert_eq!(expand_braces("plain.md"), ["plain.md"]);
+        assert_eq!(expand_braces("a/{b,c{d,e}}.md").unwrap(), ["a/b.md", "a/cd.md", "a/ce.md"]);
+        assert_eq!(expand_braces("{x}/{a,b}").unwrap(), ["{x}/a", "{x}/b"]);
+        assert_eq!(expand_braces("plain.md").unwrap(), ["plain.md"]);
+    }
+
+    #[test]
+    fn brace_expansion_stops_at_its_bound() {
+        // 2^10 = 1024 patterns is the most; one more group, or 22 of them, is refused
+        // without expanding them all.
+        let groups = |n: usize| "{a,b}".repeat(n) + ".md";
+        assert_eq!(expand_braces(&groups(10)).map(|p| p.len()), Ok(MAX_BRACE_EXPANSIONS));
+        assert_eq!(expand_braces(&groups(11)), Err(TooManyExpansions));
+        assert_eq!(expand_braces(&groups(22)), Err(TooManyExpansions));
+        assert_eq!(expand_braces(&format!("{{x}}/{}", groups(22))), Err(TooManyExpansions));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use crate::db::{Db, Workspace};
 use crate::files::{DecodedText, ReadFailure, file_text};
 use crate::opencode::config::{ConfigError, ConfigSource, merged_config};
 use crate::opencode::flags::{FlagSource, flags};
-use crate::opencode::fs::{find_up, glob, glob_up};
+use crate::opencode::fs::{MAX_BRACE_EXPANSIONS, TooManyExpansions, expand_braces, find_up, glob, glob_up};
 use crate::opencode::paths::global_paths;
 use crate::opencode::worktree::worktree;
 use crate::path;
@@ -58,7 +58,10 @@ pub struct Candidate {
 /// A config `instructions` entry that is a URL (I8): fetched by the engine, never here.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct RemoteEntry {
+    /// The URL fetched: substituted, so possibly carrying a secret.
     pub url: String,
+    /// The URL as written in the config (`?token={env:T}`): what every output prints.
+    pub shown: String,
     pub index: usize,
     pub source: ConfigSource,
 }
@@ -200,7 +203,12 @@ pub fn system_paths(db: &dyn Db, ws: Workspace) -> Result<SystemPaths, ConfigErr
     for (index, entry) in config.instructions.iter().enumerate() {
         let raw = entry.value.as_str();
         if raw.starts_with("https://") || raw.starts_with("http://") {
-            remote.push(RemoteEntry { url: raw.to_owned(), index, source: entry.source.clone() });
+            remote.push(RemoteEntry {
+                url: raw.to_owned(),
+                shown: entry.shown().to_owned(),
+                index,
+                source: entry.source.clone(),
+            });
             continue;
         }
         let origin = |dir: &Path| Origin::Instruction {
@@ -213,18 +221,30 @@ pub fn system_paths(db: &dyn Db, ws: Workspace) -> Result<SystemPaths, ConfigErr
             Some(rest) => path::display(&paths.home.join(rest)),
             None => raw.to_owned(),
         };
+        let bounded = |pattern: &str| match expand_braces(pattern) {
+            Ok(_) => Ok(()),
+            Err(TooManyExpansions) => Err(ConfigError::TooManyPatterns {
+                source_name: entry.source.name(),
+                at: entry.at,
+                entry: entry.shown().to_owned(),
+                limit: MAX_BRACE_EXPANSIONS,
+            }),
+        };
         let (mode, pattern, levels): (GlobMode, String, Vec<(PathBuf, Vec<PathBuf>)>) =
             if Path::new(&expanded).is_absolute() {
                 // Only the basename is a pattern; the directory is taken literally, dot off.
                 let full = path::normalize(Path::new(&expanded));
                 let dir = full.parent().map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
                 let base = full.file_name().map(|b| b.to_string_lossy().into_owned()).unwrap_or_default();
+                bounded(&base)?;
                 let hits = glob(db, dir.clone(), base.clone(), false).clone();
                 (GlobMode::Absolute, base, vec![(dir, hits)])
             } else if let Some(flag) = &project.disabled_by {
+                bounded(&expanded)?;
                 let levels = glob_up(db, &expanded, &paths.instruction_dir, &paths.instruction_dir);
                 (GlobMode::GlobalDirOnly(flag.clone()), expanded, levels)
             } else {
+                bounded(&expanded)?;
                 (GlobMode::Up, expanded.clone(), glob_up(db, &expanded, cwd, root))
             };
         for (dir, hits) in &levels {

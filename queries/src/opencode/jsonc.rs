@@ -50,7 +50,7 @@ pub enum Tree<T> {
     /// An array, its items in order.
     Array(Vec<Tree<T>>, T),
     /// Duplicate keys: the last value wins, at the first key's position (JS assignment).
-    Object(Vec<(String, Tree<T>)>, T),
+    Object(indexmap::IndexMap<String, Tree<T>>, T),
 }
 
 impl<T> Tree<T> {
@@ -107,14 +107,10 @@ fn build<T>(value: jsonc_parser::ast::Value<'_>, annotate: &dyn Fn(std::ops::Ran
         }
         Ast::Object(object) => {
             let r = range(object.range);
-            let mut entries: Vec<(String, Tree<T>)> = Vec::with_capacity(object.properties.len());
+            let mut entries = indexmap::IndexMap::with_capacity(object.properties.len());
             for prop in object.properties {
-                let key = prop.name.into_string();
-                let node = build(prop.value, annotate);
-                match entries.iter_mut().find(|(k, _)| *k == key) {
-                    Some((_, slot)) => *slot = node,
-                    None => entries.push((key, node)),
-                }
+                // A duplicate key keeps its first position and takes the new value.
+                entries.insert(prop.name.into_string(), build(prop.value, annotate));
             }
             Tree::Object(entries, annotate(r))
         }

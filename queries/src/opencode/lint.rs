@@ -390,7 +390,7 @@ impl Linter<'_> {
                     Code::UnpinnedRemote,
                     format!(
                         "{} in {} has no integrity pin; whatever the server returns goes into every prompt",
-                        remote.url,
+                        remote.shown,
                         remote.source.name()
                     ),
                     location(remote.index),
@@ -400,6 +400,9 @@ impl Linter<'_> {
             }
         }
         for expansion in &paths.expansions {
+            // Messages quote the entry as written: `{env:}` stays a token.
+            let shown =
+                config.instructions.get(expansion.index).map_or(expansion.entry.as_str(), |e| e.shown());
             let directory_magic = expansion.mode == GlobMode::Absolute
                 && Path::new(expansion.entry.strip_prefix("~/").unwrap_or(&expansion.entry))
                     .parent()
@@ -409,7 +412,7 @@ impl Linter<'_> {
                     Code::AbsoluteGlobDirectory,
                     format!(
                         "instructions entry {:?} in {} has glob characters in its directory; opencode globs only the file name of an absolute entry, so it matches nothing",
-                        expansion.entry,
+                        shown,
                         expansion.source.name()
                     ),
                     location(expansion.index),
@@ -418,7 +421,7 @@ impl Linter<'_> {
             } else if expansion.matched_nothing() {
                 found.push((
                     Code::UnmatchedEntry,
-                    format!("instructions entry {:?} in {} matches no file", expansion.entry, expansion.source.name()),
+                    format!("instructions entry {shown:?} in {} matches no file", expansion.source.name()),
                     location(expansion.index),
                     "fix the pattern or remove the entry; relative entries are matched from the working directory up to the repository root, not from the config file's directory".to_owned(),
                 ));

@@ -26,11 +26,12 @@ impl SubstitutionError {
     }
 }
 
-/// An offset in the env-substituted text, back in the text as written (inside an env
-/// output: the start of its token).
-fn original_offset(offset: usize, env_subs: &[Substitution]) -> usize {
+/// An offset in substituted text, back in the text as written: inside an inserted value,
+/// the start of its token (a position is never shown inside a substituted value).
+/// `substitutions` are those that produced the text, in output order.
+pub fn written_offset(offset: usize, substitutions: &[Substitution]) -> usize {
     let mut shift: isize = 0;
-    for sub in env_subs {
+    for sub in substitutions {
         if sub.output.contains(&offset) {
             return sub.input.start;
         }
@@ -47,7 +48,7 @@ pub struct Substitution {
     pub token: String,
     /// Byte range of the inserted text in the substituted output.
     pub output: std::ops::Range<usize>,
-    /// Byte range of the token in the text it was found in.
+    /// Byte range of the token in the text as written.
     pub input: std::ops::Range<usize>,
 }
 
@@ -77,25 +78,35 @@ pub fn substitute(text: &str, cx: &Context<'_>) -> Result<(String, Vec<Substitut
             if with_env[line_start..token_start].trim_start().starts_with("//") {
                 return Err(None);
             }
-            let resolved = match raw.strip_prefix("~/") {
+            let resolve = |raw: &str| match raw.strip_prefix("~/") {
                 Some(rest) => cx.os_home.join(rest),
                 None => path::resolve(cx.dir, raw),
             };
-            let token = format!("{{file:{raw}}}");
+            let resolved = resolve(raw);
             match (cx.read)(&resolved) {
                 Ok(Some(content)) => {
                     let json = serde_json::to_string(js_trim(&content)).unwrap_or_default();
                     Ok(json[1..json.len() - 1].to_owned())
                 }
-                Ok(None) => Err(Some(SubstitutionError::Missing { token, resolved, offset: token_start })),
-                Err(reason) => {
-                    Err(Some(SubstitutionError::Unreadable { token, resolved, reason, offset: token_start }))
+                failed => {
+                    // Errors name the file as written: an `{env:}` inside the path stays a
+                    // token, in the token and in the resolved path.
+                    let end = token_start + "{file:".len() + raw.len() + 1;
+                    let token = unsubstitute(&with_env, token_start..end, &env_subs);
+                    let written_raw = &token["{file:".len()..token.len() - 1];
+                    let resolved = if written_raw == raw { resolved } else { resolve(written_raw) };
+                    Err(Some(match failed {
+                        Err(reason) => {
+                            SubstitutionError::Unreadable { token, resolved, reason, offset: token_start }
+                        }
+                        _ => SubstitutionError::Missing { token, resolved, offset: token_start },
+                    }))
                 }
             }
         },
         &mut file_subs,
     )
-    .map_err(|err| err.with_offset(|offset| original_offset(offset, &env_subs)))?;
+    .map_err(|err| err.with_offset(|offset| written_offset(offset, &env_subs)))?;
     // Env outputs were located in the intermediate text: shift them past the file
     // insertions before them. One inside a `{file:}` token is part of that file
     // substitution, whose token is then shown with the env token restored (a secret must
@@ -121,7 +132,9 @@ pub fn substitute(text: &str, cx: &Context<'_>) -> Result<(String, Vec<Substitut
     }
     for file in file_subs {
         let token = unsubstitute(&with_env, file.input.clone(), &env_subs);
-        substitutions.push(Substitution { token, ..file });
+        // The token's first and last bytes (`{` and `}`) are never inside an env output.
+        let input = written_offset(file.input.start, &env_subs)..written_offset(file.input.end, &env_subs);
+        substitutions.push(Substitution { token, input, output: file.output });
     }
     substitutions.sort_by_key(|s| s.output.start);
     Ok((out, substitutions))
@@ -240,5 +253,25 @@ mod tests {
         let tokens: Vec<_> = subs.iter().map(|s| (s.token.as_str(), &out[s.output.clone()])).collect();
         assert_eq!(tokens, [("{file:a}", "x"), ("{env:A}", "é")]);
         assert_eq!(unsubstitute(&out, 0..out.len(), &subs), "\"{file:a}{env:A}\"");
+        // Offsets in the output map back to the text as written; inside a value, to its token.
+        let text = "\"{file:a}{env:A}\" x";
+        let (out, subs) = substitute(text, &cx).unwrap();
+        let at = |needle: &str| out.find(needle).expect("in output");
+        assert_eq!(written_offset(at("é"), &subs), text.find("{env:A}").unwrap());
+        assert_eq!(written_offset(at(" x"), &subs), text.find(" x").unwrap());
+    }
+
+    #[test]
+    fn a_file_error_never_names_a_substituted_value() {
+        let env = |_: &str| Some("s3cr3t".to_owned());
+        let read = |_: &Path| -> Result<Option<String>, String> { Ok(None) };
+        let cx = Context { env: &env, read: &read, dir: Path::new("/d"), os_home: Path::new("/h") };
+        let Err(SubstitutionError::Missing { token, resolved, .. }) =
+            substitute("\"{file:keys/{env:K}.txt}\"", &cx)
+        else {
+            panic!("expected an error")
+        };
+        assert_eq!(token, "{file:keys/{env:K}.txt}");
+        assert_eq!(resolved, Path::new("/d/keys/{env:K}.txt"));
     }
 }

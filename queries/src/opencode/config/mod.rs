@@ -40,9 +40,11 @@ pub const SCHEMA_URL: &str = "https://opencode.ai/config.json";
 pub enum ConfigError {
     #[error(transparent)]
     Flag(#[from] FlagError),
-    /// J2.
+    /// J2. `error` holds opencode's position, in the substituted text; `line`, `column` and
+    /// `line_text` are the same place in the file as written, so that a snippet never shows
+    /// a value `{env:}`/`{file:}` put there.
     #[error("{source_name}:{}:{}: invalid JSONC ({}): {}", error.line, error.column, error.code, error.message)]
-    Json { source_name: String, error: Box<JsoncError>, line_text: String },
+    Json { source_name: String, error: Box<JsoncError>, line: usize, column: usize, line_text: String },
     /// V2.
     #[error("{source_name}:{line}:{column}: bad file reference: {}", describe_substitution(error))]
     Substitution {
@@ -66,6 +68,13 @@ pub enum ConfigError {
         "Failed to load remote config from {remote}: the server returned a login page instead of JSON.\nAuthentication is missing or has expired (the endpoint is likely behind an SSO or identity-aware proxy).\nRun `opencode auth login {url}` to re-authenticate."
     )]
     RemoteAuth { url: String, remote: String },
+    /// An `instructions` entry whose braces expand to more patterns than ctxgraph globs
+    /// (a deviation: opencode expands without bound, and hangs).
+    #[error(
+        "{source_name}{}: instructions entry {entry:?} expands to more than {limit} glob patterns; split it into several entries",
+        at.map(|at| format!(":{}:{}", at.line, at.column)).unwrap_or_default()
+    )]
+    TooManyPatterns { source_name: String, at: Option<LineColumn>, entry: String, limit: usize },
     /// The engine did not fetch a remote config the workspace needs (offline).
     #[error("{url}: remote config was not fetched (offline?); opencode loads it before anything else")]
     RemoteNotFetched { url: String },
@@ -78,7 +87,8 @@ impl ConfigError {
             ConfigError::Json { source_name, .. }
             | ConfigError::Substitution { source_name, .. }
             | ConfigError::Read { source_name, .. }
-            | ConfigError::Schema { source_name, .. } => Some(source_name),
+            | ConfigError::Schema { source_name, .. }
+            | ConfigError::TooManyPatterns { source_name, .. } => Some(source_name),
             ConfigError::Remote { url, .. } | ConfigError::RemoteNotFetched { url } => Some(url),
             ConfigError::RemoteAuth { remote, .. } => Some(remote),
             ConfigError::Flag(_) => None,
@@ -93,6 +103,7 @@ impl ConfigError {
             ConfigError::Substitution { .. } => "bad-file-reference",
             ConfigError::Read { .. } => "unreadable",
             ConfigError::Schema { .. } => "invalid-config",
+            ConfigError::TooManyPatterns { .. } => "too-many-patterns",
             ConfigError::Remote { .. } => "remote-config",
             ConfigError::RemoteAuth { .. } => "remote-login-page",
             ConfigError::RemoteNotFetched { .. } => "remote-not-fetched",
@@ -348,22 +359,26 @@ pub fn load_text(
         }
     };
     let tree = jsonc::parse_tree(&substituted, &annotate).map_err(|error| {
-        let line_text = lines.line_text(error.line).to_owned();
-        ConfigError::Json { source_name: name.clone(), error: Box::new(error), line_text }
+        let written = Lines::new(text);
+        let LineColumn { line, column } =
+            written.locate(substitute::written_offset(error.offset, &substitutions), Column::Utf16);
+        let line_text = written.line_text(line).to_owned();
+        ConfigError::Json { source_name: name.clone(), error: Box::new(error), line, column, line_text }
     })?;
     let mut node = into_node(tree);
     // C7.3: legacy TUI keys go before validation.
     for legacy in schema::LEGACY_TUI_KEYS {
         node.remove(legacy);
     }
-    let issues = schema::validate(&node.to_value());
+    // Issues quote the value as written (`{env:TOKEN}`), never what substitution put there.
+    let issues = schema::validate(&node.to_value(), &node.render(false));
     if !issues.is_empty() {
         return Err(ConfigError::Schema { source_name: name, issues });
     }
     // S1 (as the binary behaves): unknown top-level keys are dropped silently.
     let mut dropped_keys = Vec::new();
     if let Some(entries) = node.as_object_mut() {
-        entries.retain(|(key, _)| {
+        entries.retain(|key, _| {
             let known = schema::is_known_key(key);
             if !known {
                 dropped_keys.push(key.clone());
@@ -396,7 +411,7 @@ fn into_node(tree: jsonc::Tree<Provenance>) -> Node {
             overridden: Vec::new(),
         },
         jsonc::Tree::Object(entries, origin) => {
-            Node::object(entries.into_iter().map(|(k, v)| (k, into_node(v))).collect(), origin)
+            Node::object(entries.into_iter().map(|(k, v)| (k, into_node(v))), origin)
         }
     }
 }
@@ -427,8 +442,11 @@ fn normalize_agents(node: &mut Node, source: &ConfigSource) {
         let Some(entries) = node.get_mut(group).and_then(Node::as_object_mut) else { continue };
         for (_, agent) in entries.iter_mut() {
             let Some(fields) = agent.as_object() else { continue };
-            let unknown: Vec<(String, Node)> =
-                fields.iter().filter(|(k, _)| !KNOWN.contains(&k.as_str())).cloned().collect();
+            let unknown: Vec<(String, Node)> = fields
+                .iter()
+                .filter(|(k, _)| !KNOWN.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
             let mut options = match agent.get("options") {
                 Some(existing) if existing.as_object().is_some() => existing.clone(),
                 _ => Node::object(Vec::new(), Provenance { source: source.clone(), ..origin.clone() }),
@@ -455,6 +473,16 @@ pub struct InstructionEntry {
     pub source: ConfigSource,
     /// Where the entry is written in its source (`None` for sources without positions).
     pub at: Option<LineColumn>,
+    /// The entry as written when `{env:}`/`{file:}` produced part of it (`?token={env:T}`).
+    pub written: Option<String>,
+}
+
+impl InstructionEntry {
+    /// The entry as it may be printed: as written when substitution produced part of it,
+    /// so a substituted secret never reaches an output.
+    pub fn shown(&self) -> &str {
+        self.written.as_deref().unwrap_or(&self.value)
+    }
 }
 
 /// The 1-based line of the config source where `entry` is written, from the provenance
@@ -487,6 +515,11 @@ impl MergedConfig {
     /// The merged value, as `opencode debug config` prints it (secrets included).
     pub fn value(&self) -> Value {
         self.tree.to_value()
+    }
+
+    /// `compaction`, typed (for the compaction stage, K-rules).
+    pub fn compaction(&self) -> schema::Compaction {
+        schema::Compaction::from_value(self.value().get("compaction"))
     }
 }
 
@@ -542,6 +575,7 @@ pub fn merged_config(db: &dyn Db, ws: Workspace) -> Result<MergedConfig, ConfigE
                     value: value.clone(),
                     source: item.origin.source.clone(),
                     at: item.origin.at,
+                    written: item.origin.written.clone(),
                 }),
                 _ => None,
             })
@@ -572,7 +606,7 @@ fn add_directory_defaults(tree: &mut Node) {
 fn post_process(db: &dyn Db, host: crate::Host, tree: &mut Node, warnings: &mut Vec<String>) {
     let var = |name: &str| env_var(db, host, name.to_owned()).filter(|v| !v.is_empty());
     // `mode.*` → `agent.*` with `mode: "primary"`.
-    let modes: Vec<(String, Node)> = tree.get("mode").and_then(Node::as_object).cloned().unwrap_or_default();
+    let modes = tree.get("mode").and_then(Node::as_object).cloned().unwrap_or_default();
     for (name, entry) in modes {
         let mut copy = entry.clone();
         if copy.as_object().is_some() {

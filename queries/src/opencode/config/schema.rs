@@ -122,36 +122,47 @@ pub fn is_known_key(key: &str) -> bool {
 }
 
 /// S2: every violation in `config` (a decoded layer, legacy keys already dropped).
-pub fn validate(config: &Value) -> Vec<SchemaIssue> {
+/// `shown` is the same value as it may be printed (substituted values as their tokens):
+/// messages quote it, so a secret that fails validation is not echoed.
+pub fn validate(config: &Value, shown: &Value) -> Vec<SchemaIssue> {
     let mut issues = Vec::new();
     let Value::Object(map) = config else {
-        issues.push(SchemaIssue {
-            message: format!("Expected Config, got {}", show(config)),
-            path: Vec::new(),
-        });
+        issues
+            .push(SchemaIssue { message: format!("Expected Config, got {}", show(shown)), path: Vec::new() });
         return issues;
     };
     for (name, shape) in FIELDS {
         if let Some(value) = map.get(*name) {
-            check(shape, value, true, &mut vec![(*name).to_owned()], &mut issues);
+            let shown = Shown(shown.get(*name));
+            check(shape, value, shown, true, &mut vec![(*name).to_owned()], &mut issues);
         }
     }
     issues
 }
 
+/// The printable counterpart of a value being checked, if it has one.
+#[derive(Clone, Copy)]
+struct Shown<'a>(Option<&'a Value>);
+
+impl<'a> Shown<'a> {
+    fn get(self, index: impl serde_json::value::Index) -> Shown<'a> {
+        Shown(self.0.and_then(|v| v.get(index)))
+    }
+}
+
 fn check(
     shape: &Shape,
     value: &Value,
+    shown: Shown<'_>,
     optional: bool,
     path: &mut Vec<String>,
     issues: &mut Vec<SchemaIssue>,
 ) {
     let undefined = if optional { " | undefined" } else { "" };
     let mut expected = |what: &str| {
-        issues.push(SchemaIssue {
-            message: format!("Expected {what}, got {}", show(value)),
-            path: path.clone(),
-        });
+        // Without a printable counterpart (never expected), the value is not quoted.
+        let got = shown.0.map_or_else(|| "a value".to_owned(), show);
+        issues.push(SchemaIssue { message: format!("Expected {what}, got {got}"), path: path.clone() });
     };
     match shape {
         Shape::String if !value.is_string() => expected(&format!("string{undefined}")),
@@ -172,7 +183,7 @@ fn check(
             Value::Array(items) => {
                 for (index, element) in items.iter().enumerate() {
                     path.push(index.to_string());
-                    check(item, element, false, path, issues);
+                    check(item, element, shown.get(index), false, path, issues);
                     path.pop();
                 }
             }
@@ -182,7 +193,7 @@ fn check(
             Value::Object(map) => {
                 for (key, element) in map {
                     path.push(key.clone());
-                    check(item, element, false, path, issues);
+                    check(item, element, shown.get(key.as_str()), false, path, issues);
                     path.pop();
                 }
             }
@@ -193,7 +204,7 @@ fn check(
                 for (name, field) in *fields {
                     if let Some(element) = map.get(*name) {
                         path.push((*name).to_owned());
-                        check(field, element, true, path, issues);
+                        check(field, element, shown.get(*name), true, path, issues);
                         path.pop();
                     }
                 }
@@ -208,6 +219,48 @@ fn check(
 /// A value as Effect's formatter shows it: JSON, compact.
 fn show(value: &Value) -> String {
     serde_json::to_string(value).unwrap_or_default()
+}
+
+/// `compaction` (typed for the compaction stage), with opencode's defaults.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct Compaction {
+    /// Automatic compaction when the context is full (default true).
+    pub auto: Option<bool>,
+    /// Pruning of old tool outputs (default false).
+    pub prune: Option<bool>,
+    /// Recent user turns kept verbatim (default 2 in V1's compaction, K-rules).
+    pub tail_turns: Option<u64>,
+    pub preserve_recent_tokens: Option<u64>,
+    /// Token buffer kept free for compaction.
+    pub reserved: Option<u64>,
+}
+
+impl Compaction {
+    pub const DEFAULT_TAIL_TURNS: u64 = 2;
+
+    /// Reads a validated `compaction` value (absent or invalid fields are `None`).
+    pub fn from_value(value: Option<&Value>) -> Self {
+        let field = |name: &str| value.and_then(|v| v.get(name));
+        Compaction {
+            auto: field("auto").and_then(Value::as_bool),
+            prune: field("prune").and_then(Value::as_bool),
+            tail_turns: field("tail_turns").and_then(Value::as_u64),
+            preserve_recent_tokens: field("preserve_recent_tokens").and_then(Value::as_u64),
+            reserved: field("reserved").and_then(Value::as_u64),
+        }
+    }
+
+    pub fn auto(&self) -> bool {
+        self.auto.unwrap_or(true)
+    }
+
+    pub fn prune(&self) -> bool {
+        self.prune.unwrap_or(false)
+    }
+
+    pub fn tail_turns(&self) -> u64 {
+        self.tail_turns.unwrap_or(Self::DEFAULT_TAIL_TURNS)
+    }
 }
 
 /// What `opencode debug config` masks when it prints the config: string values under a

@@ -1,6 +1,7 @@
 //! Config values with provenance: every node knows the source that set it, where in that
 //! source, whether substitution produced it, and which values it replaced.
 
+use indexmap::IndexMap;
 use serde_json::{Map, Value};
 
 use super::source::ConfigSource;
@@ -47,8 +48,9 @@ pub struct Node {
 pub enum NodeKind {
     Scalar(Value),
     Array(Vec<Node>),
-    /// Keys in insertion order (JS object order for non-index keys).
-    Object(Vec<(String, Node)>),
+    /// Keys in insertion order (JS object order for non-index keys), indexed: a config
+    /// with tens of thousands of keys in one object parses and merges in linear time.
+    Object(IndexMap<String, Node>),
 }
 
 impl Node {
@@ -56,8 +58,8 @@ impl Node {
         Node { kind: NodeKind::Scalar(value), origin, overridden: Vec::new() }
     }
 
-    pub fn object(entries: Vec<(String, Node)>, origin: Provenance) -> Self {
-        Node { kind: NodeKind::Object(entries), origin, overridden: Vec::new() }
+    pub fn object(entries: impl IntoIterator<Item = (String, Node)>, origin: Provenance) -> Self {
+        Node { kind: NodeKind::Object(entries.into_iter().collect()), origin, overridden: Vec::new() }
     }
 
     /// A node built from a plain JSON value, every part attributed to `origin`.
@@ -90,7 +92,7 @@ impl Node {
             NodeKind::Array(items) => Value::Array(items.iter().map(|n| n.render(secrets)).collect()),
             NodeKind::Object(entries) => {
                 // JS objects list integer-like keys first, ascending (what JSON.stringify prints).
-                let mut ordered: Vec<&(String, Node)> = entries.iter().collect();
+                let mut ordered: Vec<(&String, &Node)> = entries.iter().collect();
                 ordered.sort_by_key(|(key, _)| array_index(key).map_or((1, 0), |i| (0, i)));
                 Value::Object(
                     ordered.into_iter().map(|(k, n)| (k.clone(), n.render(secrets))).collect::<Map<_, _>>(),
@@ -99,14 +101,14 @@ impl Node {
         }
     }
 
-    pub fn as_object(&self) -> Option<&Vec<(String, Node)>> {
+    pub fn as_object(&self) -> Option<&IndexMap<String, Node>> {
         match &self.kind {
             NodeKind::Object(entries) => Some(entries),
             _ => None,
         }
     }
 
-    pub fn as_object_mut(&mut self) -> Option<&mut Vec<(String, Node)>> {
+    pub fn as_object_mut(&mut self) -> Option<&mut IndexMap<String, Node>> {
         match &mut self.kind {
             NodeKind::Object(entries) => Some(entries),
             _ => None,
@@ -114,27 +116,28 @@ impl Node {
     }
 
     pub fn get(&self, key: &str) -> Option<&Node> {
-        self.as_object()?.iter().find(|(k, _)| k == key).map(|(_, n)| n)
+        self.as_object()?.get(key)
     }
 
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Node> {
-        self.as_object_mut()?.iter_mut().find(|(k, _)| k == key).map(|(_, n)| n)
+        self.as_object_mut()?.get_mut(key)
     }
 
     /// Inserts or replaces `key` (a replaced value keeps its position, as in JS).
     pub fn insert(&mut self, key: &str, node: Node) {
         if let Some(entries) = self.as_object_mut() {
-            match entries.iter_mut().find(|(k, _)| k == key) {
-                Some((_, slot)) => replace(slot, node),
-                None => entries.push((key.to_owned(), node)),
+            match entries.get_mut(key) {
+                Some(slot) => replace(slot, node),
+                None => {
+                    entries.insert(key.to_owned(), node);
+                }
             }
         }
     }
 
     pub fn remove(&mut self, key: &str) -> Option<Node> {
-        let entries = self.as_object_mut()?;
-        let index = entries.iter().position(|(k, _)| k == key)?;
-        Some(entries.remove(index).1)
+        // Order-preserving, so O(n); only a handful of top-level keys are ever removed.
+        self.as_object_mut()?.shift_remove(key)
     }
 
     /// The node at a dotted path (`a.b.0`); array elements by index.
@@ -192,9 +195,11 @@ pub fn merge_deep(into: &mut Node, from: Node) {
     match (&mut into.kind, from.kind) {
         (NodeKind::Object(existing), NodeKind::Object(incoming)) => {
             for (key, node) in incoming {
-                match existing.iter_mut().find(|(k, _)| *k == key) {
-                    Some((_, slot)) => merge_deep(slot, node),
-                    None => existing.push((key, node)),
+                match existing.get_mut(&key) {
+                    Some(slot) => merge_deep(slot, node),
+                    None => {
+                        existing.insert(key, node);
+                    }
                 }
             }
         }
@@ -212,15 +217,9 @@ pub fn merge_concat(into: &mut Node, from: Node) {
         let Some(slot) = into.get_mut("instructions") else { return };
         let Some(later) = array_items(slot).map(<[Node]>::to_vec) else { return };
         all.extend(later);
-        let mut seen = Vec::new();
-        all.retain(|node| {
-            let value = node.to_value();
-            let fresh = !seen.contains(&value);
-            if fresh {
-                seen.push(value);
-            }
-            fresh
-        });
+        // JSON text as the identity: `instructions` holds strings (S2), compared by value.
+        let mut seen = std::collections::HashSet::new();
+        all.retain(|node| seen.insert(node.to_value().to_string()));
         slot.kind = NodeKind::Array(all);
         // The list is now the union of both; nothing was replaced.
         slot.overridden.pop();

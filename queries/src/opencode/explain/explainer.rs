@@ -295,7 +295,7 @@ impl<'a> Explainer<'a> {
                 None => vec![Reason::Remote { status: remote_status(self.db, remote) }],
             };
             items.push(Item {
-                source: Source::Url(remote.url.clone()),
+                source: Source::Url(remote.shown.clone()),
                 stage: Stage::Remote,
                 via: Some(via),
                 loaded,
@@ -373,7 +373,7 @@ impl<'a> Explainer<'a> {
                 };
                 Some(EntryReport {
                     index,
-                    entry: entry.value.clone(),
+                    entry: entry.shown().to_owned(),
                     config: entry.source.name(),
                     line: entry_line(entry),
                     expansion,

@@ -1,0 +1,125 @@
+//! `ctxgraph session …` and `nearby --session` as a user runs them: exit codes, errors that
+//! name the place, limits from the config, and one recorded compaction end to end.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fixture(case: &str, file: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/session").join(case).join(file);
+    std::fs::read_to_string(path).expect("fixture")
+}
+
+/// Runs ctxgraph in `dir` with HOME and the XDG dirs inside it and the given config.
+fn ctxgraph(dir: &Path, config: Option<&str>, args: &[&str]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ctxgraph"));
+    command
+        .args(args)
+        .current_dir(dir)
+        .env_clear()
+        .env("HOME", dir.join("home"))
+        .env("XDG_CONFIG_HOME", dir.join("config"))
+        .env("OPENCODE_TEST_MANAGED_CONFIG_DIR", dir.join("managed"));
+    if let Some(config) = config {
+        command.env("OPENCODE_CONFIG_CONTENT", config);
+    }
+    command.output().expect("run ctxgraph")
+}
+
+fn temp() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().canonicalize().expect("canonical");
+    std::fs::create_dir_all(root.join("home")).expect("home");
+    (dir, root)
+}
+
+const CONFIG: &str = r#"{"provider":{"fake":{"npm":"@ai-sdk/openai-compatible","models":{"fake-model":{"limit":{"context":30000,"output":4000}}}}}}"#;
+
+#[test]
+fn a_truncated_export_is_bad_input_at_a_position() {
+    let (_guard, root) = temp();
+    let text = fixture("s11_all_fit", "export.json");
+    std::fs::write(root.join("cut.json"), &text[..text.len() / 2]).expect("write");
+    let out = ctxgraph(&root, Some(CONFIG), &["session", "compact", "--session", "cut.json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("cut.json: not an opencode session export: $.messages"), "{stderr}");
+    assert!(stderr.contains(&format!("(byte {})", text.len() / 2)), "{stderr}");
+}
+
+#[test]
+fn a_wrong_field_is_named_by_its_json_path() {
+    let (_guard, root) = temp();
+    let text = fixture("s11_all_fit", "export.json").replacen(r#""role": "user""#, r#""role": "robot""#, 1);
+    std::fs::write(root.join("bad.json"), text).expect("write");
+    let out = ctxgraph(&root, Some(CONFIG), &["session", "messages", "--session", "bad.json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("$.messages[0].info.role"), "{stderr}");
+    assert!(stderr.contains("unknown variant `robot`"), "{stderr}");
+}
+
+#[test]
+fn no_known_limit_asks_for_the_flag() {
+    let (_guard, root) = temp();
+    std::fs::write(root.join("s.json"), fixture("s11_all_fit", "export.json")).expect("write");
+    let out = ctxgraph(&root, None, &["session", "compact", "--session", "s.json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("fake/fake-model") && stderr.contains("--context N"), "{stderr}");
+    let out = ctxgraph(
+        &root,
+        None,
+        &["session", "compact", "--session", "s.json", "--context", "30000", "--output", "4000"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// s11 cut just after its compaction marker: the plan's conversation is the recorded one,
+/// with the limits read from the config.
+#[test]
+fn compact_prints_the_recorded_conversation() {
+    let (_guard, root) = temp();
+    let mut export: serde_json::Value =
+        serde_json::from_str(&fixture("s11_all_fit", "export.json")).expect("json");
+    let messages = export["messages"].as_array_mut().expect("messages");
+    let marker = messages
+        .iter()
+        .position(|m| m["parts"].as_array().is_some_and(|p| p.iter().any(|p| p["type"] == "compaction")))
+        .expect("marker");
+    messages.truncate(marker + 1);
+    std::fs::write(root.join("s.json"), export.to_string()).expect("write");
+    let out =
+        ctxgraph(&root, Some(CONFIG), &["session", "compact", "--session", "s.json", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(plan["usable"], 26000);
+    assert_eq!(plan["tail_start_id"], serde_json::Value::Null);
+    assert_eq!(plan["conversation"], fixture("s11_all_fit", "compaction-1.txt"));
+    let request = plan["request"].as_str().expect("request");
+    assert!(
+        request.contains(&format!(
+            "<conversation>\n{}\n</conversation>",
+            plan["conversation"].as_str().unwrap()
+        ))
+    );
+}
+
+#[test]
+fn an_image_read_shows_no_reminder() {
+    let (_guard, root) = temp();
+    std::fs::create_dir_all(root.join("repo/.git")).expect("git");
+    std::fs::create_dir_all(root.join("repo/sub")).expect("sub");
+    std::fs::write(root.join("repo/sub/AGENTS.md"), "sub rule\n").expect("rule");
+    std::fs::write(root.join("repo/sub/pic.png"), "not really a png\n").expect("png");
+    std::fs::write(root.join("repo/sub/a.txt"), "a\n").expect("txt");
+    let repo = root.join("repo");
+    let out = ctxgraph(&repo, None, &["nearby", "sub/pic.png"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+    let out = ctxgraph(&repo, None, &["nearby", "sub/pic.png", "--format", "json"]);
+    let read: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(read["kind"], "image");
+    assert_eq!(read["loaded"][0], format!("{}/sub/AGENTS.md", repo.display()));
+    let out = ctxgraph(&repo, None, &["nearby", "sub/a.txt"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("sub rule"));
+}

@@ -1,0 +1,75 @@
+//! A minimal agent host on `ctxgraph-engine`: keeps one engine warm and asks it for the
+//! system prompt before every model step, the way an agent loop would.
+//!
+//! ```text
+//! cargo run -p ctxgraph-engine --example host -- [DIR] [STEPS]
+//! ```
+//!
+//! Each step prints the prompt's size and hash, which blocks changed since the previous
+//! step and how many queries ran. Edit a rule file while it runs to see a step rebuild
+//! only that block. It exits with 1 if a step without file changes executed any query.
+
+#![allow(clippy::print_stdout, clippy::print_stderr, reason = "a command-line example reports on stdout")]
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use ctxgraph_engine::remote::{FetchOptions, Fetcher};
+use ctxgraph_engine::watch::Watcher;
+use ctxgraph_engine::{Engine, Section, Turns};
+
+// A host already inside a tokio runtime awaits the engine's loaders directly.
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    let mut args = std::env::args().skip(1);
+    let dir = args.next().map_or_else(|| PathBuf::from("."), PathBuf::from);
+    let steps: u32 = args.next().and_then(|n| n.parse().ok()).unwrap_or(3);
+    match run(dir, steps).await {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(err) => {
+            eprintln!("host: {err}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn run(dir: PathBuf, steps: u32) -> Result<bool, Box<dyn std::error::Error>> {
+    let mut engine = Engine::from_process();
+    let ws = engine.open(&dir)?;
+    let fetcher = Fetcher::new(FetchOptions::default())?;
+    // Remote org config first (opencode loads it before anything else), then the
+    // `instructions` URLs; neither blocks this runtime's thread.
+    engine.load_config(ws, &fetcher).await;
+    engine.load_remote(ws, &fetcher).await?;
+
+    // The watcher turns file-system events into changes; a build then recomputes only
+    // what they invalidated.
+    let mut watcher = Watcher::new()?;
+    let mut turns = Turns::default();
+    let mut warm = true;
+    for step in 1..=steps {
+        let pending = watcher.pending();
+        watcher.apply(&mut engine, &pending);
+        let ws = engine.open(&dir)?;
+        let turn = turns.build(&engine, ws, Section::System, None)?;
+        // Watch what this build looked at, so an edit made from now on is seen.
+        watcher.track(&mut engine);
+        println!(
+            "step {step}: {} bytes, hash {}, {} blocks, changed {:?}, {} queries executed",
+            turn.layout.text.len(),
+            &turn.layout.hash[..16],
+            turn.layout.blocks.len(),
+            turn.diff.changed(),
+            turn.executed,
+        );
+        if step > 1 && pending.is_empty() && turn.executed > 0 {
+            warm = false;
+        }
+        if step < steps {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+    Ok(warm)
+}

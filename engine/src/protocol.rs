@@ -1,0 +1,209 @@
+//! The messages of `ctxgraph serve`'s JSON-RPC protocol, as typed serde structs: what a
+//! request's `params` may hold and what each method answers.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use ctxgraph_queries::opencode::nearby::{Nearby, Skip};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use ctxgraph_queries::opencode::prompt::PlacedBlock;
+
+use crate::Turn;
+
+/// `build {cwd, section?, model?, known_hash?}`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct BuildParams {
+    pub cwd: PathBuf,
+    #[serde(default)]
+    pub section: Option<SectionParam>,
+    #[serde(default)]
+    pub model: Option<String>,
+    /// The `hash` of the text the client already has: the reply then leaves out what the
+    /// client knows (see [`BuildReply`]).
+    #[serde(default)]
+    pub known_hash: Option<String>,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum SectionParam {
+    System,
+    Environment,
+    Instructions,
+}
+
+/// `nearby {file, cwd}`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct NearbyParams {
+    pub file: PathBuf,
+    pub cwd: PathBuf,
+    /// A session opened with `session/open`: the read happens in its state (N2–N7).
+    #[serde(default)]
+    pub session: Option<String>,
+    /// The assistant message the read belongs to; default: the session's next step.
+    #[serde(default)]
+    pub message: Option<String>,
+}
+
+/// The answer to `build`. Without `known_hash` it carries the text and every block. With a
+/// `known_hash` it carries only what the client lacks: no text and no blocks when that is
+/// the current text (`unchanged: true`); the text and only the blocks added or modified
+/// when it is the build the server sent last for this directory, section and model; and
+/// everything for any other hash.
+#[derive(Serialize)]
+pub(crate) struct BuildReply<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<&'a str>,
+    /// blake3 of the text.
+    pub hash: &'a str,
+    pub bytes: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocks: Option<Vec<&'a PlacedBlock>>,
+    /// Ids of the blocks added, then modified, since the previous build.
+    pub changed: Vec<String>,
+    pub removed: &'a [String],
+    pub stable_prefix_bytes: usize,
+    /// Queries executed for this build.
+    pub executed: u64,
+    /// The text is the one the client named in `known_hash`; text and blocks are left out.
+    pub unchanged: bool,
+}
+
+/// What the client already has, as far as `build` can tell.
+#[derive(Clone, Copy)]
+pub(crate) enum Known {
+    /// No `known_hash`, or one from some other build: send everything.
+    Nothing,
+    /// The client holds the server's previous build of this text.
+    PreviousBuild,
+    /// The client holds exactly this text.
+    Current,
+}
+
+impl<'a> BuildReply<'a> {
+    pub fn new(turn: &'a Turn, known: Known, executed: u64) -> Self {
+        let (layout, diff) = (&turn.layout, &turn.diff);
+        let changed = diff.changed();
+        let (unchanged, text, blocks) = match known {
+            Known::Nothing => (false, Some(layout.text.as_str()), Some(layout.blocks.iter().collect())),
+            Known::Current => (true, None, None),
+            Known::PreviousBuild => {
+                let blocks = layout.blocks.iter().filter(|b| changed.contains(&b.id)).collect();
+                (false, Some(layout.text.as_str()), Some(blocks))
+            }
+        };
+        BuildReply {
+            text,
+            hash: &layout.hash,
+            bytes: layout.text.len(),
+            blocks,
+            changed,
+            removed: &diff.removed,
+            stable_prefix_bytes: diff.stable_prefix_bytes,
+            executed,
+            unchanged,
+        }
+    }
+}
+
+/// One rule file in a `nearby` answer.
+#[derive(Serialize)]
+pub(crate) struct NearbyRule<'a> {
+    pub path: &'a std::path::Path,
+    pub attached: bool,
+    pub skipped: Option<&'static str>,
+}
+
+/// The answer to `nearby`.
+#[derive(Serialize)]
+pub(crate) struct NearbyReply<'a> {
+    pub reminder: Option<String>,
+    pub rules: Vec<NearbyRule<'a>>,
+}
+
+impl<'a> NearbyReply<'a> {
+    pub fn new(nearby: &'a Nearby) -> Self {
+        let rules = nearby
+            .rules
+            .iter()
+            .map(|rule| NearbyRule {
+                path: &rule.path,
+                attached: rule.block.is_some(),
+                skipped: rule.skipped.as_ref().map(|skip| match skip {
+                    Skip::IsTarget => "is_target",
+                    Skip::InSystemPrompt => "in_system_prompt",
+                    Skip::Empty => "empty",
+                }),
+            })
+            .collect();
+        NearbyReply { reminder: nearby.reminder(), rules }
+    }
+}
+
+/// The answer to `stats`.
+#[derive(Serialize)]
+pub(crate) struct StatsReply {
+    pub executions: BTreeMap<String, u64>,
+    pub total_executions: u64,
+    pub inputs: usize,
+    pub watching: bool,
+    pub watched_dirs: usize,
+}
+
+/// A JSON-RPC error object.
+#[derive(Serialize)]
+pub(crate) struct ErrorObject {
+    pub code: i64,
+    pub message: String,
+}
+
+/// A JSON-RPC response: `{"jsonrpc":"2.0","id":…,"result":…}` or `…,"error":{…}}`.
+#[derive(Serialize)]
+pub(crate) struct Response {
+    pub jsonrpc: &'static str,
+    /// The request's id, echoed as sent (a string, a number or null).
+    pub id: Value,
+    #[serde(flatten)]
+    pub outcome: Outcome,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Outcome {
+    Result(Answer),
+    Error(ErrorObject),
+}
+
+/// A method's answer. It owns what the reply shows and lays the reply out only while
+/// serialising, so no JSON tree or copy of the text is made on the way out.
+pub(crate) enum Answer {
+    Build {
+        turn: Turn,
+        known: Known,
+        executed: u64,
+    },
+    Nearby(Nearby),
+    Stats(StatsReply),
+    /// The session methods' answers (`serve_session.rs`), built as JSON values there.
+    Json(Value),
+    /// `null` (`shutdown`).
+    Null,
+}
+
+impl Serialize for Answer {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Answer::Build { turn, known, executed } => {
+                BuildReply::new(turn, *known, *executed).serialize(serializer)
+            }
+            Answer::Nearby(nearby) => NearbyReply::new(nearby).serialize(serializer),
+            Answer::Stats(stats) => stats.serialize(serializer),
+            Answer::Json(value) => value.serialize(serializer),
+            Answer::Null => serializer.serialize_unit(),
+        }
+    }
+}

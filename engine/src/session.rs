@@ -1,0 +1,198 @@
+//! Sessions as inputs: loading an export, appending messages, and the questions asked of
+//! a session (compaction plan, next call's history, nearby rules in its state).
+
+use std::path::Path;
+
+use ctxgraph_queries::opencode::nearby::ReadKind;
+use ctxgraph_queries::opencode::session::compaction::{
+    CompactionPlan, ModelLimit, PlanParams, compaction_plan,
+};
+use ctxgraph_queries::opencode::session::convert::TargetModel;
+use ctxgraph_queries::opencode::session::export::{Export, ExportError, ExportMessage, Role, parse_export};
+use ctxgraph_queries::opencode::session::history::next_call_messages;
+use ctxgraph_queries::opencode::session::reads::{ReadPoint, SessionNearby, nearby_in_session};
+use ctxgraph_queries::opencode::session::{Message, Session, SessionError};
+use ctxgraph_queries::system::FileKind;
+use ctxgraph_queries::{Db, Workspace};
+use salsa::{Durability, Setter};
+use serde_json::Value;
+
+use crate::{Engine, EngineError};
+
+/// Model limits given on the command line; each overrides the config's value.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LimitOverrides {
+    /// The context window, in tokens (`--context`).
+    pub context: Option<u64>,
+    /// The input limit, for models that have one apart from the window (`--input`).
+    pub input: Option<u64>,
+    /// The output limit (`--output`): what opencode reserves for the answer.
+    pub output: Option<u64>,
+}
+
+/// Why a session could not be loaded or answered.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionFailure {
+    /// The export is not valid: `error` has the JSON path and byte offset.
+    #[error("{}: not an opencode session export: {error}", source_name)]
+    Export {
+        /// The file (or `<stdin>`, `<params>`) the export came from.
+        source_name: String,
+        /// What is wrong, and where.
+        error: ExportError,
+    },
+    /// No limit for the model in the merged config, and none given on the command line.
+    #[error(
+        "no model limit known for {model}: the config has no provider.{provider}.models.{model_id}.limit.context; pass --context N (and --output N, --input N if the model has one)"
+    )]
+    NoLimit {
+        /// `provider/model`, as the session names it.
+        model: String,
+        /// The provider part.
+        provider: String,
+        /// The model part.
+        model_id: String,
+    },
+    /// No user message says which model the session uses.
+    #[error("the session has no user message with a model; pass --model provider/model")]
+    NoModel,
+    /// The session's messages are inconsistent (reported by the queries).
+    #[error(transparent)]
+    Query(#[from] SessionError),
+}
+
+impl Engine {
+    /// Loads an export read from `source_name` as a new session input.
+    pub fn load_session(&mut self, source_name: &str, bytes: &[u8]) -> Result<Session, EngineError> {
+        let export = parse_export(bytes)
+            .map_err(|error| SessionFailure::Export { source_name: source_name.to_owned(), error })?;
+        Ok(self.open_session(export))
+    }
+
+    /// A new session input from a parsed export.
+    pub fn open_session(&mut self, export: Export) -> Session {
+        let messages = export.messages.into_iter().map(|m| self.new_message(m)).collect();
+        // The list changes on every append; each message's content rarely does.
+        Session::builder(export.info, messages).durability(Durability::LOW).new(&self.db)
+    }
+
+    fn new_message(&self, message: ExportMessage) -> Message {
+        // MEDIUM: appending a message (a LOW change) leaves every memo that reads only
+        // earlier messages verified without walking its dependencies.
+        Message::builder(message.info, message.parts).durability(Durability::MEDIUM).new(&self.db)
+    }
+
+    /// Appends a message, or replaces the message with the same id (a message is updated
+    /// while it streams). Setters run only for what changed.
+    pub fn append_message(&mut self, session: Session, message: ExportMessage) {
+        let existing = session.messages(&self.db).iter().copied().find(|m| m.id(&self.db) == message.info.id);
+        match existing {
+            Some(existing) => {
+                if *existing.info(&self.db) != message.info {
+                    existing.set_info(&mut self.db).with_durability(Durability::MEDIUM).to(message.info);
+                }
+                if *existing.parts(&self.db) != message.parts {
+                    existing.set_parts(&mut self.db).with_durability(Durability::MEDIUM).to(message.parts);
+                }
+            }
+            None => {
+                let added = self.new_message(message);
+                let mut messages = session.messages(&self.db).clone();
+                messages.push(added);
+                session.set_messages(&mut self.db).to(messages);
+            }
+        }
+    }
+
+    /// What the compaction stage works with: the model (the `compaction` agent's, else the
+    /// session's last user message's), its limits and the `compaction` config.
+    pub fn plan_params(
+        &self,
+        ws: Workspace,
+        session: Session,
+        overrides: LimitOverrides,
+    ) -> Result<PlanParams, EngineError> {
+        let config = self.merged_config(ws)?;
+        let value = config.value();
+        let target = value
+            .pointer("/agent/compaction/model")
+            .and_then(Value::as_str)
+            .and_then(|m| m.split_once('/'))
+            .map(|(provider, model)| TargetModel {
+                provider_id: provider.to_owned(),
+                model_id: model.to_owned(),
+            })
+            .or_else(|| self.session_model(session))
+            .ok_or(SessionFailure::NoModel)?;
+        let limit = value
+            .get("provider")
+            .and_then(|p| p.get(&target.provider_id))
+            .and_then(|p| p.get("models"))
+            .and_then(|m| m.get(&target.model_id))
+            .and_then(|m| m.get("limit"));
+        let field = |name: &str| limit.and_then(|l| l.get(name)).and_then(Value::as_u64);
+        let context = overrides.context.or_else(|| field("context"));
+        let Some(context) = context else {
+            return Err(SessionFailure::NoLimit {
+                model: format!("{}/{}", target.provider_id, target.model_id),
+                provider: target.provider_id.clone(),
+                model_id: target.model_id.clone(),
+            }
+            .into());
+        };
+        let limit = ModelLimit {
+            context,
+            input: overrides.input.or_else(|| field("input")),
+            output: overrides.output.or_else(|| field("output")).unwrap_or(0),
+        };
+        Ok(PlanParams { limit, compaction: config.compaction(), target })
+    }
+
+    /// The model of the session's last user message.
+    pub fn session_model(&self, session: Session) -> Option<TargetModel> {
+        session.messages(&self.db).iter().rev().find_map(|m| {
+            let info = m.info(&self.db);
+            let model = info.model.as_ref().filter(|_| info.role == Role::User)?;
+            Some(TargetModel { provider_id: model.provider_id.clone(), model_id: model.model_id.clone() })
+        })
+    }
+
+    /// §2.9: what opencode does about compaction at the session's next step.
+    pub fn compaction_plan(&self, session: Session, params: PlanParams) -> CompactionPlan {
+        compaction_plan(&self.db, session, params).clone()
+    }
+
+    /// K10: the `messages` of the next normal call after the system message, in the
+    /// chat-completions shape.
+    pub fn next_messages(&self, session: Session) -> Result<Vec<Value>, EngineError> {
+        let target = self.session_model(session).ok_or(SessionFailure::NoModel)?;
+        Ok(next_call_messages(&self.db, session, target).clone())
+    }
+
+    /// N2–N6: the rules a read of `file` attaches at `point` in the session.
+    pub fn nearby_in_session(
+        &self,
+        ws: Workspace,
+        session: Session,
+        file: &Path,
+        point: &ReadPoint,
+    ) -> Result<SessionNearby, EngineError> {
+        let target = ctxgraph_queries::path::resolve(ws.cwd(&self.db), file);
+        let kind = self.db.files().get(&self.db, &target).kind(&self.db);
+        match kind {
+            FileKind::Missing | FileKind::Inaccessible => {
+                return Err(EngineError::ReadTarget { path: target, reason: "no such file".to_owned() });
+            }
+            FileKind::Directory => {
+                return Ok(SessionNearby {
+                    kind: ReadKind::Directory,
+                    rules: Vec::new(),
+                    loaded: Vec::new(),
+                    reminder: None,
+                });
+            }
+            FileKind::File | FileKind::Other => {}
+        }
+        nearby_in_session(&self.db, ws, session, &target, point).map_err(|e| SessionFailure::Query(e).into())
+    }
+}

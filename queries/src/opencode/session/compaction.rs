@@ -1,0 +1,451 @@
+//! §2.9 as the opencode-ai 1.18.33 binary does it (the erratum box wins over K1–K11):
+//! the usable window, overflow, the tail kept verbatim, the head rendered for the
+//! summarizer, the previous summary it anchors to, and what pruning marks.
+
+use serde::Serialize;
+
+use super::convert::{JsonLen, TargetModel, model_json_len};
+use super::export::{PartKind, Role};
+use super::history::filtered_history;
+use super::{Message, Session, estimate, estimate_units, js_prefix};
+use crate::Db;
+use crate::opencode::config::schema::Compaction;
+
+/// K2: the output cap without `OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX`.
+pub const OUTPUT_TOKEN_MAX: u64 = 32_000;
+/// K3: the most `reserved` defaults to.
+pub const COMPACTION_BUFFER: u64 = 20_000;
+/// Erratum: bounds of the default preserve budget.
+pub const MIN_PRESERVE_RECENT_TOKENS: u64 = 2_000;
+pub const MAX_PRESERVE_RECENT_TOKENS: u64 = 15_000;
+/// Erratum: tool outputs in the summarizer's conversation are cut to this many UTF-16 units.
+pub const TOOL_OUTPUT_MAX_CHARS: usize = 2_000;
+/// K11.
+pub const PRUNE_MINIMUM: u64 = 20_000;
+pub const PRUNE_PROTECT: u64 = 40_000;
+pub const PRUNE_PROTECTED_TOOLS: &[&str] = &["skill"];
+
+/// `provider.<p>.models.<m>.limit`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct ModelLimit {
+    pub context: u64,
+    /// Absent or 0: not set.
+    pub input: Option<u64>,
+    pub output: u64,
+}
+
+/// Everything besides the messages that the plan depends on.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PlanParams {
+    pub limit: ModelLimit,
+    pub compaction: Compaction,
+    /// The model the summarizer runs on (the session's, unless the `compaction` agent
+    /// names another one).
+    pub target: TargetModel,
+}
+
+impl PlanParams {
+    /// K2.
+    pub fn max_output(&self) -> u64 {
+        match self.limit.output.min(OUTPUT_TOKEN_MAX) {
+            0 => OUTPUT_TOKEN_MAX,
+            n => n,
+        }
+    }
+
+    /// K3 (erratum: unchanged).
+    pub fn usable(&self) -> u64 {
+        if self.limit.context == 0 {
+            return 0;
+        }
+        let max_output = self.max_output();
+        let reserved = self.compaction.reserved.unwrap_or(COMPACTION_BUFFER.min(max_output));
+        match self.limit.input.filter(|&n| n > 0) {
+            Some(input) => input.saturating_sub(reserved),
+            None => self.limit.context.saturating_sub(max_output),
+        }
+    }
+
+    /// Erratum: `preserve_recent_tokens ?? min(15000, max(2000, floor(usable × 0.25)))`.
+    pub fn budget(&self) -> u64 {
+        self.compaction.preserve_recent_tokens.unwrap_or_else(|| {
+            (self.usable() / 4).clamp(MIN_PRESERVE_RECENT_TOKENS, MAX_PRESERVE_RECENT_TOKENS)
+        })
+    }
+}
+
+/// One turn considered for the tail, newest first, with its K1 size.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TurnSize {
+    /// The user message that starts it.
+    pub id: String,
+    pub tokens: u64,
+    /// Kept whole in the tail.
+    pub kept: bool,
+}
+
+/// What opencode does at the next step of the session.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CompactionPlan {
+    pub usable: u64,
+    pub budget: u64,
+    pub tail_turns: Option<u64>,
+    /// K4: the token count of the last finished assistant message that is not a summary.
+    pub tokens: Option<u64>,
+    /// K4/K5: that count reaches the usable window, so the next step compacts.
+    pub overflow: bool,
+    /// The compaction marker waiting to be processed, if the session ends with one.
+    pub marker: Option<String>,
+    /// K7.1: the user turn replayed after an overflow compaction.
+    pub replay: Option<String>,
+    pub turns: Vec<TurnSize>,
+    pub tail_start_id: Option<String>,
+    /// Messages summarised (by id), oldest first.
+    pub head: Vec<String>,
+    /// K7.2: the last completed summary, which the new one updates.
+    pub previous_summary: Option<String>,
+    /// The text between `<conversation>\n` and `\n</conversation>`.
+    pub conversation: String,
+    /// K11: the tool parts pruning marks when the loop exits (empty when pruning is off or
+    /// would free too little).
+    pub pruned: Vec<String>,
+    pub prune: PruneScan,
+}
+
+/// K11's running numbers.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PruneScan {
+    pub enabled: bool,
+    /// Estimated tokens of the tool outputs walked.
+    pub total: u64,
+    /// Estimated tokens of the outputs past the protected 40 000.
+    pub candidates: u64,
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn compaction_plan(db: &dyn Db, session: Session, params: PlanParams) -> CompactionPlan {
+    let history = filtered_history(db, session);
+    let usable = params.usable();
+    let tokens =
+        last_finished(db, history).filter(|m| !m.info(db).is_summary()).and_then(|m| m.info(db).tokens);
+    let tokens = tokens.map(|t| t.count());
+    let overflow =
+        params.compaction.auto() && params.limit.context > 0 && tokens.is_some_and(|t| t >= usable);
+
+    // K7.1–2: the messages the compaction works on.
+    let pending = history.last().copied().filter(|m| m.compaction_part(db).is_some());
+    let mut messages: Vec<Message> = history.clone();
+    let mut replay = None;
+    if let Some(marker) = pending {
+        if marker.compaction_part(db).and_then(|p| p.overflow) == Some(true) {
+            let at = messages.len() - 1;
+            if let Some(user) = (0..at).rev().find(|&i| messages[i].starts_turn(db))
+                && messages[..user].iter().any(|m| m.starts_turn(db))
+            {
+                replay = Some(messages[user].id(db).to_owned());
+                messages.truncate(user);
+            }
+        }
+        if messages.last() == Some(&marker) {
+            messages.pop();
+        }
+    }
+    let (messages, previous_summary) = without_compactions(db, &messages);
+
+    let (turns, tail_start) = select_tail(db, &messages, &params);
+    let head = &messages[..tail_start.unwrap_or(messages.len())];
+    let conversation = head
+        .iter()
+        .map(|&m| summary_entry(db, m))
+        .filter(|e| !e.is_empty())
+        .cloned()
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    let (pruned, prune) = prune(db, session.messages(db), &params.compaction);
+    CompactionPlan {
+        usable,
+        budget: params.budget(),
+        tail_turns: params.compaction.tail_turns,
+        tokens,
+        overflow,
+        marker: pending.map(|m| m.id(db).to_owned()),
+        replay,
+        turns,
+        tail_start_id: tail_start.map(|i| messages[i].id(db).to_owned()),
+        head: head.iter().map(|m| m.id(db).to_owned()).collect(),
+        previous_summary,
+        conversation,
+        pruned,
+        prune,
+    }
+}
+
+fn last_finished(db: &dyn Db, history: &[Message]) -> Option<Message> {
+    history.iter().rev().copied().find(|m| m.info(db).role == Role::Assistant && m.info(db).finish.is_some())
+}
+
+/// K7.2: drops earlier compaction pairs (marker + its completed summary) and returns the
+/// last summary's text (text parts trimmed, empty ones dropped, joined by a blank line).
+fn without_compactions(db: &dyn Db, messages: &[Message]) -> (Vec<Message>, Option<String>) {
+    let mut dropped = vec![false; messages.len()];
+    let mut previous = None;
+    for (i, message) in messages.iter().enumerate() {
+        let info = message.info(db);
+        if !info.is_completed_summary() {
+            continue;
+        }
+        let marker = messages.iter().position(|m| {
+            Some(m.id(db)) == info.parent_id.as_deref()
+                && m.info(db).role == Role::User
+                && m.compaction_part(db).is_some()
+        });
+        let Some(marker) = marker else { continue };
+        dropped[marker] = true;
+        dropped[i] = true;
+        let text = message
+            .parts(db)
+            .iter()
+            .filter(|p| p.kind() == PartKind::Text)
+            .map(|p| p.text().trim())
+            .filter(|t| !t.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n\n");
+        let text = text.trim();
+        previous = (!text.is_empty()).then(|| text.to_owned());
+    }
+    let kept = messages.iter().zip(&dropped).filter(|(_, d)| !**d).map(|(m, _)| *m).collect();
+    (kept, previous)
+}
+
+/// K1 over `messages`: the estimate of the JSON of their model messages.
+fn estimate_messages(db: &dyn Db, messages: &[Message], target: &TargetModel) -> u64 {
+    let len =
+        messages.iter().fold(JsonLen::default(), |acc, &m| acc.plus(model_json_len(db, m, target.clone())));
+    estimate_units(len.list_units())
+}
+
+/// Erratum (K8 as the binary does it): turns newest → oldest; whole turns while they fit;
+/// the first that does not fit may be kept from a later message inside it; no tail when
+/// nothing was kept or the tail would start at the first message.
+fn select_tail(db: &dyn Db, messages: &[Message], params: &PlanParams) -> (Vec<TurnSize>, Option<usize>) {
+    if params.compaction.tail_turns == Some(0) {
+        return (Vec::new(), None);
+    }
+    let budget = params.budget();
+    let starts: Vec<usize> = (0..messages.len()).filter(|&i| messages[i].starts_turn(db)).collect();
+    let turns: Vec<(usize, usize)> = starts
+        .iter()
+        .enumerate()
+        .map(|(k, &s)| (s, starts.get(k + 1).copied().unwrap_or(messages.len())))
+        .collect();
+    let candidates = match params.compaction.tail_turns {
+        Some(n) => &turns[turns.len().saturating_sub(n as usize)..],
+        None => &turns[..],
+    };
+    let mut sizes = Vec::new();
+    let mut total = 0;
+    let mut start = None;
+    for &(turn_start, turn_end) in candidates.iter().rev() {
+        let size = estimate_messages(db, &messages[turn_start..turn_end], &params.target);
+        let id = messages[turn_start].id(db).to_owned();
+        if total + size <= budget {
+            total += size;
+            start = Some(turn_start);
+            sizes.push(TurnSize { id, tokens: size, kept: true });
+            continue;
+        }
+        sizes.push(TurnSize { id, tokens: size, kept: false });
+        let remaining = budget - total;
+        if remaining > 0 && turn_end - turn_start > 1 {
+            let split = (turn_start + 1..turn_end)
+                .find(|&from| estimate_messages(db, &messages[from..turn_end], &params.target) <= remaining);
+            if split.is_some() {
+                start = split;
+            }
+        }
+        break;
+    }
+    (sizes, start.filter(|&s| s > 0))
+}
+
+/// One message as the summarizer reads it (erratum): `[User]: …`, `[Assistant]: …`,
+/// tool calls with their results cut to 2000 UTF-16 units. Empty for a message with
+/// nothing to show.
+#[salsa::tracked(returns(ref))]
+pub fn summary_entry(db: &dyn Db, message: Message) -> String {
+    let parts = message.parts(db);
+    if message.info(db).role == Role::User {
+        let text = parts
+            .iter()
+            .filter(|p| p.kind() == PartKind::Text && p.ignored != Some(true))
+            .map(|p| p.text())
+            .filter(|t| !t.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let mut lines: Vec<String> = Vec::new();
+        if !text.is_empty() {
+            lines.push(format!("[User]: {text}"));
+        }
+        lines.extend(parts.iter().filter(|p| p.kind() == PartKind::File).map(|p| {
+            format!(
+                "[Attached {}: {}]",
+                p.mime.as_deref().unwrap_or(""),
+                p.filename.as_deref().unwrap_or("file")
+            )
+        }));
+        return lines.join("\n");
+    }
+    let mut lines: Vec<String> = Vec::new();
+    for part in parts {
+        match part.kind() {
+            PartKind::Text if !part.text().is_empty() => lines.push(format!("[Assistant]: {}", part.text())),
+            PartKind::Reasoning if !part.text().is_empty() => {
+                lines.push(format!("[Assistant reasoning]: {}", part.text()))
+            }
+            PartKind::Tool => {
+                let Some(state) = &part.state else { continue };
+                let input = state.input.as_ref().map_or_else(|| "undefined".to_owned(), |v| v.to_string());
+                lines.push(format!("[Assistant tool call]: {}({input})", part.tool.as_deref().unwrap_or("")));
+                match state.status {
+                    super::export::ToolStatus::Completed => {
+                        let result = if state.is_compacted() {
+                            super::convert::CLEARED_OUTPUT.to_owned()
+                        } else {
+                            let mut text = state.output().to_owned();
+                            for a in state.attachments.iter().flatten() {
+                                text.push_str(&format!(
+                                    "\n[Attached {}: {}]",
+                                    a.mime,
+                                    a.filename.as_deref().unwrap_or("file")
+                                ));
+                            }
+                            truncate_output(&text)
+                        };
+                        lines.push(format!("[Tool result]: {result}"));
+                    }
+                    super::export::ToolStatus::Error => {
+                        lines.push(format!("[Tool error]: {}", state.error.as_deref().unwrap_or("")))
+                    }
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+    lines.join("\n")
+}
+
+/// Erratum: the first 2000 UTF-16 units + `\n[truncated]`.
+fn truncate_output(text: &str) -> String {
+    if super::js_len(text) <= TOOL_OUTPUT_MAX_CHARS {
+        return text.to_owned();
+    }
+    format!("{}\n[truncated]", js_prefix(text, TOOL_OUTPUT_MAX_CHARS))
+}
+
+/// One completed tool output pruning may walk over (protected tools left out).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolOutput {
+    pub part_id: String,
+    pub compacted: bool,
+    /// K1 estimate of the output.
+    pub tokens: u64,
+}
+
+/// A message's completed tool outputs, in part order, memoized per message so that pruning
+/// a long session re-estimates nothing after an append.
+#[salsa::tracked(returns(ref))]
+pub fn tool_outputs(db: &dyn Db, message: Message) -> Vec<ToolOutput> {
+    message
+        .parts(db)
+        .iter()
+        .filter_map(|part| {
+            let state = part.completed_tool()?;
+            if PRUNE_PROTECTED_TOOLS.contains(&part.tool.as_deref().unwrap_or("")) {
+                return None;
+            }
+            Some(ToolOutput {
+                part_id: part.id.clone(),
+                compacted: state.is_compacted(),
+                tokens: estimate(state.output()),
+            })
+        })
+        .collect()
+}
+
+/// K11 over the whole session (not the filtered history): newest → oldest, the two most
+/// recent turns protected, stopping at the first summary or already-pruned output.
+fn prune(db: &dyn Db, messages: &[Message], compaction: &Compaction) -> (Vec<String>, PruneScan) {
+    let mut scan = PruneScan { enabled: compaction.prune == Some(true), ..PruneScan::default() };
+    if !scan.enabled {
+        return (Vec::new(), scan);
+    }
+    let mut marked = Vec::new();
+    let mut users = 0;
+    'walk: for message in messages.iter().rev() {
+        let info = message.info(db);
+        if info.role == Role::User {
+            users += 1;
+        }
+        if users < 2 {
+            continue;
+        }
+        if info.is_summary() {
+            break;
+        }
+        for output in tool_outputs(db, *message).iter().rev() {
+            if output.compacted {
+                break 'walk;
+            }
+            scan.total += output.tokens;
+            if scan.total <= PRUNE_PROTECT {
+                continue;
+            }
+            scan.candidates += output.tokens;
+            marked.push(output.part_id.clone());
+        }
+    }
+    if scan.candidates <= PRUNE_MINIMUM {
+        marked.clear();
+    }
+    (marked, scan)
+}
+
+/// ctxgraph's own summary instructions (opencode's prompt text is its own; we reproduce
+/// the structure, not the words). `{conversation}` is replaced by the head as opencode
+/// renders it, `{previous_summary}` by the K9 anchor or nothing.
+pub const DEFAULT_SUMMARY_TEMPLATE: &str = include_str!("summary-template.md");
+
+/// The compaction request's user message for `plan`, from `template`.
+pub fn summary_request(template: &str, plan: &CompactionPlan) -> String {
+    let previous = plan
+        .previous_summary
+        .as_deref()
+        .map(|s| {
+            format!(
+                "An earlier note covers everything before the conversation above. Merge it with the \
+                 conversation into one new note; where they disagree, the conversation is newer.\n\
+                 <prior-summary>\n{s}\n</prior-summary>\n\n"
+            )
+        })
+        .unwrap_or_default();
+    // One pass, so a conversation that contains `{previous_summary}` is left alone.
+    let mut out = String::with_capacity(template.len() + plan.conversation.len());
+    let mut rest = template;
+    while let Some(at) = rest.find('{') {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        if let Some(after) = tail.strip_prefix("{conversation}") {
+            out.push_str(&plan.conversation);
+            rest = after;
+        } else if let Some(after) = tail.strip_prefix("{previous_summary}") {
+            out.push_str(&previous);
+            rest = after;
+        } else {
+            out.push('{');
+            rest = &tail[1..];
+        }
+    }
+    out.push_str(rest);
+    out
+}

@@ -1,0 +1,170 @@
+//! K10: the history a normal step sends (`filterCompacted`), and that history in the shape
+//! an openai-compatible provider receives it (the chat-completions `messages` after the
+//! system message).
+
+use std::collections::HashSet;
+
+use serde_json::{Map, Value, json};
+
+use super::convert::{TargetModel, model_messages};
+use super::export::Role;
+use super::{Message, Session};
+use crate::Db;
+
+/// K10: the messages a step starts from, oldest first. The last completed compaction cuts
+/// the history: without a tail everything before its marker is dropped; with one, the
+/// retained tail moves after the summary pair.
+#[salsa::tracked(returns(ref))]
+pub fn filtered_history(db: &dyn Db, session: Session) -> Vec<Message> {
+    filter_compacted(db, session.messages(db))
+}
+
+/// [`filtered_history`] of any run of messages (a step earlier in the session sees the
+/// messages before it).
+pub fn filter_compacted(db: &dyn Db, messages: &[Message]) -> Vec<Message> {
+    let mut kept: Vec<Message> = Vec::new();
+    // Markers whose summary finished without error.
+    let mut answered: HashSet<&str> = HashSet::new();
+    let mut tail: Option<&str> = None;
+    for &message in messages.iter().rev() {
+        kept.push(message);
+        let info = message.info(db);
+        if let Some(tail_id) = tail {
+            if info.id == tail_id {
+                break;
+            }
+            continue;
+        }
+        if info.role == Role::User && answered.contains(info.id.as_str()) {
+            let Some(part) = message.compaction_part(db) else { continue };
+            match part.tail_start_id.as_deref() {
+                None => break,
+                Some(tail_id) => {
+                    tail = Some(tail_id);
+                    if info.id == tail_id {
+                        break;
+                    }
+                    continue;
+                }
+            }
+        }
+        if info.is_completed_summary()
+            && let Some(parent) = info.parent_id.as_deref()
+        {
+            answered.insert(parent);
+        }
+    }
+    kept.reverse();
+    // Reorder [tail…, marker, summary, after…] into [marker, summary, tail…, after…].
+    let marker_at =
+        kept.iter().rposition(|m| m.compaction_part(db).is_some_and(|p| p.tail_start_id.is_some()));
+    if let Some(w) = marker_at {
+        let marker = kept[w];
+        let tail_id = marker.compaction_part(db).and_then(|p| p.tail_start_id.clone());
+        let summary_at = kept.iter().enumerate().position(|(i, m)| {
+            i > w && m.info(db).is_summary() && m.info(db).parent_id.as_deref() == Some(marker.id(db))
+        });
+        let tail_at = tail_id.and_then(|id| kept.iter().position(|m| m.id(db) == id));
+        if let (Some(v), Some(j)) = (tail_at, summary_at)
+            && v < w
+        {
+            let mut out = kept[w..=j].to_vec();
+            out.extend_from_slice(&kept[v..w]);
+            out.extend_from_slice(&kept[j + 1..]);
+            return out;
+        }
+    }
+    kept
+}
+
+/// The `ModelMessage`s of a list of stored messages, in order.
+pub fn to_model_messages(db: &dyn Db, messages: &[Message], target: &TargetModel) -> Vec<Value> {
+    messages.iter().flat_map(|&m| model_messages(db, m, target.clone()).iter().cloned()).collect()
+}
+
+/// The next normal step's `messages` after the system message, as `@ai-sdk/openai-compatible`
+/// sends them.
+#[salsa::tracked(returns(ref))]
+pub fn next_call_messages(db: &dyn Db, session: Session, target: TargetModel) -> Vec<Value> {
+    let history = filtered_history(db, session);
+    to_model_messages(db, history, &target).iter().flat_map(openai_compatible).collect()
+}
+
+/// One `ModelMessage` → chat-completions messages (a tool message becomes one per result).
+pub fn openai_compatible(message: &Value) -> Vec<Value> {
+    let content = message.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+    let kind = |part: &Value| part.get("type").and_then(Value::as_str).unwrap_or("").to_owned();
+    let text = |part: &Value| part.get("text").and_then(Value::as_str).unwrap_or("").to_owned();
+    match message.get("role").and_then(Value::as_str) {
+        Some("user") => {
+            if let [only] = content
+                && kind(only) == "text"
+            {
+                return vec![json!({"role": "user", "content": text(only)})];
+            }
+            let parts: Vec<Value> = content.iter().filter_map(user_part).collect();
+            vec![json!({"role": "user", "content": parts})]
+        }
+        Some("assistant") => {
+            let mut body = String::new();
+            let mut reasoning = String::new();
+            let mut calls = Vec::new();
+            for part in content {
+                match kind(part).as_str() {
+                    "text" => body.push_str(&text(part)),
+                    "reasoning" => reasoning.push_str(&text(part)),
+                    "tool-call" => {
+                        let input = part.get("input").map(|v| v.to_string()).unwrap_or_else(|| "undefined".into());
+                        calls.push(json!({
+                            "id": part.get("toolCallId").cloned().unwrap_or(Value::Null),
+                            "type": "function",
+                            "function": {"name": part.get("toolName").cloned().unwrap_or(Value::Null), "arguments": input},
+                        }));
+                    }
+                    _ => {}
+                }
+            }
+            let mut out = Map::new();
+            out.insert("role".into(), "assistant".into());
+            out.insert("content".into(), body.into());
+            if !reasoning.is_empty() {
+                out.insert("reasoning_content".into(), reasoning.into());
+            }
+            if !calls.is_empty() {
+                out.insert("tool_calls".into(), calls.into());
+            }
+            vec![Value::Object(out)]
+        }
+        Some("tool") => content
+            .iter()
+            .map(|result| {
+                let output = result.get("output").cloned().unwrap_or(Value::Null);
+                let body = match output.get("type").and_then(Value::as_str) {
+                    Some("text" | "error-text") => output.get("value").cloned().unwrap_or(Value::Null),
+                    _ => Value::String(output.get("value").map(Value::to_string).unwrap_or_default()),
+                };
+                json!({"role": "tool", "tool_call_id": result.get("toolCallId").cloned().unwrap_or(Value::Null), "content": body})
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn user_part(part: &Value) -> Option<Value> {
+    match part.get("type").and_then(Value::as_str)? {
+        "text" => Some(json!({"type": "text", "text": part.get("text")?})),
+        "file" => {
+            let mime = part.get("mediaType").and_then(Value::as_str)?;
+            let data = part.get("data").and_then(Value::as_str).unwrap_or("");
+            if mime.starts_with("image/") {
+                Some(json!({"type": "image_url", "image_url": {"url": data}}))
+            } else if mime == "application/pdf" {
+                let filename = part.get("filename").and_then(Value::as_str).unwrap_or("document.pdf");
+                Some(json!({"type": "file", "file": {"filename": filename, "file_data": data}}))
+            } else {
+                Some(json!({"type": "text", "text": data}))
+            }
+        }
+        _ => None,
+    }
+}

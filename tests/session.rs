@@ -1,0 +1,350 @@
+//! Sessions recorded from the opencode 1.18.33 binary (`tests/session/<case>/`, imported by
+//! `tests/oracle/import-session.py`): ctxgraph replays every prefix of each session and
+//! must reach opencode's decisions and bytes.
+//!
+//! - every compaction: the conversation sent to the summarizer, byte for byte, its
+//!   `tail_start_id` and the summary it anchors to;
+//! - every finished step: whether it overflowed (a compaction followed it or not);
+//! - every first request after a compaction: the whole `messages` array after the system
+//!   message;
+//! - every run's end with pruning on: the parts marked (or none);
+//! - every read: the reminder appended to its output and its `metadata.loaded`.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use ctxgraph_engine::{Engine, HostEnv, OsSystem};
+use ctxgraph_queries::Workspace;
+use ctxgraph_queries::opencode::config::schema::Compaction;
+use ctxgraph_queries::opencode::nearby::ReadKind;
+use ctxgraph_queries::opencode::session::Session;
+use ctxgraph_queries::opencode::session::compaction::{ModelLimit, PlanParams};
+use ctxgraph_queries::opencode::session::convert::TargetModel;
+use ctxgraph_queries::opencode::session::export::{
+    Export, ExportMessage, PartKind, Role, ToolStatus, parse_export,
+};
+use ctxgraph_queries::opencode::session::reads::ReadPoint;
+use serde::Deserialize;
+use serde_json::Value;
+
+#[derive(Debug, Deserialize)]
+struct Case {
+    proj: String,
+    limit: Value,
+    compaction: Value,
+    #[serde(default)]
+    files: std::collections::BTreeMap<String, String>,
+}
+
+struct Fixture {
+    name: String,
+    dir: PathBuf,
+    case: Case,
+    /// With `<PROJ>` replaced by the raw fixture path, as opencode had it.
+    export: Export,
+}
+
+impl Fixture {
+    fn read(&self, name: &str) -> Option<String> {
+        std::fs::read_to_string(self.dir.join(name)).ok()
+    }
+
+    fn params(&self) -> PlanParams {
+        let field = |name: &str| self.case.limit.get(name).and_then(Value::as_u64);
+        PlanParams {
+            limit: ModelLimit {
+                context: field("context").unwrap_or(0),
+                input: field("input"),
+                output: field("output").unwrap_or(0),
+            },
+            compaction: Compaction::from_value(Some(&self.case.compaction)),
+            target: TargetModel { provider_id: "fake".into(), model_id: "fake-model".into() },
+        }
+    }
+
+    fn normalise(&self, text: &str) -> String {
+        text.replace(&self.case.proj, "<PROJ>")
+    }
+
+    fn messages(&self) -> &[ExportMessage] {
+        &self.export.messages
+    }
+}
+
+fn fixtures() -> Vec<Fixture> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("session");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
+        .expect("tests/session")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.join("case.json").is_file())
+        .collect();
+    dirs.sort();
+    assert!(!dirs.is_empty(), "no session fixtures in {}", root.display());
+    dirs.into_iter()
+        .map(|dir| {
+            let case: Case =
+                serde_json::from_str(&std::fs::read_to_string(dir.join("case.json")).expect("case.json"))
+                    .expect("case.json");
+            let text = std::fs::read_to_string(dir.join("export.json")).expect("export.json");
+            // The export is normalised JSON; the raw path needs no escaping.
+            let export = parse_export(text.replace("<PROJ>", &case.proj).as_bytes()).expect("export parses");
+            let name = dir.file_name().expect("name").to_string_lossy().into_owned();
+            Fixture { name, dir, case, export }
+        })
+        .collect()
+}
+
+/// An engine with nothing on disk but the case's files (the read tests), isolated like
+/// the recorder's opencode.
+fn engine_for(fixture: &Fixture) -> (Engine, Workspace, tempfile::TempDir, String) {
+    let run = tempfile::tempdir().expect("tempdir");
+    let run_dir = run.path().canonicalize().expect("canonical");
+    let proj = run_dir.join("proj");
+    std::fs::create_dir_all(&proj).expect("proj");
+    for dir in ["home", "config", "data", "cache", "state", "managed"] {
+        std::fs::create_dir_all(run_dir.join(dir)).expect("run dirs");
+    }
+    for (rel, content) in &fixture.case.files {
+        let path = proj.join(rel);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("dirs");
+        std::fs::write(path, content).expect("write");
+    }
+    let vars = ctxgraph_tests::oracle_vars(&run_dir);
+    let env = HostEnv {
+        vars,
+        home: run_dir.join("home"),
+        platform: "linux".into(),
+        date: "Sun Nov 29 2026".into(),
+    };
+    let mut engine = Engine::new(Arc::new(OsSystem), env);
+    let ws = engine.open(&proj).expect("workspace");
+    let proj = proj.to_string_lossy().into_owned();
+    (engine, ws, run, proj)
+}
+
+/// The session made of the first `n` messages of the export, as opencode had it then: a
+/// compaction marker at the end is still unprocessed (its `tail_start_id` is written after).
+fn prefix(engine: &mut Engine, fixture: &Fixture, n: usize) -> Session {
+    let mut messages = fixture.messages()[..n].to_vec();
+    if let Some(last) = messages.last_mut().filter(|m| compaction_marker(m).is_some()) {
+        for part in last.parts.iter_mut().filter(|p| p.kind() == PartKind::Compaction) {
+            part.tail_start_id = None;
+        }
+    }
+    engine.open_session(Export { info: fixture.export.info.clone(), messages })
+}
+
+fn bare_engine() -> Engine {
+    let env = HostEnv {
+        vars: Default::default(),
+        home: PathBuf::from("/nonexistent"),
+        platform: "linux".into(),
+        date: "Sun Nov 29 2026".into(),
+    };
+    Engine::new(Arc::new(ctxgraph_queries::system::MemorySystem::default()), env)
+}
+
+fn compaction_marker(message: &ExportMessage) -> Option<&ctxgraph_queries::opencode::session::export::Part> {
+    (message.info.role == Role::User).then_some(())?;
+    message.parts.iter().find(|p| p.kind() == PartKind::Compaction)
+}
+
+#[test]
+fn compaction_requests_match_the_recordings() {
+    let mut checked = 0;
+    for fixture in fixtures() {
+        let mut engine = bare_engine();
+        let markers: Vec<usize> = (0..fixture.messages().len())
+            .filter(|&i| compaction_marker(&fixture.messages()[i]).is_some())
+            .collect();
+        for (k, &at) in markers.iter().enumerate() {
+            let n = k + 1;
+            let Some(expected) = fixture.read(&format!("compaction-{n}.txt")) else { continue };
+            let session = prefix(&mut engine, &fixture, at + 1);
+            let plan = engine.compaction_plan(session, fixture.params());
+            let name = &fixture.name;
+            assert_eq!(
+                fixture.normalise(&plan.conversation),
+                expected,
+                "{name}: conversation of compaction {n}"
+            );
+            let marker = compaction_marker(&fixture.messages()[at]).expect("marker");
+            assert_eq!(plan.tail_start_id, marker.tail_start_id, "{name}: tail_start_id of compaction {n}");
+            let prior = fixture.read(&format!("prior-summary-{n}.txt"));
+            assert_eq!(plan.previous_summary, prior, "{name}: summary compaction {n} anchors to");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 6, "only {checked} compactions checked");
+}
+
+#[test]
+fn overflow_is_decided_at_every_finished_step() {
+    let mut checked = 0;
+    for fixture in fixtures() {
+        let mut engine = bare_engine();
+        let messages = fixture.messages();
+        for (i, message) in messages.iter().enumerate() {
+            let info = &message.info;
+            if info.role != Role::Assistant || info.finish.is_none() || info.is_summary() {
+                continue;
+            }
+            // opencode compacted after this step iff an automatic marker comes next.
+            let followed =
+                messages.get(i + 1).and_then(compaction_marker).is_some_and(|p| p.auto == Some(true));
+            let session = prefix(&mut engine, &fixture, i + 1);
+            let plan = engine.compaction_plan(session, fixture.params());
+            assert_eq!(plan.overflow, followed, "{}: overflow after {}", fixture.name, info.id);
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "only {checked} steps checked");
+}
+
+#[test]
+fn next_requests_match_the_recordings() {
+    let mut checked = 0;
+    for fixture in fixtures() {
+        let mut engine = bare_engine();
+        let messages = fixture.messages();
+        let summaries: Vec<usize> =
+            (0..messages.len()).filter(|&i| messages[i].info.is_completed_summary()).collect();
+        for (k, &at) in summaries.iter().enumerate() {
+            let n = k + 1;
+            let Some(expected) = fixture.read(&format!("next-{n}.json")) else { continue };
+            let expected: Value = serde_json::from_str(&expected).expect("next json");
+            // The first normal request follows the message after the summary (the
+            // synthetic continue message, or the next prompt).
+            let session = prefix(&mut engine, &fixture, at + 2);
+            let actual = engine.next_messages(session).expect("messages");
+            let actual: Value =
+                serde_json::from_str(&fixture.normalise(&Value::from(actual).to_string())).expect("json");
+            assert_eq!(
+                serde_json::to_string_pretty(&actual).expect("json"),
+                serde_json::to_string_pretty(&expected).expect("json"),
+                "{}: request after compaction {n}",
+                fixture.name
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 6, "only {checked} requests checked");
+}
+
+#[test]
+fn pruning_marks_what_opencode_marked() {
+    let mut checked = 0;
+    for fixture in fixtures().into_iter().filter(|f| f.params().compaction.prune == Some(true)) {
+        let mut engine = bare_engine();
+        let mut export = fixture.export.clone();
+        // What opencode marked, then the session as it was before any marking.
+        let mut marked = BTreeSet::new();
+        for message in &mut export.messages {
+            for part in &mut message.parts {
+                if let Some(state) = part.state.as_mut().filter(|s| s.is_compacted()) {
+                    marked.insert(part.id.clone());
+                    state.time = None;
+                }
+            }
+        }
+        // Pruning runs when a run's loop exits: after each step that finished with `stop`.
+        let mut first_marks = None;
+        for (i, message) in export.messages.iter().enumerate() {
+            if message.info.role != Role::Assistant || message.info.finish.as_deref() != Some("stop") {
+                continue;
+            }
+            let session = engine
+                .open_session(Export { info: export.info.clone(), messages: export.messages[..=i].to_vec() });
+            let plan = engine.compaction_plan(session, fixture.params());
+            if !plan.pruned.is_empty() {
+                first_marks = Some(plan.pruned.iter().cloned().collect::<BTreeSet<_>>());
+                break;
+            }
+            checked += 1;
+        }
+        assert_eq!(first_marks.unwrap_or_default(), marked, "{}: parts pruned", fixture.name);
+    }
+    assert!(checked >= 3, "only {checked} run ends checked");
+}
+
+#[test]
+fn reads_attach_what_opencode_attached() {
+    let mut checked = 0;
+    for fixture in fixtures().into_iter().filter(|f| !f.case.files.is_empty()) {
+        let (mut engine, ws, _run, proj) = engine_for(&fixture);
+        let text = std::fs::read_to_string(fixture.dir.join("export.json")).expect("export");
+        let export = parse_export(text.replace("<PROJ>", &proj).as_bytes()).expect("export");
+        let session = engine.open_session(export.clone());
+        for message in &export.messages {
+            for part in &message.parts {
+                if part.tool.as_deref() != Some("read") {
+                    continue;
+                }
+                let Some(state) = &part.state else { continue };
+                let file = state
+                    .input
+                    .as_ref()
+                    .and_then(|i| i.get("filePath"))
+                    .and_then(Value::as_str)
+                    .expect("filePath");
+                let point = ReadPoint::InMessage {
+                    message: message.info.id.clone(),
+                    before_part: Some(part.id.clone()),
+                };
+                let read = engine.nearby_in_session(ws, session, Path::new(file), &point).expect("nearby");
+                let what = format!("{}: {} in {}", fixture.name, file, message.info.id);
+                match state.status {
+                    ToolStatus::Completed => {
+                        let output = state.output();
+                        let reminder = output.split_once("</content>\n\n").map(|(_, r)| r.to_owned());
+                        assert_eq!(read.reminder, reminder, "{what}: reminder");
+                        let loaded: Vec<PathBuf> = state.loaded().map(PathBuf::from).collect();
+                        assert_eq!(read.loaded, loaded, "{what}: metadata.loaded");
+                    }
+                    ToolStatus::Error => {
+                        assert!(
+                            state.error.as_deref().unwrap_or("").starts_with("Cannot read binary file"),
+                            "{what}"
+                        );
+                        assert_eq!(read.kind, ReadKind::Binary, "{what}");
+                        assert_eq!(read.reminder, None, "{what}");
+                    }
+                    _ => continue,
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 12, "only {checked} reads checked");
+}
+
+#[test]
+fn appending_a_message_recomputes_only_the_new_message_and_the_session_queries() {
+    let fixture =
+        fixtures().into_iter().find(|f| f.name == "s12_second_compaction_unicode").expect("fixture");
+    let mut engine = bare_engine();
+    let n = fixture.messages().len();
+    let session = prefix(&mut engine, &fixture, n - 1);
+    engine.compaction_plan(session, fixture.params());
+    engine.next_messages(session).expect("messages");
+    let before = engine.db().executions().totals();
+    engine.append_message(session, fixture.messages()[n - 1].clone());
+    engine.compaction_plan(session, fixture.params());
+    engine.next_messages(session).expect("messages");
+    let after = engine.db().executions().totals();
+    let ran = |query: &str| after.get(query).copied().unwrap_or(0) - before.get(query).copied().unwrap_or(0);
+    // Per-message queries: the appended message only.
+    assert_eq!(ran("model_messages"), 1);
+    assert_eq!(ran("model_json_len"), 1);
+    assert!(ran("summary_entry") <= 1);
+    // Session queries: once each.
+    assert_eq!(ran("filtered_history"), 1);
+    assert_eq!(ran("compaction_plan"), 1);
+    assert_eq!(ran("next_call_messages"), 1);
+    // Re-adding the same message (a streamed update with nothing new) changes nothing.
+    let total = engine.db().executions().total();
+    engine.append_message(session, fixture.messages()[n - 1].clone());
+    engine.compaction_plan(session, fixture.params());
+    assert_eq!(engine.db().executions().total(), total);
+}
