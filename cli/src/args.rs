@@ -1,5 +1,8 @@
 //! Command-line arguments. The names and flags here are a stable interface.
 
+// Doc comments here are `--help` text, where backticks would be printed as they are.
+#![allow(clippy::doc_markdown)]
+
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -347,11 +350,11 @@ pub struct LintArgs {
     #[arg(long, value_enum, default_value_t = DenyLevel::Errors)]
     pub deny: DenyLevel,
 
-    /// Token budget for the whole system prompt (`o200k_base` tokens)
+    /// Token budget for the whole system prompt (o200k_base tokens)
     #[arg(long, value_name = "TOKENS", default_value_t = ctxgraph_queries::opencode::lint::Budget::default().total)]
     pub max_total_tokens: usize,
 
-    /// Token budget for one rule file's block (`o200k_base` tokens)
+    /// Token budget for one rule file's block (o200k_base tokens)
     #[arg(long, value_name = "TOKENS", default_value_t = ctxgraph_queries::opencode::lint::Budget::default().rule)]
     pub max_rule_tokens: usize,
 

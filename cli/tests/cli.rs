@@ -409,7 +409,7 @@ fn errors_are_json_under_format_json() {
     }
 }
 
-/// One colour rule for every command: `--color`, else NO_COLOR/CLICOLOR_FORCE, else a
+/// One colour rule for every command: `--color`, else `NO_COLOR`/`CLICOLOR_FORCE`, else a
 /// terminal (never, for a pipe).
 #[test]
 fn colour_follows_color_flag_and_environment() {

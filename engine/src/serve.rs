@@ -11,7 +11,7 @@
 //!
 //!
 //! The framing (one JSON value per line, `jsonrpc`/`id`/`method`/`params`, the standard
-//! error codes) is a few lines of serde_json here: JSON-RPC crates bring a transport and
+//! error codes) is a few lines of `serde_json` here: JSON-RPC crates bring a transport and
 //! an async runtime around it, and the protocol needs neither.
 
 use std::collections::HashMap;
@@ -225,11 +225,10 @@ impl Server {
                 *shutdown = true;
                 Ok(Answer::Null)
             }
-            other => {
-                self.session_method(other, params).map(|answer| answer.map(Answer::Json)).unwrap_or_else(
-                    || Err(RpcError::new(code::METHOD_NOT_FOUND, format!("no method {other:?}"))),
-                )
-            }
+            other => self.session_method(other, params).map_or_else(
+                || Err(RpcError::new(code::METHOD_NOT_FOUND, format!("no method {other:?}"))),
+                |answer| answer.map(Answer::Json),
+            ),
         }
     }
 

@@ -433,7 +433,7 @@ impl ctxgraph_queries::system::System for CountingStats {
 #[test]
 fn a_cold_build_stats_each_path_at_most_once_and_listed_entries_not_at_all() {
     let w = globstar_world();
-    let counting = Arc::new(CountingStats { fs: w.fs.clone(), stats: Default::default() });
+    let counting = Arc::new(CountingStats { fs: w.fs.clone(), stats: std::sync::Mutex::default() });
     let mut engine = Engine::new(counting.clone(), host());
     let ws = engine.open(Path::new(CWD)).expect("cwd");
     let text = engine.system_prompt(ws, None).expect("prompt").text();

@@ -17,6 +17,7 @@ pub mod nearby;
 pub mod paths;
 #[allow(missing_docs)] // TODO(#15): document this module's public items.
 pub mod prompt;
+#[allow(missing_docs)] // TODO(#15): document this module's public items.
 pub mod session;
 #[allow(missing_docs)] // TODO(#15): document this module's public items.
 pub mod substitute;

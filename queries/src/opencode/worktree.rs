@@ -73,7 +73,13 @@ mod tests {
 
     fn worktree_of(fs: MemorySystem, cwd: &str) -> Worktree {
         let db = TestDb::new(fs);
-        let host = Host::new(&db, Default::default(), "/home".into(), "linux".into(), String::new());
+        let host = Host::new(
+            &db,
+            std::collections::BTreeMap::default(),
+            "/home".into(),
+            "linux".into(),
+            String::new(),
+        );
         let ws = Workspace::new(&db, host, cwd.into());
         worktree(&db, ws).clone()
     }
