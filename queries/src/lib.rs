@@ -19,7 +19,6 @@ pub mod path;
 #[allow(missing_docs)] // TODO(#15): document this module's public items.
 pub mod remote;
 pub mod secrets;
-#[allow(missing_docs)] // TODO(#15): document this module's public items.
 pub mod system;
 #[cfg(test)]
 mod testing;

@@ -5,7 +5,6 @@
 pub mod config;
 #[allow(missing_docs)] // TODO(#15): document this module's public items.
 pub mod explain;
-#[allow(missing_docs)] // TODO(#15): document this module's public items.
 pub mod flags;
 pub mod fs;
 #[allow(missing_docs)] // TODO(#15): document this module's public items.
@@ -19,6 +18,5 @@ pub mod paths;
 pub mod prompt;
 #[allow(missing_docs)] // TODO(#15): document this module's public items.
 pub mod session;
-#[allow(missing_docs)] // TODO(#15): document this module's public items.
 pub mod substitute;
 pub mod worktree;
