@@ -4,6 +4,7 @@
 //! every value.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -85,10 +86,10 @@ fn load(dir: &Path, case: &Case, run: &Path) -> Result<MergedConfig, String> {
 fn describe(origin: &Provenance) -> String {
     let mut text = format!("{:?} {}", origin.source.kind, origin.source.name);
     if let Some(at) = origin.at {
-        text.push_str(&format!(":{}:{}", at.line, at.column));
+        let _ = write!(text, ":{}:{}", at.line, at.column);
     }
     if !origin.via.is_empty() {
-        text.push_str(&format!(" via {}", origin.via.join(", ")));
+        let _ = write!(text, " via {}", origin.via.join(", "));
     }
     text
 }
@@ -97,21 +98,23 @@ fn describe(origin: &Provenance) -> String {
 fn provenance(config: &MergedConfig) -> String {
     let mut out = String::new();
     for (path, node) in config.tree.leaves() {
-        out.push_str(&format!(
+        let _ = write!(
+            out,
             "{} = {}\n    set by {}\n",
             path.join("."),
             node.render(false),
             describe(&node.origin)
-        ));
+        );
         for old in &node.overridden {
-            out.push_str(&format!("    overrode {} from {}\n", old.value, describe(&old.origin)));
+            let _ = writeln!(out, "    overrode {} from {}", old.value, describe(&old.origin));
         }
     }
     for layer in &config.layers {
-        out.push_str(&format!(
-            "layer {:?} {}: {:?} dropped {:?}\n",
+        let _ = writeln!(
+            out,
+            "layer {:?} {}: {:?} dropped {:?}",
             layer.source.kind, layer.source.name, layer.status, layer.dropped_keys
-        ));
+        );
     }
     out
 }
@@ -160,7 +163,7 @@ fn config_fixtures_match_the_oracle() {
                 config.value()
             )),
             (Err(err), _) => {
-                failures.push(format!("{id}: opencode loaded the config, ctxgraph failed: {err}"))
+                failures.push(format!("{id}: opencode loaded the config, ctxgraph failed: {err}"));
             }
         }
     });

@@ -6,7 +6,12 @@
 //! [`MemorySystem`] or in a real temporary directory, with the same environment, and
 //! the output is normalised with the same placeholders. See `tests/conformance/README.md`.
 
+// A harness that cannot set up a case fails the test that called it: panicking is its
+// contract, not an edge case to document on each function.
+#![allow(clippy::missing_panics_doc)]
+
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -192,7 +197,7 @@ pub fn memory_engine(case: &Case) -> Result<(Engine, ctxgraph_queries::Workspace
 }
 
 fn section(out: &mut String, title: &str, text: &str) {
-    out.push_str(&format!("=== {title}: {} bytes\n{text}\n", text.len()));
+    let _ = write!(out, "=== {title}: {} bytes\n{text}\n", text.len());
 }
 
 /// The environment `capture.sh` isolates opencode in, for a run rooted at `run_dir`: home

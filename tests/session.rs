@@ -137,7 +137,7 @@ fn prefix(engine: &mut Engine, fixture: &Fixture, n: usize) -> Session {
 
 fn bare_engine() -> Engine {
     let env = HostEnv {
-        vars: Default::default(),
+        vars: std::collections::BTreeMap::default(),
         home: PathBuf::from("/nonexistent"),
         platform: "linux".into(),
         date: "Sun Nov 29 2026".into(),

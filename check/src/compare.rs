@@ -13,7 +13,9 @@ pub struct Change {
     pub diff: String,
     /// The line of the snapshot file where the first difference is (1-based).
     pub line: usize,
+    /// The snapshot body's token count (`o200k_base`).
     pub tokens_before: usize,
+    /// The current prompt's token count (`o200k_base`).
     pub tokens_after: usize,
     /// The blocks added, removed or changed, in prompt order (removed ones last).
     pub sources: Vec<SourceChange>,
@@ -22,13 +24,17 @@ pub struct Change {
 }
 
 impl Change {
+    /// Tokens gained (positive) or saved (negative) since the snapshot.
     pub fn token_delta(&self) -> i64 {
-        self.tokens_after as i64 - self.tokens_before as i64
+        // Token counts are bounded by file sizes, far below `isize::MAX`.
+        (self.tokens_after.cast_signed() - self.tokens_before.cast_signed()) as i64
     }
 }
 
+/// One block that differs between the snapshot and the current prompt.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SourceChange {
+    /// Whether the block is new, gone, or has other text.
     pub kind: SourceChangeKind,
     /// The block's id: `environment`, a rule path, or a nearby rule with the read file.
     pub source: String,
@@ -46,15 +52,20 @@ impl SourceChange {
     }
 }
 
+/// How a block differs between the snapshot and the current prompt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SourceChangeKind {
+    /// In the current prompt only.
     Added,
+    /// In the snapshot only.
     Removed,
+    /// In both, with different text.
     Changed,
 }
 
 impl SourceChangeKind {
+    /// The word `check` prints for this kind.
     pub fn as_str(self) -> &'static str {
         match self {
             SourceChangeKind::Added => "added",

@@ -17,6 +17,8 @@
 //! it), or the scenarios file's directory outside git. Paths inside the scenarios file are
 //! relative to the file's directory; snapshots live next to it in `.ctxgraph/snapshots/`.
 
+#![warn(missing_docs)]
+
 pub mod compare;
 pub mod hermetic;
 pub mod portable;

@@ -10,6 +10,7 @@ use std::path::Path;
 
 use ctxgraph_queries::path;
 
+/// Rewrites a machine's repository and home paths as `<repo>` and `<home>`, and nothing else.
 #[derive(Clone, Debug)]
 pub struct Placeholders {
     /// `(real path, placeholder)`, longest real path first.
@@ -17,6 +18,7 @@ pub struct Placeholders {
 }
 
 impl Placeholders {
+    /// Placeholders for this repository and home directory.
     pub fn new(repo: &Path, home: &Path) -> Self {
         let mut pairs: Vec<(String, &'static str)> =
             vec![(path::display(repo), "<repo>"), (path::display(home), "<home>")];
@@ -26,6 +28,7 @@ impl Placeholders {
         Self { pairs }
     }
 
+    /// `text` with every whole occurrence of a known root replaced by its placeholder.
     pub fn apply(&self, text: &str) -> String {
         let mut out = String::with_capacity(text.len());
         let mut rest = text;
@@ -50,6 +53,7 @@ impl Placeholders {
         out
     }
 
+    /// `path` as a placeholder-rooted string, in `/` form.
     pub fn path(&self, path: &Path) -> String {
         self.apply(&path::display(path))
     }

@@ -17,7 +17,7 @@ use crate::snapshot::{self, Stored};
 /// git. Computed by the same query the prompt uses, over the real file system.
 pub fn worktree_root(dir: &Path) -> PathBuf {
     let env = HostEnv {
-        vars: Default::default(),
+        vars: std::collections::BTreeMap::default(),
         home: PathBuf::from("/"),
         platform: "linux".to_owned(),
         date: String::new(),
@@ -44,6 +44,7 @@ pub fn locate(start: &Path) -> Result<PathBuf, ScenariosError> {
         .ok_or(ScenariosError::NotFound { start: start.clone(), root })
 }
 
+/// A loaded scenarios file and the repository it pins prompts for.
 pub struct Project {
     /// The scenarios file.
     pub file: PathBuf,
@@ -51,21 +52,25 @@ pub struct Project {
     pub base: PathBuf,
     /// `<repo>` (canonical).
     pub repo: PathBuf,
+    /// Its scenarios, in file order.
     pub scenarios: Vec<Scenario>,
 }
 
 /// One scenario's result in `check`.
 #[derive(Debug, Serialize)]
 pub struct ScenarioReport {
+    /// The scenario's name, as in the scenarios file.
     pub name: String,
     /// The snapshot file, relative to `<repo>`.
     pub snapshot: String,
+    /// How the current prompt compares with the snapshot.
     pub status: Status,
     /// Whether this scenario fails the check.
     pub failed: bool,
-    /// The current prompt's token count (o200k_base).
+    /// The current prompt's token count (`o200k_base`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tokens: Option<usize>,
+    /// What differs from the snapshot, when it differs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub change: Option<Change>,
     /// Something a reviewer should know beyond the diff.
@@ -74,17 +79,21 @@ pub struct ScenarioReport {
     /// A `.snap.new` written for `check --accept`, relative to `<repo>`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pending: Option<String>,
+    /// Why the scenario could not be checked, when it could not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The build failure behind `error`, kept whole for the CLI's diagnostic rendering.
     #[serde(skip)]
     pub engine_error: Option<EngineError>,
 }
 
+/// How a scenario's current prompt stands against its snapshot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     /// The prompt is the snapshot's body, byte for byte.
     Match,
+    /// The prompt differs from the snapshot's body.
     Changed,
     /// No snapshot yet.
     Missing,
@@ -94,12 +103,15 @@ pub enum Status {
     Error,
 }
 
+/// The result of `ctxgraph check`: one report per scenario.
 #[derive(Debug, Serialize)]
 pub struct CheckReport {
+    /// Each scenario's result, in file order.
     pub scenarios: Vec<ScenarioReport>,
 }
 
 impl CheckReport {
+    /// No scenario fails the check.
     pub fn passed(&self) -> bool {
         self.scenarios.iter().all(|s| !s.failed)
     }
@@ -113,18 +125,25 @@ impl CheckReport {
 /// A snapshot `ctxgraph snapshot` wrote.
 #[derive(Debug)]
 pub struct Written {
+    /// The scenario it belongs to.
     pub name: String,
+    /// The snapshot file, relative to `<repo>`.
     pub path: String,
+    /// The pinned prompt's token count (`o200k_base`).
     pub tokens: usize,
 }
 
+/// A pending `.snap.new` that `ctxgraph check --accept` made the snapshot.
 #[derive(Debug)]
 pub struct Accepted {
+    /// The scenario it belongs to.
     pub name: String,
+    /// The snapshot file, relative to `<repo>`.
     pub path: String,
 }
 
 impl Project {
+    /// Reads and validates a scenarios file; its directory and worktree root anchor the paths.
     pub fn load(file: &Path) -> Result<Self, ScenariosError> {
         let read_error = |source| ScenariosError::Read { path: file.to_path_buf(), source };
         let bytes = ctxgraph_engine::read_regular_file(file).map_err(read_error)?;
@@ -137,6 +156,7 @@ impl Project {
         Ok(Self { file: file.to_path_buf(), base, repo, scenarios })
     }
 
+    /// Where this project's snapshots live, next to the scenarios file.
     pub fn snapshot_dir(&self) -> PathBuf {
         self.base.join(crate::SNAPSHOT_DIR)
     }
@@ -340,12 +360,25 @@ fn hash_note() -> String {
 /// Why `snapshot`, `check` or `accept` stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum SnapshotFailure {
+    /// The scenarios file is missing or invalid.
     #[error(transparent)]
     Scenarios(#[from] ScenariosError),
     #[error("scenario {scenario}: {error}")]
-    Build { scenario: String, error: EngineError },
+    /// A scenario's prompt could not be built.
+    Build {
+        /// The scenario's name.
+        scenario: String,
+        /// Why the build failed.
+        error: EngineError,
+    },
     #[error("cannot write {}: {source}", path.display())]
-    Write { path: PathBuf, source: std::io::Error },
+    /// A snapshot file could not be written.
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
     /// A snapshot path that leads out of the repository (a symlink): refused, never
     /// followed.
     #[error(
@@ -353,5 +386,12 @@ pub enum SnapshotFailure {
         path.display(),
         repo.display()
     )]
-    OutsideRepository { path: PathBuf, target: String, repo: PathBuf },
+    OutsideRepository {
+        /// The snapshot path.
+        path: PathBuf,
+        /// Where it leads, as the link says.
+        target: String,
+        /// The repository it must stay inside.
+        repo: PathBuf,
+    },
 }

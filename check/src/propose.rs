@@ -5,6 +5,7 @@
 //! and skips hidden directories, through the `ignore` crate (ripgrep's walker).
 
 use std::collections::BTreeSet;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use ctxgraph_queries::opencode::instructions::rule_names;
@@ -49,7 +50,7 @@ pub fn propose(base: &Path) -> String {
         } else {
             dir.to_string_lossy().replace('\\', "/")
         };
-        out.push_str(&format!("\n[scenario.{name}]\ncwd = {}\n", toml::Value::String(cwd)));
+        let _ = write!(out, "\n[scenario.{name}]\ncwd = {}\n", toml::Value::String(cwd));
     }
     out
 }

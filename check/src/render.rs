@@ -1,5 +1,6 @@
 //! Building one scenario: the pinned body and the blocks it is made of.
 
+use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -81,7 +82,7 @@ pub fn render(scenario: &Scenario, repo: &Path) -> Result<Rendered, EngineError>
     for read in &scenario.reads {
         let nearby = engine.nearby(ws, read)?;
         let shown = placeholders.path(read);
-        body.push_str(&format!("\n\n--- read {shown} ---\n"));
+        let _ = write!(body, "\n\n--- read {shown} ---\n");
         match nearby.reminder() {
             Some(reminder) => body.push_str(&placeholders.apply(&reminder)),
             None => body.push_str("(no rules attached)"),

@@ -30,24 +30,32 @@ pub const DEFAULT_DATE: &str = "2026-01-01";
 /// One scenario, validated: every path absolute and inside the repository.
 #[derive(Clone, Debug)]
 pub struct Scenario {
+    /// The scenario's name: its `[scenario.<name>]` key and its snapshot's file name.
     pub name: String,
+    /// The working directory opencode would start in.
     pub cwd: PathBuf,
+    /// Files the agent reads, whose nearby rules the snapshot shows after the prompt.
     pub reads: Vec<PathBuf>,
+    /// The part of the system prompt pinned.
     pub section: Section,
+    /// The model whose prompt is built, when it matters to the text.
     pub model: Option<ModelRef>,
     /// `None`: the scenario has no home directory.
     pub home: Option<PathBuf>,
+    /// The directory playing `~/.config/opencode`; `None` for the default under `home`.
     pub config_dir: Option<PathBuf>,
     /// Placeholders already expanded.
     pub env: BTreeMap<String, String>,
     /// `Date.toDateString()` of the pinned date, e.g. `Thu Jan 01 2026`.
     pub date: String,
+    /// The `process.platform` the environment block names.
     pub platform: &'static str,
     /// Fetch remote `instructions` URLs (off by default: a scenario touches no network).
     pub fetch_remote: bool,
 }
 
 impl Scenario {
+    /// The section's name as the scenarios file and snapshot headers write it.
     pub fn section_name(&self) -> &'static str {
         match self.section {
             Section::System => "system",
@@ -61,30 +69,61 @@ impl Scenario {
 #[derive(Debug, thiserror::Error)]
 pub enum ScenariosError {
     #[error("cannot read {}: {source}", path.display())]
-    Read { path: PathBuf, source: std::io::Error },
+    /// The file could not be read.
+    Read {
+        /// The scenarios file.
+        path: PathBuf,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
     /// Invalid TOML or an invalid value, at a position in the file.
     #[error("{}:{}:{}: {message}", path.display(), at.line, at.column)]
-    Invalid { path: PathBuf, message: String, at: Position },
+    Invalid {
+        /// The scenarios file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+        /// Where.
+        at: Position,
+    },
     #[error("no scenario named {name:?} in {} (it has: {known})", path.display())]
-    UnknownScenario { path: PathBuf, name: String, known: String },
+    /// A scenario asked for by name is not in the file.
+    UnknownScenario {
+        /// The scenarios file.
+        path: PathBuf,
+        /// The name asked for.
+        name: String,
+        /// The names the file has, comma-separated.
+        known: String,
+    },
     #[error(
         "no {} between {} and its worktree root {}; propose one with `ctxgraph init-check`, or pass --scenarios",
         crate::SCENARIOS_FILE,
         start.display(),
         root.display()
     )]
-    NotFound { start: PathBuf, root: PathBuf },
+    /// No scenarios file between the starting directory and its worktree root.
+    NotFound {
+        /// Where the search started.
+        start: PathBuf,
+        /// Where it stopped.
+        root: PathBuf,
+    },
 }
 
 /// A 1-based line and column (in characters), with the line's text for a snippet.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Position {
+    /// 1-based line.
     pub line: usize,
+    /// 1-based column, in characters.
     pub column: usize,
+    /// The line's text, without its line break.
     pub line_text: String,
 }
 
 impl Position {
+    /// The position of byte `offset` in `text`.
     pub fn of(text: &str, offset: usize) -> Self {
         let lines = Lines::new(text);
         let LineColumn { line, column } = lines.locate(offset, Column::Chars);

@@ -83,7 +83,9 @@ fn one_line(text: &str) -> String {
 /// A snapshot read back.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Stored {
+    /// The pinned prompt text, as it was built.
     pub body: String,
+    /// The header's block table: each block's id and content hash, in prompt order.
     pub blocks: Vec<BlockEntry>,
     /// Lines before the body: body line `n` is file line `header_lines + n`.
     pub header_lines: usize,
@@ -94,10 +96,12 @@ pub struct Stored {
 /// Why a snapshot file cannot be read as one.
 #[derive(Debug, thiserror::Error)]
 pub enum SnapshotError {
+    /// The header is missing or broken; the text says which part.
     #[error("not a ctxgraph snapshot: {0}")]
     Malformed(&'static str),
 }
 
+/// Reads a snapshot file's text back into its header and body.
 pub fn decode(text: &str) -> Result<Stored, SnapshotError> {
     let rest =
         text.strip_prefix("---\n").ok_or(SnapshotError::Malformed("it does not start with a `---` line"))?;

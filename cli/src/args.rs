@@ -1,5 +1,8 @@
 //! Command-line arguments. The names and flags here are a stable interface.
 
+// Doc comments here are `--help` text, where backticks would be printed as they are.
+#![allow(clippy::doc_markdown)]
+
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};

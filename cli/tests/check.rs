@@ -107,7 +107,7 @@ impl Sandbox {
         let target = self.root().join(to);
         std::fs::create_dir_all(target.parent().expect("parent")).expect("dir");
         std::fs::rename(self.repo(), &target).expect("move");
-        self.repo = to.to_owned();
+        to.clone_into(&mut self.repo);
     }
 }
 

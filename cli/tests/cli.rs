@@ -198,8 +198,8 @@ fn text_and_json_agree() {
     let report: serde_json::Value = serde_json::from_str(&json.stdout).expect("json");
     let full = sandbox.run(&["build", "--cwd", &cwd.to_string_lossy()]).raw_stdout;
     for block in report["blocks"].as_array().expect("blocks") {
-        let (start, end) =
-            (block["start"].as_u64().expect("start") as usize, block["end"].as_u64().expect("end") as usize);
+        let offset = |key: &str| usize::try_from(block[key].as_u64().expect(key)).expect("offset fits usize");
+        let (start, end) = (offset("start"), offset("end"));
         let slice = &full[start..end];
         assert_eq!(block["hash"].as_str(), Some(blake3::hash(slice).to_hex().as_str()), "{block}");
     }
@@ -409,7 +409,7 @@ fn errors_are_json_under_format_json() {
     }
 }
 
-/// One colour rule for every command: `--color`, else NO_COLOR/CLICOLOR_FORCE, else a
+/// One colour rule for every command: `--color`, else `NO_COLOR`/`CLICOLOR_FORCE`, else a
 /// terminal (never, for a pipe).
 #[test]
 fn colour_follows_color_flag_and_environment() {

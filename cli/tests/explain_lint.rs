@@ -4,6 +4,7 @@
 //! Every SARIF log is also validated against the official SARIF 2.1.0 schema.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::path::Path;
 use std::process::Command;
 
@@ -100,13 +101,14 @@ fn run_case(dir: &Path) -> String {
         }
         let shown: Vec<String> =
             case.args.iter().cloned().chain(["--format".to_owned(), format.clone()]).collect();
-        out.push_str(&format!(
+        let _ = write!(
+            out,
             "\n=== ctxgraph {} (exit {})\n{}{}",
             shown.join(" "),
             output.status.code().unwrap_or(-1),
             stdout.replace(&root_text, "[TMP]"),
             String::from_utf8_lossy(&output.stderr).replace(&root_text, "[TMP]"),
-        ));
+        );
     }
     out
 }

@@ -191,7 +191,7 @@ proptest! {
         api_key in any::<[u8; 12]>(),
         file in any::<[u8; 12]>(),
     ) {
-        let hex = |bytes: [u8; 12]| bytes.iter().map(|b| format!("{b:02x}")).collect::<String>();
+        let hex = |bytes: [u8; 12]| bytes.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().concat();
         check_no_leak(&Secrets {
             token: format!("tok{}", hex(token)),
             api_key: format!("key{}", hex(api_key)),

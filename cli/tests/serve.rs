@@ -380,7 +380,7 @@ fn watch_does_not_rebuild_on_its_own_output() {
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn ctxgraph watch");
-    let lines = || std::fs::read_to_string(&log).map(|text| text.lines().count()).unwrap_or(0);
+    let lines = || std::fs::read_to_string(&log).map_or(0, |text| text.lines().count());
     let wait_for = |count: usize| {
         let start = Instant::now();
         while lines() < count && start.elapsed() < REPLY_TIMEOUT {

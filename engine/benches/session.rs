@@ -60,7 +60,7 @@ fn appended(i: usize) -> ExportMessage {
 
 fn engine() -> Engine {
     let env = HostEnv {
-        vars: Default::default(),
+        vars: std::collections::BTreeMap::default(),
         home: PathBuf::from("/h"),
         platform: "linux".into(),
         date: "Sun Nov 29 2026".into(),
@@ -99,7 +99,7 @@ fn main() {
                 cold.push(took.as_secs_f64());
             }
             total
-        })
+        });
     });
 
     let mut warm = Vec::new();
@@ -121,7 +121,7 @@ fn main() {
                 warm.push(took.as_secs_f64());
             }
             total
-        })
+        });
     });
 
     // Queries executed: a cold plan, then one append.

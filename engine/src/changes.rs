@@ -8,7 +8,7 @@
 //! `file_bytes` is backdated and nothing that read the text re-runs.
 //!
 //! A path that appears or disappears also changes its parent's listing, so the parent's
-//! `revision` is bumped too (ruff_db's `touch_parent_directory_after_sync`): exactly the
+//! `revision` is bumped too (`ruff_db`'s `touch_parent_directory_after_sync`): exactly the
 //! globs that listed that directory re-run, and nothing else.
 
 use std::path::{Path, PathBuf};
@@ -62,6 +62,7 @@ impl Applied {
     }
 
     /// The counts of two applications together.
+    #[must_use]
     pub fn merge(self, other: Applied) -> Applied {
         Applied {
             kinds_changed: self.kinds_changed + other.kinds_changed,

@@ -54,10 +54,11 @@ mod tests {
 
     #[test]
     fn a_subtree_is_one_contiguous_range() {
-        let map: BTreeMap<PathBuf, ()> = ["/a", "/a/b", "/a/b/c", "/a/b.md", "/a/b0", "/a/b/c/d", "/a/ba/x"]
-            .iter()
-            .map(|p| (PathBuf::from(p), ()))
-            .collect();
+        let map: BTreeMap<PathBuf, usize> =
+            ["/a", "/a/b", "/a/b/c", "/a/b.md", "/a/b0", "/a/b/c/d", "/a/ba/x"]
+                .iter()
+                .map(|p| (PathBuf::from(p), 0))
+                .collect();
         let below: Vec<_> = subtree(&map, Path::new("/a/b")).map(|(p, _)| p.to_str().unwrap()).collect();
         assert_eq!(below, ["/a/b", "/a/b/c", "/a/b/c/d"]);
     }

@@ -123,7 +123,7 @@ impl Engine {
         let db = Database::new(system);
         let host = Host::new(&db, env.vars, env.home, env.platform, env.date);
         let (workspaces, opened) = (HashMap::new(), HashMap::new());
-        Self { db, host, workspaces, opened, clock: None, index: Default::default() }
+        Self { db, host, workspaces, opened, clock: None, index: index::PathIndex::default() }
     }
 
     /// An engine over the real file system and this process's environment, whose date
@@ -134,6 +134,7 @@ impl Engine {
 
     /// Reads today's date from `clock` on every [`Engine::open`], as opencode does on every
     /// model step. Without a clock the date stays the one in [`HostEnv`] (hermetic runs).
+    #[must_use]
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = Some(clock);
         self.sync_date();

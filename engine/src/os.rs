@@ -29,7 +29,7 @@ pub fn read_regular_file(path: &Path) -> io::Result<Vec<u8>> {
     if !meta.is_file() {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
-            format!("{}, not a regular file", describe_special(&meta.file_type())),
+            format!("{}, not a regular file", describe_special(meta.file_type())),
         ));
     }
     if meta.len() > MAX_FILE_BYTES {
@@ -38,7 +38,7 @@ pub fn read_regular_file(path: &Path) -> io::Result<Vec<u8>> {
             format!("file is {} bytes, over ctxgraph's limit of {MAX_FILE_BYTES}", meta.len()),
         ));
     }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or_default());
     // `take` guards against a file that grows while we read it.
     io::Read::read_to_end(&mut io::Read::take(file, MAX_FILE_BYTES + 1), &mut bytes)?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
@@ -59,7 +59,7 @@ fn open_without_blocking(path: &Path) -> io::Result<std::fs::File> {
 }
 
 /// What a path that is neither a regular file nor a directory is, in words.
-fn describe_special(file_type: &std::fs::FileType) -> &'static str {
+fn describe_special(file_type: std::fs::FileType) -> &'static str {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;

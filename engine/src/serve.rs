@@ -11,7 +11,7 @@
 //!
 //!
 //! The framing (one JSON value per line, `jsonrpc`/`id`/`method`/`params`, the standard
-//! error codes) is a few lines of serde_json here: JSON-RPC crates bring a transport and
+//! error codes) is a few lines of `serde_json` here: JSON-RPC crates bring a transport and
 //! an async runtime around it, and the protocol needs neither.
 
 use std::collections::HashMap;
@@ -104,6 +104,7 @@ impl Server {
 
     /// Fetch remote documents (org config, `instructions` URLs) for the workspaces served.
     /// Without it, URLs stay unfetched and add no block.
+    #[must_use]
     pub fn with_remote(mut self, remote: RemoteRefresh) -> Self {
         self.remote = Some(remote);
         self
@@ -224,11 +225,10 @@ impl Server {
                 *shutdown = true;
                 Ok(Answer::Null)
             }
-            other => {
-                self.session_method(other, params).map(|answer| answer.map(Answer::Json)).unwrap_or_else(
-                    || Err(RpcError::new(code::METHOD_NOT_FOUND, format!("no method {other:?}"))),
-                )
-            }
+            other => self.session_method(other, params).map_or_else(
+                || Err(RpcError::new(code::METHOD_NOT_FOUND, format!("no method {other:?}"))),
+                |answer| answer.map(Answer::Json),
+            ),
         }
     }
 
@@ -317,7 +317,7 @@ impl Server {
 }
 
 fn parse_params<T: for<'de> Deserialize<'de>>(params: Option<Value>) -> Result<T, RpcError> {
-    let params = params.unwrap_or_else(|| Value::Object(Default::default()));
+    let params = params.unwrap_or_else(|| Value::Object(serde_json::Map::default()));
     serde_json::from_value(params)
         .map_err(|err| RpcError::new(code::INVALID_PARAMS, format!("invalid params: {err}")))
 }

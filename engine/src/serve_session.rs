@@ -157,7 +157,7 @@ mod tests {
     #[test]
     fn a_session_is_opened_appended_to_and_answered() {
         let env = HostEnv {
-            vars: Default::default(),
+            vars: std::collections::BTreeMap::default(),
             home: "/h".into(),
             platform: "linux".into(),
             date: "d".into(),

@@ -86,21 +86,18 @@ impl Engine {
     /// while it streams). Setters run only for what changed.
     pub fn append_message(&mut self, session: Session, message: ExportMessage) {
         let existing = session.messages(&self.db).iter().copied().find(|m| m.id(&self.db) == message.info.id);
-        match existing {
-            Some(existing) => {
-                if *existing.info(&self.db) != message.info {
-                    existing.set_info(&mut self.db).with_durability(Durability::MEDIUM).to(message.info);
-                }
-                if *existing.parts(&self.db) != message.parts {
-                    existing.set_parts(&mut self.db).with_durability(Durability::MEDIUM).to(message.parts);
-                }
+        if let Some(existing) = existing {
+            if *existing.info(&self.db) != message.info {
+                existing.set_info(&mut self.db).with_durability(Durability::MEDIUM).to(message.info);
             }
-            None => {
-                let added = self.new_message(message);
-                let mut messages = session.messages(&self.db).clone();
-                messages.push(added);
-                session.set_messages(&mut self.db).to(messages);
+            if *existing.parts(&self.db) != message.parts {
+                existing.set_parts(&mut self.db).with_durability(Durability::MEDIUM).to(message.parts);
             }
+        } else {
+            let added = self.new_message(message);
+            let mut messages = session.messages(&self.db).clone();
+            messages.push(added);
+            session.set_messages(&mut self.db).to(messages);
         }
     }
 

@@ -70,7 +70,7 @@ enum Delivery {
 /// Watches the directories the engine's graph looked at and turns their events into
 /// batches of [`ChangeEvent`]s for [`Engine::apply_changes`].
 pub struct Watcher {
-    watcher: RecommendedWatcher,
+    notify: RecommendedWatcher,
     deliveries: Receiver<Delivery>,
     /// Directories with a live watch (canonical paths).
     watched: BTreeSet<PathBuf>,
@@ -134,7 +134,7 @@ impl Watcher {
             .spawn(move || debounce(&raw_rx, &delivery_tx, cookie_dir.as_deref()))
             .map_err(|err| WatchError(notify::Error::io(err)))?;
         Ok(Self {
-            watcher,
+            notify: watcher,
             deliveries,
             watched: BTreeSet::new(),
             dirs: BTreeMap::new(),
@@ -300,7 +300,7 @@ impl Watcher {
         if raw.contains(&ChangeEvent::Rescan) {
             // The watcher lost track: start over from the inputs.
             for dir in std::mem::take(&mut self.watched) {
-                let _ = self.watcher.unwatch(&dir);
+                let _ = self.notify.unwatch(&dir);
                 dirty.insert(dir);
             }
             self.resolved.clear();
@@ -311,7 +311,7 @@ impl Watcher {
             for path in structural_paths(raw) {
                 let gone: Vec<PathBuf> = subtree_of_set(&self.watched, path).cloned().collect();
                 for dir in gone {
-                    let _ = self.watcher.unwatch(&dir);
+                    let _ = self.notify.unwatch(&dir);
                     self.watched.remove(&dir);
                     dirty.insert(dir);
                 }
@@ -354,7 +354,7 @@ impl Watcher {
             let wanted = self.dirs.contains_key(&dir);
             let live = self.watched.contains(&dir);
             if wanted && !live {
-                match self.watcher.watch(&dir, RecursiveMode::NonRecursive) {
+                match self.notify.watch(&dir, RecursiveMode::NonRecursive) {
                     Ok(()) => {
                         self.watched.insert(dir.clone());
                         added.push(dir);
@@ -365,7 +365,7 @@ impl Watcher {
                 }
             } else if !wanted && live {
                 // The directory may be gone already, which removed the watch with it.
-                let _ = self.watcher.unwatch(&dir);
+                let _ = self.notify.unwatch(&dir);
                 self.watched.remove(&dir);
             }
         }
@@ -380,7 +380,7 @@ impl Watcher {
         let mut unseen = Changes::default();
         let dirs: HashSet<&Path> = added
             .iter()
-            .flat_map(|canonical| self.dirs.get(canonical))
+            .filter_map(|canonical| self.dirs.get(canonical))
             .flat_map(BTreeMap::keys)
             .map(PathBuf::as_path)
             .collect();

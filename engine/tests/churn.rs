@@ -248,18 +248,15 @@ fn the_warm_prompt_matches_a_fresh_build_under_random_churn() {
         if trace {
             eprintln!(
                 "batch {batches}: ops {:?}\n  events {synced:?}",
-                &world.log[world.log.len() - size as usize..]
+                &world.log[world.log.len() - usize::try_from(size).expect("at most 4")..]
             );
         }
-        match synced {
-            Some(batch) => {
-                watcher.apply(&mut warm, &batch);
-            }
-            None => {
-                fallbacks += 1;
-                watcher.pending();
-                warm.apply_changes(&[ChangeEvent::Rescan]);
-            }
+        if let Some(batch) = synced {
+            watcher.apply(&mut warm, &batch);
+        } else {
+            fallbacks += 1;
+            watcher.pending();
+            warm.apply_changes(&[ChangeEvent::Rescan]);
         }
         if trace {
             use ctxgraph_queries::Db as _;

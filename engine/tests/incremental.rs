@@ -261,9 +261,9 @@ fn editing_the_config_reparses_that_layer() {
 /// step the warm engine agrees with a fresh one.
 #[test]
 fn incremental_equals_fresh_build_through_a_sequence_of_edits() {
+    type Step = fn(&MemorySystem) -> Vec<ChangeEvent>;
     let mut w = world();
     w.build();
-    type Step = fn(&MemorySystem) -> Vec<ChangeEvent>;
     let steps: &[Step] = &[
         |fs| {
             fs.write_file("/repo/pkg/CLAUDE.md", "pkg claude");
@@ -433,7 +433,7 @@ impl ctxgraph_queries::system::System for CountingStats {
 #[test]
 fn a_cold_build_stats_each_path_at_most_once_and_listed_entries_not_at_all() {
     let w = globstar_world();
-    let counting = Arc::new(CountingStats { fs: w.fs.clone(), stats: Default::default() });
+    let counting = Arc::new(CountingStats { fs: w.fs.clone(), stats: std::sync::Mutex::default() });
     let mut engine = Engine::new(counting.clone(), host());
     let ws = engine.open(Path::new(CWD)).expect("cwd");
     let text = engine.system_prompt(ws, None).expect("prompt").text();

@@ -2,6 +2,7 @@
 //! on 127.0.0.1. Timeouts are short so the suite stays fast.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -61,7 +62,7 @@ fn render(server: &Server, (text, results): (String, Vec<(String, RemoteState)>)
             RemoteState::Failed(failure) => format!("failed: {failure}"),
             RemoteState::Pending => "pending".to_owned(),
         };
-        out.push_str(&format!("{url}: {state}\n"));
+        let _ = writeln!(out, "{url}: {state}");
     }
     out.replace(&server.port().to_string(), "PORT")
 }
@@ -93,7 +94,7 @@ fn timeouts_cover_headers_then_body() {
     let late_headers = Reply { delay: Duration::from_millis(1500), ..ok("too late\n") };
     // E-21: headers arrive in time, the body trickles in within the body deadline.
     let slow_body = Reply { pieces: 3, gap: Duration::from_millis(100), ..ok("slow but whole\n") };
-    let stalled_body = Reply { pieces: 2, gap: Duration::from_millis(2000), ..ok("never finishes\n") };
+    let stalled_body = Reply { pieces: 2, gap: Duration::from_secs(2), ..ok("never finishes\n") };
     let server = Server::start(vec![
         ("/late.md", vec![late_headers]),
         ("/slow.md", vec![slow_body]),

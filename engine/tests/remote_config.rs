@@ -43,7 +43,7 @@ fn load(port: u16, project: serde_json::Value) -> Result<MergedConfig, EngineErr
         HostEnv { vars, home: "/home/u".into(), platform: "linux".into(), date: "Sun Nov 29 2026".into() };
     let mut engine = Engine::new(Arc::new(fs), env);
     let ws = engine.open("/r".as_ref()).expect("workspace");
-    let options = FetchOptions { header_timeout: Duration::from_millis(2000), ..FetchOptions::default() };
+    let options = FetchOptions { header_timeout: Duration::from_secs(2), ..FetchOptions::default() };
     engine.fetch_config(ws, &Fetcher::new(options).expect("fetcher"))?;
     engine.merged_config(ws)
 }

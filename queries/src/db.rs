@@ -12,8 +12,11 @@ use crate::system::System;
 /// [`RemoteDoc`](crate::remote::RemoteDoc) inputs.
 #[salsa::db]
 pub trait Db: salsa::Database {
+    /// The file system, real or in memory: the only way a query reaches it.
     fn system(&self) -> &dyn System;
+    /// The path → [`File`](crate::files::File) input table.
     fn files(&self) -> &Files;
+    /// The URL → [`RemoteDoc`](crate::remote::RemoteDoc) input table.
     fn remotes(&self) -> &RemoteDocs;
 }
 
@@ -39,6 +42,7 @@ pub struct Host {
 /// One working directory opencode could be started in. Many can share one [`Host`].
 #[salsa::input(debug)]
 pub struct Workspace {
+    /// The process facts this directory is built with.
     #[returns(copy)]
     pub host: Host,
     /// P4: the instance directory `D`, already canonicalised (realpath) by the engine.

@@ -1,4 +1,4 @@
-//! Files as salsa inputs, the ruff_db way.
+//! Files as salsa inputs, the `ruff_db` way.
 //!
 //! Every absolute path a query asks about gets exactly one [`File`] input, created on first
 //! lookup, *including paths that do not exist*: a query that saw "missing" depends on that

@@ -5,12 +5,19 @@
 //! its own: file access goes through [`System`](system::System), the environment is the
 //! [`Host`](db::Host) input, and remote documents are set as inputs by the engine.
 
+#![warn(missing_docs)]
+
+// Every item here is documented, but salsa's input macro generates public functions
+// (constructors, builders) that carry no docs and cannot be given any.
+#[allow(missing_docs)]
 pub mod db;
+#[allow(missing_docs)] // TODO(#15): document this module's public items.
 pub mod files;
 pub mod lines;
 pub mod memory;
 pub mod opencode;
 pub mod path;
+#[allow(missing_docs)] // TODO(#15): document this module's public items.
 pub mod remote;
 pub mod secrets;
 pub mod system;

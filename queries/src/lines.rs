@@ -10,7 +10,9 @@ use serde::Serialize;
 /// A 1-based line and column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct LineColumn {
+    /// 1-based line.
     pub line: usize,
+    /// 1-based column, counted as the caller's [`Column`] says.
     pub column: usize,
 }
 
@@ -31,6 +33,7 @@ pub struct Lines<'a> {
 }
 
 impl<'a> Lines<'a> {
+    /// Indexes `text`'s line starts.
     pub fn new(text: &'a str) -> Self {
         // `line-index` counts in u32; no text ctxgraph reads comes near 4 GiB (reads are
         // capped well below), but positions past that would clamp rather than panic.

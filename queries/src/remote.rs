@@ -150,7 +150,7 @@ impl Pin {
     pub fn digest_of(&self, bytes: &[u8]) -> String {
         match self.algorithm {
             "blake3" => blake3::hash(bytes).to_hex().to_string(),
-            _ => sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect(),
+            _ => format!("{:x}", sha2::Sha256::digest(bytes)),
         }
     }
 

@@ -45,9 +45,11 @@ static COMPILED: LazyLock<Vec<(&'static str, Regex)>> = LazyLock::new(|| {
 /// Where a likely secret is. Deliberately holds no part of it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct SecretMatch {
+    /// What kind of secret it looks like (the pattern's name).
     pub kind: &'static str,
     /// 1-based line and column (in characters).
     pub line: usize,
+    /// 1-based column, in characters.
     pub column: usize,
 }
 
@@ -62,7 +64,7 @@ pub fn find_secrets(text: &str) -> Vec<SecretMatch> {
             }
         }
     }
-    spans.sort();
+    spans.sort_unstable();
     let lines = Lines::new(text);
     spans
         .into_iter()

@@ -14,7 +14,9 @@ use std::sync::RwLock;
 pub enum FileKind {
     /// Nothing there (`ENOENT`, or a dangling symlink).
     Missing,
+    /// A regular file.
     File,
+    /// A directory.
     Directory,
     /// Exists but is neither a regular file nor a directory (socket, fifo, device).
     Other,
@@ -29,6 +31,7 @@ impl FileKind {
         matches!(self, FileKind::File | FileKind::Directory | FileKind::Other)
     }
 
+    /// The kind a failed `stat` implies: missing for "not found", inaccessible otherwise.
     pub fn from_io_error(err: &io::Error) -> FileKind {
         match err.kind() {
             io::ErrorKind::NotFound | io::ErrorKind::NotADirectory => FileKind::Missing,
@@ -40,15 +43,22 @@ impl FileKind {
 /// One entry of a directory listing, typed as `readdir` reports it (symlinks not followed).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct DirEntry {
+    /// The entry's file name.
     pub name: String,
+    /// What it is, without following a symlink.
     pub kind: EntryKind,
 }
 
+/// What a directory entry is, as `readdir` reports it (`d_type`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum EntryKind {
+    /// A regular file.
     File,
+    /// A directory.
     Directory,
+    /// A symbolic link, not followed.
     Symlink,
+    /// A socket, fifo or device.
     Other,
 }
 
@@ -83,6 +93,7 @@ enum Node {
 const MAX_SYMLINK_HOPS: usize = 40;
 
 impl MemorySystem {
+    /// An empty file system: just the root directory.
     pub fn new() -> Self {
         let system = Self::default();
         system.write().insert(PathBuf::from("/"), Node::Directory);
@@ -105,6 +116,7 @@ impl MemorySystem {
         self.create_dir_all(git.join("refs"));
     }
 
+    /// Creates a directory and its missing parents, like `mkdir -p`.
     pub fn create_dir_all(&self, path: impl AsRef<Path>) {
         let mut nodes = self.write();
         for ancestor in path.as_ref().ancestors() {
@@ -127,6 +139,7 @@ impl MemorySystem {
         }
     }
 
+    /// Deletes a path and everything below it, like `rm -r`.
     pub fn remove(&self, path: impl AsRef<Path>) {
         let path = path.as_ref();
         self.write().retain(|p, _| !p.starts_with(path));
@@ -152,7 +165,7 @@ impl MemorySystem {
         }
         while let Some(part) = pending.pop() {
             match part.to_str() {
-                Some("/") | Some(".") => continue,
+                Some("/" | ".") => continue,
                 Some("..") => {
                     current.pop();
                     continue;

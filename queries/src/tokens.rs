@@ -8,6 +8,7 @@
 pub trait TokenCounter: Send + Sync {
     /// A short stable name for reports, e.g. `o200k_base`.
     fn name(&self) -> &'static str;
+    /// The number of tokens in `text`.
     fn count(&self, text: &str) -> usize;
 }
 

@@ -12,6 +12,7 @@ use ctxgraph_queries::Workspace;
 use ctxgraph_queries::opencode::explain::{Reason, Stage};
 use ctxgraph_queries::opencode::lint::{Budget, Finding};
 use ctxgraph_queries::opencode::prompt::Section;
+use std::fmt::Write as _;
 
 use crate::fixture::Fixture;
 
@@ -47,7 +48,7 @@ pub fn explain(fixture: &str) -> String {
                 Some(loaded) => format!("loaded #{}", loaded.position),
                 None => item.reasons.iter().map(Reason::summary).collect::<Vec<_>>().join("; "),
             };
-            out.push_str(&format!("{} [{stage}] {fate}\n", item.source.label()));
+            let _ = writeln!(out, "{} [{stage}] {fate}", item.source.label());
         }
         Ok(out)
     })

@@ -199,7 +199,7 @@ mod tests {
     #[test]
     fn parses_every_kind_of_line() {
         let fixture = Fixture::parse(
-            r#"
+            r"
             //! source github.com/example/repo
             //- cwd: /repo/sub
             //- git: /repo
@@ -211,7 +211,7 @@ mod tests {
             //- /repo/CLAUDE.md -> AGENTS.md
             //- /repo/sub/
             //- /repo/empty.md
-            "#,
+            ",
         );
         assert_eq!(fixture.cwd, PathBuf::from("/repo/sub"));
         assert_eq!(fixture.git, [PathBuf::from("/repo")]);

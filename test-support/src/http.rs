@@ -7,6 +7,7 @@
 //! [`Server::start_limited`]), [`Server::LIFETIME`], or when dropped.
 
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -39,6 +40,7 @@ impl Reply {
     }
 
     /// Adds a header.
+    #[must_use]
     pub fn header(mut self, name: &str, value: &str) -> Reply {
         self.headers.push((name.to_owned(), value.to_owned()));
         self
@@ -168,7 +170,7 @@ fn serve(mut stream: TcpStream, routes: &Routes, log: &Mutex<Vec<Request>>) {
         reply.body.len()
     );
     for (name, value) in &reply.headers {
-        out.push_str(&format!("{name}: {value}\r\n"));
+        let _ = write!(out, "{name}: {value}\r\n");
     }
     out.push_str("\r\n");
     if stream.write_all(out.as_bytes()).is_err() {

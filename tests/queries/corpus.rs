@@ -15,6 +15,7 @@
 //! the whole corpus is a snapshot, quoted in the README.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
 
 use ctxgraph_queries::opencode::lint::{Budget, Code};
 use ctxgraph_test_support::fixture::Fixture;
@@ -70,8 +71,12 @@ fn lint_on_real_layouts() {
             }
         }
         let made: BTreeSet<Key> = expected.union(&wrong).cloned().collect();
-        let show =
-            |set: BTreeSet<&Key>| set.iter().map(|(c, k, p)| format!("\n  {c} {k} {p}")).collect::<String>();
+        let show = |set: BTreeSet<&Key>| {
+            set.iter().fold(String::new(), |mut out, (c, k, p)| {
+                let _ = write!(out, "\n  {c} {k} {p}");
+                out
+            })
+        };
         assert!(
             actual == made,
             "{}: lint's findings differ from the corpus' verdicts\nunexpected:{}\nnot made:{}",
@@ -94,14 +99,15 @@ fn lint_on_real_layouts() {
         let tally = tallies.get(code.id()).cloned().unwrap_or_default();
         let made = tally.right + tally.wrong;
         let precision = (100 * tally.right).checked_div(made).map_or("–".to_owned(), |p| format!("{p}%"));
-        table.push_str(&format!(
-            "| {} {} | {made} | {} | {} | {} | {precision} |\n",
+        let _ = writeln!(
+            table,
+            "| {} {} | {made} | {} | {} | {} | {precision} |",
             code.id(),
             code.name(),
             tally.right,
             tally.wrong,
             tally.missed
-        ));
+        );
     }
     insta::assert_snapshot!("lint_corpus_precision", table);
 }

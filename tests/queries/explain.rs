@@ -5,14 +5,14 @@ use insta::assert_snapshot;
 
 #[test]
 fn agents_md_wins_the_rule_name_lookup() {
-    assert_snapshot!(explain(r#"
+    assert_snapshot!(explain(r"
         //- git: /repo
         //- cwd: /repo/app
         //- /repo/CLAUDE.md
         Claude rules.
         //- /repo/app/AGENTS.md
         App rules.
-    "#), @r#"
+    "), @r#"
         /repo/app/AGENTS.md [project] loaded #2
         /repo/CLAUDE.md [project] shadowed: AGENTS.md won
         "#);
@@ -20,14 +20,14 @@ fn agents_md_wins_the_rule_name_lookup() {
 
 #[test]
 fn rule_files_below_the_working_directory_are_attached_on_read() {
-    assert_snapshot!(explain(r#"
+    assert_snapshot!(explain(r"
         //- git: /repo
         //- /repo/AGENTS.md
         Root rules.
         //- /repo/packages/api/AGENTS.md
         API rules.
         //- /repo/packages/api/CLAUDE.md -> AGENTS.md
-    "#), @r#"
+    "), @r#"
         /repo/AGENTS.md [project] loaded #2
         /repo/packages/api/AGENTS.md [nearby] attached on read only
         /repo/packages/api/CLAUDE.md [nearby] read tool takes /repo/packages/api/AGENTS.md
@@ -55,10 +55,10 @@ fn instructions_entries_load_after_the_project_files() {
 
 #[test]
 fn claude_code_files_off_by_flag() {
-    assert_snapshot!(explain(r#"
+    assert_snapshot!(explain(r"
         //- git: /repo
         //- env: OPENCODE_DISABLE_CLAUDE_CODE=1
         //- /repo/CLAUDE.md
         Claude rules.
-    "#), @"/repo/CLAUDE.md [project] OPENCODE_DISABLE_CLAUDE_CODE=1");
+    "), @"/repo/CLAUDE.md [project] OPENCODE_DISABLE_CLAUDE_CODE=1");
 }

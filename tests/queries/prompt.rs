@@ -5,14 +5,14 @@ use insta::assert_snapshot;
 
 #[test]
 fn project_rules_nearest_first() {
-    assert_snapshot!(prompt(r#"
+    assert_snapshot!(prompt(r"
         //- git: /repo
         //- cwd: /repo/app
         //- /repo/AGENTS.md
         Root rules.
         //- /repo/app/AGENTS.md
         App rules.
-    "#), @r#"
+    "), @r#"
         Instructions from: /repo/app/AGENTS.md
         App rules.
 
@@ -23,13 +23,13 @@ fn project_rules_nearest_first() {
 
 #[test]
 fn global_rules_then_project_rules() {
-    assert_snapshot!(prompt(r#"
+    assert_snapshot!(prompt(r"
         //- git: /repo
         //- /home/.config/opencode/AGENTS.md
         Global rules.
         //- /repo/AGENTS.md
         Project rules.
-    "#), @r#"
+    "), @r#"
         Instructions from: /home/.config/opencode/AGENTS.md
         Global rules.
 

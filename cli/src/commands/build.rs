@@ -80,7 +80,7 @@ impl Report {
                     config: entry.source.name(),
                     state,
                     from,
-                    code: failure.as_ref().map(|f| f.code()),
+                    code: failure.as_ref().map(ctxgraph_queries::remote::FetchFailure::code),
                     reason: failure.map(|f| f.to_string()),
                 }
             })

@@ -46,7 +46,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     }
 }
 
-/// `ctxgraph completions SHELL`: the script clap_complete generates from the arguments.
+/// `ctxgraph completions SHELL`: the script `clap_complete` generates from the arguments.
 fn completions(shell: clap_complete::Shell) -> Result<ExitCode, CliError> {
     use clap::CommandFactory;
     let mut script = Vec::new();

@@ -10,21 +10,18 @@ use crate::error::CliError;
 use crate::output::write_stdout;
 
 pub fn run(args: NearbyArgs) -> Result<ExitCode, CliError> {
-    let result = match args.session.clone() {
-        Some(export) => {
-            let input = SessionInput { session: export, cwd: args.cwd.clone(), remote: args.remote.clone() };
-            let (engine, ws, session) = super::session::open(&input)?;
-            let point = match &args.message {
-                Some(id) => ReadPoint::InMessage { message: id.clone(), before_part: None },
-                None => ReadPoint::NextStep,
-            };
-            engine.nearby_in_session(ws, session, &args.file, &point)?
-        }
-        None => {
-            let (engine, ws, _) = super::open_configured(args.cwd.clone(), &args.remote)?;
-            let nearby = engine.nearby(ws, &args.file)?;
-            SessionNearby::fresh(&nearby)
-        }
+    let result = if let Some(export) = args.session.clone() {
+        let input = SessionInput { session: export, cwd: args.cwd.clone(), remote: args.remote.clone() };
+        let (engine, ws, session) = super::session::open(&input)?;
+        let point = match &args.message {
+            Some(id) => ReadPoint::InMessage { message: id.clone(), before_part: None },
+            None => ReadPoint::NextStep,
+        };
+        engine.nearby_in_session(ws, session, &args.file, &point)?
+    } else {
+        let (engine, ws, _) = super::open_configured(args.cwd.clone(), &args.remote)?;
+        let nearby = engine.nearby(ws, &args.file)?;
+        SessionNearby::fresh(&nearby)
     };
     match args.format {
         Format::Text => {

@@ -1,5 +1,6 @@
 //! `ctxgraph snapshot` and `ctxgraph init-check`.
 
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -17,7 +18,7 @@ pub fn run(args: SnapshotArgs) -> Result<ExitCode, CliError> {
     let written = project.snapshot(&args.names)?;
     let mut out = String::new();
     for w in &written {
-        out.push_str(&format!("wrote {} ({} o200k_base tokens)\n", w.path, w.tokens));
+        let _ = writeln!(out, "wrote {} ({} o200k_base tokens)", w.path, w.tokens);
     }
     write_stdout(out.as_bytes())?;
     Ok(ExitCode::SUCCESS)

@@ -86,29 +86,26 @@ pub fn target_text(answer: &TargetExplanation) -> String {
 
 fn item_text(out: &mut String, item: &Item) {
     let label = item.source.label();
-    match &item.loaded {
-        Some(loaded) => {
-            let _ = writeln!(
-                out,
-                "{label} is in the system prompt: block #{}, bytes {}..{} of `ctxgraph build` ({} bytes, {} tokens).",
-                loaded.position, loaded.range.start, loaded.range.end, loaded.size.bytes, loaded.size.tokens
-            );
-            if let Some(via) = &item.via {
-                let _ = writeln!(out, "  how: {}", via.describe());
-            }
+    if let Some(loaded) = &item.loaded {
+        let _ = writeln!(
+            out,
+            "{label} is in the system prompt: block #{}, bytes {}..{} of `ctxgraph build` ({} bytes, {} tokens).",
+            loaded.position, loaded.range.start, loaded.range.end, loaded.size.bytes, loaded.size.tokens
+        );
+        if let Some(via) = &item.via {
+            let _ = writeln!(out, "  how: {}", via.describe());
         }
-        None => {
-            let what = match item.stage {
-                Stage::Nearby => "is not in the system prompt",
-                _ if item.via.is_some() => "was found but is not in the system prompt",
-                _ => "is not in the system prompt",
-            };
-            let _ = writeln!(out, "{label} {what}.");
-            if let Some(via) = &item.via {
-                let _ = writeln!(out, "  found as: {}", via.describe());
-            }
-            reasons(out, item, "  ");
+    } else {
+        let what = match item.stage {
+            Stage::Nearby => "is not in the system prompt",
+            _ if item.via.is_some() => "was found but is not in the system prompt",
+            _ => "is not in the system prompt",
+        };
+        let _ = writeln!(out, "{label} {what}.");
+        if let Some(via) = &item.via {
+            let _ = writeln!(out, "  found as: {}", via.describe());
         }
+        reasons(out, item, "  ");
     }
 }
 

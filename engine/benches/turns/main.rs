@@ -8,6 +8,8 @@
 
 // A benchmark's output is its report.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
+// Iteration counts and KiB figures are far below 2^52, where `f64` starts to round.
+#![allow(clippy::cast_precision_loss)]
 
 mod monorepo;
 
@@ -100,7 +102,7 @@ fn bench(c: &mut Criterion, repo: &Monorepo) {
             let elapsed = fresh_engine_turns(repo, &cwd, iters);
             record("cold build", elapsed, iters);
             elapsed
-        })
+        });
     });
     slow.bench_function("naive turn (fresh engine per turn, as opencode)", |b| {
         // What a host without incremental state pays on every model step: the same work
@@ -111,7 +113,7 @@ fn bench(c: &mut Criterion, repo: &Monorepo) {
             let elapsed = fresh_engine_turns(repo, &cwd, iters);
             record("naive turn", elapsed, iters);
             elapsed
-        })
+        });
     });
     slow.bench_function("bare walk (ignore crate) over the pattern directories", |b| {
         b.iter_custom(|iters| {
@@ -122,7 +124,7 @@ fn bench(c: &mut Criterion, repo: &Monorepo) {
             let elapsed = start.elapsed();
             record("bare ignore walk", elapsed, iters);
             elapsed
-        })
+        });
     });
     slow.finish();
 
@@ -141,7 +143,7 @@ fn bench(c: &mut Criterion, repo: &Monorepo) {
             let elapsed = start.elapsed();
             record("warm, no change", elapsed, iters);
             elapsed
-        })
+        });
     });
 
     let rule = repo.rule_on_walk.clone();
@@ -159,7 +161,7 @@ fn bench(c: &mut Criterion, repo: &Monorepo) {
             }
             record("warm, one rule file edited", timed, iters);
             timed
-        })
+        });
     });
     std::fs::write(&rule, &original).expect("restore");
     engine.apply_changes(&[ChangeEvent::Modified(rule.clone())]);
@@ -181,7 +183,7 @@ fn bench(c: &mut Criterion, repo: &Monorepo) {
             }
             record("warm, one glob-matched file added", timed, iters);
             timed
-        })
+        });
     });
 
     let ws = engine.open(&cwd).expect("cwd");
@@ -194,7 +196,7 @@ fn bench(c: &mut Criterion, repo: &Monorepo) {
             let elapsed = start.elapsed();
             record("warm nearby, deep file", elapsed, iters);
             elapsed
-        })
+        });
     });
     warm.finish();
 }

@@ -48,7 +48,7 @@ pub struct FetchOptions {
 impl Default for FetchOptions {
     fn default() -> Self {
         Self {
-            header_timeout: Duration::from_millis(5000),
+            header_timeout: Duration::from_secs(5),
             body_timeout: Duration::from_secs(30),
             max_body_bytes: 1024 * 1024,
             retries: 2,

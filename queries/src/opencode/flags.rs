@@ -25,7 +25,9 @@ pub struct Flags {
 /// Which variable turned a flag on, and its value: what `explain` quotes.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct FlagSource {
+    /// The environment variable.
     pub name: &'static str,
+    /// Its value, as set.
     pub value: String,
 }
 
@@ -36,10 +38,13 @@ pub struct FlagSource {
     "{name}={value:?} is not a boolean opencode accepts (one of true, yes, on, 1, y, false, no, off, 0, n; case-sensitive)"
 )]
 pub struct FlagError {
+    /// The environment variable.
     pub name: &'static str,
+    /// Its value, as set.
     pub value: String,
 }
 
+/// P6: the `OPENCODE_*` flags in force for `host`, or the first one opencode would refuse.
 #[salsa::tracked(returns(ref))]
 pub fn flags(db: &dyn Db, host: Host) -> Result<Flags, FlagError> {
     let var = |name: &str| env_var(db, host, name.to_owned());

@@ -45,13 +45,16 @@ pub fn parse(text: &str) -> Result<serde_json::Value, JsoncError> {
 /// A parsed value whose every node carries `T`, built from the node's byte range.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Tree<T> {
+    /// A string, number, boolean or null.
     Scalar(serde_json::Value, T),
+    /// An array, its items in order.
     Array(Vec<Tree<T>>, T),
     /// Duplicate keys: the last value wins, at the first key's position (JS assignment).
     Object(indexmap::IndexMap<String, Tree<T>>, T),
 }
 
 impl<T> Tree<T> {
+    /// The plain JSON value, annotations dropped.
     pub fn to_value(&self) -> serde_json::Value {
         match self {
             Tree::Scalar(value, _) => value.clone(),
@@ -151,24 +154,24 @@ fn error_at(text: &str, offset: usize, code: &'static str, message: String) -> J
 
 /// Maps the Rust parser's error kinds onto the JS parser's code names (J2).
 fn code_name(kind: &ParseErrorKind) -> &'static str {
-    use ParseErrorKind::*;
+    use ParseErrorKind as K;
     match kind {
-        ExpectedColonAfterObjectKey => "ColonExpected",
-        ExpectedComma => "CommaExpected",
-        ExpectedStringObjectProperty => "PropertyNameExpected",
-        ExpectedObjectValue => "ValueExpected",
-        UnterminatedObject | UnexpectedCloseBracket => "CloseBraceExpected",
-        UnterminatedArray | UnexpectedCloseBrace => "CloseBracketExpected",
-        MultipleRootJsonValues => "EndOfFileExpected",
-        UnterminatedCommentBlock => "UnexpectedEndOfComment",
-        ExpectedDigit
-        | ExpectedDigitFollowingNegativeSign
-        | ExpectedPlusMinusOrDigitInNumberLiteral
-        | BareDecimalPointNumbersNotAllowed
-        | HexadecimalNumbersNotAllowed
-        | UnaryPlusNumbersNotAllowed
-        | NonFiniteNumbersNotAllowed => "InvalidNumberFormat",
-        String(_) => "UnexpectedEndOfString",
+        K::ExpectedColonAfterObjectKey => "ColonExpected",
+        K::ExpectedComma => "CommaExpected",
+        K::ExpectedStringObjectProperty => "PropertyNameExpected",
+        K::ExpectedObjectValue => "ValueExpected",
+        K::UnterminatedObject | K::UnexpectedCloseBracket => "CloseBraceExpected",
+        K::UnterminatedArray | K::UnexpectedCloseBrace => "CloseBracketExpected",
+        K::MultipleRootJsonValues => "EndOfFileExpected",
+        K::UnterminatedCommentBlock => "UnexpectedEndOfComment",
+        K::ExpectedDigit
+        | K::ExpectedDigitFollowingNegativeSign
+        | K::ExpectedPlusMinusOrDigitInNumberLiteral
+        | K::BareDecimalPointNumbersNotAllowed
+        | K::HexadecimalNumbersNotAllowed
+        | K::UnaryPlusNumbersNotAllowed
+        | K::NonFiniteNumbersNotAllowed => "InvalidNumberFormat",
+        K::String(_) => "UnexpectedEndOfString",
         _ => "InvalidSymbol",
     }
 }

@@ -189,8 +189,8 @@ struct Linter<'a> {
     findings: Vec<Finding>,
 }
 
-fn file_location(path: &Path, line: Option<usize>) -> Option<Location> {
-    Some(Location { uri: path::display(path), line, column: None })
+fn file_location(path: &Path, line: Option<usize>) -> Location {
+    Location { uri: path::display(path), line, column: None }
 }
 
 impl Linter<'_> {
@@ -269,7 +269,7 @@ impl Linter<'_> {
                     "{} sits beside an AGENTS.md with different content; opencode reads only AGENTS.md, Claude Code only CLAUDE.md",
                     path::display(claude)
                 ),
-                file_location(claude, Some(1)),
+                Some(file_location(claude, Some(1))),
                 "keep one file: merge them, and make CLAUDE.md a symlink to AGENTS.md".to_owned(),
             );
         }
@@ -296,7 +296,7 @@ impl Linter<'_> {
                     "{} is never loaded: {winner} won the rule name lookup ({first})",
                     path::display(&path)
                 ),
-                file_location(&path, Some(1)),
+                Some(file_location(&path, Some(1))),
                 reason.hint().unwrap_or_default(),
             );
         }
@@ -339,7 +339,7 @@ impl Linter<'_> {
                             path::display(&explanation.worktree)
                         ),
                         "move the file into the repository, or the entry into your global config".to_owned(),
-                    ))
+                    ));
                 }
                 Some(Via::Global { .. }) => {}
                 Some(Via::Instruction { config, .. }) if !self.is_project_config(config) => {}
@@ -357,7 +357,7 @@ impl Linter<'_> {
             }
         }
         for (path, message, hint) in found {
-            self.push(Code::OutsideRepository, message, file_location(&path, None), hint);
+            self.push(Code::OutsideRepository, message, Some(file_location(&path, None)), hint);
         }
     }
 
@@ -381,7 +381,7 @@ impl Linter<'_> {
         let location = |index: usize| {
             let entry = &config.instructions[index];
             let line = entry_line(entry);
-            entry.source.path().and_then(|path| file_location(path, line))
+            entry.source.path().map(|path| file_location(path, line))
         };
         let mut found = Vec::new();
         for remote in &paths.remote {
@@ -472,7 +472,7 @@ impl Linter<'_> {
                         loaded.size.tokens,
                         budget.rule
                     ),
-                    file_location(path, None),
+                    Some(file_location(path, None)),
                     "split it, and move what is needed only in part of the tree into nested rule files"
                         .to_owned(),
                 ));
@@ -486,7 +486,7 @@ impl Linter<'_> {
                             path::display(path),
                             path::display(first)
                         ),
-                        file_location(path, None),
+                        Some(file_location(path, None)),
                         "remove one of them (a symlinked directory or a second glob can reach the same file)"
                             .to_owned(),
                     )),
@@ -559,7 +559,7 @@ impl Linter<'_> {
             self.push(
                 Code::NearbyOnlyConstraint,
                 message,
-                file_location(&path, Some(line)),
+                Some(file_location(&path, Some(line))),
                 "move constraints that must always hold into the root AGENTS.md, or list this file in `instructions`".to_owned(),
             );
         }

@@ -23,14 +23,18 @@ pub enum Skip {
     Empty,
 }
 
+/// A rule file found above a file the agent read (N2), attached or skipped.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct NearbyRule {
+    /// The rule file.
     pub path: PathBuf,
     /// `Instructions from: <path>\n<content>`, or `None` when skipped.
     pub block: Option<String>,
+    /// Why it was not attached, when it was not.
     pub skipped: Option<Skip>,
 }
 
+/// The rules the read tool attaches to one file read (N1–N5).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Nearby {
     /// What the read tool makes of the file.
@@ -121,7 +125,8 @@ pub fn classify(path: &Path, bytes: &[u8]) -> ReadKind {
         return ReadKind::Binary;
     }
     let control = sample.iter().filter(|&&b| b < 9 || (b > 13 && b < 32)).count();
-    if control as f64 / sample.len() as f64 > 0.3 { ReadKind::Binary } else { ReadKind::Text }
+    // More than 30% control bytes, compared in integers: the same verdict as the float ratio.
+    if control * 10 > sample.len() * 3 { ReadKind::Binary } else { ReadKind::Text }
 }
 
 fn sniff(sample: &[u8]) -> Option<&'static str> {
@@ -176,16 +181,15 @@ pub fn nearby_rules(db: &dyn Db, ws: Workspace, target: PathBuf) -> Result<Nearb
             } else {
                 None
             };
-            let rule = match skipped {
-                Some(_) => NearbyRule { path: found, block: None, skipped },
-                None => {
-                    let text = rule_text(db, &found);
-                    if text.text().is_empty() {
-                        NearbyRule { path: found, block: None, skipped: Some(Skip::Empty) }
-                    } else {
-                        let block = render_block(&path::display(&found), text.text());
-                        NearbyRule { path: found, block: Some(block), skipped: None }
-                    }
+            let rule = if skipped.is_some() {
+                NearbyRule { path: found, block: None, skipped }
+            } else {
+                let text = rule_text(db, &found);
+                if text.text().is_empty() {
+                    NearbyRule { path: found, block: None, skipped: Some(Skip::Empty) }
+                } else {
+                    let block = render_block(&path::display(&found), text.text());
+                    NearbyRule { path: found, block: Some(block), skipped: None }
                 }
             };
             rules.push(rule);

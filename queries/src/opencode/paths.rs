@@ -24,6 +24,7 @@ pub struct GlobalPaths {
     pub managed: PathBuf,
 }
 
+/// P1–P3: opencode's global directories for this workspace's host, after flags and `$XDG_*`.
 #[salsa::tracked(returns(ref))]
 pub fn global_paths(db: &dyn Db, ws: Workspace) -> Result<GlobalPaths, FlagError> {
     let host = ws.host(db);

@@ -8,9 +8,25 @@ use crate::path;
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum SubstitutionError {
     /// V2: the referenced file does not exist.
-    Missing { token: String, resolved: PathBuf, offset: usize },
+    Missing {
+        /// The `{file:…}` token as written.
+        token: String,
+        /// The path it names, resolved.
+        resolved: PathBuf,
+        /// Where the token starts in the text as written.
+        offset: usize,
+    },
     /// V2: any other read error.
-    Unreadable { token: String, resolved: PathBuf, reason: String, offset: usize },
+    Unreadable {
+        /// The `{file:…}` token as written.
+        token: String,
+        /// The path it names, resolved.
+        resolved: PathBuf,
+        /// The read error, in words.
+        reason: String,
+        /// Where the token starts in the text as written.
+        offset: usize,
+    },
 }
 
 impl SubstitutionError {
@@ -36,7 +52,7 @@ pub fn written_offset(offset: usize, substitutions: &[Substitution]) -> usize {
             return sub.input.start;
         }
         if sub.output.end <= offset {
-            shift += sub.input.len() as isize - sub.output.len() as isize;
+            shift += sub.input.len().cast_signed() - sub.output.len().cast_signed();
         }
     }
     offset.saturating_add_signed(shift)
@@ -45,6 +61,7 @@ pub fn written_offset(offset: usize, substitutions: &[Substitution]) -> usize {
 /// A value that came in through substitution, for provenance and secret hiding.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Substitution {
+    /// The `{env:…}` or `{file:…}` token as written.
     pub token: String,
     /// Byte range of the inserted text in the substituted output.
     pub output: std::ops::Range<usize>,
@@ -52,6 +69,8 @@ pub struct Substitution {
     pub input: std::ops::Range<usize>,
 }
 
+/// What substitution reads from outside the text: variables, files and the directories
+/// relative paths start from.
 pub struct Context<'a> {
     /// Looks a variable up (the well-known overlay first, then the process environment).
     pub env: &'a dyn Fn(&str) -> Option<String>,
@@ -121,7 +140,7 @@ pub fn substitute(text: &str, cx: &Context<'_>) -> Result<(String, Vec<Substitut
         let shift: isize = file_subs
             .iter()
             .filter(|f| f.input.end <= env.output.start)
-            .map(|f| f.output.len() as isize - f.input.len() as isize)
+            .map(|f| f.output.len().cast_signed() - f.input.len().cast_signed())
             .sum();
         let at = |i: usize| i.saturating_add_signed(shift);
         substitutions.push(Substitution {

@@ -6,6 +6,8 @@ use crate::db::{Db, Workspace};
 use crate::files::{File, file_text};
 use crate::system::FileKind;
 
+/// The repository a working directory belongs to, found as opencode finds it (a `.git` entry
+/// above the directory).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Worktree {
     /// The git toplevel, or `/` outside git (literally, as opencode does).
@@ -15,6 +17,7 @@ pub struct Worktree {
 }
 
 impl Worktree {
+    /// Whether a `.git` entry was found, as opposed to the `/` fallback.
     pub fn is_git(&self) -> bool {
         self.git_entry.is_some()
     }
@@ -70,7 +73,13 @@ mod tests {
 
     fn worktree_of(fs: MemorySystem, cwd: &str) -> Worktree {
         let db = TestDb::new(fs);
-        let host = Host::new(&db, Default::default(), "/home".into(), "linux".into(), String::new());
+        let host = Host::new(
+            &db,
+            std::collections::BTreeMap::default(),
+            "/home".into(),
+            "linux".into(),
+            String::new(),
+        );
         let ws = Workspace::new(&db, host, cwd.into());
         worktree(&db, ws).clone()
     }

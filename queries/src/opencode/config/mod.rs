@@ -631,10 +631,10 @@ pub fn merged_config(db: &dyn Db, ws: Workspace) -> Result<MergedConfig, ConfigE
 fn add_directory_defaults(tree: &mut Node) {
     let origin = derived("C3.5: opencode's defaults before reading config directories");
     for (key, empty) in [
-        ("agent", Value::Object(Default::default())),
-        ("mode", Value::Object(Default::default())),
+        ("agent", Value::Object(serde_json::Map::default())),
+        ("mode", Value::Object(serde_json::Map::default())),
         ("plugin", Value::Array(Vec::new())),
-        ("command", Value::Object(Default::default())),
+        ("command", Value::Object(serde_json::Map::default())),
     ] {
         if tree.get(key).is_none() {
             tree.insert(key, Node::from_value(empty, &origin));

@@ -162,7 +162,7 @@ fn check(
     let mut expected = |what: &str| {
         // Without a printable counterpart (never expected), the value is not quoted.
         let got = shown.0.map_or_else(|| "a value".to_owned(), show);
-        issues.push(SchemaIssue { message: format!("Expected {what}, got {got}"), path: path.clone() })
+        issues.push(SchemaIssue { message: format!("Expected {what}, got {got}"), path: path.clone() });
     };
     match shape {
         Shape::String if !value.is_string() => expected(&format!("string{undefined}")),

@@ -75,9 +75,8 @@ pub fn remote_config(db: &dyn Db, ws: Workspace, index: usize) -> Result<RemoteC
     };
     let endpoint = entry.endpoint();
     let first = ConfigRequest { url: endpoint.clone(), headers: Vec::new() };
-    let body = match fetched(db, &first, &entry.url)? {
-        Some(body) => body,
-        None => return Ok(RemoteConfig::Needs(first)),
+    let Some(body) = fetched(db, &first, &entry.url)? else {
+        return Ok(RemoteConfig::Needs(first));
     };
     let decoded: Value = serde_json::from_str(&body).map_err(|err| ConfigError::Remote {
         url: endpoint.clone(),

@@ -114,18 +114,15 @@ impl<'a> Explainer<'a> {
         let candidate = &self.paths.candidates[index];
         let via = self.via(index);
         let mut reasons = Vec::new();
-        let loaded = match candidate.duplicate_of {
-            Some(first) => {
-                reasons.push(Reason::Duplicate { first: self.via(first) });
-                None
+        let loaded = if let Some(first) = candidate.duplicate_of {
+            reasons.push(Reason::Duplicate { first: self.via(first) });
+            None
+        } else {
+            let loaded = loaded_at(index);
+            if loaded.is_none() {
+                reasons.push(self.content_reason(&candidate.path));
             }
-            None => {
-                let loaded = loaded_at(index);
-                if loaded.is_none() {
-                    reasons.push(self.content_reason(&candidate.path));
-                }
-                loaded
-            }
+            loaded
         };
         let load_with = None;
         Item {

@@ -2,6 +2,8 @@
 //! the usable window, overflow, the tail kept verbatim, the head rendered for the
 //! summarizer, the previous summary it anchors to, and what pruning marks.
 
+use std::fmt::Write as _;
+
 use serde::Serialize;
 
 use super::convert::{JsonLen, TargetModel, model_json_len};
@@ -239,7 +241,7 @@ fn select_tail(db: &dyn Db, messages: &[Message], params: &PlanParams) -> (Vec<T
         .map(|(k, &s)| (s, starts.get(k + 1).copied().unwrap_or(messages.len())))
         .collect();
     let candidates = match params.compaction.tail_turns {
-        Some(n) => &turns[turns.len().saturating_sub(n as usize)..],
+        Some(n) => &turns[turns.len().saturating_sub(usize::try_from(n).unwrap_or(usize::MAX))..],
         None => &turns[..],
     };
     let mut sizes = Vec::new();
@@ -278,7 +280,7 @@ pub fn summary_entry(db: &dyn Db, message: Message) -> String {
         let text = parts
             .iter()
             .filter(|p| p.kind() == PartKind::Text && p.ignored != Some(true))
-            .map(|p| p.text())
+            .map(super::export::Part::text)
             .filter(|t| !t.is_empty())
             .collect::<Vec<_>>()
             .join("\n");
@@ -300,11 +302,14 @@ pub fn summary_entry(db: &dyn Db, message: Message) -> String {
         match part.kind() {
             PartKind::Text if !part.text().is_empty() => lines.push(format!("[Assistant]: {}", part.text())),
             PartKind::Reasoning if !part.text().is_empty() => {
-                lines.push(format!("[Assistant reasoning]: {}", part.text()))
+                lines.push(format!("[Assistant reasoning]: {}", part.text()));
             }
             PartKind::Tool => {
                 let Some(state) = &part.state else { continue };
-                let input = state.input.as_ref().map_or_else(|| "undefined".to_owned(), |v| v.to_string());
+                let input = state
+                    .input
+                    .as_ref()
+                    .map_or_else(|| "undefined".to_owned(), std::string::ToString::to_string);
                 lines.push(format!("[Assistant tool call]: {}({input})", part.tool.as_deref().unwrap_or("")));
                 match state.status {
                     super::export::ToolStatus::Completed => {
@@ -313,18 +318,19 @@ pub fn summary_entry(db: &dyn Db, message: Message) -> String {
                         } else {
                             let mut text = state.output().to_owned();
                             for a in state.attachments.iter().flatten() {
-                                text.push_str(&format!(
+                                let _ = write!(
+                                    text,
                                     "\n[Attached {}: {}]",
                                     a.mime,
                                     a.filename.as_deref().unwrap_or("file")
-                                ));
+                                );
                             }
                             truncate_output(&text)
                         };
                         lines.push(format!("[Tool result]: {result}"));
                     }
                     super::export::ToolStatus::Error => {
-                        lines.push(format!("[Tool error]: {}", state.error.as_deref().unwrap_or("")))
+                        lines.push(format!("[Tool error]: {}", state.error.as_deref().unwrap_or("")));
                     }
                     _ => {}
                 }

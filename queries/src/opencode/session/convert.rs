@@ -75,6 +75,7 @@ pub struct JsonLen {
 }
 
 impl JsonLen {
+    #[must_use]
     pub fn plus(self, other: JsonLen) -> JsonLen {
         JsonLen { units: self.units + other.units, count: self.count + other.count }
     }
@@ -163,12 +164,10 @@ fn assistant(
             }
             PartKind::StepStart => ui.push(UiPart::StepStart),
             PartKind::Reasoning => {
-                if !same_model {
-                    if !part.text().trim().is_empty() {
-                        ui.push(UiPart::Text(part.text().to_owned(), None));
-                    }
-                } else {
+                if same_model {
                     ui.push(UiPart::Reasoning(part.text().to_owned(), part.metadata.clone()));
+                } else if !part.text().trim().is_empty() {
+                    ui.push(UiPart::Text(part.text().to_owned(), None));
                 }
             }
             PartKind::Tool => {
@@ -239,10 +238,10 @@ fn assistant(
         for part in block {
             match part {
                 UiPart::Text(text, options) => {
-                    content.push(with_options(json!({"type": "text", "text": text}), options))
+                    content.push(with_options(json!({"type": "text", "text": text}), options.as_ref()));
                 }
                 UiPart::Reasoning(text, options) => {
-                    content.push(with_options(json!({"type": "reasoning", "text": text}), options))
+                    content.push(with_options(json!({"type": "reasoning", "text": text}), options.as_ref()));
                 }
                 UiPart::Tool(call) => {
                     let mut item = Map::new();
@@ -255,10 +254,10 @@ fn assistant(
                     if call.provider_executed {
                         item.insert("providerExecuted".into(), true.into());
                     }
-                    content.push(with_options(Value::Object(item), &call.provider_options));
+                    content.push(with_options(Value::Object(item), call.provider_options.as_ref()));
                     let result = with_options(
                         json!({"type": "tool-result", "toolCallId": call.id, "toolName": call.name, "output": model_output(&call.result)}),
-                        &call.provider_options,
+                        call.provider_options.as_ref(),
                     );
                     if call.provider_executed {
                         content.push(result);
@@ -282,7 +281,7 @@ fn assistant(
     out
 }
 
-fn with_options(mut part: Value, options: &Option<Value>) -> Value {
+fn with_options(mut part: Value, options: Option<&Value>) -> Value {
     if let (Some(options), Some(object)) = (options, part.as_object_mut()) {
         object.insert("providerOptions".into(), options.clone());
     }

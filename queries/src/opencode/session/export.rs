@@ -318,7 +318,7 @@ fn parse<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, ExportError>
     Ok(value)
 }
 
-/// serde_json reports the 1-based line and the column of the last byte it consumed (1-based,
+/// `serde_json` reports the 1-based line and the column of the last byte it consumed (1-based,
 /// so it equals the 0-based index of the byte after it): the offset is just past the
 /// offending token.
 fn byte_offset(bytes: &[u8], line: usize, column: usize) -> usize {
@@ -327,7 +327,7 @@ fn byte_offset(bytes: &[u8], line: usize, column: usize) -> usize {
     (line_start + column).min(bytes.len())
 }
 
-/// serde_json appends ` at line L column C`; the error carries those as fields.
+/// `serde_json` appends ` at line L column C`; the error carries those as fields.
 fn strip_position(message: &str) -> String {
     match message.rfind(" at line ") {
         Some(at) => message[..at].to_owned(),

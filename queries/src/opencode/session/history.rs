@@ -92,7 +92,7 @@ pub fn next_call_messages(db: &dyn Db, session: Session, target: TargetModel) ->
 
 /// One `ModelMessage` → chat-completions messages (a tool message becomes one per result).
 pub fn openai_compatible(message: &Value) -> Vec<Value> {
-    let content = message.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+    let content = message.get("content").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
     let kind = |part: &Value| part.get("type").and_then(Value::as_str).unwrap_or("").to_owned();
     let text = |part: &Value| part.get("text").and_then(Value::as_str).unwrap_or("").to_owned();
     match message.get("role").and_then(Value::as_str) {
@@ -114,7 +114,7 @@ pub fn openai_compatible(message: &Value) -> Vec<Value> {
                     "text" => body.push_str(&text(part)),
                     "reasoning" => reasoning.push_str(&text(part)),
                     "tool-call" => {
-                        let input = part.get("input").map(|v| v.to_string()).unwrap_or_else(|| "undefined".into());
+                        let input = part.get("input").map_or_else(|| "undefined".into(), std::string::ToString::to_string);
                         calls.push(json!({
                             "id": part.get("toolCallId").cloned().unwrap_or(Value::Null),
                             "type": "function",

@@ -115,12 +115,11 @@ pub fn nearby_in_session(
             group.push((part.id.clone(), path::resolve(ws.cwd(db), Path::new(file))));
         }
     }
-    let asked = match asked {
-        Some(at) => at,
-        None => {
-            group.push((String::new(), path::resolve(ws.cwd(db), target)));
-            group.len() - 1
-        }
+    let asked = if let Some(at) = asked {
+        at
+    } else {
+        group.push((String::new(), path::resolve(ws.cwd(db), target)));
+        group.len() - 1
     };
     let walks: Vec<&Nearby> = group
         .iter()
