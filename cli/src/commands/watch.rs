@@ -31,7 +31,7 @@ pub fn run(args: WatchArgs) -> Result<ExitCode, CliError> {
         match (turn, args.format) {
             (Ok(turn), Format::Text) => write_stdout(line(&turn).as_bytes())?,
             (Ok(turn), Format::Json) => {
-                write_stdout(json_line(&serde_json::json!(Rebuild::of(&turn))).as_bytes())?
+                write_stdout(json_line(&serde_json::json!(Rebuild::of(&turn))).as_bytes())?;
             }
             // A broken config while editing is expected: say so and keep watching.
             (Err(err), Format::Text) => eprintln_styled(&render(&CliError::Engine(err))),

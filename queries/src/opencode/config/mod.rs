@@ -542,7 +542,10 @@ impl MergedConfig {
         let string = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
         MemorySettings {
             enabled: own.pointer("/memory/enabled").and_then(Value::as_bool).unwrap_or(false),
-            max_chars: own.pointer("/memory/maxTotalChars").and_then(Value::as_u64).map(|n| n as usize),
+            max_chars: own
+                .pointer("/memory/maxTotalChars")
+                .and_then(Value::as_u64)
+                .and_then(|n| usize::try_from(n).ok()),
             memory_model: string(own.get("memory_model")),
             small_model: string(self.value().get("small_model")),
         }
