@@ -4,6 +4,7 @@
 //! The line shown is a bounded window around the column, so a 10 MB minified config or a
 //! 100k-deep nesting prints a few hundred bytes, never the whole line.
 
+use ctxgraph_queries::lines::floor_char_boundary;
 use std::ops::Range;
 
 use annotate_snippets::{AnnotationKind, Group, Level, Origin, Renderer, Snippet};
@@ -74,8 +75,8 @@ pub fn column_offset(text: &str, column: usize, unit: Column) -> usize {
 /// end, for a short range), with [`CUT`] where the line goes on; the range moved into the
 /// window.
 pub fn window(text: &str, range: Range<usize>) -> (String, Range<usize>) {
-    let start = floor_boundary(text, range.start.min(text.len()));
-    let end = floor_boundary(text, range.end.clamp(start, text.len()));
+    let start = floor_char_boundary(text, range.start.min(text.len()));
+    let end = floor_char_boundary(text, range.end.clamp(start, text.len()));
     let from = text[..start].char_indices().rev().nth(CONTEXT_CHARS - 1).map_or(0, |(i, _)| i);
     let end = text[start..end].char_indices().nth(CONTEXT_CHARS).map_or(end, |(i, _)| start + i);
     let to = text[end..].char_indices().nth(CONTEXT_CHARS).map_or(text.len(), |(i, _)| end + i);
@@ -89,13 +90,6 @@ pub fn window(text: &str, range: Range<usize>) -> (String, Range<usize>) {
         window.push_str(CUT);
     }
     (window, start - from + shift..end - from + shift)
-}
-
-fn floor_boundary(text: &str, mut offset: usize) -> usize {
-    while !text.is_char_boundary(offset) {
-        offset -= 1;
-    }
-    offset
 }
 
 #[cfg(test)]

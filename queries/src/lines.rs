@@ -68,7 +68,8 @@ impl<'a> Lines<'a> {
     }
 }
 
-fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
+/// The largest character boundary of `text` at or before `offset` (`offset` ≤ `text.len()`).
+pub fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
     while !text.is_char_boundary(offset) {
         offset -= 1;
     }
