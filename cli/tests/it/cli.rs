@@ -82,6 +82,29 @@ impl std::fmt::Display for Run {
     }
 }
 
+/// A panic is a bug: exit 3 (not Rust's 101), the panic's own message, then a request for
+/// a report, whatever the command and format, and nothing on stdout. The panic comes from
+/// `CTXGRAPH_TEST_PANIC`, a hook only debug builds have (cli/src/panic.rs), so this test
+/// exists only where the binary under test is one.
+#[cfg(debug_assertions)]
+#[test]
+fn a_panic_exits_3_and_asks_for_a_report() {
+    for args in [&["build"][..], &["lint", "--format", "json"], &["config", "--format", "json"]] {
+        let run = Sandbox::new().env("CTXGRAPH_TEST_PANIC", "on purpose").run(args);
+        assert_eq!(run.code, 3, "{args:?}: {run}");
+        assert!(run.stderr.contains("CTXGRAPH_TEST_PANIC is set (on purpose)"), "{args:?}: {run}");
+        let report = "this is a bug in ctxgraph";
+        assert!(run.stderr.contains(report), "{args:?}: {run}");
+        assert!(run.stderr.trim_end().ends_with("/issues"), "{args:?}: {run}");
+        assert!(run.stdout.is_empty(), "{args:?}: {run}");
+    }
+    // Without the variable the same run succeeds: the hook is the only panic.
+    let sandbox = Sandbox::new();
+    sandbox.write("repo/AGENTS.md", "rule\n");
+    let run = sandbox.run(&["build"]);
+    assert_eq!(run.code, 0, "{run}");
+}
+
 const BROKEN: &str = "{\n  \"instructions\": [\"a.md\"]\n  \"model\": \"x/y\"\n}\n";
 
 /// Broken JSONC in each config layer: exit 2, the file, line and column, the line
