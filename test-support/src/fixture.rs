@@ -28,7 +28,7 @@ use ctxgraph_engine::{Engine, HostEnv};
 use ctxgraph_queries::Workspace;
 use ctxgraph_queries::system::MemorySystem;
 
-use crate::tree::{MemoryWriter, TreeWriter};
+use crate::tree::{MemoryWriter, TreeWriter, git_worktree};
 
 /// The date every fixture's host reports.
 pub const DATE: &str = "Sun Nov 29 2026";
@@ -133,11 +133,8 @@ impl Fixture {
         for dir in ["/home", "/managed", &*self.cwd.to_string_lossy()] {
             out.dir(&at(Path::new(dir)));
         }
-        // What git (and so opencode, P5) requires of a repository: HEAD, objects/ and refs/.
         for repo in &self.git {
-            out.file(&at(&repo.join(".git/HEAD")), b"ref: refs/heads/main\n".to_vec());
-            out.dir(&at(&repo.join(".git/objects")));
-            out.dir(&at(&repo.join(".git/refs")));
+            git_worktree(&at(repo), out);
         }
         for entry in &self.entries {
             match entry {

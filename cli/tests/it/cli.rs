@@ -4,9 +4,10 @@
 //! so nothing from the machine running the tests leaks in.
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use ctxgraph_test_support::http::Server;
+
+use crate::support::{ctxgraph, git_repo};
 
 struct Sandbox {
     dir: tempfile::TempDir,
@@ -27,9 +28,7 @@ impl Sandbox {
     fn new() -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
         let sandbox = Self { dir, env: Vec::new() };
-        sandbox.write("repo/.git/HEAD", "ref: refs/heads/main\n");
-        sandbox.write("repo/.git/objects/.keep", "");
-        sandbox.write("repo/.git/refs/.keep", "");
+        git_repo(&sandbox.path("repo"));
         std::fs::create_dir_all(sandbox.path("home")).expect("home");
         std::fs::create_dir_all(sandbox.path("config/opencode")).expect("config");
         sandbox
@@ -56,13 +55,9 @@ impl Sandbox {
 
     fn run(&self, args: &[&str]) -> Run {
         let root = self.root();
-        let output = Command::new(env!("CARGO_BIN_EXE_ctxgraph"))
+        let output = ctxgraph(&root)
             .args(args)
             .current_dir(root.join("repo"))
-            .env_clear()
-            .env("HOME", root.join("home"))
-            .env("XDG_CONFIG_HOME", root.join("config"))
-            .env("OPENCODE_TEST_MANAGED_CONFIG_DIR", root.join("managed"))
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .output()
             .expect("run ctxgraph");
@@ -342,12 +337,8 @@ fn serve_includes_remote_instructions() {
     let sandbox = Sandbox::new();
     sandbox.write("repo/opencode.json", serde_json::json!({ "instructions": [url] }).to_string());
     let root = sandbox.root();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxgraph"))
+    let mut child = ctxgraph(&root)
         .args(["serve", "--stdio", "--no-watch"])
-        .env_clear()
-        .env("HOME", root.join("home"))
-        .env("XDG_CONFIG_HOME", root.join("config"))
-        .env("OPENCODE_TEST_MANAGED_CONFIG_DIR", root.join("managed"))
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
