@@ -3,7 +3,7 @@
 //! Everything a coding agent loads into its context, computed as salsa queries over
 //! inputs, so that between turns only what changed recomputes. This crate does no I/O of
 //! its own: file access goes through [`System`](system::System), the environment is the
-//! [`Host`](db::Host) input, and remote documents are set as inputs by the engine.
+//! [`Host`] input, and remote documents are set as inputs by the engine.
 
 #![warn(missing_docs)]
 
@@ -11,7 +11,6 @@
 // (constructors, builders) that carry no docs and cannot be given any.
 #[allow(missing_docs)]
 pub mod db;
-#[allow(missing_docs)] // TODO(#15): document this module's public items.
 pub mod files;
 pub mod lines;
 // TODO(#12, #15): workspace memory landed after the pedantic/missing_docs pass; bring it
@@ -20,7 +19,6 @@ pub mod lines;
 pub mod memory;
 pub mod opencode;
 pub mod path;
-#[allow(missing_docs)] // TODO(#15): document this module's public items.
 pub mod remote;
 pub mod secrets;
 pub mod system;

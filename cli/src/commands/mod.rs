@@ -31,6 +31,7 @@ mod snapshot;
 mod watch;
 
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
+    crate::panic::panic_if_testing();
     match cli.command {
         Command::Build(args) => build::run(args),
         Command::Nearby(args) => nearby::run(args),

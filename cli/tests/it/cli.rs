@@ -4,9 +4,10 @@
 //! so nothing from the machine running the tests leaks in.
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use ctxgraph_test_support::http::Server;
+
+use crate::support::{ctxgraph, git_repo};
 
 struct Sandbox {
     dir: tempfile::TempDir,
@@ -27,9 +28,7 @@ impl Sandbox {
     fn new() -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
         let sandbox = Self { dir, env: Vec::new() };
-        sandbox.write("repo/.git/HEAD", "ref: refs/heads/main\n");
-        sandbox.write("repo/.git/objects/.keep", "");
-        sandbox.write("repo/.git/refs/.keep", "");
+        git_repo(&sandbox.path("repo"));
         std::fs::create_dir_all(sandbox.path("home")).expect("home");
         std::fs::create_dir_all(sandbox.path("config/opencode")).expect("config");
         sandbox
@@ -56,13 +55,9 @@ impl Sandbox {
 
     fn run(&self, args: &[&str]) -> Run {
         let root = self.root();
-        let output = Command::new(env!("CARGO_BIN_EXE_ctxgraph"))
+        let output = ctxgraph(&root)
             .args(args)
             .current_dir(root.join("repo"))
-            .env_clear()
-            .env("HOME", root.join("home"))
-            .env("XDG_CONFIG_HOME", root.join("config"))
-            .env("OPENCODE_TEST_MANAGED_CONFIG_DIR", root.join("managed"))
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .output()
             .expect("run ctxgraph");
@@ -80,6 +75,29 @@ impl std::fmt::Display for Run {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "exit: {}\n--- stdout\n{}\n--- stderr\n{}", self.code, self.stdout, self.stderr)
     }
+}
+
+/// A panic is a bug: exit 3 (not Rust's 101), the panic's own message, then a request for
+/// a report, whatever the command and format, and nothing on stdout. The panic comes from
+/// `CTXGRAPH_TEST_PANIC`, a hook only debug builds have (cli/src/panic.rs), so this test
+/// exists only where the binary under test is one.
+#[cfg(debug_assertions)]
+#[test]
+fn a_panic_exits_3_and_asks_for_a_report() {
+    for args in [&["build"][..], &["lint", "--format", "json"], &["config", "--format", "json"]] {
+        let run = Sandbox::new().env("CTXGRAPH_TEST_PANIC", "on purpose").run(args);
+        assert_eq!(run.code, 3, "{args:?}: {run}");
+        assert!(run.stderr.contains("CTXGRAPH_TEST_PANIC is set (on purpose)"), "{args:?}: {run}");
+        let report = "this is a bug in ctxgraph";
+        assert!(run.stderr.contains(report), "{args:?}: {run}");
+        assert!(run.stderr.trim_end().ends_with("/issues"), "{args:?}: {run}");
+        assert!(run.stdout.is_empty(), "{args:?}: {run}");
+    }
+    // Without the variable the same run succeeds: the hook is the only panic.
+    let sandbox = Sandbox::new();
+    sandbox.write("repo/AGENTS.md", "rule\n");
+    let run = sandbox.run(&["build"]);
+    assert_eq!(run.code, 0, "{run}");
 }
 
 const BROKEN: &str = "{\n  \"instructions\": [\"a.md\"]\n  \"model\": \"x/y\"\n}\n";
@@ -319,12 +337,8 @@ fn serve_includes_remote_instructions() {
     let sandbox = Sandbox::new();
     sandbox.write("repo/opencode.json", serde_json::json!({ "instructions": [url] }).to_string());
     let root = sandbox.root();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxgraph"))
+    let mut child = ctxgraph(&root)
         .args(["serve", "--stdio", "--no-watch"])
-        .env_clear()
-        .env("HOME", root.join("home"))
-        .env("XDG_CONFIG_HOME", root.join("config"))
-        .env("OPENCODE_TEST_MANAGED_CONFIG_DIR", root.join("managed"))
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()

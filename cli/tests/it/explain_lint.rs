@@ -6,11 +6,12 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
-use std::process::Command;
 
 use ctxgraph_test_support::sandbox::{fresh_dir, with_sandbox};
 use ctxgraph_test_support::tree::{DiskWriter, copy_tree_without_keep};
 use serde::Deserialize;
+
+use crate::support::ctxgraph;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -74,13 +75,9 @@ fn run_case(dir: &Path) -> String {
         let mut args: Vec<String> = case.args.iter().map(|a| a.replace("{ROOT}", &root_text)).collect();
         args.extend(["--cwd".to_owned(), root.join(&case.cwd).to_string_lossy().into_owned()]);
         args.extend(["--format".to_owned(), format.clone()]);
-        let output = Command::new(env!("CARGO_BIN_EXE_ctxgraph"))
+        let output = ctxgraph(&root)
             .args(&args)
             .current_dir(Some(root.join(&case.cwd)).filter(|d| d.is_dir()).unwrap_or_else(|| root.clone()))
-            .env_clear()
-            .env("HOME", root.join("home"))
-            .env("XDG_CONFIG_HOME", root.join("config"))
-            .env("OPENCODE_TEST_MANAGED_CONFIG_DIR", root.join("managed"))
             // Remote URLs in fixtures must never reach the network: cache only.
             .env("CTXGRAPH_OFFLINE", "1")
             .envs(&case.env)

@@ -13,3 +13,4 @@ mod memory;
 mod secrets;
 mod serve;
 mod session;
+mod support;

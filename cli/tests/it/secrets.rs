@@ -10,9 +10,11 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use proptest::prelude::*;
+
+use crate::support::{ctxgraph, git_repo};
 
 /// The secrets of one case, each from a different channel.
 struct Secrets {
@@ -90,12 +92,9 @@ struct Output {
 }
 
 fn run(bin_args: &[&str], root: &Path, secrets: &Secrets, stdin: Option<&str>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxgraph"))
+    let mut child = ctxgraph(root)
         .args(bin_args)
         .current_dir(root.join("repo"))
-        .env_clear()
-        .env("HOME", root.join("home"))
-        .env("XDG_CONFIG_HOME", root.join("config"))
         .env("XDG_CACHE_HOME", root.join("cache"))
         .env("SECRET_TOKEN", &secrets.token)
         .env("API_KEY", &secrets.api_key)
@@ -125,7 +124,7 @@ fn lay_out(root: &Path, config: &str, secrets: &Secrets) {
         std::fs::create_dir_all(path.parent().expect("parent")).expect("dir");
         std::fs::write(path, content).expect("write");
     };
-    write("repo/.git/HEAD", "ref: refs/heads/main\n");
+    git_repo(&root.join("repo"));
     write("repo/AGENTS.md", "# Rules\n");
     write("repo/src/main.ts", "export {};\n");
     write("repo/keys/api.txt", &format!("{}\n", secrets.file));

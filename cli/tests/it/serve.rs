@@ -3,11 +3,13 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+
+use crate::support::{ctxgraph, git_repo};
 
 const REPLY_TIMEOUT: Duration = Duration::from_secs(20);
 
@@ -19,9 +21,7 @@ impl Tree {
     /// `repo/` is a git worktree with a root `AGENTS.md`; `repo/pkg` is the working directory.
     fn new() -> Self {
         let tree = Tree { dir: tempfile::tempdir().expect("temp dir") };
-        tree.write("repo/.git/HEAD", "ref: refs/heads/main\n");
-        tree.write("repo/.git/objects/.keep", "");
-        tree.write("repo/.git/refs/.keep", "");
+        git_repo(&tree.path("repo"));
         tree.write("repo/AGENTS.md", "root rules");
         tree.write("repo/pkg/src/main.rs", "fn main() {}");
         tree.write("repo/pkg/AGENTS.md", "pkg rules");
@@ -50,12 +50,9 @@ impl Tree {
 
     fn spawn(&self, args: &[&str]) -> Proc {
         let root = self.root();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_ctxgraph"))
+        let mut child = ctxgraph(&root)
             .args(args)
             .current_dir(root.join("repo"))
-            .env_clear()
-            .env("HOME", root.join("home"))
-            .env("XDG_CONFIG_HOME", root.join("config"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -370,12 +367,9 @@ fn watch_does_not_rebuild_on_its_own_output() {
     let tree = Tree::new();
     let root = tree.root();
     let log = tree.path("repo/pkg/watch.log");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxgraph"))
+    let mut child = ctxgraph(&root)
         .args(["watch", "--cwd", &tree.cwd()])
         .current_dir(root.join("repo"))
-        .env_clear()
-        .env("HOME", root.join("home"))
-        .env("XDG_CONFIG_HOME", root.join("config"))
         .stdout(std::fs::File::create(&log).expect("create watch.log"))
         .stderr(Stdio::null())
         .spawn()

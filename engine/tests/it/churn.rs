@@ -10,13 +10,13 @@
 
 #![allow(clippy::print_stderr, reason = "the run reports its counts and timings for by-hand runs")]
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ctxgraph_engine::watch::Watcher;
 use ctxgraph_engine::{ChangeEvent, Engine, HostEnv, OsSystem};
+use ctxgraph_test_support::fixture::fixed_host;
 
 const CWDS: [&str; 2] = ["repo/a/b/c", "current"];
 const DIRS: [&str; 9] = [
@@ -103,13 +103,7 @@ impl World {
     }
 
     fn env(&self) -> HostEnv {
-        let home = self.path("home");
-        HostEnv {
-            vars: BTreeMap::from([("HOME".to_owned(), home.display().to_string())]),
-            home,
-            platform: "linux".to_owned(),
-            date: "Sun Nov 29 2026".to_owned(),
-        }
+        fixed_host(self.path("home"))
     }
 
     /// One random operation; returns what it did.

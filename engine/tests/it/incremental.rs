@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use ctxgraph_engine::{ChangeEvent, Engine, HostEnv};
 use ctxgraph_queries::system::MemorySystem;
+use ctxgraph_test_support::fixture::fixed_host;
 
 const CWD: &str = "/repo/pkg/api";
 
@@ -17,12 +18,7 @@ struct World {
 }
 
 fn host() -> HostEnv {
-    HostEnv {
-        vars: BTreeMap::from([("HOME".to_owned(), "/home/u".to_owned())]),
-        home: "/home/u".into(),
-        platform: "linux".to_owned(),
-        date: "Sun Nov 29 2026".to_owned(),
-    }
+    fixed_host("/home/u")
 }
 
 /// A git worktree `/repo` with rules at the root and in `pkg/api`, and config

@@ -10,18 +10,14 @@ use std::sync::Arc;
 use ctxgraph_engine::{ChangeEvent, Engine, HostEnv};
 use ctxgraph_queries::memory::Recall;
 use ctxgraph_queries::system::MemorySystem;
+use ctxgraph_test_support::fixture::fixed_host;
 
 const FACTS: &str = "/w/.opencode/memory/facts.jsonl";
 const DAY: i64 = 86_400_000;
 const NOW: i64 = 20_786 * DAY;
 
 fn host() -> HostEnv {
-    HostEnv {
-        vars: BTreeMap::from([("HOME".to_owned(), "/home/u".to_owned())]),
-        home: "/home/u".into(),
-        platform: "linux".to_owned(),
-        date: "Sun Nov 29 2026".to_owned(),
-    }
+    fixed_host("/home/u")
 }
 
 fn fact(id: &str, text: &str) -> String {

@@ -1,16 +1,16 @@
 //! Remote instructions (issue #4; spec I8, I9, R5; E-19…E-22) against scripted HTTP servers
 //! on 127.0.0.1. Timeouts are short so the suite stays fast.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
+use ctxgraph_engine::Engine;
 use ctxgraph_engine::remote::{FetchOptions, Fetcher};
-use ctxgraph_engine::{Engine, HostEnv};
 use ctxgraph_queries::opencode::prompt::Section;
 use ctxgraph_queries::remote::RemoteState;
 use ctxgraph_queries::system::MemorySystem;
+use ctxgraph_test_support::fixture::fixed_host;
 use ctxgraph_test_support::http::{Reply, Server};
 
 fn ok(body: impl Into<Vec<u8>>) -> Reply {
@@ -38,13 +38,7 @@ fn build(urls: &[String], options: FetchOptions) -> (String, Vec<(String, Remote
     fs.init_git_repo("/r");
     fs.write_file("/r/AGENTS.md", "local rule\n");
     fs.write_file("/r/opencode.json", serde_json::json!({ "instructions": urls }).to_string());
-    let env = HostEnv {
-        vars: BTreeMap::from([("HOME".to_owned(), "/home/u".to_owned())]),
-        home: "/home/u".into(),
-        platform: "linux".into(),
-        date: "Sun Nov 29 2026".into(),
-    };
-    let mut engine = Engine::new(Arc::new(fs), env);
+    let mut engine = Engine::new(Arc::new(fs), fixed_host("/home/u"));
     let ws = engine.open("/r".as_ref()).expect("workspace");
     let fetcher = Fetcher::new(options).expect("fetcher");
     let results = engine.fetch_remote(ws, &fetcher).expect("fetch");

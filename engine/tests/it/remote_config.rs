@@ -1,15 +1,15 @@
 //! Remote org config (C3.1, R1–R4; CFG-28…CFG-36) fetched by the engine from servers on
 //! 127.0.0.1 started here, then merged by the config queries.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use ctxgraph_engine::remote::{FetchOptions, Fetcher};
-use ctxgraph_engine::{Engine, EngineError, HostEnv};
+use ctxgraph_engine::{Engine, EngineError};
 use ctxgraph_queries::opencode::config::{ConfigError, MergedConfig, SourceKind};
 use ctxgraph_queries::opencode::prompt::BuildError;
 use ctxgraph_queries::system::MemorySystem;
+use ctxgraph_test_support::fixture::fixed_host;
 use ctxgraph_test_support::http::{Reply, Server};
 use serde_json::json;
 
@@ -33,14 +33,10 @@ fn load(port: u16, project: serde_json::Value) -> Result<MergedConfig, EngineErr
         "anthropic": {"type": "api", "key": "sk-x"},
     });
     fs.write_file("/home/u/.local/share/opencode/auth.json", auth.to_string());
-    let vars = BTreeMap::from([
-        ("HOME".to_owned(), "/home/u".to_owned()),
-        ("USER".to_owned(), "u".to_owned()),
-        // CFG-33: the process value loses to the auth token in config, and stays as is.
-        ("TEST_TOKEN".to_owned(), "preexisting-token".to_owned()),
-    ]);
-    let env =
-        HostEnv { vars, home: "/home/u".into(), platform: "linux".into(), date: "Sun Nov 29 2026".into() };
+    let mut env = fixed_host("/home/u");
+    env.vars.insert("USER".to_owned(), "u".to_owned());
+    // CFG-33: the process value loses to the auth token in config, and stays as is.
+    env.vars.insert("TEST_TOKEN".to_owned(), "preexisting-token".to_owned());
     let mut engine = Engine::new(Arc::new(fs), env);
     let ws = engine.open("/r".as_ref()).expect("workspace");
     let options = FetchOptions { header_timeout: Duration::from_secs(2), ..FetchOptions::default() };

@@ -3,13 +3,13 @@
 //! and the reason names what the path is instead. Each build runs on a thread with a
 //! bounded wait, so a regression fails instead of hanging the suite.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
-use ctxgraph_engine::{Engine, HostEnv, OsSystem, read_regular_file};
+use ctxgraph_engine::{Engine, OsSystem, read_regular_file};
+use ctxgraph_test_support::fixture::fixed_host;
 
 const BOUND: Duration = Duration::from_secs(20);
 
@@ -41,14 +41,7 @@ fn explain_within_bound(root: &Path) -> Result<String, String> {
     let root = root.to_path_buf();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
-        let home = root.join("home");
-        let env = HostEnv {
-            vars: BTreeMap::from([("HOME".to_owned(), home.display().to_string())]),
-            home,
-            platform: "linux".to_owned(),
-            date: "Sun Nov 29 2026".to_owned(),
-        };
-        let mut engine = Engine::new(Arc::new(OsSystem), env);
+        let mut engine = Engine::new(Arc::new(OsSystem), fixed_host(root.join("home")));
         let result = engine
             .open(&root.join("repo"))
             .and_then(|ws| {
