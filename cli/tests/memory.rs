@@ -1,7 +1,5 @@
 //! `ctxgraph memory …` and memory in `build`, end to end through the binary: two sessions
 //! sharing a workspace remember, recall and forget through the CLI.
-// TODO(#12, #15): written before the pedantic pass; bring under the workspace policy.
-#![allow(clippy::pedantic)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,5 +1,6 @@
 //! `ctxgraph memory …`: write the workspace memory store, and print what recall sees.
 
+use std::fmt::Write as _;
 use std::io::Read;
 use std::process::ExitCode;
 
@@ -119,27 +120,28 @@ fn show(
         })),
         Format::Text => {
             let mut out = format!("memory at {}\n", store.root().display());
-            out.push_str(&format!("\nfacts ({}):\n", facts.len()));
+            let _ = writeln!(out, "\nfacts ({}):", facts.len());
             for fact in &facts {
                 let status = match &fact.reason {
                     Some(reason) => format!("inactive: {reason}"),
                     None => "active".to_owned(),
                 };
-                out.push_str(&format!(
-                    "  {} [{}] ({status}) {}\n",
+                let _ = writeln!(
+                    out,
+                    "  {} [{}] ({status}) {}",
                     fact.record.id,
                     fact.record.scope.as_str(),
                     fact.record.text
-                ));
+                );
             }
-            out.push_str(&format!("\nhandoff: {}\n", handoff.as_ref().map_or("none", |h| h.goal.as_str())));
+            let _ = writeln!(out, "\nhandoff: {}", handoff.as_ref().map_or("none", |h| h.goal.as_str()));
             for (file, lines) in &skipped {
                 for skip in lines {
-                    out.push_str(&format!("skipped {file}:{}: {}\n", skip.line, skip.reason));
+                    let _ = writeln!(out, "skipped {file}:{}: {}", skip.line, skip.reason);
                 }
             }
             if !context.text.is_empty() {
-                out.push_str(&format!("\n{}\n", context.text));
+                let _ = writeln!(out, "\n{}", context.text);
             }
             Ok(out)
         }
@@ -151,14 +153,15 @@ fn show(
 pub fn explain_text(context: &MemoryContext) -> String {
     let mut out = format!("\nmemory (memory.md §11): {} of {} chars\n", context.chars, context.max_chars);
     for block in context.blocks.iter().chain(&context.removed) {
-        out.push_str(&format!("  {} ({} chars, budget {})\n", block.title, block.chars, block.budget));
+        let _ = writeln!(out, "  {} ({} chars, budget {})", block.title, block.chars, block.budget);
         for item in &block.items {
             let score = item.score.map_or_else(|| "-".to_owned(), |s| format!("{:.3}", s.0));
-            out.push_str(&format!(
-                "    recalled {} score {score}{}\n",
+            let _ = writeln!(
+                out,
+                "    recalled {} score {score}{}",
                 item.id,
                 if item.detail { " (with detail)" } else { "" }
-            ));
+            );
         }
         for cut in &block.cut {
             let why = match &cut.reason {
@@ -171,7 +174,7 @@ pub fn explain_text(context: &MemoryContext) -> String {
                 CutReason::NotEligible { why } => why.clone(),
             };
             let score = cut.score.map_or_else(String::new, |s| format!(" score {:.3}", s.0));
-            out.push_str(&format!("    cut {}{score}: {why}\n", cut.id));
+            let _ = writeln!(out, "    cut {}{score}: {why}", cut.id);
         }
     }
     out

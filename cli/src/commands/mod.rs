@@ -21,8 +21,6 @@ mod config;
 mod explain;
 mod github;
 mod lint;
-// TODO(#12, #15): written before the pedantic pass; see queries::memory.
-#[allow(clippy::pedantic)]
 mod memory;
 mod nearby;
 mod serve;
