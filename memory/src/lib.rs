@@ -59,6 +59,8 @@ impl StoreError {
                 | StoreError::Invalid(_)
                 | StoreError::MostlySecret { .. }
                 | StoreError::NoMatch(_)
+                // The model's endpoint failed or answered nonsense: not ctxgraph's bug.
+                | StoreError::Extract(_)
         )
     }
 }
