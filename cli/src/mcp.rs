@@ -149,7 +149,7 @@ impl Worker {
         self.remote.refresh(&mut self.engine, self.ws).map_err(|e| e.to_string())
     }
 
-    fn recall(&mut self, args: RecallArgs) -> Answer {
+    fn recall(&self, args: RecallArgs) -> Answer {
         let chars = args.query.chars().count();
         if !(1..=2000).contains(&chars) {
             return Err(format!("query: 1 to 2000 characters, got {chars}"));
@@ -272,7 +272,7 @@ impl Server {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn memory_recall(&self, args: Args<RecallArgs>) -> CallToolResult {
-        self.run(args, Worker::recall).await
+        self.run(args, |worker, args| worker.recall(args)).await
     }
 
     #[tool(
