@@ -114,6 +114,38 @@ fn bench(c: &mut Criterion) {
         });
     });
     group.finish();
+    report_executions(&root, &recall);
+}
+
+/// How many queries a cold recall and a warm one (one fact appended) execute, printed under
+/// Criterion's timings: the warm figure is what incrementality saves.
+#[allow(clippy::print_stdout)] // A benchmark's report.
+fn report_executions(root: &Path, recall: &Recall) {
+    let mut engine = Engine::new(Arc::new(OsSystem), host());
+    let ws = engine.open(root).unwrap();
+    engine.memory_recall(ws, recall.clone());
+    let cold = engine.db().executions().total();
+    let before = engine.db().executions().totals();
+    let facts = root.join(".opencode/memory/facts.jsonl");
+    let mut file = std::fs::OpenOptions::new().append(true).open(&facts).unwrap();
+    writeln!(
+        file,
+        r#"{{"type":"fact","v":1,"id":"fct_y000001","text":"docker cache once more","scope":"project","source":"explicit","hash":"h","createdAt":{NOW},"updatedAt":{NOW}}}"#
+    )
+    .unwrap();
+    engine.apply_changes(&[ChangeEvent::Modified(facts)]);
+    engine.memory_recall(ws, recall.clone());
+    let warm = engine.db().executions().total() - cold;
+    let rerun: BTreeMap<String, u64> = engine
+        .db()
+        .executions()
+        .totals()
+        .into_iter()
+        .map(|(query, n)| (n - before.get(&query).copied().unwrap_or(0), query))
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, query)| (query, n))
+        .collect();
+    println!("queries executed: cold {cold}, warm (one fact appended) {warm}: {rerun:?}");
 }
 
 criterion_group!(benches, bench);
