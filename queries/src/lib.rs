@@ -13,9 +13,6 @@
 pub mod db;
 pub mod files;
 pub mod lines;
-// TODO(#12, #15): workspace memory landed after the pedantic/missing_docs pass; bring it
-// under the workspace policy (docs for its public items, the casts in BM25 scoring).
-#[allow(missing_docs, clippy::pedantic)]
 pub mod memory;
 pub mod opencode;
 pub mod path;

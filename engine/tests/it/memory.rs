@@ -1,7 +1,5 @@
 //! Workspace memory as a stage of the graph: in the prompt only when enabled, and an edit to
 //! one store file re-executes only that file's parse, its block and the assembly.
-// TODO(#12, #15): written before the pedantic pass; bring under the workspace policy.
-#![allow(clippy::pedantic)]
 
 use std::collections::BTreeMap;
 use std::path::Path;

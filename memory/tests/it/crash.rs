@@ -2,8 +2,6 @@
 //!
 //! The writers are this test binary re-executed with `MEMORY_CHILD` set, so they are real
 //! processes contending for the real lock.
-// TODO(#12, #15): written before the pedantic pass; bring under the workspace policy.
-#![allow(clippy::pedantic)]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Write};
@@ -27,8 +25,8 @@ fn record(writer: &str, n: usize) -> FactRecord {
         status: Status::Active,
         session_id: Some(writer.to_owned()),
         hash: String::new(),
-        created_at: n as i64,
-        updated_at: n as i64,
+        created_at: i64::try_from(n).unwrap(),
+        updated_at: i64::try_from(n).unwrap(),
     }
 }
 
@@ -153,7 +151,7 @@ fn kill_9_during_writes_loses_at_most_the_record_in_flight() {
         let missing: Vec<&String> = acked.difference(&ids).collect();
         assert!(missing.is_empty(), "round {round}: acknowledged records lost: {missing:?}");
         // At most one record was written but not acknowledged in each round.
-        assert!(ids.len() <= acked.len() + round as usize + 1, "round {round}");
+        assert!(ids.len() <= acked.len() + usize::try_from(round).unwrap() + 1, "round {round}");
     }
     // The next write repairs a torn tail; then everything parses.
     let store = Store::new(dir.path(), &BTreeMap::new());

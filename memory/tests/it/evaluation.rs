@@ -1,21 +1,19 @@
 //! memory.md §16's offline evaluation: generated workspace histories (seeded), probes with
 //! gold records, and the numbers the README quotes. It is also a regression gate: the
 //! thresholds are the first green run's numbers, rounded down.
-// TODO(#12, #15): written before the pedantic pass; bring under the workspace policy.
-#![allow(clippy::pedantic)]
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
 use ctxgraph_engine::{Engine, HostEnv, OsSystem};
-use ctxgraph_memory::extract::{Evidence, ObservationDraft, Observed, Scripted, observe};
+use ctxgraph_memory::extract::{Evidence, Observed, Scripted, observe};
 use ctxgraph_memory::{Remembered, Store};
 use ctxgraph_queries::memory::Recall;
-use ctxgraph_queries::memory::record::{FactSource, Scope};
+use ctxgraph_queries::memory::record::{FactSource, Note, Scope};
 use ctxgraph_queries::memory::render::BlockId;
 
-/// SplitMix64: a seeded generator small enough to live in the test.
+/// `SplitMix64`: a seeded generator small enough to live in the test.
 struct Rng(u64);
 
 impl Rng {
@@ -28,7 +26,7 @@ impl Rng {
     }
 
     fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[(self.next() % items.len() as u64) as usize]
+        items[usize::try_from(self.next() % items.len() as u64).unwrap()]
     }
 }
 
@@ -135,6 +133,12 @@ struct Score {
     model_calls: usize,
 }
 
+/// `a / b` for the metrics; the counts are small, so the conversions are exact.
+#[allow(clippy::cast_precision_loss)]
+fn ratio(a: usize, b: usize) -> f64 {
+    a as f64 / b as f64
+}
+
 fn host() -> HostEnv {
     HostEnv {
         vars: BTreeMap::new(),
@@ -149,7 +153,7 @@ fn run_workspace(seed: u64, dir: &Path) -> Score {
     let store = Store::new(dir, &BTreeMap::new()).with_sync(false).with_clock(|| 20_786 * 86_400_000);
     let mut current: BTreeMap<&str, (String, String)> = BTreeMap::new(); // area → (tool, id)
     let mut retired: Vec<String> = Vec::new();
-    let mut score = Score::default();
+    let mut tally = Score::default();
     // 60 sessions: remember a tool for an area, switch an area's tool (forget + remember),
     // or note a preference (noise).
     for _ in 0..60 {
@@ -189,7 +193,7 @@ fn run_workspace(seed: u64, dir: &Path) -> Score {
     }
     // Tool events: a few distinct failures, each repeated (a retried command).
     let model = Scripted::new(|e: &Evidence| {
-        vec![ObservationDraft {
+        vec![Note {
             kind: "gotcha".into(),
             l0: format!("{} failed: {}", e.tool, e.output),
             l1: String::new(),
@@ -208,9 +212,9 @@ fn run_workspace(seed: u64, dir: &Path) -> Score {
         if let Observed::Skipped { .. } = observe(&store, &evidence, None, &model).unwrap() {
             continue;
         }
-        score.events += 1;
+        tally.events += 1;
     }
-    score.model_calls = model.calls();
+    tally.model_calls = model.calls();
 
     let mut engine = Engine::new(Arc::new(OsSystem), host());
     let ws = engine.open(dir).unwrap();
@@ -218,7 +222,7 @@ fn run_workspace(seed: u64, dir: &Path) -> Score {
         let query = format!("which {area} tool do we use");
         let recall = Recall::new(query, 20_786 * 86_400_000);
         let context = engine.memory_recall(ws, recall.clone());
-        score.probes += 1;
+        tally.probes += 1;
         let facts: Vec<&str> = context
             .blocks
             .iter()
@@ -226,43 +230,43 @@ fn run_workspace(seed: u64, dir: &Path) -> Score {
             .flat_map(|b| b.items.iter().map(|i| i.id.as_str()))
             .collect();
         if let Some(rank) = facts.iter().position(|id| id == gold) {
-            score.reciprocal_rank += 1.0 / (rank + 1) as f64;
+            tally.reciprocal_rank += 1.0 / ratio(rank + 1, 1);
             if rank < 5 {
-                score.hits_at_5 += 1;
+                tally.hits_at_5 += 1;
             }
         }
         let text = &context.text;
-        score.stale += retired
+        tally.stale += retired
             .iter()
             .filter(|id| context.blocks.iter().any(|b| b.items.iter().any(|i| &i.id == *id)))
             .count();
         assert!(text.contains(tool.as_str()), "{area}: {text}");
         if context.chars > recall.max_chars {
-            score.over_budget += 1;
+            tally.over_budget += 1;
         }
         let fresh = Engine::new(Arc::new(OsSystem), host());
         let mut fresh = fresh;
         let fresh_ws = fresh.open(dir).unwrap();
         if fresh.memory_recall(fresh_ws, recall).text != context.text {
-            score.nondeterministic += 1;
+            tally.nondeterministic += 1;
         }
     }
     // Abstention: areas never stored must recall no fact.
     for area in AREAS.iter().filter(|a| !current.contains_key(*a)) {
-        score.abstain_probes += 1;
+        tally.abstain_probes += 1;
         let context = engine.memory_recall(ws, Recall::new(format!("which {area} tool"), 0));
         if context.blocks.iter().all(|b| b.id != BlockId::Facts) {
-            score.abstained += 1;
+            tally.abstained += 1;
         }
     }
     // Small budgets: the clamp always fits.
     for max in [600, 1500, 4000] {
         let context = engine.memory_recall(ws, Recall { max_chars: max, ..Recall::new("", 0) });
         if context.chars > max || context.hard_cut {
-            score.over_budget += 1;
+            tally.over_budget += 1;
         }
     }
-    score
+    tally
 }
 
 #[test]
@@ -284,10 +288,10 @@ fn offline_evaluation() {
         total.events += s.events;
         total.model_calls += s.model_calls;
     }
-    let recall_at_5 = total.hits_at_5 as f64 / total.probes as f64;
-    let mrr = total.reciprocal_rank / total.probes as f64;
-    let abstention = total.abstained as f64 / total.abstain_probes.max(1) as f64;
-    let calls_per_100 = 100.0 * total.model_calls as f64 / total.events.max(1) as f64;
+    let recall_at_5 = ratio(total.hits_at_5, total.probes);
+    let mrr = total.reciprocal_rank / ratio(total.probes, 1);
+    let abstention = ratio(total.abstained, total.abstain_probes.max(1));
+    let calls_per_100 = 100.0 * ratio(total.model_calls, total.events.max(1));
     eprintln!(
         "memory evaluation: {} probes, recall@5 {recall_at_5:.3}, MRR {mrr:.3}, stale leaks {}, abstention {abstention:.3} ({} probes), over budget {}, nondeterministic {}, model calls per 100 tool events {calls_per_100:.1}",
         total.probes, total.stale, total.abstain_probes, total.over_budget, total.nondeterministic
