@@ -1,5 +1,5 @@
-//! Sessions recorded from the opencode 1.18.33 binary (`tests/session/<case>/`, imported by
-//! `tests/oracle/import-session.py`): ctxgraph replays every prefix of each session and
+//! Sessions recorded from the opencode 1.18.33 binary (`tests/session/<case>/`, recorded by
+//! `tests/oracle/record-session.sh`): ctxgraph replays every prefix of each session and
 //! must reach opencode's decisions and bytes.
 //!
 //! - every compaction: the conversation sent to the summarizer, byte for byte, its

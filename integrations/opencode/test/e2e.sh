@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # e2e.sh - the opencode plugin end to end: the real opencode (opencode-ai 1.18.33, installed
-# into $ORACLE_CACHE like ../shared/oracle/capture.sh does) runs a multi-step session against
+# into $ORACLE_CACHE like tests/oracle/lib.sh does) runs a multi-step session against
 # a scripted fake model on 127.0.0.1, with integrations/opencode/ctxgraph.ts loaded from the
 # project's .opencode/plugin/. The model reads a file (which attaches a nested rule), reads
 # the root AGENTS.md, edits it, and answers: four model steps, the last two after the edit.
@@ -10,7 +10,6 @@
 # usage: integrations/opencode/test/e2e.sh
 #   CTXGRAPH_BIN   the ctxgraph binary (default: built here with cargo)
 #   ORACLE_CACHE   where opencode is installed (default /tmp/oracle)
-#   ORACLE_DIR     the oracle tools (default ../shared/oracle beside the repository)
 # Skips (exit 0, with the reason) when node or npm is missing.
 set -euo pipefail
 
@@ -18,15 +17,13 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../../.." && pwd)
 VERSION=1.18.33
 ORACLE_CACHE=${ORACLE_CACHE:-/tmp/oracle}
-ORACLE_DIR=${ORACLE_DIR:-$ROOT/../shared/oracle}
-FAKE=$ORACLE_DIR/session/fake_llm_session.py
+FAKE=$ROOT/tests/oracle/fake_model.py
 
 die() { echo "e2e: $*" >&2; exit 1; }
 for tool in node npm; do
   command -v "$tool" >/dev/null || { echo "e2e: skipped: $tool is not installed"; exit 0; }
 done
 command -v git >/dev/null || die "git is needed for the fixture repository"
-[ -f "$FAKE" ] || die "no fake model at $FAKE (set ORACLE_DIR)"
 
 if [ -z "${CTXGRAPH_BIN:-}" ]; then
   (cd "$ROOT" && cargo build --quiet -p ctxgraph-cli) || die "cargo build failed"
