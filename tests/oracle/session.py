@@ -36,6 +36,7 @@ import glob
 import json
 import os
 import re
+import shutil
 import sys
 
 import blake3
@@ -168,9 +169,11 @@ def fixture(scenario, run, dest):
     export = norm.value(json.loads(export_raw))
     texts = opencode_texts(export)
 
-    os.makedirs(dest, exist_ok=True)
-    for stale in glob.glob(os.path.join(dest, "*")):
-        os.remove(stale)
+    # built in the run dir and copied over DEST at the end: a failure leaves the old fixture
+    # whole (and nothing half-made in tests/session/, where every dir is a test case)
+    final, dest = dest, os.path.join(run, "fixture")
+    shutil.rmtree(dest, ignore_errors=True)
+    os.makedirs(dest)
     write_json(os.path.join(dest, "case.json"), {
         "note": scenario.get("note", ""),
         "proj": proj,
@@ -194,6 +197,8 @@ def fixture(scenario, run, dest):
         if following is not None:
             messages = [m for m in requests[following]["messages"] if m["role"] != "system"]
             write_json(os.path.join(dest, f"next-{i}.json"), hash_texts(messages, texts))
+    shutil.rmtree(final, ignore_errors=True)
+    shutil.copytree(dest, final)
 
 
 def main():
