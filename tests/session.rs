@@ -7,7 +7,7 @@
 //! - every finished step: whether it overflowed (a compaction followed it or not);
 //! - every first request after a compaction: the whole `messages` array after the system
 //!   message;
-//! - every run's end with pruning on: the parts marked (or none);
+//! - every run's end, pruning on or off: the parts marked (or none);
 //! - every read: the reminder appended to its output and its `metadata.loaded`.
 
 use std::collections::BTreeSet;
@@ -235,7 +235,8 @@ fn next_requests_match_the_recordings() {
 #[test]
 fn pruning_marks_what_opencode_marked() {
     let mut checked = 0;
-    for fixture in fixtures().into_iter().filter(|f| f.params().compaction.prune == Some(true)) {
+    // Every case: with pruning off (s16 would prune with it on) nothing is marked.
+    for fixture in fixtures() {
         let mut engine = bare_engine();
         let mut export = fixture.export.clone();
         // What opencode marked, then the session as it was before any marking.
@@ -265,7 +266,7 @@ fn pruning_marks_what_opencode_marked() {
         }
         assert_eq!(first_marks.unwrap_or_default(), marked, "{}: parts pruned", fixture.name);
     }
-    assert!(checked >= 3, "only {checked} run ends checked");
+    assert!(checked >= 20, "only {checked} run ends checked");
 }
 
 #[test]
