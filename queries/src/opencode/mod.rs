@@ -16,7 +16,6 @@ pub mod nearby;
 pub mod paths;
 #[allow(missing_docs)] // TODO(#15): document this module's public items.
 pub mod prompt;
-#[allow(missing_docs)] // TODO(#15): document this module's public items.
 pub mod session;
 pub mod substitute;
 pub mod worktree;

@@ -19,27 +19,34 @@ pub const OUTPUT_TOKEN_MAX: u64 = 32_000;
 pub const COMPACTION_BUFFER: u64 = 20_000;
 /// Erratum: bounds of the default preserve budget.
 pub const MIN_PRESERVE_RECENT_TOKENS: u64 = 2_000;
+/// Erratum: the upper bound of the default preserve budget (the spec's 8 000 is superseded).
 pub const MAX_PRESERVE_RECENT_TOKENS: u64 = 15_000;
 /// Erratum: tool outputs in the summarizer's conversation are cut to this many UTF-16 units.
 pub const TOOL_OUTPUT_MAX_CHARS: usize = 2_000;
 /// K11.
 pub const PRUNE_MINIMUM: u64 = 20_000;
+/// K11: the newest tool outputs' estimated tokens pruning never touches.
 pub const PRUNE_PROTECT: u64 = 40_000;
+/// K11: tools whose outputs are never pruned.
 pub const PRUNE_PROTECTED_TOOLS: &[&str] = &["skill"];
 
 /// `provider.<p>.models.<m>.limit`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct ModelLimit {
+    /// The context window; 0 means unknown (no usable window, K3).
     pub context: u64,
     /// Absent or 0: not set.
     pub input: Option<u64>,
+    /// The output limit; 0 means unset (the 32 000 cap applies, K2).
     pub output: u64,
 }
 
 /// Everything besides the messages that the plan depends on.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct PlanParams {
+    /// The model's limits (K2, K3).
     pub limit: ModelLimit,
+    /// The merged config's `compaction` block.
     pub compaction: Compaction,
     /// The model the summarizer runs on (the session's, unless the `compaction` agent
     /// names another one).
@@ -81,6 +88,7 @@ impl PlanParams {
 pub struct TurnSize {
     /// The user message that starts it.
     pub id: String,
+    /// The K1 estimate of the turn's model messages.
     pub tokens: u64,
     /// Kept whole in the tail.
     pub kept: bool,
@@ -89,8 +97,11 @@ pub struct TurnSize {
 /// What opencode does at the next step of the session.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CompactionPlan {
+    /// K3: the usable window.
     pub usable: u64,
+    /// K8: the tail's token budget.
     pub budget: u64,
+    /// `compaction.tail_turns`: how many of the newest turns are candidates (unset: all).
     pub tail_turns: Option<u64>,
     /// K4: the token count of the last finished assistant message that is not a summary.
     pub tokens: Option<u64>,
@@ -100,7 +111,9 @@ pub struct CompactionPlan {
     pub marker: Option<String>,
     /// K7.1: the user turn replayed after an overflow compaction.
     pub replay: Option<String>,
+    /// K8's candidate turns, newest first, as far as the walk went.
     pub turns: Vec<TurnSize>,
+    /// K8: the first message kept verbatim after the summary, when there is a tail.
     pub tail_start_id: Option<String>,
     /// Messages summarised (by id), oldest first.
     pub head: Vec<String>,
@@ -111,12 +124,14 @@ pub struct CompactionPlan {
     /// K11: the tool parts pruning marks when the loop exits (empty when pruning is off or
     /// would free too little).
     pub pruned: Vec<String>,
+    /// K11's numbers behind `pruned`.
     pub prune: PruneScan,
 }
 
 /// K11's running numbers.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct PruneScan {
+    /// `compaction.prune` is true.
     pub enabled: bool,
     /// Estimated tokens of the tool outputs walked.
     pub total: u64,
@@ -124,6 +139,8 @@ pub struct PruneScan {
     pub candidates: u64,
 }
 
+/// §2.9 at the session's next step: overflow (K4), the pending marker (K6) and replay (K7.1),
+/// the tail (K8), the head's conversation (K7), the previous summary (K7.2) and pruning (K11).
 #[salsa::tracked(returns(ref))]
 pub fn compaction_plan(db: &dyn Db, session: Session, params: PlanParams) -> CompactionPlan {
     let history = filtered_history(db, session);
@@ -352,7 +369,9 @@ fn truncate_output(text: &str) -> String {
 /// One completed tool output pruning may walk over (protected tools left out).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolOutput {
+    /// The tool part.
     pub part_id: String,
+    /// Already pruned (`time.compacted` set): pruning stops here.
     pub compacted: bool,
     /// K1 estimate of the output.
     pub tokens: u64,
