@@ -127,7 +127,8 @@ fn engine_for(fixture: &Fixture) -> (Engine, Workspace, tempfile::TempDir, Strin
 }
 
 /// The session made of the first `n` messages of the export, as opencode had it then: a
-/// compaction marker at the end is still unprocessed (its `tail_start_id` is written after).
+/// compaction marker at the end is still unprocessed (its `tail_start_id` is written after,
+/// K7.3).
 fn prefix(engine: &mut Engine, fixture: &Fixture, n: usize) -> Session {
     let mut messages = fixture.messages()[..n].to_vec();
     if let Some(last) = messages.last_mut().filter(|m| compaction_marker(m).is_some()) {

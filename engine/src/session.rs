@@ -191,7 +191,7 @@ impl Engine {
                     .ok_or_else(|| SessionFailure::Query(SessionError::NoMessage(id.to_owned())))?;
                 // The same message inputs (their memos are shared with the whole session's),
                 // except markers still pending at that point: opencode writes a marker's
-                // `tail_start_id` only once its summary is done (K7), so it had none yet.
+                // `tail_start_id` only once its summary is done (K7.3), so it had none yet.
                 let prefix: Vec<Message> = messages[..=at].to_vec();
                 let answered: Vec<&str> = prefix
                     .iter()

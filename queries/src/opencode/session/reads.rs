@@ -88,7 +88,7 @@ impl SessionNearby {
 
 /// N2–N6 for a read of `target` at `point`.
 ///
-/// The reads of one assistant message run concurrently, and each walks its directories
+/// N4.1: the reads of one assistant message run concurrently, and each walks its directories
 /// nearest first, claiming as it goes. They advance in step (one directory each, in call
 /// order), which is how opencode's scheduler interleaves them: of two parallel reads in
 /// `sub/deep/` and `sub/`, the one in `sub/` claims `sub/AGENTS.md` (its first directory)
