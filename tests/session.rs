@@ -567,3 +567,64 @@ fn explain_says_what_each_compaction_summarised_and_kept() {
     }
     assert!(checked >= 40, "only {checked} fates checked");
 }
+
+/// A synthetic message `i` of a long session: a prompt, a read, two replies, repeating.
+fn synthetic(i: usize) -> ExportMessage {
+    let id = format!("msg_{i:05}");
+    let value = match i % 4 {
+        0 => {
+            serde_json::json!({"info": {"id": id, "role": "user", "model": {"providerID": "fake", "modelID": "fake-model"}},
+                   "parts": [{"type": "text", "id": format!("prt_{i}"), "text": format!("prompt {i}")}]})
+        }
+        1 => {
+            serde_json::json!({"info": {"id": id, "role": "assistant", "providerID": "fake", "modelID": "fake-model", "finish": "tool-calls", "tokens": {"total": 1000}},
+                   "parts": [{"type": "step-start", "id": format!("prt_{i}a")},
+                             {"type": "tool", "id": format!("prt_{i}b"), "tool": "read", "callID": format!("call_{i}"),
+                              "state": {"status": "completed", "input": {"filePath": format!("/p/f{i}.txt")}, "output": "x".repeat(2000), "metadata": {"loaded": []}, "time": {}}}]})
+        }
+        _ => {
+            serde_json::json!({"info": {"id": id, "role": "assistant", "providerID": "fake", "modelID": "fake-model", "finish": "stop", "tokens": {"total": 1000}},
+                   "parts": [{"type": "text", "id": format!("prt_{i}b"), "text": format!("reply {i} ").repeat(20)}]})
+        }
+    };
+    serde_json::from_value(value).expect("synthetic message")
+}
+
+#[test]
+fn appending_to_a_long_session_rereads_only_its_last_run() {
+    use ctxgraph_queries::opencode::session::runs::RUN_LEN;
+
+    let mut engine = bare_engine();
+    let n = 10 * RUN_LEN + 7;
+    let info =
+        ctxgraph_queries::opencode::session::export::SessionInfo { id: "ses_long".into(), directory: None };
+    let session = engine.open_session(Export { info, messages: (0..n).map(synthetic).collect() });
+    let params = PlanParams {
+        limit: ModelLimit { context: 200_000, input: None, output: 32_000 },
+        compaction: Compaction { prune: Some(true), ..Compaction::default() },
+        target: TargetModel { provider_id: "fake".into(), model_id: "fake-model".into() },
+    };
+    let cold = engine.compaction_plan(session, params.clone());
+    assert!(!cold.pruned.is_empty() && cold.tail_start_id.is_some(), "the plan prunes and keeps a tail");
+    let cold_head = cold.head.len();
+    let before = engine.db().executions().totals();
+    engine.append_message(session, synthetic(n));
+    let warm = engine.compaction_plan(session, params.clone());
+    let after = engine.db().executions().totals();
+    let ran = |query: &str| after.get(query).copied().unwrap_or(0) - before.get(query).copied().unwrap_or(0);
+    // The messages' facts: the last run only (the session and its history share it).
+    assert_eq!(ran("run_facts"), 1);
+    assert_eq!(ran("tool_outputs"), 1);
+    assert_eq!(ran("model_json_len"), 1);
+    // The head's text: full runs come from their memos, at most one new one and the
+    // entries of the last partial run.
+    assert!(ran("run_conversation") <= 1, "{}", ran("run_conversation"));
+    assert!(ran("summary_entry") <= RUN_LEN as u64, "{}", ran("summary_entry"));
+    // And the answer is the one a fresh engine gives.
+    let mut fresh = bare_engine();
+    let info =
+        ctxgraph_queries::opencode::session::export::SessionInfo { id: "ses_long".into(), directory: None };
+    let session = fresh.open_session(Export { info, messages: (0..=n).map(synthetic).collect() });
+    assert!(warm.head.len() >= cold_head);
+    assert_eq!(warm, fresh.compaction_plan(session, params));
+}

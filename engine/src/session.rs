@@ -158,8 +158,8 @@ impl Engine {
     }
 
     /// §2.9: what opencode does about compaction at the session's next step.
-    pub fn compaction_plan(&self, session: Session, params: PlanParams) -> CompactionPlan {
-        compaction_plan(&self.db, session, params).clone()
+    pub fn compaction_plan(&self, session: Session, params: PlanParams) -> &CompactionPlan {
+        compaction_plan(&self.db, session, params)
     }
 
     /// K10: the `messages` of the next normal call after the system message, in the

@@ -11,6 +11,7 @@ pub mod convert;
 pub mod export;
 pub mod history;
 pub mod reads;
+pub mod runs;
 
 use export::{Part, PartKind, Role};
 
