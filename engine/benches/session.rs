@@ -4,7 +4,8 @@
 //! The session is synthetic (2000 messages: user prompts, tool calls with 2 KB outputs,
 //! replies). Criterion reports both; the closing lines give the ratio of medians and the
 //! queries each one executed (salsa `WillExecute` events), which is what the target is
-//! about: an append re-runs the per-message queries of the new message only.
+//! about: an append re-runs the per-message queries of the new message and the facts of
+//! the last run of 64 messages; the session-level walks read one memo per run.
 
 // A benchmark's output is its report.
 #![allow(clippy::print_stdout)]
