@@ -1,6 +1,7 @@
 //! Sessions as inputs: loading an export, appending messages, and the questions asked of
 //! a session (compaction plan, next call's history, nearby rules in its state).
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use ctxgraph_queries::opencode::explain::{SessionExplanation, explain_session};
@@ -88,7 +89,7 @@ impl Engine {
     /// Appends a message, or replaces the message with the same id (a message is updated
     /// while it streams). Setters run only for what changed.
     pub fn append_message(&mut self, session: Session, message: ExportMessage) {
-        let existing = session.messages(&self.db).iter().copied().find(|m| m.id(&self.db) == message.info.id);
+        let existing = self.message_index(session).get(&message.info.id).copied();
         if let Some(existing) = existing {
             if *existing.info(&self.db) != message.info {
                 existing.set_info(&mut self.db).with_durability(Durability::MEDIUM).to(message.info);
@@ -97,11 +98,25 @@ impl Engine {
                 existing.set_parts(&mut self.db).with_durability(Durability::MEDIUM).to(message.parts);
             }
         } else {
+            let id = message.info.id.clone();
             let added = self.new_message(message);
+            self.message_index(session).insert(id, added);
             let mut messages = session.messages(&self.db).clone();
             messages.push(added);
             session.set_messages(&mut self.db).to(messages);
         }
+    }
+
+    /// The session's messages by id (the first of duplicates), built on first use.
+    fn message_index(&mut self, session: Session) -> &mut HashMap<String, Message> {
+        let db = &self.db;
+        self.message_ids.entry(session).or_insert_with(|| {
+            let mut ids = HashMap::new();
+            for &message in session.messages(db) {
+                ids.entry(message.id(db).to_owned()).or_insert(message);
+            }
+            ids
+        })
     }
 
     /// What the compaction stage works with: the model (the `compaction` agent's, else the

@@ -3,10 +3,19 @@
 //!
 //! A list of messages is cut into runs from its start. Appending a message changes only the
 //! last run, so a walk over a 2000-message session after an append reads 31 memos that are
-//! still valid and recomputes one run, instead of reading every message's input: an append
-//! costs O(n / 64) memo reads plus plain iteration over the facts, not O(n) salsa reads.
+//! still valid and reads the messages of the last, partial run itself, instead of reading
+//! every message's input: an append costs O(n / 64) memo reads plus plain iteration over
+//! the facts, not O(n) salsa reads.
+//!
+//! Full runs never change: they are immortal interned values, so a memo over one depends on
+//! its messages only and keeps their MEDIUM durability, and an append (a LOW change) leaves
+//! it valid without re-checking anything. The last, partial run changes with every append:
+//! it is a [`PartialRun`], which salsa collects a few revisions after its last use, so the
+//! walks of one revision share its facts and old ones do not pile up.
 
 use super::Message;
+use std::borrow::Cow;
+
 use super::compaction::{ToolOutput, summary_entry, tool_outputs};
 use super::export::Role;
 use crate::Db;
@@ -14,7 +23,7 @@ use crate::Db;
 /// Messages per run.
 pub const RUN_LEN: usize = 64;
 
-pub use interned::Run;
+pub use interned::{PartialRun, Run};
 
 // salsa's interned macro generates public functions that carry no docs and cannot be given
 // any (as for the session inputs).
@@ -22,10 +31,18 @@ pub use interned::Run;
 mod interned {
     use super::Message;
 
-    /// Up to [`RUN_LEN`](super::RUN_LEN) consecutive messages of a list, interned so that
-    /// the same run finds its memos again in the next revision.
-    #[salsa::interned(debug)]
+    /// [`RUN_LEN`](super::RUN_LEN) consecutive messages of a list, interned so that the
+    /// same run finds its memos again in the next revision.
+    #[salsa::interned(revisions = usize::MAX, debug)]
     pub struct Run<'db> {
+        /// The messages, in list order.
+        #[returns(ref)]
+        pub messages: Vec<Message>,
+    }
+
+    /// The last, shorter run of a list (collected once unused).
+    #[salsa::interned(debug)]
+    pub struct PartialRun<'db> {
         /// The messages, in list order.
         #[returns(ref)]
         pub messages: Vec<Message>,
@@ -95,6 +112,12 @@ pub fn run_facts<'db>(db: &'db dyn Db, run: Run<'db>) -> Vec<Facts> {
     run.messages(db).iter().map(|&m| facts_of(db, m)).collect()
 }
 
+/// The facts of a partial run's messages.
+#[salsa::tracked(returns(ref))]
+pub fn partial_run_facts<'db>(db: &'db dyn Db, run: PartialRun<'db>) -> Vec<Facts> {
+    run.messages(db).iter().map(|&m| facts_of(db, m)).collect()
+}
+
 /// The summarizer's entries of a run's messages, joined by blank lines (empty ones left
 /// out).
 #[salsa::tracked(returns(ref))]
@@ -108,21 +131,30 @@ fn join_entries(db: &dyn Db, messages: &[Message]) -> String {
     entries.join("\n\n")
 }
 
-/// The facts of every message of `messages`, in order, read one run at a time.
+/// The facts of every message of `messages`, in order, one memo per run.
 pub fn facts<'db>(db: &'db dyn Db, messages: &[Message]) -> Vec<&'db Facts> {
-    messages.chunks(RUN_LEN).flat_map(|run| run_facts(db, Run::new(db, run.to_vec()))).collect()
+    let mut out = Vec::with_capacity(messages.len());
+    for run in messages.chunks(RUN_LEN) {
+        let facts = if run.len() == RUN_LEN {
+            run_facts(db, Run::new(db, run.to_vec()))
+        } else {
+            partial_run_facts(db, PartialRun::new(db, run.to_vec()))
+        };
+        out.extend(facts.iter());
+    }
+    out
 }
 
 /// The summarizer's conversation for `messages`: their entries joined by blank lines. Full
 /// runs come from their memos; a last partial run is joined in place (it is the one that
 /// changes from one append to the next).
 pub fn conversation(db: &dyn Db, messages: &[Message]) -> String {
-    let mut pieces: Vec<std::borrow::Cow<'_, str>> = Vec::new();
+    let mut pieces: Vec<Cow<'_, str>> = Vec::new();
     for run in messages.chunks(RUN_LEN) {
         let piece = if run.len() == RUN_LEN {
-            std::borrow::Cow::Borrowed(run_conversation(db, Run::new(db, run.to_vec())).as_str())
+            Cow::Borrowed(run_conversation(db, Run::new(db, run.to_vec())).as_str())
         } else {
-            std::borrow::Cow::Owned(join_entries(db, run))
+            Cow::Owned(join_entries(db, run))
         };
         if !piece.is_empty() {
             pieces.push(piece);
