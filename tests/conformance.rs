@@ -10,8 +10,9 @@ use ctxgraph_tests::{Backend, Outcome, cases, run, snapshot_body};
 
 fn check_all(backend: Backend) {
     let mut settings = insta::Settings::clone_current();
+    // record.sh names the snapshots `conformance__<ID>`, whatever module runs them.
     settings.set_snapshot_path("../snapshots");
-    settings.set_prepend_module_to_snapshot(true);
+    settings.set_prepend_module_to_snapshot(false);
     let _guard = settings.bind_to_scope();
 
     // A loop rather than insta::glob!: glob! walks the fixtures following symlinks, and
@@ -31,7 +32,7 @@ fn check_all(backend: Backend) {
                         case.id,
                         case.id
                     );
-                    insta::assert_snapshot!(case.id.as_str(), rendered);
+                    insta::assert_snapshot!(format!("conformance__{}", case.id), rendered);
                     true
                 }
                 (None, Outcome::Refused(err)) => {

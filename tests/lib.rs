@@ -19,7 +19,7 @@ use ctxgraph_engine::{Engine, EngineError, HostEnv, OsSystem};
 use ctxgraph_queries::opencode::instructions::{Origin, SystemPaths};
 use ctxgraph_queries::opencode::prompt::{Block, ModelRef, Prompt};
 use ctxgraph_queries::system::{MemorySystem, System};
-use ctxgraph_test_support::tree::{DiskWriter, MemoryWriter, TreeWriter, copy_tree};
+use ctxgraph_test_support::tree::{DiskWriter, MemoryWriter, TreeWriter, copy_tree, git_worktree};
 use serde::Deserialize;
 
 /// The date the harness pins; rendered as `<DATE>` like the oracle's output.
@@ -297,11 +297,7 @@ fn lay_out(case: &Case, run_dir: &Path, out: &mut dyn TreeWriter) {
     copy_tree(&case.dir.join("home"), &run_dir.join("home"), out);
     copy_tree(&case.dir.join("global"), &run_dir.join("config/opencode"), out);
     for repo in &case.run.git {
-        // What `git init` leaves that matters to discovery: `HEAD`, `objects/`, `refs/`.
-        let git = run_dir.join("proj").join(repo).join(".git");
-        out.file(&git.join("HEAD"), b"ref: refs/heads/main\n".to_vec());
-        out.dir(&git.join("objects"));
-        out.dir(&git.join("refs"));
+        git_worktree(&run_dir.join("proj").join(repo), out);
     }
     for dir in &case.run.git_head_only {
         // A `.git` directory that git does not accept as a repository.

@@ -46,6 +46,7 @@ pub enum Command {
     Session(SessionArgs),
     Completions(CompletionsArgs),
     Memory(MemoryArgs),
+    Mcp(McpArgs),
 }
 
 impl Command {
@@ -64,6 +65,8 @@ impl Command {
                 false
             }
             Command::Memory(args) => args.json_output(),
+            // stdout is the protocol's.
+            Command::Mcp(_) => false,
         }
     }
 }
@@ -487,6 +490,27 @@ pub struct LimitArgs {
     pub output: Option<u64>,
 }
 
+/// Serve the workspace memory and the assembled context as Model Context Protocol tools
+/// over stdin/stdout: memory_recall, memory_remember, memory_forget, context_build,
+/// context_explain
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// The workspace [default: the current directory]
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+
+    /// The session the client's calls belong to (recorded with what it remembers or forgets)
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+
+    /// Re-fetch remote instructions at most this often
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    pub remote_refresh_secs: u64,
+}
+
 /// Workspace memory: facts, the task handoff, tool statistics and session cards under
 /// `<DIR>/.opencode/memory/`, recalled into the prompt when `memory.enabled` is true
 #[derive(Debug, Args)]
@@ -545,6 +569,23 @@ pub enum MemoryCommand {
         kind: Option<String>,
         #[arg(long)]
         message: Option<String>,
+    },
+    /// Ask the extraction model (`memory_model`, else `small_model`, through its provider's
+    /// OpenAI-compatible `options.baseURL`) what a settled tool call teaches, and store its
+    /// 0–2 observations; evidence seen before is never sent again
+    Observe {
+        tool: String,
+        #[arg(value_enum)]
+        outcome: OutcomeArg,
+        /// What the call was given (its command line or arguments)
+        #[arg(long, default_value = "")]
+        input: String,
+        /// A file holding what the call printed, or its error (`-` for stdin)
+        #[arg(long, value_name = "FILE")]
+        output: PathBuf,
+        /// The model's OpenAI-compatible base URL [default: the provider's options.baseURL]
+        #[arg(long, value_name = "URL")]
+        base_url: Option<String>,
     },
     /// Add a card for an archived session
     SessionCard {

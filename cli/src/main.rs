@@ -8,6 +8,7 @@ mod args;
 mod commands;
 mod diagnostic;
 mod error;
+mod mcp;
 mod output;
 mod panic;
 mod render;

@@ -17,3 +17,17 @@ pub fn exit_internal_on_panic() {
         std::process::exit(i32::from(EXIT_INTERNAL));
     }));
 }
+
+/// The environment variable that makes a debug build panic inside the command it runs.
+pub const TEST_PANIC_VAR: &str = "CTXGRAPH_TEST_PANIC";
+
+/// Nothing in ctxgraph panics on purpose, so the end-to-end tests need a way to check the
+/// hook above: with [`TEST_PANIC_VAR`] set, a debug build (what `cargo test` runs) panics
+/// here, as a bug would. Release builds compile it out, so no environment can make a
+/// shipped binary panic.
+pub fn panic_if_testing() {
+    #[cfg(debug_assertions)]
+    if let Some(value) = std::env::var_os(TEST_PANIC_VAR) {
+        panic!("{TEST_PANIC_VAR} is set ({})", value.to_string_lossy());
+    }
+}

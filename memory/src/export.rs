@@ -47,7 +47,7 @@ pub fn card_from_export(json: &str, now: i64) -> Result<SessionCard, StoreError>
         for part in message.get("parts").and_then(Value::as_array).into_iter().flatten() {
             match part.get("type").and_then(Value::as_str) {
                 Some("text") if role == "user" && first_user.is_empty() => {
-                    first_user = part.get("text").and_then(Value::as_str).unwrap_or("").trim().to_owned();
+                    part.get("text").and_then(Value::as_str).unwrap_or("").trim().clone_into(&mut first_user);
                 }
                 Some("tool") => {
                     let tool = part.get("tool").and_then(Value::as_str).unwrap_or("unknown").to_owned();

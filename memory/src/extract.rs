@@ -7,8 +7,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use ctxgraph_queries::memory::record::{self, Observation, ObservationHashes, SCHEMA_VERSION};
-use serde::{Deserialize, Serialize};
+use ctxgraph_queries::memory::record::{self, Note, Observation, ObservationHashes, SCHEMA_VERSION};
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::text::{hash, new_id, normalize};
@@ -35,22 +35,9 @@ pub struct Evidence {
     pub output: String,
 }
 
-/// What a model proposes; the store fills in ids, hashes and times.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ObservationDraft {
-    pub kind: String,
-    pub l0: String,
-    #[serde(default)]
-    pub l1: String,
-    #[serde(default)]
-    pub files: Vec<String>,
-    #[serde(default)]
-    pub keywords: Vec<String>,
-}
-
 /// A model that turns evidence into 0–2 observations.
 pub trait Extractor: Send + Sync {
-    fn observations(&self, evidence: &Evidence) -> Result<Vec<ObservationDraft>, String>;
+    fn observations(&self, evidence: &Evidence) -> Result<Vec<Note>, String>;
 }
 
 /// What [`observe`] did.
@@ -87,10 +74,9 @@ pub fn observe(
     {
         return Ok(Observed::Skipped { why: "a small successful read-only call".to_owned() });
     }
-    let redact = |s: &str, max: usize| {
-        let cut: String = s.chars().take(max).collect();
-        store.redactor().redact(&cut).text
-    };
+    // Redacted before cut, so a secret across the cut is still recognised whole.
+    let redact =
+        |text: &str, max: usize| -> String { store.redactor().redact(text).text.chars().take(max).collect() };
     let evidence = Evidence {
         tool: evidence.tool.clone(),
         outcome: evidence.outcome.clone(),
@@ -108,7 +94,7 @@ pub fn observe(
     }
     // The model call happens outside the lock; a concurrent twin may make the same call,
     // and the hash check under the lock below keeps only one set of records.
-    let drafts = model.observations(&evidence).map_err(StoreError::Extract)?;
+    let notes = model.observations(&evidence).map_err(StoreError::Extract)?;
     store.locked(|| {
         let mut hashes = read_hashes(&hashes_path)?.unwrap_or_default();
         if hashes.hashes.contains_key(&evidence_hash) {
@@ -117,10 +103,14 @@ pub fn observe(
         let now = store.now();
         let existing = existing_text_hashes(store)?;
         let mut stored = Vec::new();
-        for draft in drafts.into_iter().take(MAX_OBSERVATIONS) {
-            let l0 = store.redactor().redact(&draft.l0).text.chars().take(L0_CHARS).collect::<String>();
-            let text_hash = hash(&normalize(&l0, Some(workspace_of(store))));
-            if l0.trim().is_empty()
+        for mut note in notes.into_iter().take(MAX_OBSERVATIONS) {
+            note.l0 = redact(&note.l0, L0_CHARS);
+            note.l1 = redact(&note.l1, L1_CHARS);
+            for term in note.files.iter_mut().chain(&mut note.keywords) {
+                *term = redact(term, L0_CHARS);
+            }
+            let text_hash = hash(&normalize(&note.l0, Some(workspace_of(store))));
+            if note.l0.trim().is_empty()
                 || existing.contains(&text_hash)
                 || stored.iter().any(|o: &Observation| o.text_hash == text_hash)
             {
@@ -132,11 +122,7 @@ pub fn observe(
                 session_id: session.map(str::to_owned),
                 tool: evidence.tool.clone(),
                 outcome: evidence.outcome.clone(),
-                kind: draft.kind,
-                l1: store.redactor().redact(&draft.l1).text.chars().take(L1_CHARS).collect(),
-                l0,
-                files: draft.files,
-                keywords: draft.keywords,
+                note,
                 evidence_hash: evidence_hash.clone(),
                 text_hash,
                 created_at: now,
@@ -188,7 +174,7 @@ pub struct Scripted<F> {
     calls: AtomicUsize,
 }
 
-impl<F: Fn(&Evidence) -> Vec<ObservationDraft> + Send + Sync> Scripted<F> {
+impl<F: Fn(&Evidence) -> Vec<Note> + Send + Sync> Scripted<F> {
     pub fn new(script: F) -> Self {
         Scripted { script, calls: AtomicUsize::new(0) }
     }
@@ -198,8 +184,8 @@ impl<F: Fn(&Evidence) -> Vec<ObservationDraft> + Send + Sync> Scripted<F> {
     }
 }
 
-impl<F: Fn(&Evidence) -> Vec<ObservationDraft> + Send + Sync> Extractor for Scripted<F> {
-    fn observations(&self, evidence: &Evidence) -> Result<Vec<ObservationDraft>, String> {
+impl<F: Fn(&Evidence) -> Vec<Note> + Send + Sync> Extractor for Scripted<F> {
+    fn observations(&self, evidence: &Evidence) -> Result<Vec<Note>, String> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         Ok((self.script)(evidence))
     }
@@ -241,7 +227,7 @@ impl OpenAiCompatible {
         }
     }
 
-    async fn call(&self, evidence: &Evidence) -> Result<Vec<ObservationDraft>, String> {
+    async fn call(&self, evidence: &Evidence) -> Result<Vec<Note>, String> {
         // rustls needs a process-wide crypto provider; ring, as the engine's fetcher uses.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::Client::builder().timeout(self.timeout).build().map_err(|e| e.to_string())?;
@@ -274,7 +260,7 @@ impl OpenAiCompatible {
 }
 
 /// The observations in a chat-completions reply.
-pub fn parse_reply(text: &str) -> Result<Vec<ObservationDraft>, String> {
+pub fn parse_reply(text: &str) -> Result<Vec<Note>, String> {
     let reply: Value = serde_json::from_str(text).map_err(|e| format!("reply is not JSON: {e}"))?;
     let content = reply
         .pointer("/choices/0/message/content")
@@ -286,7 +272,7 @@ pub fn parse_reply(text: &str) -> Result<Vec<ObservationDraft>, String> {
 }
 
 impl Extractor for OpenAiCompatible {
-    fn observations(&self, evidence: &Evidence) -> Result<Vec<ObservationDraft>, String> {
+    fn observations(&self, evidence: &Evidence) -> Result<Vec<Note>, String> {
         let runtime =
             tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
         runtime.block_on(self.call(evidence))

@@ -78,6 +78,7 @@ pub fn append_line(path: &Path, line: &str, sync: bool) -> Result<(), StoreError
 
 /// Truncates a torn last line; returns the new length.
 fn repair_torn_tail(file: &mut File, len: u64) -> io::Result<u64> {
+    const CHUNK: u64 = 64 * 1024;
     if len == 0 {
         return Ok(0);
     }
@@ -88,11 +89,10 @@ fn repair_torn_tail(file: &mut File, len: u64) -> io::Result<u64> {
         return Ok(len);
     }
     // Scan back in chunks for the last complete line's newline.
-    const CHUNK: u64 = 64 * 1024;
     let mut end = len;
     while end > 0 {
         let start = end.saturating_sub(CHUNK);
-        let mut buf = vec![0u8; (end - start) as usize];
+        let mut buf = vec![0u8; usize::try_from(end - start).map_err(io::Error::other)?];
         file.seek(SeekFrom::Start(start))?;
         file.read_exact(&mut buf)?;
         if let Some(at) = buf.iter().rposition(|&b| b == b'\n') {
@@ -109,7 +109,7 @@ fn repair_torn_tail(file: &mut File, len: u64) -> io::Result<u64> {
 /// Replaces `path` with `bytes`: a temp file in the same directory, fsync, rename, fsync
 /// of the directory. Readers see the old file or the new one, never a mix.
 pub fn replace_file(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
-    let dir = path.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+    let dir = path.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     let mut temp = tempfile::Builder::new()
         .prefix(&format!(".{}.", path.file_name().and_then(|n| n.to_str()).unwrap_or("memory")))
         .suffix(".tmp")

@@ -5,7 +5,8 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 
 use super::*;
-use crate::extract::{Evidence, ObservationDraft, Observed, OpenAiCompatible, Scripted, observe};
+use crate::extract::{Evidence, Observed, OpenAiCompatible, Scripted, observe};
+use ctxgraph_queries::memory::record::Note;
 
 const NOW: i64 = 1_800_000_000_000;
 
@@ -188,14 +189,8 @@ fn evidence(output: &str) -> Evidence {
     Evidence { tool: "bash".into(), outcome: "error".into(), input: "bun test".into(), output: output.into() }
 }
 
-fn lesson(l0: &str) -> ObservationDraft {
-    ObservationDraft {
-        kind: "gotcha".into(),
-        l0: l0.into(),
-        l1: String::new(),
-        files: vec![],
-        keywords: vec![],
-    }
+fn lesson(l0: &str) -> Note {
+    Note { kind: "gotcha".into(), l0: l0.into(), l1: String::new(), files: vec![], keywords: vec![] }
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! memory.md §3.2: normalisation, hashing and ids.
 
 use std::collections::BTreeSet;
+use std::fmt::Write;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -44,7 +45,10 @@ fn flush_digits(out: &mut String, digits: &mut String) {
 /// `sha256(x)` as hex, cut to 16 characters (§3.2).
 pub fn hash(text: &str) -> String {
     let digest = Sha256::digest(text.as_bytes());
-    digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
+    digest.iter().take(8).fold(String::with_capacity(16), |mut out, b| {
+        let _ = write!(out, "{b:02x}");
+        out
+    })
 }
 
 const CROCKFORD: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
@@ -55,7 +59,7 @@ pub fn new_id(prefix: &str, now_ms: i64) -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let mut id = String::with_capacity(prefix.len() + 26);
     id.push_str(prefix);
-    let time = now_ms.max(0) as u64;
+    let time = now_ms.max(0).cast_unsigned();
     for shift in (0..10).rev() {
         id.push(CROCKFORD[((time >> (shift * 5)) & 31) as usize] as char);
     }
@@ -77,6 +81,8 @@ pub fn new_id(prefix: &str, now_ms: i64) -> String {
 }
 
 /// Token-set Jaccard similarity of two texts (§4.3's near-duplicate guard).
+// Token counts are small, so the conversions to f64 are exact.
+#[allow(clippy::cast_precision_loss)]
 pub fn jaccard(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f64 {
     if a.is_empty() && b.is_empty() {
         return 1.0;

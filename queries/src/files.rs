@@ -16,18 +16,31 @@ use crate::db::Db;
 use crate::path;
 use crate::system::{DirEntry, EntryKind, FileKind};
 
-#[salsa::input(debug)]
-pub struct File {
-    /// Absolute and lexically normalised; never changes for a given input.
-    #[returns(ref)]
-    pub path: PathBuf,
-    /// What the path is, following symlinks.
-    #[returns(copy)]
-    pub kind: FileKind,
-    /// Bumped by the engine whenever the content (or, for a directory, the listing) may
-    /// have changed. Queries read it to depend on the content.
-    #[returns(copy)]
-    pub revision: u64,
+pub use input::File;
+
+// salsa's input macro generates public constructors (`new`, `builder`) that cannot carry
+// doc comments; this module scopes the allowance to them.
+#[allow(missing_docs)]
+mod input {
+    use std::path::PathBuf;
+
+    use crate::system::FileKind;
+
+    /// One path some query looked at, existing or not: the unit of invalidation. Only the
+    /// engine creates and sets these (through [`Files`](super::Files)).
+    #[salsa::input(debug)]
+    pub struct File {
+        /// Absolute and lexically normalised; never changes for a given input.
+        #[returns(ref)]
+        pub path: PathBuf,
+        /// What the path is, following symlinks.
+        #[returns(copy)]
+        pub kind: FileKind,
+        /// Bumped by the engine whenever the content (or, for a directory, the listing) may
+        /// have changed. Queries read it to depend on the content.
+        #[returns(copy)]
+        pub revision: u64,
+    }
 }
 
 /// Which paths exist changes less often than what files say. With `kind` and directory
@@ -107,10 +120,12 @@ impl Files {
         all
     }
 
+    /// How many paths have an input (`serve`'s status reports it as `inputs`).
     pub fn len(&self) -> usize {
         self.by_path.len()
     }
 
+    /// No query has asked about any path yet.
     pub fn is_empty(&self) -> bool {
         self.by_path.is_empty()
     }
@@ -119,11 +134,16 @@ impl Files {
 /// Why reading a file produced no bytes. Kept as data: `explain` names the OS error.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum ReadFailure {
+    /// The path does not exist (or a component of it is not a directory).
     NotFound,
+    /// The path is a directory: opencode's read-or-empty treats it as empty text.
     IsADirectory,
+    /// The process may not open it; `explain` tells the user to fix the permissions.
     PermissionDenied,
     /// Over the engine's size limit; a hard error rather than "read as empty".
     TooLarge(String),
+    /// Any other OS error, with its message (an I/O error, a FIFO the engine refused to
+    /// open, …).
     Other(String),
 }
 
@@ -165,6 +185,7 @@ pub fn file_bytes(db: &dyn Db, file: File) -> Result<Arc<[u8]>, ReadFailure> {
 /// F6: a file decoded the way `TextDecoder("utf-8")` does it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct DecodedText {
+    /// The decoded text, what opencode would have in its string.
     pub text: Arc<str>,
     /// A leading UTF-8 byte order mark was removed.
     pub had_bom: bool,

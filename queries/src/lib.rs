@@ -3,7 +3,7 @@
 //! Everything a coding agent loads into its context, computed as salsa queries over
 //! inputs, so that between turns only what changed recomputes. This crate does no I/O of
 //! its own: file access goes through [`System`](system::System), the environment is the
-//! [`Host`](db::Host) input, and remote documents are set as inputs by the engine.
+//! [`Host`] input, and remote documents are set as inputs by the engine.
 
 #![warn(missing_docs)]
 
@@ -11,16 +11,11 @@
 // (constructors, builders) that carry no docs and cannot be given any.
 #[allow(missing_docs)]
 pub mod db;
-#[allow(missing_docs)] // TODO(#15): document this module's public items.
 pub mod files;
 pub mod lines;
-// TODO(#12, #15): workspace memory landed after the pedantic/missing_docs pass; bring it
-// under the workspace policy (docs for its public items, the casts in BM25 scoring).
-#[allow(missing_docs, clippy::pedantic)]
 pub mod memory;
 pub mod opencode;
 pub mod path;
-#[allow(missing_docs)] // TODO(#15): document this module's public items.
 pub mod remote;
 pub mod secrets;
 pub mod system;

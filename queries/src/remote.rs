@@ -10,13 +10,38 @@ use sha2::Digest;
 
 use crate::db::Db;
 
-#[salsa::input(debug)]
-pub struct RemoteDoc {
-    /// The URL exactly as the config wrote it (an integrity pin fragment included).
-    #[returns(ref)]
-    pub url: String,
-    #[returns(ref)]
-    pub state: RemoteState,
+pub use inputs::{ConfigDoc, RemoteDoc};
+
+// salsa's input macro generates public constructors (`new`, `builder`) that cannot carry
+// doc comments; this module scopes the allowance to them.
+#[allow(missing_docs)]
+mod inputs {
+    use super::{ConfigDocState, ConfigRequest, RemoteState};
+
+    /// One `instructions` URL: what the engine last learned about it. Queries read the
+    /// state and never fetch, so a build is never blocked on the network.
+    #[salsa::input(debug)]
+    pub struct RemoteDoc {
+        /// The URL exactly as the config wrote it (an integrity pin fragment included).
+        #[returns(ref)]
+        pub url: String,
+        /// Pending until the engine's fetch settles, then loaded or failed.
+        #[returns(ref)]
+        pub state: RemoteState,
+    }
+
+    /// A remote config document (R1–R5), fetched by the engine. Unlike [`RemoteDoc`] it
+    /// keeps the content type (R2 looks at it) and is never served from a cache: opencode
+    /// aborts when one cannot be fetched.
+    #[salsa::input(debug)]
+    pub struct ConfigDoc {
+        /// The URL and headers; the same request always maps to the same input.
+        #[returns(ref)]
+        pub request: ConfigRequest,
+        /// Pending until the engine's fetch settles.
+        #[returns(ref)]
+        pub state: ConfigDocState,
+    }
 }
 
 /// What the engine knows about one URL.
@@ -26,7 +51,12 @@ pub enum RemoteState {
     /// pending document produces no block.
     Pending,
     /// The body, decoded as F6 (BOM dropped, invalid UTF-8 replaced).
-    Loaded { text: Arc<str>, from: LoadedFrom },
+    Loaded {
+        /// The decoded body: the block's text.
+        text: Arc<str>,
+        /// Network, revalidated or cache: `explain` and `--format json` say which.
+        from: LoadedFrom,
+    },
     /// Fetching failed and no usable cached copy exists: no block, as in opencode (I8).
     Failed(FetchFailure),
 }
@@ -34,11 +64,13 @@ pub enum RemoteState {
 /// Where a loaded body came from.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum LoadedFrom {
+    /// A fresh 2xx response.
     Network,
     /// The server answered 304 to a conditional request: the cached body is current.
     Revalidated,
     /// The cached copy, because the network was not used (`None`: offline) or failed.
     Cache {
+        /// Why the network was not used or not trusted; the warning names it.
         because: Option<FetchFailure>,
     },
 }
@@ -56,17 +88,32 @@ pub enum FetchFailure {
     Connect(String),
     /// No response headers within the deadline (opencode's 5 s, retries included), or the
     /// body did not arrive within the total deadline.
-    Timeout { phase: &'static str, after_ms: u64 },
+    Timeout {
+        /// `"response headers"` or `"body"`: which deadline expired.
+        phase: &'static str,
+        /// The deadline that expired, so the message says how long was waited.
+        after_ms: u64,
+    },
     /// A non-2xx status after retries.
     Status(u16),
     /// The body is larger than the cap.
-    BodyTooLarge { limit: u64 },
+    BodyTooLarge {
+        /// The cap in bytes (`--remote-max-bytes`).
+        limit: u64,
+    },
     /// The connection broke while reading the body.
     Body(String),
     /// Too many redirects, or a redirect to another scheme.
     Redirect(String),
     /// The body does not match the URL's integrity pin.
-    PinMismatch { algorithm: &'static str, expected: String, actual: String },
+    PinMismatch {
+        /// `blake3` or `sha256`, as the fragment named it.
+        algorithm: &'static str,
+        /// The pinned digest (lower-case hex).
+        expected: String,
+        /// The digest of the body received (lower-case hex).
+        actual: String,
+    },
 }
 
 impl std::fmt::Display for FetchFailure {
@@ -128,6 +175,7 @@ impl FetchFailure {
 /// sent to the server, so opencode fetches the same resource.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Pin {
+    /// `blake3` or `sha256`, the only two accepted (a fragment naming another is no pin).
     pub algorithm: &'static str,
     /// Lower-case hex.
     pub digest: String,
@@ -147,6 +195,7 @@ impl Pin {
         valid.then(|| Pin { algorithm, digest: digest.to_ascii_lowercase() })
     }
 
+    /// The digest of `bytes` with this pin's algorithm, in lower-case hex.
     pub fn digest_of(&self, bytes: &[u8]) -> String {
         match self.algorithm {
             "blake3" => blake3::hash(bytes).to_hex().to_string(),
@@ -154,6 +203,8 @@ impl Pin {
         }
     }
 
+    /// `Ok` when `bytes` hash to the pinned digest; otherwise the mismatch, with both
+    /// digests, as the failure the URL reports.
     pub fn verify(&self, bytes: &[u8]) -> Result<(), FetchFailure> {
         let actual = self.digest_of(bytes);
         if actual == self.digest {
@@ -171,30 +222,26 @@ impl Pin {
 /// One request for remote config (R1/R4): the URL and the headers to send.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ConfigRequest {
+    /// The `.well-known/opencode` URL (R1) or the `remote_config.url` it named (R4).
     pub url: String,
+    /// Name and value pairs from `remote_config.headers` (substituted, in config order);
+    /// none for the `.well-known` request.
     pub headers: Vec<(String, String)>,
 }
 
-/// A remote config document (R1–R5), fetched by the engine. Unlike [`RemoteDoc`] it keeps
-/// the content type (R2 looks at it) and is never served from a cache: opencode aborts
-/// when one cannot be fetched.
-#[salsa::input(debug)]
-pub struct ConfigDoc {
-    #[returns(ref)]
-    pub request: ConfigRequest,
-    #[returns(ref)]
-    pub state: ConfigDocState,
-}
-
+/// What the engine knows about one remote config request.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum ConfigDocState {
     /// Not fetched yet.
     Pending,
     /// A 2xx response.
     Loaded {
+        /// The response body as text; R2/R3 decide whether it is a config.
         body: Arc<str>,
+        /// The `Content-Type` header, if sent: R2 tells a login page from JSON by it.
         content_type: Option<String>,
     },
+    /// The request failed; opencode aborts startup here, so the config reports an error.
     Failed(FetchFailure),
 }
 

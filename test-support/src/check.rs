@@ -1,9 +1,7 @@
 //! What the queries make of a one-string [`Fixture`], rendered compactly for inline insta
 //! snapshots, so a test case is one call:
-//!
-//! ```ignore
-//! insta::assert_snapshot!(check::lint("//- /repo/AGENTS.md\nNever panic.\n"), @"…");
-//! ```
+//! `insta::assert_snapshot!(check::lint(fixture), @"…")` (the cases are in
+//! `tests/queries/`; this module's own test shows both kinds of result).
 //!
 //! Each renders an error as `error: …` instead of panicking, so refusals are snapshots too.
 
@@ -73,4 +71,21 @@ pub fn finding_line(finding: &Finding) -> String {
         None => "-".to_owned(),
     };
     format!("{} {at} {}\n", finding.code.id(), finding.message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{lint, prompt};
+
+    #[test]
+    fn a_case_is_one_call_and_a_refusal_is_a_value() {
+        let findings = lint(
+            "//- git: /repo\n//- /repo/AGENTS.md\nRoot rules.\n//- /repo/CLAUDE.md\nClaude-only rules.\n",
+        );
+        assert!(findings.starts_with("CG002 /repo/CLAUDE.md:1 "), "{findings}");
+        assert_eq!(findings.lines().count(), 1, "{findings}");
+
+        let refused = prompt("//- git: /repo\n//- /repo/opencode.json\n{ \"instructions\": [ }\n");
+        assert!(refused.starts_with("error: /repo/opencode.json:1:"), "{refused}");
+    }
 }

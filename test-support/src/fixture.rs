@@ -28,10 +28,18 @@ use ctxgraph_engine::{Engine, HostEnv};
 use ctxgraph_queries::Workspace;
 use ctxgraph_queries::system::MemorySystem;
 
-use crate::tree::{MemoryWriter, TreeWriter};
+use crate::tree::{MemoryWriter, TreeWriter, git_worktree};
 
 /// The date every fixture's host reports.
 pub const DATE: &str = "Sun Nov 29 2026";
+
+/// The host every test builds under: `HOME` (and no other variable), linux, and [`DATE`],
+/// so that the environment block is the same on every machine and every day.
+pub fn fixed_host(home: impl Into<PathBuf>) -> HostEnv {
+    let home = home.into();
+    let vars = BTreeMap::from([("HOME".to_owned(), home.display().to_string())]);
+    HostEnv { vars, home, platform: "linux".to_owned(), date: DATE.to_owned() }
+}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Entry {
@@ -125,11 +133,8 @@ impl Fixture {
         for dir in ["/home", "/managed", &*self.cwd.to_string_lossy()] {
             out.dir(&at(Path::new(dir)));
         }
-        // What git (and so opencode, P5) requires of a repository: HEAD, objects/ and refs/.
         for repo in &self.git {
-            out.file(&at(&repo.join(".git/HEAD")), b"ref: refs/heads/main\n".to_vec());
-            out.dir(&at(&repo.join(".git/objects")));
-            out.dir(&at(&repo.join(".git/refs")));
+            git_worktree(&at(repo), out);
         }
         for entry in &self.entries {
             match entry {
@@ -147,14 +152,13 @@ impl Fixture {
         system
     }
 
-    /// The fixed host, with the fixture's `env:` lines on top.
+    /// The [`fixed_host`] at `/home`, managed config in `/managed`, with the fixture's
+    /// `env:` lines on top.
     pub fn host(&self) -> HostEnv {
-        let mut vars = BTreeMap::from([
-            ("HOME".to_owned(), "/home".to_owned()),
-            ("OPENCODE_TEST_MANAGED_CONFIG_DIR".to_owned(), "/managed".to_owned()),
-        ]);
-        vars.extend(self.env.clone());
-        HostEnv { vars, home: PathBuf::from("/home"), platform: "linux".to_owned(), date: DATE.to_owned() }
+        let mut host = fixed_host("/home");
+        host.vars.insert("OPENCODE_TEST_MANAGED_CONFIG_DIR".to_owned(), "/managed".to_owned());
+        host.vars.extend(self.env.clone());
+        host
     }
 
     /// An engine over the world in memory, and the workspace of `cwd`.

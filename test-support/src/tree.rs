@@ -46,6 +46,15 @@ impl TreeWriter for DiskWriter {
     }
 }
 
+/// Makes `repo` a git worktree as far as discovery can tell (P5): what `git init` leaves
+/// that git itself checks, `.git/HEAD`, `.git/objects/` and `.git/refs/`.
+pub fn git_worktree(repo: &Path, out: &mut dyn TreeWriter) {
+    let git = repo.join(".git");
+    out.file(&git.join("HEAD"), b"ref: refs/heads/main\n".to_vec());
+    out.dir(&git.join("objects"));
+    out.dir(&git.join("refs"));
+}
+
 /// Copies the tree at `from` (files, directories, symlinks as symlinks) to `to`, exactly.
 /// A missing `from` copies nothing.
 pub fn copy_tree(from: &Path, to: &Path, out: &mut dyn TreeWriter) {

@@ -18,15 +18,18 @@ pub fn run(args: ExplainArgs) -> Result<ExitCode, CliError> {
     let out = match &args.target {
         None => {
             let explanation = engine.explain(ws)?;
+            let memory = engine.prompt_memory(ws);
             match args.format {
                 ExplainFormat::Text => {
                     let mut text = render::explain::text(&explanation);
-                    if let Some(memory) = engine.prompt_memory(ws) {
-                        text.push_str(&super::memory::explain_text(&memory));
+                    if let Some(memory) = &memory {
+                        text.push_str(&render::explain::memory_text(memory));
                     }
                     text
                 }
-                ExplainFormat::Json => render::json(&render::explain::ExplanationView::new(&explanation))?,
+                ExplainFormat::Json => render::json(
+                    &render::explain::ExplanationView::new(&explanation).with_memory(memory.as_ref()),
+                )?,
                 ExplainFormat::Dot => render::dot::graph(&explanation.items, &explanation.entries),
             }
         }

@@ -1,14 +1,16 @@
 //! `ctxgraph memory …`: write the workspace memory store, and print what recall sees.
 
+use std::fmt::Write as _;
 use std::io::Read;
 use std::process::ExitCode;
 
 use ctxgraph_engine::HostEnv;
 use ctxgraph_memory::export::card_from_export;
-use ctxgraph_memory::{Outcome, Store, system_clock};
+use ctxgraph_memory::extract::{Evidence, OpenAiCompatible, observe};
+use ctxgraph_memory::{Outcome, Remembered, Store, StoreError, system_clock};
 use ctxgraph_queries::memory::Recall;
 use ctxgraph_queries::memory::record::{FactSource, Scope};
-use ctxgraph_queries::memory::render::{CutReason, MemoryContext};
+use ctxgraph_queries::memory::render::{DEFAULT_MAX_CHARS, MemoryContext};
 use serde_json::json;
 
 use crate::args::{
@@ -26,29 +28,17 @@ pub fn run(args: MemoryArgs) -> Result<ExitCode, CliError> {
     let session = args.session.as_deref();
     let out = match args.command {
         MemoryCommand::Remember { text, scope, category } => {
-            let scope = match scope {
-                ScopeArg::User => Scope::User,
-                ScopeArg::Project => Scope::Project,
-            };
-            let done = store.remember(&text, scope, &category, FactSource::Explicit, session)?;
-            line(&done)?
+            line(&remember(&store, &text, scope, &category, session)?)?
         }
         MemoryCommand::Forget { target } => {
             let ids = store.forget(&target, session)?;
             line(&json!({ "forgotten": ids }))?
         }
         MemoryCommand::Recall { query, budget, format } => {
-            let settings = engine.memory_settings(ws)?;
-            let recall = Recall {
-                max_chars: budget.or(settings.max_chars).unwrap_or(9000),
-                detail: true,
-                session_id: args.session.clone(),
-                ..Recall::new(query.clone(), system_clock())
-            };
-            let context = engine.memory_recall(ws, recall);
+            let options = RecallOptions { budget, limit: None, session: args.session.clone() };
+            let context = recall(&engine, ws, &query, options)?;
             match format {
-                Format::Text if context.text.is_empty() => format!("No stored memory matched {query:?}.\n"),
-                Format::Text => format!("{}\n", context.text),
+                Format::Text => recall_text(&query, &context),
                 Format::Json => crate::render::json(&context)?,
             }
         }
@@ -70,6 +60,16 @@ pub fn run(args: MemoryArgs) -> Result<ExitCode, CliError> {
             let stat = store.record_tool_outcome(&tool, outcome, kind.as_deref(), message.as_deref())?;
             line(&json!({ "tool": tool, "calls": stat.calls, "errors": stat.errors, "recent": stat.recent }))?
         }
+        MemoryCommand::Observe { tool, outcome, input, output, base_url } => {
+            let outcome = match outcome {
+                OutcomeArg::Ok => "completed",
+                OutcomeArg::Error => "error",
+            };
+            let evidence =
+                Evidence { tool, outcome: outcome.to_owned(), input, output: read_input(&output)? };
+            let model = extraction_model(&engine, ws, base_url)?;
+            line(&observe(&store, &evidence, session, &model)?)?
+        }
         MemoryCommand::SessionCard { action: SessionCardAction::Add { from_export } } => {
             let text = read_input(&from_export)?;
             let card = store.add_session_card(card_from_export(&text, system_clock())?)?;
@@ -78,6 +78,95 @@ pub fn run(args: MemoryArgs) -> Result<ExitCode, CliError> {
     };
     write_stdout(out.as_bytes())?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `remember` as `ctxgraph memory remember` and the `memory_remember` tool do it: an
+/// explicit fact (§4.2).
+pub fn remember(
+    store: &Store,
+    text: &str,
+    scope: ScopeArg,
+    category: &str,
+    session: Option<&str>,
+) -> Result<Remembered, CliError> {
+    let scope = match scope {
+        ScopeArg::User => Scope::User,
+        ScopeArg::Project => Scope::Project,
+    };
+    Ok(store.remember(text, scope, category, FactSource::Explicit, session)?)
+}
+
+/// The extraction model of memory.md §2: `memory_model`, else `small_model`
+/// (`provider/model`), at the provider's `options.baseURL` (or `base_url`) with its
+/// `options.apiKey`.
+fn extraction_model(
+    engine: &ctxgraph_engine::Engine,
+    ws: ctxgraph_queries::Workspace,
+    base_url: Option<String>,
+) -> Result<OpenAiCompatible, CliError> {
+    let settings = engine.memory_settings(ws)?;
+    let Some(name) = settings.memory_model.or(settings.small_model) else {
+        return Err(StoreError::Invalid(
+            "no model for extraction: set \"memory_model\" (or \"small_model\") to PROVIDER/MODEL in the config"
+                .to_owned(),
+        )
+        .into());
+    };
+    let Some((provider, model)) = name.split_once('/') else {
+        return Err(StoreError::Invalid(format!("extraction model {name:?}: expected PROVIDER/MODEL")).into());
+    };
+    let config = engine.merged_config(ws)?.value();
+    let option = |key: &str| {
+        config
+            .pointer(&format!("/provider/{provider}/options/{key}"))
+            .and_then(|v| v.as_str())
+            .map(str::to_owned)
+    };
+    let Some(base_url) = base_url.or_else(|| option("baseURL")) else {
+        return Err(StoreError::Invalid(format!(
+            "extraction model {name}: provider {provider:?} has no options.baseURL in the config; pass --base-url"
+        ))
+        .into());
+    };
+    Ok(OpenAiCompatible::new(base_url, model, option("apiKey")))
+}
+
+/// How a recall is bounded, beyond its query.
+pub struct RecallOptions {
+    /// Characters of the answer (default: `memory.maxTotalChars`, else 9000).
+    pub budget: Option<usize>,
+    /// Items per block (memory.md §12 `limit`).
+    pub limit: Option<usize>,
+    /// The asking session (its own card is left out, its handoff always eligible).
+    pub session: Option<String>,
+}
+
+/// `memory_recall` (memory.md §12): the blocks for `query`, every observation with its
+/// detail, within the budget.
+pub fn recall(
+    engine: &ctxgraph_engine::Engine,
+    ws: ctxgraph_queries::Workspace,
+    query: &str,
+    options: RecallOptions,
+) -> Result<MemoryContext, CliError> {
+    let settings = engine.memory_settings(ws)?;
+    let recall = Recall {
+        max_chars: options.budget.or(settings.max_chars).unwrap_or(DEFAULT_MAX_CHARS),
+        detail: true,
+        limit: options.limit,
+        session_id: options.session,
+        ..Recall::new(query, system_clock())
+    };
+    Ok(engine.memory_recall(ws, recall))
+}
+
+/// A recall as text: the `<memory>` part, or a line saying nothing matched.
+pub fn recall_text(query: &str, context: &MemoryContext) -> String {
+    if context.text.is_empty() {
+        format!("No stored memory matched {query:?}.\n")
+    } else {
+        format!("{}\n", context.text)
+    }
 }
 
 fn line(value: &impl serde::Serialize) -> Result<String, CliError> {
@@ -119,60 +208,30 @@ fn show(
         })),
         Format::Text => {
             let mut out = format!("memory at {}\n", store.root().display());
-            out.push_str(&format!("\nfacts ({}):\n", facts.len()));
+            let _ = writeln!(out, "\nfacts ({}):", facts.len());
             for fact in &facts {
                 let status = match &fact.reason {
                     Some(reason) => format!("inactive: {reason}"),
                     None => "active".to_owned(),
                 };
-                out.push_str(&format!(
-                    "  {} [{}] ({status}) {}\n",
+                let _ = writeln!(
+                    out,
+                    "  {} [{}] ({status}) {}",
                     fact.record.id,
                     fact.record.scope.as_str(),
                     fact.record.text
-                ));
+                );
             }
-            out.push_str(&format!("\nhandoff: {}\n", handoff.as_ref().map_or("none", |h| h.goal.as_str())));
+            let _ = writeln!(out, "\nhandoff: {}", handoff.as_ref().map_or("none", |h| h.goal.as_str()));
             for (file, lines) in &skipped {
                 for skip in lines {
-                    out.push_str(&format!("skipped {file}:{}: {}\n", skip.line, skip.reason));
+                    let _ = writeln!(out, "skipped {file}:{}: {}", skip.line, skip.reason);
                 }
             }
             if !context.text.is_empty() {
-                out.push_str(&format!("\n{}\n", context.text));
+                let _ = writeln!(out, "\n{}", context.text);
             }
             Ok(out)
         }
     }
-}
-
-/// explain's memory section: every recalled item with its score, every other candidate
-/// with why it was cut.
-pub fn explain_text(context: &MemoryContext) -> String {
-    let mut out = format!("\nmemory (memory.md §11): {} of {} chars\n", context.chars, context.max_chars);
-    for block in context.blocks.iter().chain(&context.removed) {
-        out.push_str(&format!("  {} ({} chars, budget {})\n", block.title, block.chars, block.budget));
-        for item in &block.items {
-            let score = item.score.map_or_else(|| "-".to_owned(), |s| format!("{:.3}", s.0));
-            out.push_str(&format!(
-                "    recalled {} score {score}{}\n",
-                item.id,
-                if item.detail { " (with detail)" } else { "" }
-            ));
-        }
-        for cut in &block.cut {
-            let why = match &cut.reason {
-                CutReason::Inactive { why } => format!("inactive ({why})"),
-                CutReason::NoMatch => "no query token matches".to_owned(),
-                CutReason::BelowFloor => "below 0.15 × the top score".to_owned(),
-                CutReason::ItemCap { cap } => format!("past the block's {cap}-item cap"),
-                CutReason::Budget { budget } => format!("over the block's {budget}-char budget"),
-                CutReason::BlockRemoved => "its block was removed to fit the total".to_owned(),
-                CutReason::NotEligible { why } => why.clone(),
-            };
-            let score = cut.score.map_or_else(String::new, |s| format!(" score {:.3}", s.0));
-            out.push_str(&format!("    cut {}{score}: {why}\n", cut.id));
-        }
-    }
-    out
 }

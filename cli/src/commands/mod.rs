@@ -21,9 +21,8 @@ mod config;
 mod explain;
 mod github;
 mod lint;
-// TODO(#12, #15): written before the pedantic pass; see queries::memory.
-#[allow(clippy::pedantic)]
-mod memory;
+mod mcp;
+pub mod memory;
 mod nearby;
 mod serve;
 mod session;
@@ -31,6 +30,7 @@ mod snapshot;
 mod watch;
 
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
+    crate::panic::panic_if_testing();
     match cli.command {
         Command::Build(args) => build::run(args),
         Command::Nearby(args) => nearby::run(args),
@@ -45,6 +45,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Session(args) => session::run(args),
         Command::Completions(args) => completions(args.shell),
         Command::Memory(args) => memory::run(args),
+        Command::Mcp(args) => mcp::run(args),
     }
 }
 

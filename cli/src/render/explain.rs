@@ -2,6 +2,7 @@
 
 use std::fmt::Write;
 
+use ctxgraph_queries::memory::render::{Block, BlockId, Cut, CutReason, MemoryContext, Recalled};
 use ctxgraph_queries::opencode::explain::{
     EntryExpansion, EntryReport, Explanation, Item, Loaded, Reason, SessionExplanation, Source, Stage,
     Target, TargetExplanation, Via,
@@ -172,6 +173,9 @@ pub struct ExplanationView<'a> {
     summary: Summary<'a>,
     items: Vec<ItemView<'a>>,
     entries: &'a [EntryReport],
+    /// The `<memory>` part, when `memory.enabled` puts one in the prompt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    memory: Option<MemoryView<'a>>,
 }
 
 #[derive(Serialize)]
@@ -197,8 +201,104 @@ impl<'a> ExplanationView<'a> {
             },
             items: explanation.items.iter().map(ItemView::new).collect(),
             entries: &explanation.entries,
+            memory: None,
         }
     }
+
+    /// Adds the memory section.
+    pub fn with_memory(mut self, memory: Option<&'a MemoryContext>) -> Self {
+        self.memory = memory.map(MemoryView::new);
+        self
+    }
+}
+
+/// explain's memory section as JSON (memory.md §11): per block, what was recalled with its
+/// score, and every candidate that was not, with why.
+#[derive(Serialize)]
+struct MemoryView<'a> {
+    chars: usize,
+    max_chars: usize,
+    hard_cut: bool,
+    blocks: Vec<MemoryBlockView<'a>>,
+}
+
+#[derive(Serialize)]
+struct MemoryBlockView<'a> {
+    id: BlockId,
+    title: &'a str,
+    chars: usize,
+    budget: usize,
+    /// Removed whole to fit the total (§11.4 step 5).
+    removed: bool,
+    truncated: bool,
+    recalled: &'a [Recalled],
+    cut: Vec<CutView<'a>>,
+}
+
+#[derive(Serialize)]
+struct CutView<'a> {
+    #[serde(flatten)]
+    cut: &'a Cut,
+    why: String,
+}
+
+impl<'a> MemoryView<'a> {
+    fn new(memory: &'a MemoryContext) -> Self {
+        let block = |block: &'a Block, removed: bool| MemoryBlockView {
+            id: block.id,
+            title: &block.title,
+            chars: block.chars,
+            budget: block.budget,
+            removed,
+            truncated: block.truncated,
+            recalled: &block.items,
+            cut: block.cut.iter().map(|cut| CutView { cut, why: cut_sentence(&cut.reason) }).collect(),
+        };
+        MemoryView {
+            chars: memory.chars,
+            max_chars: memory.max_chars,
+            hard_cut: memory.hard_cut,
+            blocks: memory
+                .blocks
+                .iter()
+                .map(|b| block(b, false))
+                .chain(memory.removed.iter().map(|b| block(b, true)))
+                .collect(),
+        }
+    }
+}
+
+/// Why a memory candidate is not in the text, as a sentence.
+fn cut_sentence(reason: &CutReason) -> String {
+    match reason {
+        CutReason::Inactive { why } => format!("inactive ({why})"),
+        CutReason::NoMatch => "no query token matches".to_owned(),
+        CutReason::BelowFloor => "below 0.15 × the top score".to_owned(),
+        CutReason::ItemCap { cap } => format!("past the block's {cap}-item cap"),
+        CutReason::Budget { budget } => format!("over the block's {budget}-char budget"),
+        CutReason::BlockRemoved => "its block was removed to fit the total".to_owned(),
+        CutReason::NotEligible { why } => why.clone(),
+    }
+}
+
+/// explain's memory section as text: every recalled item with its score, every other
+/// candidate with why it was cut.
+pub fn memory_text(context: &MemoryContext) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "\nmemory (memory.md §11): {} of {} chars", context.chars, context.max_chars);
+    for block in context.blocks.iter().chain(&context.removed) {
+        let _ = writeln!(out, "  {} ({} chars, budget {})", block.title, block.chars, block.budget);
+        for item in &block.items {
+            let score = item.score.map_or_else(|| "-".to_owned(), |s| format!("{:.3}", s.0));
+            let detail = if item.detail { " (with detail)" } else { "" };
+            let _ = writeln!(out, "    recalled {} score {score}{detail}", item.id);
+        }
+        for cut in &block.cut {
+            let score = cut.score.map_or_else(String::new, |s| format!(" score {:.3}", s.0));
+            let _ = writeln!(out, "    cut {}{score}: {}", cut.id, cut_sentence(&cut.reason));
+        }
+    }
+    out
 }
 
 #[derive(Serialize)]

@@ -22,7 +22,7 @@ fuzz_target!(|data: &[u8]| {
     let docs: Vec<Doc<'_>> = facts
         .iter()
         .map(|f| Doc { id: &f.record.id, text: f.record.text.clone(), files: &[], time: f.record.updated_at, decays: true })
-        .chain(observations.iter().map(|o| Doc { id: &o.id, text: o.l0.clone(), files: &o.files, time: o.created_at, decays: true }))
+        .chain(observations.iter().map(|o| Doc { id: &o.id, text: o.note.l0.clone(), files: &o.note.files, time: o.created_at, decays: true }))
         .collect();
     let ranking = rank(&text, &docs, i64::MAX);
     let items: Vec<Item> = ranking

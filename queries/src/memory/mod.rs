@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::db::{Db, Workspace};
-use crate::files::{ReadFailure, file_text};
+use crate::files::file_text;
 use crate::opencode::config::{MemorySettings, merged_config};
 use rank::{Doc, RankCut, Ranking, rank};
 use record::{Fact, FactLine, FactSource, Handoff, Observation, SessionCard, Skipped, ToolStat, ToolStats};
@@ -33,6 +33,7 @@ pub struct Recall {
     pub query: String,
     /// Epoch milliseconds that ages are measured from.
     pub now: i64,
+    /// Characters the whole `<memory>` part may take (§11.1 `maxTotalChars`).
     pub max_chars: usize,
     /// The current session: its own card is excluded, its handoff always eligible.
     pub session_id: Option<String>,
@@ -45,6 +46,7 @@ pub struct Recall {
 }
 
 impl Recall {
+    /// A recall of `query` at `now`, with the default budget and nothing else set.
     pub fn new(query: impl Into<String>, now: i64) -> Self {
         Recall {
             query: query.into(),
@@ -61,7 +63,9 @@ impl Recall {
 /// A store file that could not be read as a whole (the JSON files), or lines skipped.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Loaded<T> {
+    /// What was read.
     pub value: T,
+    /// Lines (or the whole file, as line 1) that could not be read, and why.
     pub skipped: Vec<Skipped>,
 }
 
@@ -71,7 +75,7 @@ fn read_store_file(db: &dyn Db, ws: Workspace, name: &str) -> Option<String> {
         Ok(decoded) => Some(decoded.text.to_string()),
         // A missing store is an empty one; an unreadable file recalls nothing, and the
         // writer reports it loudly the next time it touches the file.
-        Err(ReadFailure::NotFound) | Err(_) => None,
+        Err(_) => None,
     }
 }
 
@@ -83,6 +87,7 @@ pub fn fact_log(db: &dyn Db, ws: Workspace) -> Loaded<Vec<Fact>> {
     Loaded { value: record::fold_facts(parsed.records), skipped: parsed.skipped }
 }
 
+/// `observations.jsonl`, every readable record in file order (§6.1).
 #[salsa::tracked(returns(ref))]
 pub fn observation_log(db: &dyn Db, ws: Workspace) -> Loaded<Vec<Observation>> {
     let text = read_store_file(db, ws, record::OBSERVATIONS).unwrap_or_default();
@@ -115,11 +120,13 @@ fn read_json<T: serde::de::DeserializeOwned + Default>(
     }
 }
 
+/// `handoff.json` (§5.1); `None` when it is missing or unreadable.
 #[salsa::tracked(returns(ref))]
 pub fn handoff_doc(db: &dyn Db, ws: Workspace) -> Loaded<Option<Handoff>> {
     read_json(db, ws, record::HANDOFF)
 }
 
+/// `tool_stats.json` (§7.1); `None` when it is missing or unreadable.
 #[salsa::tracked(returns(ref))]
 pub fn tool_stats_doc(db: &dyn Db, ws: Workspace) -> Loaded<Option<ToolStats>> {
     read_json(db, ws, record::TOOL_STATS)
@@ -247,7 +254,7 @@ pub fn handoff_block(db: &dyn Db, ws: Workspace, recall: Recall) -> Draft {
             draft.cut.push(not_eligible("an earlier session's handoff older than 72 hours"));
             return draft;
         }
-        draft.title = "Previous Task Handoff (from an earlier session)".to_owned();
+        "Previous Task Handoff (from an earlier session)".clone_into(&mut draft.title);
     }
     let list = |items: &[String], sep: &str| items.iter().map(|s| sanitize(s)).collect::<Vec<_>>().join(sep);
     let numbered = |items: &[String]| {
@@ -305,8 +312,15 @@ pub fn observations_block(db: &dyn Db, ws: Workspace, recall: Recall) -> Draft {
         .iter()
         .map(|o| Doc {
             id: &o.id,
-            text: format!("{} {} {} {} {}", o.l0, o.l1, o.keywords.join(" "), o.files.join(" "), o.tool),
-            files: &o.files,
+            text: format!(
+                "{} {} {} {} {}",
+                o.note.l0,
+                o.note.l1,
+                o.note.keywords.join(" "),
+                o.note.files.join(" "),
+                o.tool
+            ),
+            files: &o.note.files,
             time: o.created_at,
             decays: true,
         })
@@ -319,12 +333,12 @@ pub fn observations_block(db: &dyn Db, ws: Workspace, recall: Recall) -> Draft {
         let head = format!(
             "- ({}, {}) {}",
             sanitize(&o.tool),
-            sanitize(&o.kind),
-            cut_at_word(&sanitize(&o.l0), L0_CHARS)
+            sanitize(&o.note.kind),
+            cut_at_word(&sanitize(&o.note.l0), L0_CHARS)
         );
         let with_detail = recall.detail || position < OBSERVATIONS_WITH_DETAIL;
-        let (line, short) = if with_detail && !o.l1.trim().is_empty() {
-            (format!("{head} — {}", cut_at_word(&sanitize(&o.l1), L1_CHARS)), Some(head))
+        let (line, short) = if with_detail && !o.note.l1.trim().is_empty() {
+            (format!("{head} — {}", cut_at_word(&sanitize(&o.note.l1), L1_CHARS)), Some(head))
         } else {
             (head, None)
         };
@@ -334,14 +348,14 @@ pub fn observations_block(db: &dyn Db, ws: Workspace, recall: Recall) -> Draft {
 }
 
 /// §7.2: the guidance line for a tool, when its recent window qualifies.
-pub fn lesson(tool: &str, stat: &ToolStat) -> Option<(f64, u64, String)> {
+pub fn lesson(tool: &str, stat: &ToolStat) -> Option<(f64, usize, String)> {
     let window: Vec<char> = stat.recent.chars().filter(|c| *c == 's' || *c == 'e').collect();
-    let calls = window.len() as u64;
-    let errors = window.iter().filter(|c| **c == 'e').count() as u64;
+    let calls = window.len();
+    let errors = window.iter().filter(|c| **c == 'e').count();
     if calls < 5 || errors == 0 {
         return None;
     }
-    let rate = errors as f64 / calls as f64;
+    let rate = rank::count(errors) / rank::count(calls);
     if rate < 0.30 && stat.consecutive_errors < 3 {
         return None;
     }
@@ -380,7 +394,7 @@ pub fn lessons_block(db: &dyn Db, ws: Workspace, recall: Recall) -> Draft {
         cut: Vec::new(),
     };
     let Some(stats) = &tool_stats_doc(db, ws).value else { return draft };
-    let mut lessons: Vec<(f64, u64, &str, String)> = Vec::new();
+    let mut lessons: Vec<(f64, usize, &str, String)> = Vec::new();
     for (tool, stat) in &stats.tools {
         if let Some(tools) = &recall.tools
             && !tools.contains(tool)
@@ -472,7 +486,8 @@ pub fn sessions_block(db: &dyn Db, ws: Workspace, recall: Recall) -> Draft {
             sanitize(summary)
         );
         if !c.files.is_empty() {
-            line.push_str(&format!(" Files: {}", sanitize(&c.files.join(", "))));
+            line.push_str(" Files: ");
+            line.push_str(&sanitize(&c.files.join(", ")));
         }
         Item {
             id: c.id.clone(),

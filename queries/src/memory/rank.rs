@@ -14,6 +14,20 @@ const FILE_BOOST: f64 = 1.5;
 const PHRASE_BOOST: f64 = 1.3;
 const DAY_MS: f64 = 86_400_000.0;
 
+/// A count as a float for BM25. Token and record counts stay far below 2^52, where the
+/// conversion is exact.
+#[allow(clippy::cast_precision_loss)]
+pub(crate) fn count(n: usize) -> f64 {
+    n as f64
+}
+
+/// An age in days. Ages in milliseconds stay far below 2^52 (142 000 years), where the
+/// conversion is exact.
+#[allow(clippy::cast_precision_loss)]
+fn days(ms: i64) -> f64 {
+    ms.max(0) as f64 / DAY_MS
+}
+
 /// A score that can live in a salsa result: compared and hashed by its bits, which is exact
 /// because every score is computed by the same arithmetic in the same order.
 #[derive(Clone, Copy, Debug, PartialOrd, serde::Serialize)]
@@ -36,9 +50,11 @@ impl std::hash::Hash for Score {
 /// What the ranker needs to know about one record.
 #[derive(Clone, Debug)]
 pub struct Doc<'a> {
+    /// The record's id: the last tie-break.
     pub id: &'a str,
     /// The searchable text (§10 "Document text per store").
     pub text: String,
+    /// Paths the record names, for the file boost.
     pub files: &'a [String],
     /// The timestamp recency and the tie-break use.
     pub time: i64,
@@ -61,6 +77,7 @@ pub enum RankCut {
 pub struct Ranking {
     /// `(index into the docs, score)`; the score is `None` when there was no query.
     pub kept: Vec<(usize, Option<Score>)>,
+    /// The records left out, with why and the score they had.
     pub cut: Vec<(usize, RankCut, Score)>,
 }
 
@@ -76,8 +93,8 @@ pub fn rank(query: &str, docs: &[Doc<'_>], now: i64) -> Ranking {
         return Ranking { kept: kept.into_iter().map(|i| (i, None)).collect(), cut: Vec::new() };
     }
     let doc_tokens: Vec<Vec<String>> = docs.iter().map(|d| tokens(&d.text)).collect();
-    let n = docs.len() as f64;
-    let average = doc_tokens.iter().map(Vec::len).sum::<usize>() as f64 / n.max(1.0);
+    let n = count(docs.len());
+    let average = count(doc_tokens.iter().map(Vec::len).sum::<usize>()) / n.max(1.0);
     let mut containing: HashMap<&str, usize> = HashMap::new();
     for tokens in &doc_tokens {
         for term in &query {
@@ -90,14 +107,14 @@ pub fn rank(query: &str, docs: &[Doc<'_>], now: i64) -> Ranking {
     let mut scored: Vec<(usize, f64)> = Vec::new();
     let mut cut = Vec::new();
     for (index, (doc, tokens)) in docs.iter().zip(&doc_tokens).enumerate() {
-        let length = tokens.len() as f64;
+        let length = count(tokens.len());
         let mut score = 0.0;
         for term in &query {
-            let tf = tokens.iter().filter(|t| *t == term).count() as f64;
+            let tf = count(tokens.iter().filter(|t| *t == term).count());
             if tf == 0.0 {
                 continue;
             }
-            let with = containing.get(term.as_str()).copied().unwrap_or(0) as f64;
+            let with = count(containing.get(term.as_str()).copied().unwrap_or(0));
             let idf = (1.0 + (n - with + 0.5) / (with + 0.5)).ln();
             score += idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * length / average.max(1.0)));
         }
@@ -106,7 +123,7 @@ pub fn rank(query: &str, docs: &[Doc<'_>], now: i64) -> Ranking {
             continue;
         }
         if doc.decays {
-            let age_days = ((now - doc.time).max(0) as f64) / DAY_MS;
+            let age_days = days(now - doc.time);
             score *= 1.0 / (1.0 + age_days / 30.0);
         }
         if doc

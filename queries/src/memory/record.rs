@@ -15,21 +15,31 @@ pub const SCHEMA_VERSION: u32 = 1;
 
 /// The store's file names, relative to the memory root (§3).
 pub const FACTS: &str = "facts.jsonl";
+/// The current task snapshot (§5).
 pub const HANDOFF: &str = "handoff.json";
+/// Observations from tool runs (§6).
 pub const OBSERVATIONS: &str = "observations.jsonl";
+/// Evidence hashes already sent to a model (§6.2).
 pub const OBSERVATION_HASHES: &str = "observation_hashes.json";
+/// Per-tool outcome counters (§7).
 pub const TOOL_STATS: &str = "tool_stats.json";
+/// Cards of archived sessions (§9).
 pub const SESSIONS: &str = "sessions.jsonl";
+/// The cross-process lock file (§3.4).
 pub const LOCK: &str = ".lock";
 
+/// Whom a fact is about (§4.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Scope {
+    /// The person: preferences, style.
     User,
+    /// The code base.
     Project,
 }
 
 impl Scope {
+    /// The name as stored and rendered (`user`, `project`).
     pub fn as_str(self) -> &'static str {
         match self {
             Scope::User => "user",
@@ -38,6 +48,7 @@ impl Scope {
     }
 }
 
+/// Where a fact came from (§4.1 `source`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum FactSource {
@@ -47,10 +58,13 @@ pub enum FactSource {
     Compaction,
 }
 
+/// Whether a fact is recalled (§4.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
+    /// Recalled.
     Active,
+    /// Forgotten, superseded or evicted: never recalled.
     Inactive,
 }
 
@@ -58,19 +72,30 @@ pub enum Status {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FactRecord {
+    /// Schema version (§3.1).
     pub v: u32,
+    /// `fct_…`, ascending with creation time.
     pub id: String,
+    /// The fact, redacted, at most 300 characters.
     pub text: String,
+    /// Whom it is about.
     pub scope: Scope,
+    /// `preference`, `convention`, `tooling`, `environment`, `architecture` or `other`.
     #[serde(default = "other")]
     pub category: String,
+    /// Who asked for it.
     pub source: FactSource,
+    /// The status it was written with; later status records override it.
     #[serde(default = "active")]
     pub status: Status,
+    /// The session that wrote it.
     #[serde(rename = "sessionID", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
+    /// `hash(normalize(text))` (§3.2), the exact-duplicate key.
     pub hash: String,
+    /// Epoch milliseconds.
     pub created_at: i64,
+    /// Epoch milliseconds; what recency decay measures from.
     pub updated_at: i64,
 }
 
@@ -85,12 +110,18 @@ fn active() -> Status {
 /// §4.1: a status change for a fact (`"type":"status"`): forgetting appends one.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct StatusRecord {
+    /// Schema version (§3.1).
     pub v: u32,
+    /// The fact it changes.
     pub id: String,
+    /// The new status.
     pub status: Status,
+    /// `user-forget`, `superseded`, `evicted`, …
     pub reason: String,
+    /// The session that changed it.
     #[serde(rename = "sessionID", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
+    /// Epoch milliseconds.
     pub at: i64,
 }
 
@@ -98,13 +129,16 @@ pub struct StatusRecord {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum FactLine {
+    /// A fact as written.
     Fact(FactRecord),
+    /// A later status change of a fact.
     Status(StatusRecord),
 }
 
 /// A fact's current state: its last fact record with the last status applied.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Fact {
+    /// The last fact record of this id, its `status` set by the last status record.
     pub record: FactRecord,
     /// Why it is inactive, when it is.
     pub reason: Option<String>,
@@ -113,6 +147,7 @@ pub struct Fact {
 }
 
 impl Fact {
+    /// Whether recall may use it.
     pub fn is_active(&self) -> bool {
         self.record.status == Status::Active
     }
@@ -150,53 +185,89 @@ pub fn fold_facts(lines: impl IntoIterator<Item = FactLine>) -> Vec<Fact> {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Observation {
+    /// Schema version (§3.1).
     pub v: u32,
+    /// `obs_…`, ascending with creation time.
     pub id: String,
+    /// The session whose tool call it came from.
     #[serde(rename = "sessionID", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
+    /// The tool that ran.
     pub tool: String,
+    /// `completed` or `error`.
     pub outcome: String,
+    /// What was learnt: the part a model writes.
+    #[serde(flatten)]
+    pub note: Note,
+    /// Hash of the redacted, normalised evidence (§6.2).
+    pub evidence_hash: String,
+    /// `hash(normalize(l0))`: the duplicate key.
+    pub text_hash: String,
+    /// Epoch milliseconds.
+    pub created_at: i64,
+}
+
+/// The lesson of an observation (§6.1): what an extractor proposes, stored as it came
+/// (redacted and cut to length) inside an [`Observation`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Note {
+    /// `gotcha`, `fix`, `convention`, `environment`, `failure-mode` or `api-behaviour`.
     pub kind: String,
+    /// One-line headline (at most 160 characters), used in the prompt.
     pub l0: String,
+    /// The fuller note (at most 800 characters), used when the budget allows.
     #[serde(default)]
     pub l1: String,
+    /// Workspace-relative paths it concerns (the file boost looks at them).
     #[serde(default)]
     pub files: Vec<String>,
+    /// Extra search terms.
     #[serde(default)]
     pub keywords: Vec<String>,
-    pub evidence_hash: String,
-    pub text_hash: String,
-    pub created_at: i64,
 }
 
 /// §5.1: the one current task snapshot.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Handoff {
+    /// Schema version (§3.1).
     pub v: u32,
+    /// The session that wrote it (§5.3 eligibility).
     #[serde(rename = "sessionID", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
+    /// Epoch milliseconds.
     pub updated_at: i64,
+    /// `compaction`, or `manual` when set through the CLI.
     #[serde(default)]
     pub source: String,
+    /// What the task is.
     #[serde(default)]
     pub goal: String,
+    /// `in_progress`, `blocked` or `done`.
     #[serde(default)]
     pub status: String,
+    /// Steps finished.
     #[serde(default)]
     pub done: Vec<String>,
+    /// Steps under way.
     #[serde(default)]
     pub in_progress: Vec<String>,
+    /// Steps still to do.
     #[serde(default)]
     pub next: Vec<String>,
+    /// Decisions taken.
     #[serde(default)]
     pub decisions: Vec<String>,
+    /// Files the task touches.
     #[serde(default)]
     pub files: Vec<String>,
+    /// Constraints to respect.
     #[serde(default)]
     pub constraints: Vec<String>,
+    /// Questions still open.
     #[serde(default)]
     pub open_questions: Vec<String>,
+    /// `ceil(chars / 4)` of the stored JSON (§5.2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_estimate: Option<u64>,
 }
@@ -205,28 +276,39 @@ pub struct Handoff {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolStats {
+    /// Schema version (§3.1).
     pub v: u32,
+    /// Epoch milliseconds.
     pub updated_at: i64,
+    /// Counters by tool name.
     #[serde(default)]
     pub tools: BTreeMap<String, ToolStat>,
 }
 
+/// One tool's counters (§7.1).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolStat {
+    /// Settled calls.
     pub calls: u64,
+    /// Failed calls (permission rejections excluded).
     pub errors: u64,
+    /// Failures since the last success.
     pub consecutive_errors: u64,
     /// The last [`RECENT_WINDOW`] outcomes, `s` or `e` (`p` for a permission rejection,
     /// which is not a tool failure), newest last.
     #[serde(default)]
     pub recent: String,
+    /// Errors by kind (`timeout`, `not_found`, `permission`, `invalid_args`, `other`).
     #[serde(default)]
     pub error_kinds: BTreeMap<String, u64>,
+    /// The last error, redacted and cut to 200 characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_error: Option<LastError>,
+    /// Epoch milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_success_at: Option<i64>,
+    /// Epoch milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_error_at: Option<i64>,
 }
@@ -234,16 +316,21 @@ pub struct ToolStat {
 /// §7.1: how many outcomes `recent` keeps.
 pub const RECENT_WINDOW: usize = 20;
 
+/// A tool's last error (§7.1 `lastError`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct LastError {
+    /// The message, redacted, at most 200 characters.
     pub message: String,
+    /// Epoch milliseconds.
     pub at: i64,
 }
 
 /// §6.2: `observation_hashes.json`, evidence hashes already sent to a model.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ObservationHashes {
+    /// Schema version (§3.1).
     pub v: u32,
+    /// Evidence hash → epoch milliseconds it was first seen (the oldest go past 5000).
     #[serde(default)]
     pub hashes: BTreeMap<String, i64>,
 }
@@ -252,32 +339,48 @@ pub struct ObservationHashes {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionCard {
+    /// Schema version (§3.1).
     pub v: u32,
+    /// `crd_…`, ascending with creation time.
     pub id: String,
+    /// The archived session.
     #[serde(rename = "sessionID")]
     pub session_id: String,
+    /// Set for sub-agent sessions, which get no card.
     #[serde(rename = "parentID", default, skip_serializing_if = "Option::is_none")]
     pub parent_id: Option<String>,
+    /// The session's title.
     #[serde(default)]
     pub title: String,
+    /// Epoch milliseconds.
     pub created_at: i64,
+    /// Epoch milliseconds; what the card's age is measured from.
     pub archived_at: i64,
+    /// What the session set out to do (at most 200 characters).
     #[serde(default)]
     pub goal: String,
+    /// What happened (at most 600 characters).
     #[serde(default)]
     pub summary: String,
+    /// `completed`, `abandoned` or `unknown`.
     #[serde(default = "unknown")]
     pub outcome: String,
+    /// Files edited, most edited first (at most 20).
     #[serde(default)]
     pub files: Vec<String>,
+    /// Calls by tool name.
     #[serde(default)]
     pub tools: BTreeMap<String, u64>,
+    /// Failed tool calls.
     #[serde(default)]
     pub errors: u64,
+    /// Messages in the session.
     #[serde(default)]
     pub messages: u64,
+    /// Top terms of title, goal and summary (at most 20).
     #[serde(default)]
     pub keywords: Vec<String>,
+    /// Tool steps, runs merged (`read×6`, `bash:test✗`), at most 30.
     #[serde(default)]
     pub trajectory: Vec<String>,
 }
@@ -289,14 +392,18 @@ fn unknown() -> String {
 /// A line a reader skipped, and why (1-based line number).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct Skipped {
+    /// 1-based line number (1 for a whole JSON file).
     pub line: usize,
+    /// Why it was skipped.
     pub reason: String,
 }
 
 /// Every record of a JSONL text that parses as `T`, and the lines that did not.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Parsed<T> {
+    /// The records that parsed, in file order.
     pub records: Vec<T>,
+    /// The lines that did not.
     pub skipped: Vec<Skipped>,
 }
 
@@ -315,16 +422,11 @@ pub fn parse_jsonl<T: serde::de::DeserializeOwned>(text: &str) -> Parsed<T> {
     let mut number = 0;
     while !rest.is_empty() {
         number += 1;
-        let (line, torn) = match rest.split_once('\n') {
-            Some((line, tail)) => {
-                rest = tail;
-                (line, false)
-            }
-            None => {
-                let line = rest;
-                rest = "";
-                (line, true)
-            }
+        let (line, torn) = if let Some((line, tail)) = rest.split_once('\n') {
+            rest = tail;
+            (line, false)
+        } else {
+            (std::mem::take(&mut rest), true)
         };
         let line = line.strip_suffix('\r').unwrap_or(line);
         if torn {
@@ -396,11 +498,13 @@ mod tests {
             session_id: None,
             tool: "bash".to_owned(),
             outcome: "error".to_owned(),
-            kind: "gotcha".to_owned(),
-            l0: "run tests from the package".to_owned(),
-            l1: "the preload is relative".to_owned(),
-            files: vec!["a/b.toml".to_owned()],
-            keywords: vec!["test".to_owned()],
+            note: Note {
+                kind: "gotcha".to_owned(),
+                l0: "run tests from the package".to_owned(),
+                l1: "the preload is relative".to_owned(),
+                files: vec!["a/b.toml".to_owned()],
+                keywords: vec!["test".to_owned()],
+            },
             evidence_hash: "e".to_owned(),
             text_hash: "t".to_owned(),
             created_at: 3,

@@ -21,14 +21,20 @@ pub const PREAMBLE: &str = "Notes from earlier work in this workspace. They may 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum BlockId {
+    /// Remembered User/Project Facts.
     Facts,
+    /// Current (or Previous) Task Handoff.
     Handoff,
+    /// Relevant Observations.
     Observations,
+    /// Tool Usage Lessons.
     Lessons,
+    /// Related Prior Sessions.
     Sessions,
 }
 
 impl BlockId {
+    /// Every block, in prompt order.
     pub const ALL: [BlockId; 5] =
         [BlockId::Facts, BlockId::Handoff, BlockId::Observations, BlockId::Lessons, BlockId::Sessions];
 
@@ -43,6 +49,7 @@ impl BlockId {
         }
     }
 
+    /// The id as serialised (`facts`, `handoff`, …).
     pub fn as_str(self) -> &'static str {
         match self {
             BlockId::Facts => "facts",
@@ -63,6 +70,7 @@ impl BlockId {
 pub struct Item {
     /// The record id (`fct_…`), tool name, or handoff section.
     pub id: String,
+    /// Its ranking score (ranked blocks only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub score: Option<Score>,
     /// The line as rendered with full detail.
@@ -81,26 +89,42 @@ pub struct Item {
 #[serde(tag = "reason", rename_all = "kebab-case")]
 pub enum CutReason {
     /// A forgotten or superseded fact (§4.1): never recalled.
-    Inactive { why: String },
+    Inactive {
+        /// The status record's reason.
+        why: String,
+    },
     /// No query token occurs in it (§10).
     NoMatch,
     /// Under 0.15 × the block's top score (§10).
     BelowFloor,
     /// Past the block's item cap (§11.2).
-    ItemCap { cap: usize },
+    ItemCap {
+        /// The cap.
+        cap: usize,
+    },
     /// Did not fit the block's budget (§11.4 steps 3–5).
-    Budget { budget: usize },
+    Budget {
+        /// The budget, in characters.
+        budget: usize,
+    },
     /// The whole block was removed to fit `maxTotalChars` (§11.4 step 5).
     BlockRemoved,
     /// Not eligible for this session (handoff age/status, current session's card, …).
-    NotEligible { why: String },
+    NotEligible {
+        /// Why not.
+        why: String,
+    },
 }
 
+/// A candidate left out of the text, and why.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct Cut {
+    /// The record id, tool name or handoff section.
     pub id: String,
+    /// Its ranking score, when it had one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub score: Option<Score>,
+    /// Why it was left out.
     #[serde(flatten)]
     pub reason: CutReason,
 }
@@ -108,7 +132,9 @@ pub struct Cut {
 /// A block at natural size, before clamping.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Draft {
+    /// Which block.
     pub id: BlockId,
+    /// Its heading.
     pub title: String,
     /// Best first (handoff: section order).
     pub items: Vec<Item>,
@@ -119,7 +145,9 @@ pub struct Draft {
 /// One recalled item as it appears in the text.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct Recalled {
+    /// The record id, tool name or handoff section.
     pub id: String,
+    /// Its ranking score (ranked blocks only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub score: Option<Score>,
     /// Rendered with its detail (observations: `l1`).
@@ -129,14 +157,20 @@ pub struct Recalled {
 /// One block of the final text.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct Block {
+    /// Which block.
     pub id: BlockId,
+    /// Its heading.
     pub title: String,
+    /// `## <title>` and its lines.
     #[serde(skip)]
     pub text: String,
+    /// Characters of `text`.
     pub chars: usize,
     /// The budget it was fitted to (its scaled base budget, or more after step 4).
     pub budget: usize,
+    /// What it shows, in order.
     pub items: Vec<Recalled>,
+    /// Its candidates that were left out.
     pub cut: Vec<Cut>,
     /// Items were dropped or shortened to fit.
     pub truncated: bool,
@@ -147,7 +181,9 @@ pub struct Block {
 pub struct MemoryContext {
     /// Empty when nothing was recalled.
     pub text: String,
+    /// Characters of `text`.
     pub chars: usize,
+    /// The budget it was clamped to.
     pub max_chars: usize,
     /// Non-empty blocks, in order.
     pub blocks: Vec<Block>,

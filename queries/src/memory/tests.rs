@@ -36,7 +36,7 @@ fn card(id: &str, session: &str, title: &str, summary: &str, age_days: i64) -> S
 }
 
 fn lines(records: &[String]) -> String {
-    records.iter().map(|r| format!("{r}\n")).collect()
+    records.iter().fold(String::new(), |out, r| out + r + "\n")
 }
 
 /// A workspace at /w whose store holds every kind of record, with texts long enough that
@@ -150,7 +150,7 @@ fn store() -> MemorySystem {
 }
 
 fn workspace(db: &TestDb) -> Workspace {
-    let host = Host::new(db, Default::default(), "/home".into(), "linux".into(), "Sun Nov 29 2026".into());
+    let host = Host::new(db, BTreeMap::default(), "/home".into(), "linux".into(), "Sun Nov 29 2026".into());
     Workspace::new(db, host, "/w".into())
 }
 

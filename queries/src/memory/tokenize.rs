@@ -43,7 +43,7 @@ fn is_cjk(c: char) -> bool {
 
 /// Every token of `text`, in order, repeats kept (BM25 counts them).
 ///
-/// Lower-cased; camelCase/PascalCase and snake_case words also yield their parts after the
+/// Lower-cased; `camelCase`/`PascalCase` and `snake_case` words also yield their parts after the
 /// joined form (`getUserName` → `getusername`, `get`, `user`, `name`); one-character tokens
 /// and stopwords are dropped; CJK characters are tokens of their own.
 pub fn tokens(text: &str) -> Vec<String> {

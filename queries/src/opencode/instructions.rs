@@ -29,9 +29,23 @@ pub enum Origin {
     /// I3: the first existing global rule.
     Global,
     /// I4: a hit of the winning project filename, `level` directories above `D`.
-    Project { name: &'static str, level: usize },
+    Project {
+        /// The winning rule name (I1).
+        name: &'static str,
+        /// Directories above `D` (0: `D` itself).
+        level: usize,
+    },
     /// I5: a match of config `instructions` entry `index`, globbed in `dir`.
-    Instruction { index: usize, entry: String, source: ConfigSource, dir: PathBuf },
+    Instruction {
+        /// The entry's position in the merged `instructions` list.
+        index: usize,
+        /// The entry as it may be printed (as written where substitution produced it).
+        entry: String,
+        /// The config layer that wrote the entry.
+        source: ConfigSource,
+        /// The directory the glob matched in.
+        dir: PathBuf,
+    },
 }
 
 impl Origin {
@@ -48,7 +62,9 @@ impl Origin {
 /// A path the discovery produced (before dedupe).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Candidate {
+    /// Absolute, as opencode resolves it (symlinks not followed).
     pub path: PathBuf,
+    /// The stage and step that produced it.
     pub origin: Origin,
     /// I6: `Some(i)` when an earlier candidate `i` (in [`SystemPaths::candidates`]) already
     /// had this path, so this one adds nothing.
@@ -62,14 +78,18 @@ pub struct RemoteEntry {
     pub url: String,
     /// The URL as written in the config (`?token={env:T}`): what every output prints.
     pub shown: String,
+    /// The entry's position in the merged `instructions` list; blocks keep this order.
     pub index: usize,
+    /// The config layer that wrote it.
     pub source: ConfigSource,
 }
 
 /// The global rule probe (I3): every path tried, and which won.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct GlobalProbe {
+    /// The global rule paths in I3 order (the Claude Code one left out when disabled).
     pub tried: Vec<PathBuf>,
+    /// The first of them that exists, of any kind (a directory wins too, and reads empty).
     pub winner: Option<PathBuf>,
     /// Set when `~/.claude/CLAUDE.md` was left out of the probe (P7).
     pub claude_disabled_by: Option<FlagSource>,
@@ -80,7 +100,9 @@ pub struct GlobalProbe {
 pub struct ProjectProbe {
     /// `None` when project discovery did not run (P7), with the flag.
     pub disabled_by: Option<FlagSource>,
+    /// The rule names in I1's priority order.
     pub names: Vec<&'static str>,
+    /// The first name with any hit on the walk; only its files load.
     pub winner: Option<&'static str>,
     /// The walk from `D` to `W`.
     pub levels: Vec<PathBuf>,
@@ -92,10 +114,13 @@ pub struct ProjectProbe {
 /// I2–I6: `systemPaths()`, with the facts behind it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct SystemPaths {
+    /// What I3 tried and found.
     pub global: GlobalProbe,
+    /// What I4 tried and found.
     pub project: ProjectProbe,
     /// In discovery order, duplicates included (marked).
     pub candidates: Vec<Candidate>,
+    /// The URL entries, in config order; the engine fetches them (I8).
     pub remote: Vec<RemoteEntry>,
     /// I5: every local `instructions` entry, as globbed level by level.
     pub expansions: Vec<Expansion>,
@@ -107,11 +132,15 @@ pub struct SystemPaths {
 pub struct Expansion {
     /// Index into the merged `instructions`.
     pub index: usize,
+    /// The entry as it may be printed.
     pub entry: String,
+    /// The config layer that wrote it.
     pub source: ConfigSource,
+    /// Which I5 branch globbed it.
     pub mode: GlobMode,
     /// The pattern as globbed: `~/` expanded; for [`GlobMode::Absolute`], the basename.
     pub pattern: String,
+    /// Each directory globbed, in walk order.
     pub levels: Vec<GlobLevel>,
 }
 
@@ -133,18 +162,25 @@ pub enum GlobMode {
     GlobalDirOnly(FlagSource),
 }
 
+/// One directory an `instructions` glob ran in, and what it matched there.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct GlobLevel {
+    /// The directory.
     pub dir: PathBuf,
+    /// Its matches, sorted (opencode's order is unspecified within one level).
     pub matches: Vec<PathBuf>,
 }
 
 impl SystemPaths {
+    /// Whether discovery produced `path` at all (duplicates count).
     pub fn contains(&self, path: &Path) -> bool {
         self.candidates.iter().any(|c| c.path == path)
     }
 }
 
+/// opencode's `systemPaths()` for one working directory: the global rule (I3), the
+/// project rules (I4) and the `instructions` entries (I5, I8), with every probe behind
+/// them. Fails only where opencode fails to start (config or flag errors).
 #[salsa::tracked(returns(ref))]
 pub fn system_paths(db: &dyn Db, ws: Workspace) -> Result<SystemPaths, ConfigError> {
     let flags = flags(db, ws.host(db)).as_ref().map_err(|e| ConfigError::Flag(e.clone()))?;
@@ -267,16 +303,20 @@ pub fn system_paths(db: &dyn Db, ws: Workspace) -> Result<SystemPaths, ConfigErr
 /// I7: one rule file's content as opencode reads it (errors read as empty).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct RuleText {
+    /// The decoded text, when the read succeeded.
     pub decoded: Option<DecodedText>,
+    /// Why the read failed: the block is then empty, and `explain` says why.
     pub failure: Option<ReadFailure>,
 }
 
 impl RuleText {
+    /// The text the block carries: empty when the read failed, as in opencode.
     pub fn text(&self) -> &str {
         self.decoded.as_ref().map_or("", |d| &d.text)
     }
 }
 
+/// Reads a rule file the way I7 does, keeping the failure instead of only the empty text.
 pub fn rule_text(db: &dyn Db, path: &Path) -> RuleText {
     match file_text(db, db.files().get(db, path)) {
         Ok(decoded) => RuleText { decoded: Some(decoded.clone()), failure: None },

@@ -22,29 +22,47 @@ use crate::tokens::TokenCounter;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
+    /// Worth knowing; fails the run only under `--deny notes`.
     Note,
+    /// Likely not what the author meant; fails under `--deny warnings`.
     Warning,
+    /// Certainly wrong or unsafe; fails the run by default.
     Error,
 }
 
-/// The lint rules. Their ids and names are a stable interface.
+/// The lint rules. Their ids and names are a stable interface; `docs/lint.md` describes
+/// each, with the opencode rule it relies on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(into = "&'static str")]
 pub enum Code {
+    /// CG001: never loaded, because another rule name won the I4 lookup.
     ShadowedRuleFile,
+    /// CG002: `AGENTS.md` and a different `CLAUDE.md` in one directory, so opencode and
+    /// Claude Code get different rules.
     AgentsBesideClaude,
+    /// CG003: rules loaded from outside the repository, so other machines differ.
     OutsideRepository,
+    /// CG004: a remote URL whose content nothing checks.
     UnpinnedRemote,
+    /// CG005: a likely credential in text sent to the model provider.
     LikelySecret,
+    /// CG006: the whole system text is over `--max-total-tokens`.
     PromptOverBudget,
+    /// CG007: one rule file's block is over `--max-rule-tokens`.
     RuleOverBudget,
+    /// CG008: an `instructions` entry that loads nothing.
     UnmatchedEntry,
+    /// CG009: the same text loaded twice, paid for twice.
     DuplicateContent,
+    /// CG010: an absolute entry whose directory holds glob characters, which opencode
+    /// never expands.
     AbsoluteGlobDirectory,
+    /// CG011: a repository-wide "never"/"must" the model sees only after a nearby read.
     NearbyOnlyConstraint,
 }
 
 impl Code {
+    /// Every code in id order: SARIF's rule table indexes into it.
     pub const ALL: [Code; 11] = [
         Code::ShadowedRuleFile,
         Code::AgentsBesideClaude,
@@ -59,6 +77,7 @@ impl Code {
         Code::NearbyOnlyConstraint,
     ];
 
+    /// `CG001`…: what output, `--format json` and SARIF `ruleId` show.
     pub fn id(self) -> &'static str {
         match self {
             Code::ShadowedRuleFile => "CG001",
@@ -75,6 +94,7 @@ impl Code {
         }
     }
 
+    /// The kebab-case name beside the id, readable where the number is not.
     pub fn name(self) -> &'static str {
         match self {
             Code::ShadowedRuleFile => "shadowed-rule-file",
@@ -91,6 +111,7 @@ impl Code {
         }
     }
 
+    /// The default level: errors for what is certainly wrong or leaks, warnings otherwise.
     pub fn severity(self) -> Severity {
         match self {
             Code::LikelySecret | Code::AbsoluteGlobDirectory => Severity::Error,
@@ -131,16 +152,24 @@ impl From<Code> for &'static str {
 pub struct Location {
     /// A file, or a URL.
     pub uri: String,
+    /// 1-based line, when the finding is about one place in the file.
     pub line: Option<usize>,
+    /// 1-based column, with `line`.
     pub column: Option<usize>,
 }
 
+/// One problem lint found: rendered as text, JSON and SARIF results alike.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Finding {
+    /// Which rule fired.
     pub code: Code,
+    /// The code's level (see [`Code::severity`]).
     pub severity: Severity,
+    /// What is wrong, naming the files involved.
     pub message: String,
+    /// Where to look; `None` when the finding is about no single file or entry.
     pub location: Option<Location>,
+    /// What to do about it.
     pub hint: String,
 }
 

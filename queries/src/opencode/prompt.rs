@@ -17,7 +17,9 @@ use crate::remote::RemoteState;
 /// `--model PROVIDER/ID`: the provider, and the model's API id (which may contain `/`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ModelRef {
+    /// The provider id, before the first `/`.
     pub provider: String,
+    /// The model's API id: everything after the first `/`.
     pub id: String,
 }
 
@@ -34,11 +36,15 @@ impl std::str::FromStr for ModelRef {
     }
 }
 
+/// Where a block's text comes from; hosts and `check` group blocks by it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum BlockKind {
+    /// B2: the working directory, platform, date and model; always first.
     Environment,
+    /// I9: a local rule file.
     Instruction,
+    /// I8: a fetched `instructions` URL.
     Remote,
     /// ctxgraph's workspace memory (memory.md §11.5), only with `memory.enabled: true`.
     Memory,
@@ -47,9 +53,11 @@ pub enum BlockKind {
 /// One string of opencode's system array.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Block {
+    /// What produced the text.
     pub kind: BlockKind,
     /// The path or URL after `Instructions from: `.
     pub source: Option<String>,
+    /// The exact string opencode puts in its system array.
     pub text: String,
     /// The spec rule that put the block here.
     pub rule: &'static str,
@@ -137,17 +145,24 @@ pub fn instruction_blocks(db: &dyn Db, ws: Workspace) -> Result<Vec<Block>, Buil
 /// Why no prompt can be built.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, thiserror::Error)]
 pub enum BuildError {
+    /// The config (or a flag) is invalid: opencode would not start.
     #[error(transparent)]
     Config(#[from] ConfigError),
     /// A rule file over the engine's size limit.
     #[error("{path}: {reason}")]
-    TooLarge { path: String, reason: String },
+    TooLarge {
+        /// The rule file.
+        path: String,
+        /// The limit it broke, in words.
+        reason: String,
+    },
 }
 
 /// The system text from the environment block to the last instruction block (§3 items
 /// 2 and 4), as blocks; join them with "\n" for the bytes opencode sends.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Prompt {
+    /// In the order opencode sends them (A2 joins the non-empty ones).
     pub blocks: Vec<Block>,
 }
 
@@ -160,6 +175,8 @@ impl Prompt {
     }
 }
 
+/// The system prompt opencode builds in `ws` (with the model line when `model` is given):
+/// the query every command and the server read the prompt from.
 #[salsa::tracked(returns(ref))]
 pub fn system_prompt(db: &dyn Db, ws: Workspace, model: Option<ModelRef>) -> Result<Prompt, BuildError> {
     let environment = Block {
@@ -196,7 +213,9 @@ pub fn system_prompt(db: &dyn Db, ws: Workspace, model: Option<ModelRef>) -> Res
 pub enum Section {
     /// The environment block, then the instruction blocks.
     System,
+    /// The environment block alone: what changes with the date and the model.
     Environment,
+    /// Every block after the environment block: the rules themselves.
     Instructions,
 }
 
@@ -214,9 +233,11 @@ impl Section {
 /// prompt's layout that `build --format json`, `serve`, `check` and `explain` report.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Layout {
+    /// The section's bytes, exactly as sent.
     pub text: String,
     /// [`content_hash`] of `text`.
     pub hash: String,
+    /// The non-empty blocks in `text`, in order.
     pub blocks: Vec<PlacedBlock>,
 }
 
@@ -227,14 +248,18 @@ pub struct PlacedBlock {
     /// tell which blocks changed: `environment`, `file:<path>`, `url:<url>` (`url:<url>#2`
     /// for a URL listed twice, which I8 keeps as two blocks).
     pub id: String,
+    /// What produced the block.
     pub kind: BlockKind,
+    /// The path or URL it came from, as its `Instructions from:` line names it.
     pub source: Option<String>,
     /// Byte range of the block in the text (`start`, `end` in JSON).
     #[serde(flatten)]
     pub range: Range<usize>,
     /// [`content_hash`] of the block's bytes.
     pub hash: String,
+    /// The rule id that put the block here (see [`Block::rule`]).
     pub rule: &'static str,
+    /// Why, in one sentence.
     pub reason: String,
     /// Index into [`Prompt::blocks`], for callers that need the block itself.
     #[serde(skip)]

@@ -112,7 +112,11 @@ pub fn substitute(text: &str, cx: &Context<'_>) -> Result<(String, Vec<Substitut
                     // token, in the token and in the resolved path.
                     let end = token_start + "{file:".len() + raw.len() + 1;
                     let token = unsubstitute(&with_env, token_start..end, &env_subs);
-                    let written_raw = &token["{file:".len()..token.len() - 1];
+                    // A `{file:}` token that an `{env:}` value produced has no written form
+                    // of its own: unsubstituting gives the env token, which then stands for
+                    // the path (found by the fuzz target; slicing it as `{file:…}` panicked).
+                    let written_raw =
+                        token.strip_prefix("{file:").and_then(|t| t.strip_suffix('}')).unwrap_or(&token);
                     let resolved = if written_raw == raw { resolved } else { resolve(written_raw) };
                     Err(Some(match failed {
                         Err(reason) => {
@@ -292,5 +296,22 @@ mod tests {
         };
         assert_eq!(token, "{file:keys/{env:K}.txt}");
         assert_eq!(resolved, Path::new("/d/keys/{env:K}.txt"));
+    }
+
+    #[test]
+    fn a_file_token_inside_an_env_value_is_named_by_the_env_token() {
+        // Found by the fuzz target: the env value carries the whole `{file:}` token (V1 runs
+        // before V2, so it is substituted), and a multibyte name used to panic the slicing.
+        let env = |_: &str| Some("{file:missing}".to_owned());
+        let read = |_: &Path| -> Result<Option<String>, String> { Ok(None) };
+        let cx = Context { env: &env, read: &read, dir: Path::new("/d"), os_home: Path::new("/h") };
+        let Err(SubstitutionError::Missing { token, resolved, offset }) =
+            substitute("\"{env:\u{e9}t\u{e9}}\"", &cx)
+        else {
+            panic!("expected an error")
+        };
+        assert_eq!(token, "{env:\u{e9}t\u{e9}}");
+        assert_eq!(resolved, Path::new("/d/{env:\u{e9}t\u{e9}}"));
+        assert_eq!(offset, 1);
     }
 }

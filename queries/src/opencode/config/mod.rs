@@ -38,46 +38,95 @@ pub const SCHEMA_URL: &str = "https://opencode.ai/config.json";
 /// prompt exists; ctxgraph reports them with the position.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, thiserror::Error)]
 pub enum ConfigError {
+    /// P6: a boolean environment flag holds a value opencode refuses to start with.
     #[error(transparent)]
     Flag(#[from] FlagError),
     /// J2. `error` holds opencode's position, in the substituted text; `line`, `column` and
     /// `line_text` are the same place in the file as written, so that a snippet never shows
     /// a value `{env:}`/`{file:}` put there.
     #[error("{source_name}:{}:{}: invalid JSONC ({}): {}", error.line, error.column, error.code, error.message)]
-    Json { source_name: String, error: Box<JsoncError>, line: usize, column: usize, line_text: String },
+    Json {
+        /// The source as opencode names it in its message (a path, or the env variable).
+        source_name: String,
+        /// opencode's error code, message and position.
+        error: Box<JsoncError>,
+        /// 1-based line in the text as written.
+        line: usize,
+        /// 1-based column in the text as written.
+        column: usize,
+        /// That line as written, for the snippet.
+        line_text: String,
+    },
     /// V2.
     #[error("{source_name}:{line}:{column}: bad file reference: {}", describe_substitution(error))]
     Substitution {
+        /// The source the `{file:}` token is written in.
         source_name: String,
+        /// Which file could not be read, and why.
         error: Box<SubstitutionError>,
+        /// 1-based line of the token.
         line: usize,
+        /// 1-based column of the token.
         column: usize,
+        /// That line as written, for the snippet.
         line_text: String,
     },
     /// C6: a read error other than "missing" or "permission denied".
     #[error("{source_name}: cannot read config file: {reason}")]
-    Read { source_name: String, reason: String },
+    Read {
+        /// The file that could not be read.
+        source_name: String,
+        /// The OS error, as text.
+        reason: String,
+    },
     /// S2: the issues in the schema's field order.
     #[error("Configuration is invalid at {source_name}\n{}", issues.iter().map(SchemaIssue::line).collect::<Vec<_>>().join("\n"))]
-    Schema { source_name: String, issues: Vec<SchemaIssue> },
+    Schema {
+        /// The layer whose value failed the schema.
+        source_name: String,
+        /// Every issue, in the order opencode lists them.
+        issues: Vec<SchemaIssue>,
+    },
     /// R1/R4: fetching or decoding remote config failed.
     #[error("{message}")]
-    Remote { url: String, message: String },
+    Remote {
+        /// The request's URL, for JSON output and for pointing at the source.
+        url: String,
+        /// The message, worded as opencode's.
+        message: String,
+    },
     /// R2: the server answered with a login page.
     #[error(
         "Failed to load remote config from {remote}: the server returned a login page instead of JSON.\nAuthentication is missing or has expired (the endpoint is likely behind an SSO or identity-aware proxy).\nRun `opencode auth login {url}` to re-authenticate."
     )]
-    RemoteAuth { url: String, remote: String },
+    RemoteAuth {
+        /// The well-known endpoint, for `opencode auth login`.
+        url: String,
+        /// The URL that returned the login page.
+        remote: String,
+    },
     /// An `instructions` entry whose braces expand to more patterns than ctxgraph globs
     /// (a deviation: opencode expands without bound, and hangs).
     #[error(
         "{source_name}{}: instructions entry {entry:?} expands to more than {limit} glob patterns; split it into several entries",
         at.map(|at| format!(":{}:{}", at.line, at.column)).unwrap_or_default()
     )]
-    TooManyPatterns { source_name: String, at: Option<LineColumn>, entry: String, limit: usize },
+    TooManyPatterns {
+        /// The config file holding the entry.
+        source_name: String,
+        /// Where the entry is written, when the source has positions.
+        at: Option<LineColumn>,
+        /// The entry as written.
+        entry: String,
+        /// ctxgraph's bound on brace expansion.
+        limit: usize,
+    },
     /// The engine did not fetch a remote config the workspace needs (offline).
     #[error("{url}: remote config was not fetched (offline?); opencode loads it before anything else")]
-    RemoteNotFetched { url: String },
+    RemoteNotFetched {
+        /// The remote config URL that was needed.
+        url: String,
+    },
 }
 
 impl ConfigError {
@@ -207,6 +256,7 @@ pub fn config_sources(db: &dyn Db, ws: Workspace) -> Result<Vec<ConfigSource>, C
 #[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(tag = "status", content = "reason", rename_all = "kebab-case")]
 pub enum LayerStatus {
+    /// Parsed and merged (possibly with keys dropped, see [`Layer::dropped_keys`]).
     Loaded,
     /// C6: missing or permission denied: `{}`.
     Missing,
@@ -219,7 +269,9 @@ pub enum LayerStatus {
 /// One parsed layer (C6/C7 for one source).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Layer {
+    /// Whether the source was loaded, and if not, why.
     pub status: LayerStatus,
+    /// The parsed value with provenance; `None` when nothing was loaded.
     pub tree: Option<Node>,
     /// S1: unknown top-level keys, dropped as opencode's decoder drops them.
     pub dropped_keys: Vec<String>,
@@ -480,7 +532,9 @@ fn derived(name: &str) -> Provenance {
 /// One entry of the merged `instructions` list and the layer that contributed it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct InstructionEntry {
+    /// The entry after substitution: what discovery globs or fetches.
     pub value: String,
+    /// The layer that wrote it; relative entries are resolved from it (I5).
     pub source: ConfigSource,
     /// Where the entry is written in its source (`None` for sources without positions).
     pub at: Option<LineColumn>,
@@ -505,14 +559,18 @@ pub fn entry_line(entry: &InstructionEntry) -> Option<usize> {
 /// What one source did, for reports.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LayerReport {
+    /// The source, named as opencode names it.
     pub source: ConfigSource,
+    /// Loaded, missing, empty or unavailable (with the reason).
     pub status: LayerStatus,
+    /// S1: the top-level keys opencode's decoder dropped from this layer.
     pub dropped_keys: Vec<String>,
 }
 
 /// The merged config: the value with provenance, and what every source did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MergedConfig {
+    /// The merged value with the provenance of every node (and what each overrode).
     pub tree: Node,
     /// `instructions`, each entry with its source (discovery needs them).
     pub instructions: Vec<InstructionEntry>,
@@ -555,10 +613,13 @@ impl MergedConfig {
 /// ctxgraph's workspace-memory settings, read from the merged config.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct MemorySettings {
+    /// `memory.enabled`: whether the memory blocks join the prompt (off unless set).
     pub enabled: bool,
     /// `memory.maxTotalChars` (default 9000).
     pub max_chars: Option<usize>,
+    /// `memory_model`: the model ctxgraph asks to extract memories, when set.
     pub memory_model: Option<String>,
+    /// opencode's `small_model`, the fallback for extraction.
     pub small_model: Option<String>,
 }
 

@@ -228,16 +228,15 @@ pub struct Compaction {
     pub auto: Option<bool>,
     /// Pruning of old tool outputs (default false).
     pub prune: Option<bool>,
-    /// Recent user turns kept verbatim (default 2 in V1's compaction, K-rules).
+    /// At most this many recent user turns are tail candidates (K8; unset: no limit).
     pub tail_turns: Option<u64>,
+    /// The token budget of the verbatim tail; unset, derived from the usable window.
     pub preserve_recent_tokens: Option<u64>,
     /// Token buffer kept free for compaction.
     pub reserved: Option<u64>,
 }
 
 impl Compaction {
-    pub const DEFAULT_TAIL_TURNS: u64 = 2;
-
     /// Reads a validated `compaction` value (absent or invalid fields are `None`).
     pub fn from_value(value: Option<&Value>) -> Self {
         let field = |name: &str| value.and_then(|v| v.get(name));
@@ -250,16 +249,9 @@ impl Compaction {
         }
     }
 
+    /// Whether opencode compacts on overflow: on unless the config turns it off.
     pub fn auto(&self) -> bool {
         self.auto.unwrap_or(true)
-    }
-
-    pub fn prune(&self) -> bool {
-        self.prune.unwrap_or(false)
-    }
-
-    pub fn tail_turns(&self) -> u64 {
-        self.tail_turns.unwrap_or(Self::DEFAULT_TAIL_TURNS)
     }
 }
 

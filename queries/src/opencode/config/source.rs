@@ -32,6 +32,7 @@ pub enum SourceKind {
 }
 
 impl SourceKind {
+    /// The kind in words, for `config`'s source list and for explanations.
     pub fn label(self) -> &'static str {
         match self {
             SourceKind::WellKnown => "well-known remote config",
@@ -81,18 +82,23 @@ impl SourceKind {
 /// URL, or a variable name.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ConfigSource {
+    /// Which C3 step the source belongs to; orders the layers.
     pub kind: SourceKind,
+    /// How opencode names it (see the type's docs).
     pub name: String,
     /// Where relative `{file:}` references resolve (V2).
     pub dir: PathBuf,
 }
 
 impl ConfigSource {
+    /// A config file: named by its path, `{file:}` resolved from its directory.
     pub fn file(kind: SourceKind, path: &Path) -> Self {
         let dir = path.parent().unwrap_or(Path::new("/")).to_path_buf();
         Self { kind, name: crate::path::display(path), dir }
     }
 
+    /// A source that is not a file (an env variable, a URL, a derivation step), with the
+    /// directory its relative `{file:}` references resolve from.
     pub fn virtual_source(kind: SourceKind, name: impl Into<String>, dir: PathBuf) -> Self {
         Self { kind, name: name.into(), dir }
     }

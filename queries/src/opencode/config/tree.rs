@@ -10,6 +10,7 @@ use crate::lines::LineColumn;
 /// Where one config value came from.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Provenance {
+    /// The layer (file, env variable, remote document, derivation) that set the value.
     pub source: ConfigSource,
     /// The value's position in the source's (substituted) text, if it has one (columns
     /// count characters).
@@ -22,6 +23,7 @@ pub struct Provenance {
 }
 
 impl Provenance {
+    /// A value from `source` with no position or substitution known (yet).
     pub fn new(source: ConfigSource) -> Self {
         Self { source, at: None, via: Vec::new(), written: None }
     }
@@ -30,13 +32,16 @@ impl Provenance {
 /// A value a later source replaced.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Overridden {
+    /// The value as it was before the replacement (secrets included; render decides).
     pub value: Value,
+    /// Where that value had come from.
     pub origin: Provenance,
 }
 
 /// A JSON value with provenance on every node.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Node {
+    /// The value itself; children of arrays and objects are nodes in turn.
     pub kind: NodeKind,
     /// Who set this node (for objects: who created it; merged keys keep their own).
     pub origin: Provenance,
@@ -44,9 +49,13 @@ pub struct Node {
     pub overridden: Vec<Overridden>,
 }
 
+/// The shape of a [`Node`]: merging recurses into objects only (C1); arrays and scalars
+/// are replaced whole, or concatenated for the C2 keys.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum NodeKind {
+    /// A string, number, boolean or null (never an array or object).
     Scalar(Value),
+    /// Elements keep their own provenance, so a C2-concatenated list says who added each.
     Array(Vec<Node>),
     /// Keys in insertion order (JS object order for non-index keys), indexed: a config
     /// with tens of thousands of keys in one object parses and merges in linear time.
@@ -54,10 +63,12 @@ pub enum NodeKind {
 }
 
 impl Node {
+    /// A leaf set by `origin`, with nothing overridden yet.
     pub fn scalar(value: Value, origin: Provenance) -> Self {
         Node { kind: NodeKind::Scalar(value), origin, overridden: Vec::new() }
     }
 
+    /// An object created by `origin`; its entries keep the provenance they carry.
     pub fn object(entries: impl IntoIterator<Item = (String, Node)>, origin: Provenance) -> Self {
         Node { kind: NodeKind::Object(entries.into_iter().collect()), origin, overridden: Vec::new() }
     }
@@ -101,6 +112,7 @@ impl Node {
         }
     }
 
+    /// The entries, if this node is an object.
     pub fn as_object(&self) -> Option<&IndexMap<String, Node>> {
         match &self.kind {
             NodeKind::Object(entries) => Some(entries),
@@ -108,6 +120,7 @@ impl Node {
         }
     }
 
+    /// The entries, mutably, if this node is an object (derivations edit the merged tree).
     pub fn as_object_mut(&mut self) -> Option<&mut IndexMap<String, Node>> {
         match &mut self.kind {
             NodeKind::Object(entries) => Some(entries),
@@ -115,10 +128,12 @@ impl Node {
         }
     }
 
+    /// The child at `key`; `None` if absent or this is not an object.
     pub fn get(&self, key: &str) -> Option<&Node> {
         self.as_object()?.get(key)
     }
 
+    /// The child at `key`, mutably; `None` if absent or this is not an object.
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Node> {
         self.as_object_mut()?.get_mut(key)
     }
@@ -135,6 +150,7 @@ impl Node {
         }
     }
 
+    /// Removes `key` and returns its node, keeping the other keys' order.
     pub fn remove(&mut self, key: &str) -> Option<Node> {
         // Order-preserving, so O(n); only a handful of top-level keys are ever removed.
         self.as_object_mut()?.shift_remove(key)

@@ -1,6 +1,6 @@
 //! C3.1, R1–R5: remote org config from `.well-known/opencode`, for every `wellknown`
 //! entry of opencode's auth store. Queries only say which requests they need and read
-//! what the engine fetched ([`ConfigDoc`] inputs); they never touch the network.
+//! what the engine fetched ([`ConfigDoc`](crate::remote::ConfigDoc) inputs); they never touch the network.
 
 use std::path::{Path, PathBuf};
 
@@ -20,6 +20,8 @@ pub struct WellKnownAuth {
     pub url: String,
     /// R3: the variable name `{env:}` resolves to `token` in the layers after it.
     pub env_key: String,
+    /// The stored token; a secret, so it only reaches outputs through `{env:}` values
+    /// shown as written.
     pub token: String,
 }
 

@@ -5,7 +5,7 @@
 //! for the names and directories discovery did not need to look at. Nothing here decides
 //! what opencode loads; it reports what the queries decided.
 //!
-//! [`model`] is what an explanation says, [`prose`] says it in words, [`explainer`] reads
+//! `model` is what an explanation says, `prose` says it in words, `explainer` reads
 //! it off the facts.
 //!
 //! [`SystemPaths`]: crate::opencode::instructions::SystemPaths

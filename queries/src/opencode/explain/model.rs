@@ -12,7 +12,9 @@ use crate::tokens::TokenCounter;
 /// Bytes and estimated tokens of some text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Size {
+    /// UTF-8 bytes, what opencode's block ranges count.
     pub bytes: usize,
+    /// Tokens by the engine's counter (`o200k_base`), what a budget is about.
     pub tokens: usize,
 }
 
@@ -25,10 +27,13 @@ impl Size {
 /// Everything discovery considered from one working directory.
 #[derive(Clone, Debug, Serialize)]
 pub struct Explanation {
+    /// `D`: the canonical working directory discovery started from.
     pub cwd: PathBuf,
     /// `W`: the git toplevel, or `/` outside git.
     pub worktree: PathBuf,
+    /// Whether `D` is inside a git repository (P5), which bounds the upward walk.
     pub git: bool,
+    /// The name of the counter behind every [`Size::tokens`].
     pub tokenizer: &'static str,
     /// The system text `ctxgraph build` prints (no model line).
     pub total: Size,
@@ -46,11 +51,14 @@ pub struct Explanation {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(tag = "kind", content = "value", rename_all = "snake_case")]
 pub enum Source {
+    /// A rule file, by absolute path.
     File(PathBuf),
+    /// A remote `instructions` URL, as written in the config.
     Url(String),
 }
 
 impl Source {
+    /// The path or URL as text, for prose and line-per-item output.
     pub fn label(&self) -> String {
         match self {
             Source::File(path) => path::display(path),
@@ -80,7 +88,9 @@ pub enum Stage {
 /// One rule file or URL and its fate.
 #[derive(Clone, Debug, Serialize)]
 pub struct Item {
+    /// The file or URL.
     pub source: Source,
+    /// The stage that considered it ([`Stage::None`] for a file no stage reaches).
     pub stage: Stage,
     /// How discovery picked it, when it did.
     pub via: Option<Via>,
@@ -100,7 +110,9 @@ pub struct Loaded {
     pub position: usize,
     /// Byte range in the system text.
     pub range: Range<usize>,
+    /// The block's bytes and tokens.
     pub size: Size,
+    /// The block's hash, as the prompt's [`Layout`](crate::opencode::prompt::Layout) has it.
     pub hash: String,
 }
 
@@ -109,22 +121,47 @@ pub struct Loaded {
 #[serde(tag = "rule", rename_all = "snake_case")]
 pub enum Via {
     /// I3: the first existing global rule path.
-    Global { tried: Vec<PathBuf> },
+    Global {
+        /// Every global rule path the probe tried, in I3 order.
+        tried: Vec<PathBuf>,
+    },
     /// I4: `name` was the first rule name with a hit between `D` and `W`; this hit is
     /// `level` directories above `D`.
-    Project { name: &'static str, names: Vec<&'static str>, level: usize, dir: PathBuf },
+    Project {
+        /// The winning rule name.
+        name: &'static str,
+        /// Every rule name in I4's order, so the text can say which were passed over.
+        names: Vec<&'static str>,
+        /// Directories above `D` (0: `D` itself).
+        level: usize,
+        /// The directory the file is in.
+        dir: PathBuf,
+    },
     /// I5: matched by `instructions` entry `entry` (from `config`, at `line`) when
     /// globbed in `dir`, the `level`-th directory tried (0-based).
     Instruction {
+        /// The entry's position in the merged `instructions` list (0-based).
         index: usize,
+        /// The entry as it may be printed (as written where substitution produced it).
         entry: String,
+        /// The config source that wrote the entry.
         config: String,
+        /// Its 1-based line there, when the source has positions.
         line: Option<usize>,
+        /// The directory the glob ran in.
         dir: PathBuf,
+        /// Which directory of the upward walk that was (0-based).
         level: usize,
     },
     /// I8: a URL entry.
-    Remote { index: usize, config: String, line: Option<usize> },
+    Remote {
+        /// The entry's position in the merged `instructions` list (0-based).
+        index: usize,
+        /// The config source that wrote the URL.
+        config: String,
+        /// Its 1-based line there, when the source has positions.
+        line: Option<usize>,
+    },
 }
 
 /// What became of a remote `instructions` URL.
@@ -135,13 +172,17 @@ pub enum RemoteStatus {
     NotFetched,
     /// Not fetched because ctxgraph ran offline, and no cached copy exists.
     Offline,
+    /// Fetching failed (no response, a bad status, a broken body …), nothing cached.
     Failed {
+        /// The fetch failure in words.
         reason: String,
     },
     /// Fetched, but the body does not match the URL's integrity pin.
     PinMismatch {
+        /// Both digests, in words.
         reason: String,
     },
+    /// Fetched, with an empty body: no block (I9).
     Empty,
     /// Fetched (or taken from the cache) with content: it has a block.
     Loaded,
@@ -156,45 +197,96 @@ pub enum Reason {
     /// A directory, not a file.
     Directory,
     /// A later global path; `winner` was found first (I3).
-    ShadowedGlobal { winner: PathBuf },
+    ShadowedGlobal {
+        /// The global rule file that is loaded instead.
+        winner: PathBuf,
+    },
     /// Another rule name won I4, so this name was never used.
-    ShadowedByCategory { name: &'static str, winner: &'static str, winning_files: Vec<PathBuf> },
+    ShadowedByCategory {
+        /// This file's rule name.
+        name: &'static str,
+        /// The rule name that won.
+        winner: &'static str,
+        /// The files of the winning name, which are what loads.
+        winning_files: Vec<PathBuf>,
+    },
     /// An environment flag turned this kind of file off (P7).
-    DisabledByFlag { flag: &'static str, value: String },
+    DisabledByFlag {
+        /// The variable's name.
+        flag: &'static str,
+        /// Its value, as set.
+        value: String,
+    },
     /// `OPENCODE_DISABLE_PROJECT_CONFIG` is set, so I4 did not run.
-    ProjectConfigDisabled { flag: &'static str, value: String },
+    ProjectConfigDisabled {
+        /// The variable's name.
+        flag: &'static str,
+        /// Its value, as set.
+        value: String,
+    },
     /// Above the worktree root, where the upward walk stops (P5).
-    OutsideWorktree { worktree: PathBuf },
+    OutsideWorktree {
+        /// `W`, the root the walk stopped at.
+        worktree: PathBuf,
+    },
     /// Neither in the working directory, above it up to the worktree, nor below it: no
     /// stage of discovery looks there.
-    OutsideWorkingDirectory { cwd: PathBuf },
+    OutsideWorkingDirectory {
+        /// `D`, the directory discovery started from.
+        cwd: PathBuf,
+    },
     /// The file is empty, so it produces no block (I9).
     Empty,
     /// Reading failed; opencode reads it as empty (I7).
-    Unreadable { error: String },
+    Unreadable {
+        /// The OS error, as text.
+        error: String,
+    },
     /// The same path was already a candidate (I6).
-    Duplicate { first: Via },
+    Duplicate {
+        /// How the first candidacy came about: that one holds the block.
+        first: Via,
+    },
     /// No `instructions` entry matched it.
-    NoPatternMatched { nearest: Option<NearMiss> },
+    NoPatternMatched {
+        /// The entry that came closest, as a hint for a typo.
+        nearest: Option<NearMiss>,
+    },
     /// Only the read tool attaches it, once, when the model reads a file under `dir` (N3).
-    NearbyOnly { dir: PathBuf },
+    NearbyOnly {
+        /// The directory whose files trigger it.
+        dir: PathBuf,
+    },
     /// The read tool takes one rule file per directory; `winner` comes first there (N3).
-    NearbyShadowed { winner: PathBuf },
+    NearbyShadowed {
+        /// The rule file the read tool attaches instead.
+        winner: PathBuf,
+    },
     /// Finding this name failed on `path` (`EACCES`, `ELOOP`), which opencode treats as no
     /// hit for the whole walk (F2).
-    WalkFailed { path: PathBuf },
+    WalkFailed {
+        /// The path the walk failed on.
+        path: PathBuf,
+    },
     /// A URL that produced no block.
-    Remote { status: RemoteStatus },
+    Remote {
+        /// What became of the fetch.
+        status: RemoteStatus,
+    },
 }
 
 /// The `instructions` pattern that came closest to matching a file.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct NearMiss {
+    /// The entry as it may be printed.
     pub entry: String,
+    /// The config source that wrote it.
     pub config: String,
+    /// Its 1-based line there, when the source has positions.
     pub line: Option<usize>,
-    /// The directory it was globbed in and the path relative to it that it failed on.
+    /// The directory it was globbed in.
     pub dir: PathBuf,
+    /// The file's path relative to `dir`, which the pattern failed to match.
     pub relative: String,
     /// Edit distance between the pattern and `relative`.
     pub distance: usize,
@@ -203,37 +295,53 @@ pub struct NearMiss {
 /// One config `instructions` entry, expanded.
 #[derive(Clone, Debug, Serialize)]
 pub struct EntryReport {
+    /// Its position in the merged `instructions` list (0-based).
     pub index: usize,
+    /// The entry as it may be printed.
     pub entry: String,
+    /// The config source that wrote it.
     pub config: String,
+    /// Its 1-based line there, when the source has positions.
     pub line: Option<usize>,
+    /// What it matched, directory by directory, or what became of the URL.
     pub expansion: EntryExpansion,
 }
 
+/// How an `instructions` entry was resolved: a glob (I5) or a URL (I8).
 #[derive(Clone, Debug, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum EntryExpansion {
     /// I5: globbed level by level.
     Glob {
+        /// `absolute`, `up` (relative: from `D` up to `W`) or `global_dir_only`.
         mode: &'static str,
         /// Set when project config is disabled and only `G` is globbed.
         flag: Option<FlagSource>,
+        /// The pattern globbed in each directory.
         pattern: String,
+        /// Each directory globbed, in walk order, with what matched there.
         levels: Vec<LevelReport>,
     },
     /// I8.
-    Remote { status: RemoteStatus },
+    Remote {
+        /// What became of the fetch.
+        status: RemoteStatus,
+    },
 }
 
+/// One directory an `instructions` glob ran in.
 #[derive(Clone, Debug, Serialize)]
 pub struct LevelReport {
+    /// The directory.
     pub dir: PathBuf,
+    /// The files matched there, in the order they load.
     pub matches: Vec<PathBuf>,
 }
 
 /// What `explain TARGET` answers.
 #[derive(Clone, Debug, Serialize)]
 pub struct TargetExplanation {
+    /// What was asked about, resolved.
     pub target: Target,
     /// Every way the target was considered (a path can be a candidate more than once).
     pub items: Vec<Item>,
@@ -241,9 +349,13 @@ pub struct TargetExplanation {
     pub entries: Vec<EntryReport>,
 }
 
+/// What `explain TARGET` was asked about: an `instructions` entry or URL when one is
+/// written that way, otherwise a path.
 #[derive(Clone, Debug, Serialize)]
 #[serde(tag = "kind", content = "value", rename_all = "snake_case")]
 pub enum Target {
+    /// A path, made absolute against the working directory.
     File(PathBuf),
+    /// An `instructions` entry or URL, as written.
     Entry(String),
 }

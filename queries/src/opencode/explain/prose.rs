@@ -162,7 +162,7 @@ impl Reason {
 
     /// What to do about it, when there is something to do.
     ///
-    /// Hints that say "list it in `instructions`" pair with [`Item::load_with`].
+    /// Hints that say "list it in `instructions`" pair with [`Item::load_with`](super::Item::load_with).
     pub fn hint(&self) -> Option<String> {
         Some(match self {
             Reason::ShadowedByCategory { winner, .. } => {

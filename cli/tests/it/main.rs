@@ -1,0 +1,16 @@
+//! The `ctxgraph` binary end to end: one integration-test binary for the crate, one module
+//! per area. Each `tests/*.rs` file would be its own binary, linked against the whole
+//! dependency tree; one binary links once. Add a module here rather than a file beside
+//! `it/`.
+//!
+//! Fixtures (`tests/fixtures/`, `tests/data/`) stay beside `it/`; insta snapshots live in
+//! `it/snapshots/`, named `it__<module>__<name>.snap`.
+
+mod check;
+mod cli;
+mod explain_lint;
+mod memory;
+mod secrets;
+mod serve;
+mod session;
+mod support;

@@ -1,0 +1,395 @@
+//! End-to-end runs of `ctxgraph serve --stdio` and `ctxgraph watch` as child processes, on
+//! temporary trees with a clean environment. Every read from the child is bounded in time.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::{ctxgraph, git_repo};
+
+const REPLY_TIMEOUT: Duration = Duration::from_secs(20);
+
+struct Tree {
+    dir: tempfile::TempDir,
+}
+
+impl Tree {
+    /// `repo/` is a git worktree with a root `AGENTS.md`; `repo/pkg` is the working directory.
+    fn new() -> Self {
+        let tree = Tree { dir: tempfile::tempdir().expect("temp dir") };
+        git_repo(&tree.path("repo"));
+        tree.write("repo/AGENTS.md", "root rules");
+        tree.write("repo/pkg/src/main.rs", "fn main() {}");
+        tree.write("repo/pkg/AGENTS.md", "pkg rules");
+        std::fs::create_dir_all(tree.path("home")).expect("home");
+        std::fs::create_dir_all(tree.path("config/opencode")).expect("config");
+        tree
+    }
+
+    fn root(&self) -> PathBuf {
+        std::fs::canonicalize(self.dir.path()).expect("canonical temp dir")
+    }
+
+    fn path(&self, relative: &str) -> PathBuf {
+        self.root().join(relative)
+    }
+
+    fn cwd(&self) -> String {
+        self.path("repo/pkg").display().to_string()
+    }
+
+    fn write(&self, relative: &str, content: &str) {
+        let path = self.path(relative);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("parent dir");
+        std::fs::write(path, content).expect("write");
+    }
+
+    fn spawn(&self, args: &[&str]) -> Proc {
+        let root = self.root();
+        let mut child = ctxgraph(&root)
+            .args(args)
+            .current_dir(root.join("repo"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn ctxgraph");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Proc { child, stdin: Some(stdin), lines, root }
+    }
+}
+
+struct Proc {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    root: PathBuf,
+}
+
+impl Proc {
+    fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).expect("write request");
+        stdin.flush().expect("flush");
+    }
+
+    fn line(&self) -> String {
+        self.lines.recv_timeout(REPLY_TIMEOUT).expect("a line from ctxgraph in time")
+    }
+
+    /// Sends one line and returns the reply, parsed.
+    fn call_raw(&mut self, line: &str) -> Value {
+        self.send_raw(format!("{line}\n").as_bytes());
+        serde_json::from_str(&self.line()).expect("a JSON reply")
+    }
+
+    /// A request; `params` is left out when null.
+    fn call(&mut self, id: u64, method: &str, params: Value) -> Value {
+        let mut request = json!({ "jsonrpc": "2.0", "id": id, "method": method });
+        if !params.is_null() {
+            request["params"] = params;
+        }
+        self.call_raw(&request.to_string())
+    }
+
+    fn build(&mut self, id: u64, cwd: &str) -> Value {
+        let reply = self.call(id, "build", json!({ "cwd": cwd }));
+        reply.get("result").cloned().unwrap_or_else(|| panic!("build failed: {reply}"))
+    }
+
+    /// The exit code after closing stdin, waiting a bounded time.
+    fn finish(mut self) -> Option<i32> {
+        drop(self.stdin.take());
+        let start = Instant::now();
+        while start.elapsed() < REPLY_TIMEOUT {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status.code();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        None
+    }
+
+    /// A reply with the temp dir as `[TMP]` and hashes and the date scrubbed.
+    fn scrub(&self, reply: &Value) -> String {
+        let text = serde_json::to_string_pretty(reply).expect("json");
+        let text = text.replace(&self.root.display().to_string(), "[TMP]");
+        // Execution counts belong to the query layer; other tests pin them.
+        let text = scrub_counts(&regex_lite_hash(&text));
+        text.lines()
+            .map(|line| match line.find("Today's date: ") {
+                Some(at) => format!("{}Today's date: [DATE]\\n</env>{}", &line[..at], after_env(line)),
+                None => line.to_owned(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Replaces every 64-digit hex string (a blake3 hash) by `[HASH]`.
+fn regex_lite_hash(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let run = bytes[i..].iter().take_while(|b| b.is_ascii_hexdigit()).count();
+        if run == 64 {
+            out.push_str("[HASH]");
+            i += run;
+        } else {
+            let step = run.max(1);
+            out.push_str(&text[i..i + step]);
+            i += step;
+        }
+    }
+    out
+}
+
+/// `"executed": 37` → `"executed": "[N]"`.
+fn scrub_counts(text: &str) -> String {
+    text.lines()
+        .map(|line| match line.split_once("\"executed\": ") {
+            Some((head, _)) => format!("{head}\"executed\": \"[N]\""),
+            None => line.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn after_env(line: &str) -> &str {
+    line.find("\\n</env>").map_or("", |at| &line[at + "\\n</env>".len()..])
+}
+
+#[test]
+fn a_session_of_good_and_bad_requests() {
+    let tree = Tree::new();
+    let mut server = tree.spawn(&["serve", "--stdio", "--no-watch"]);
+    let cwd = tree.cwd();
+    let mut transcript = Vec::new();
+    let mut record = |label: &str, reply: Value, server: &Proc| {
+        transcript.push(format!("# {label}\n{}", server.scrub(&reply)));
+    };
+
+    let first = server.call(1, "build", json!({ "cwd": cwd }));
+    record("first build: every block is new", first, &server);
+    let again = server.call(2, "build", json!({ "cwd": cwd }));
+    record("second build: nothing changed, the whole text is a stable prefix", again, &server);
+    let section = server.call(3, "build", json!({ "cwd": cwd, "section": "instructions" }));
+    record("instructions section: compared with the previous build of that section", section, &server);
+    let reply = server.call_raw("this is not json");
+    record("garbage", reply, &server);
+    let reply = server.call_raw("{\"jsonrpc\": \"2.0\", \"id\": 3, \"method\": \"build\", ");
+    record("truncated", reply, &server);
+    let reply = server.call_raw("{}");
+    record("empty object", reply, &server);
+    let reply = server.call_raw("[1]");
+    record("batch with a non-object", reply, &server);
+    let reply = server.call_raw(r#"{"jsonrpc":"1.0","id":4,"method":"stats"}"#);
+    record("wrong version", reply, &server);
+    let reply = server.call_raw(r#"{"jsonrpc":"2.0","id":{"x":1},"method":"stats"}"#);
+    record("object id", reply, &server);
+    let reply = server.call(5, "compile", json!({}));
+    record("unknown method", reply, &server);
+    let reply = server.call(6, "build", json!({}));
+    record("missing cwd", reply, &server);
+    let reply = server.call(7, "build", json!({ "cwd": cwd, "section": "everything" }));
+    record("bad section", reply, &server);
+    let reply = server.call(8, "build", json!({ "cwd": cwd, "model": "no-slash" }));
+    record("bad model", reply, &server);
+    let reply = server.call(9, "build", json!({ "cwd": cwd, "colour": "blue" }));
+    record("unknown param", reply, &server);
+    let reply = server.call(10, "build", json!({ "cwd": tree.path("nowhere") }));
+    record("missing working directory", reply, &server);
+    let reply = server.call(11, "nearby", json!({ "cwd": tree.path("repo"), "file": "pkg/src/main.rs" }));
+    record("nearby", reply, &server);
+    // A notification gets no reply: the next line answered is the shutdown.
+    server.send_raw(b"{\"jsonrpc\":\"2.0\",\"method\":\"stats\"}\n");
+    server.send_raw(b"\xff\xfe not utf-8\n");
+    let reply: Value = serde_json::from_str(&server.line()).expect("json");
+    record("invalid UTF-8 after a notification", reply, &server);
+    let reply = server.call_raw(r#"{"jsonrpc":"2.0","id":12,"method":"shutdown","params":null}"#);
+    record("null params", reply, &server);
+    let reply = server.call(13, "shutdown", json!(null));
+    record("shutdown", reply, &server);
+
+    insta::assert_snapshot!(transcript.join("\n\n"));
+    assert_eq!(server.finish(), Some(0));
+}
+
+#[test]
+fn a_second_build_reports_nothing_changed_and_executes_nothing() {
+    let tree = Tree::new();
+    let mut server = tree.spawn(&["serve", "--stdio"]);
+    let cwd = tree.cwd();
+    let first = server.build(1, &cwd);
+    let second = server.build(2, &cwd);
+    assert_eq!(second["changed"], json!([]));
+    assert_eq!(second["stable_prefix_bytes"], first["bytes"]);
+    assert_eq!(second["executed"], json!(0));
+    let stats = server.call(3, "stats", json!({}))["result"].clone();
+    assert_eq!(stats["total_executions"], first["executed"]);
+    assert!(stats["watched_dirs"].as_u64().is_some_and(|n| n > 0), "{stats}");
+}
+
+#[test]
+fn a_client_that_knows_the_text_gets_a_small_reply_or_only_the_changed_blocks() {
+    let tree = Tree::new();
+    let mut server = tree.spawn(&["serve", "--stdio", "--no-watch"]);
+    let cwd = tree.cwd();
+    let first = server.build(1, &cwd);
+    let known = first["hash"].clone();
+    assert_eq!(first["unchanged"], json!(false));
+
+    // Nothing changed: the hash, no text, no blocks.
+    let request = json!({ "jsonrpc": "2.0", "id": 2, "method": "build", "params": { "cwd": cwd, "known_hash": known } });
+    server.send_raw(format!("{request}\n").as_bytes());
+    let line = server.line();
+    assert!(line.len() < 300, "{} bytes: {line}", line.len());
+    let same: Value = serde_json::from_str(&line).expect("json");
+    let same = &same["result"];
+    assert_eq!(same["unchanged"], json!(true));
+    assert_eq!(same["hash"], known);
+    assert!(same.get("text").is_none() && same.get("blocks").is_none(), "{same}");
+
+    // One rule edited: the new text and that block alone.
+    tree.write("repo/pkg/AGENTS.md", "pkg rules, edited");
+    let edited = server.call(3, "build", json!({ "cwd": cwd, "known_hash": known }))["result"].clone();
+    let id = format!("file:{}", tree.path("repo/pkg/AGENTS.md").display());
+    assert_eq!(edited["unchanged"], json!(false));
+    assert!(edited["text"].as_str().is_some_and(|text| text.contains("pkg rules, edited")));
+    let blocks: Vec<&Value> = edited["blocks"].as_array().expect("blocks").iter().collect();
+    assert_eq!(blocks.iter().map(|b| &b["id"]).collect::<Vec<_>>(), [&json!(id)]);
+    assert_eq!(edited["changed"], json!([id]));
+
+    // A hash the server never sent: everything.
+    let stranger =
+        server.call(4, "build", json!({ "cwd": cwd, "known_hash": "0".repeat(64) }))["result"].clone();
+    assert_eq!(stranger["blocks"].as_array().map(Vec::len), first["blocks"].as_array().map(Vec::len));
+    assert!(stranger["text"].is_string());
+}
+
+#[test]
+fn an_edit_between_turns_is_reported_without_a_watcher() {
+    let tree = Tree::new();
+    let mut server = tree.spawn(&["serve", "--stdio", "--no-watch"]);
+    let cwd = tree.cwd();
+    let first = server.build(1, &cwd);
+    tree.write("repo/pkg/AGENTS.md", "pkg rules, edited");
+    let second = server.build(2, &cwd);
+    let id = format!("file:{}", tree.path("repo/pkg/AGENTS.md").display());
+    assert_eq!(second["changed"], json!([id]));
+    // Everything before the edited block is still cacheable.
+    let edited = second["blocks"].as_array().expect("blocks").iter().find(|b| b["id"] == id).expect("block");
+    let prefix = second["stable_prefix_bytes"].as_u64().expect("prefix");
+    assert!(prefix >= edited["start"].as_u64().expect("start"), "{second}");
+    assert!(prefix < first["bytes"].as_u64().expect("bytes"));
+}
+
+#[test]
+fn an_edit_between_turns_is_reported_by_the_watcher() {
+    let tree = Tree::new();
+    let mut server = tree.spawn(&["serve", "--stdio"]);
+    let cwd = tree.cwd();
+    server.build(1, &cwd);
+    // No waiting: a build sent after a write has completed reflects it (#13.1).
+    for request in 2..52 {
+        let text = format!("root rules, edit {request} done");
+        tree.write("repo/AGENTS.md", &text);
+        let reply = server.build(request, &cwd);
+        let id = format!("file:{}", tree.path("repo/AGENTS.md").display());
+        assert_eq!(reply["changed"], json!([id]), "request {request}");
+        assert!(reply["text"].as_str().is_some_and(|t| t.contains(&text)), "request {request}: {reply}");
+    }
+}
+
+#[test]
+fn serve_ends_quietly_at_end_of_input() {
+    let tree = Tree::new();
+    let server = tree.spawn(&["serve", "--stdio"]);
+    assert_eq!(server.finish(), Some(0));
+}
+
+#[test]
+fn watch_prints_a_line_per_rebuild() {
+    let tree = Tree::new();
+    let cwd = tree.cwd();
+    let watch = tree.spawn(&["watch", "--cwd", &cwd]);
+    let first = watch.line();
+    assert!(first.contains(" bytes  blocks +3 -0 ~0  "), "{first}");
+    tree.write("repo/pkg/AGENTS.md", "pkg rules, edited");
+    let second = watch.line();
+    assert!(second.contains(" blocks +0 -0 ~1  "), "{second}");
+    // The file's content query, its text, the blocks and the assembly.
+    assert!(second.ends_with("  4 queries"), "{second}");
+    assert_ne!(first[..16], second[..16]);
+}
+
+#[test]
+fn watch_prints_a_json_object_per_rebuild() {
+    let tree = Tree::new();
+    let cwd = tree.cwd();
+    let watch = tree.spawn(&["watch", "--cwd", &cwd, "--format", "json"]);
+    let first: serde_json::Value = serde_json::from_str(&watch.line()).expect("a JSON line");
+    assert_eq!(first["added"].as_array().map(Vec::len), Some(3), "{first}");
+    tree.write("repo/pkg/AGENTS.md", "pkg rules, edited");
+    let second: serde_json::Value = serde_json::from_str(&watch.line()).expect("a JSON line");
+    let pkg = tree.path("repo/pkg/AGENTS.md");
+    assert_eq!(second["modified"], serde_json::json!([format!("file:{}", pkg.display())]), "{second}");
+    assert_eq!(second["executed"], 4, "{second}");
+    assert_ne!(first["hash"], second["hash"]);
+}
+
+/// #14.4: `ctxgraph watch > watch.log` inside the tree. Appending to a file no query read
+/// must not rebuild (on `main` before the fix: hundreds of lines a second).
+#[test]
+fn watch_does_not_rebuild_on_its_own_output() {
+    let tree = Tree::new();
+    let root = tree.root();
+    let log = tree.path("repo/pkg/watch.log");
+    let mut child = ctxgraph(&root)
+        .args(["watch", "--cwd", &tree.cwd()])
+        .current_dir(root.join("repo"))
+        .stdout(std::fs::File::create(&log).expect("create watch.log"))
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn ctxgraph watch");
+    let lines = || std::fs::read_to_string(&log).map_or(0, |text| text.lines().count());
+    let wait_for = |count: usize| {
+        let start = Instant::now();
+        while lines() < count && start.elapsed() < REPLY_TIMEOUT {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    wait_for(1);
+    // Long enough for a feedback loop to write many lines (the debouncer flushes every 10 ms).
+    std::thread::sleep(Duration::from_millis(1500));
+    let idle = lines();
+    tree.write("repo/pkg/AGENTS.md", "pkg rules, edited");
+    wait_for(idle + 1);
+    std::thread::sleep(Duration::from_millis(500));
+    let after_edit = lines();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!((idle, after_edit), (1, 2), "{}", std::fs::read_to_string(&log).unwrap_or_default());
+}

@@ -1,0 +1,25 @@
+//! What the end-to-end modules share: the `ctxgraph` binary, isolated in a temporary tree.
+
+use std::path::Path;
+use std::process::Command;
+
+use ctxgraph_test_support::tree::{DiskWriter, git_worktree};
+
+/// `ctxgraph`, seeing nothing of the machine that runs the tests: an empty environment
+/// but `HOME` = `root/home`, `XDG_CONFIG_HOME` = `root/config` and opencode's managed
+/// config directory = `root/managed` (so not even `/etc/opencode` leaks in). The caller
+/// adds arguments, the working directory and variables of its own.
+pub fn ctxgraph(root: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ctxgraph"));
+    command
+        .env_clear()
+        .env("HOME", root.join("home"))
+        .env("XDG_CONFIG_HOME", root.join("config"))
+        .env("OPENCODE_TEST_MANAGED_CONFIG_DIR", root.join("managed"));
+    command
+}
+
+/// Makes `repo` a git worktree on disk (see [`git_worktree`]).
+pub fn git_repo(repo: &Path) {
+    git_worktree(repo, &mut DiskWriter);
+}

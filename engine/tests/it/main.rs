@@ -1,0 +1,12 @@
+//! The engine against real and in-memory file systems: one integration-test binary for the
+//! crate, one module per area (each `tests/*.rs` file would be its own binary, linked against
+//! the whole dependency tree). Add a module here rather than a file beside `it/`; insta
+//! snapshots live in `it/snapshots/`, named `it__<module>__<name>.snap`.
+
+mod churn;
+mod incremental;
+mod memory;
+mod remote;
+mod remote_config;
+mod special_files;
+mod watcher;

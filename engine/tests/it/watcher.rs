@@ -1,0 +1,264 @@
+//! The real watcher on a temporary directory: edits made on disk reach the next build.
+//! Every wait is bounded. `settle` is what `serve` does before each request (a cookie
+//! round trip, then the events up to it), so after it the warm build must be fresh.
+
+#![allow(clippy::print_stderr, reason = "the run reports its counts and timings for by-hand runs")]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ctxgraph_engine::watch::Watcher;
+use ctxgraph_engine::{Engine, HostEnv, OsSystem};
+use ctxgraph_test_support::fixture::fixed_host;
+
+const DEADLINE: Duration = Duration::from_secs(10);
+
+struct Live {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    engine: Engine,
+    watcher: Watcher,
+}
+
+impl Live {
+    /// `repo/` (a git worktree, `instructions: ["rules/**/*.md"]`) with a root `AGENTS.md`;
+    /// the working directory is `repo/pkg/api`. Built once and watched.
+    fn new() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = std::fs::canonicalize(dir.path()).expect("canonical");
+        let write = |relative: &str, content: &str| {
+            let path = root.join(relative);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(path, content).expect("write");
+        };
+        write("repo/.git/HEAD", "ref: refs/heads/main\n");
+        write("repo/.git/objects/.keep", "");
+        write("repo/.git/refs/.keep", "");
+        write("repo/AGENTS.md", "root rules");
+        write("repo/opencode.json", r#"{ "instructions": ["rules/**/*.md"] }"#);
+        write("repo/rules/base.md", "base");
+        std::fs::create_dir_all(root.join("repo/pkg/api")).expect("cwd");
+        std::fs::create_dir_all(root.join("home/.config/opencode")).expect("home");
+        let engine = Engine::new(Arc::new(OsSystem), env(&root));
+        let watcher = Watcher::new().expect("watcher");
+        let mut live = Live { _dir: dir, root, engine, watcher };
+        live.text();
+        live.watcher.track(&mut live.engine);
+        live
+    }
+
+    fn path(&self, relative: &str) -> PathBuf {
+        self.root.join(relative)
+    }
+
+    fn text(&mut self) -> String {
+        let ws = self.engine.open(&self.path("repo/pkg/api")).expect("cwd");
+        self.engine.system_prompt(ws, None).expect("prompt").text()
+    }
+
+    /// Applies every event for the writes made so far, as `serve` does before a request.
+    fn settle(&mut self) -> ctxgraph_engine::Applied {
+        let batch = self.watcher.sync_point(Duration::from_secs(5)).expect("the cookie came through");
+        self.watcher.apply(&mut self.engine, &batch)
+    }
+
+    /// The warm text after `settle`, and a fresh engine's for the same directory.
+    fn warm_and_fresh(&mut self, cwd: &str) -> (String, String) {
+        self.settle();
+        let ws = self.engine.open(&self.path(cwd)).expect("cwd");
+        let warm = self.engine.system_prompt(ws, None).expect("prompt").text();
+        self.watcher.track(&mut self.engine);
+        let mut fresh = Engine::new(Arc::new(OsSystem), env(&self.root));
+        let ws = fresh.open(&self.path(cwd)).expect("cwd");
+        (warm, fresh.system_prompt(ws, None).expect("prompt").text())
+    }
+
+    /// Applies batches as they arrive until the build satisfies `done`, for at most
+    /// [`DEADLINE`]. Returns the last text.
+    fn wait_for(&mut self, done: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let text = self.text();
+            self.watcher.track(&mut self.engine);
+            if done(&text) || start.elapsed() > DEADLINE {
+                return text;
+            }
+            if let Some(batch) = self.watcher.next_batch(Duration::from_millis(200)) {
+                self.watcher.apply(&mut self.engine, &batch);
+            }
+        }
+    }
+}
+
+fn env(root: &Path) -> HostEnv {
+    fixed_host(root.join("home"))
+}
+
+fn write(path: &Path, content: &str) {
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    std::fs::write(path, content).expect("write");
+}
+
+#[test]
+fn watches_only_directories_the_graph_looked_at() {
+    let live = Live::new();
+    let watched = live.watcher.watched();
+    assert!(watched.contains(&live.path("repo/pkg/api")));
+    assert!(watched.contains(&live.path("repo/rules")));
+    // Nothing in the graph depends on what is inside `.git` besides the existence of
+    // `HEAD`, `objects/` and `refs/` (P5): nothing below them is watched.
+    let refs = live.path("repo/.git/refs");
+    assert!(!watched.iter().any(|dir| dir.starts_with(&refs) && *dir != refs));
+}
+
+#[test]
+fn an_edit_on_disk_reaches_the_next_build() {
+    let mut live = Live::new();
+    write(&live.path("repo/AGENTS.md"), "root rules, edited");
+    let text = live.wait_for(|text| text.contains("root rules, edited"));
+    assert!(text.contains("root rules, edited"), "{text}");
+}
+
+#[test]
+fn a_rule_file_created_in_an_ancestor_is_picked_up() {
+    let mut live = Live::new();
+    write(&live.path("repo/pkg/AGENTS.md"), "pkg rules");
+    let text = live.wait_for(|text| text.contains("pkg rules"));
+    assert!(text.contains("/repo/pkg/AGENTS.md\npkg rules"), "{text}");
+}
+
+#[test]
+fn a_new_directory_under_a_globstar_is_picked_up() {
+    let mut live = Live::new();
+    write(&live.path("repo/rules/ops/deploy/steps.md"), "steps");
+    let text = live.wait_for(|text| text.contains("steps"));
+    assert!(text.contains("/repo/rules/ops/deploy/steps.md\nsteps"), "{text}");
+    // And the new directories are watched from now on.
+    assert!(live.watcher.watched().contains(&live.path("repo/rules/ops/deploy")));
+}
+
+#[test]
+fn a_deleted_rule_file_disappears() {
+    let mut live = Live::new();
+    std::fs::remove_file(live.path("repo/rules/base.md")).expect("rm");
+    let text = live.wait_for(|text| !text.contains("base"));
+    assert!(!text.contains("rules/base.md"), "{text}");
+}
+
+/// #14.1: notify drops the watches below a renamed directory; renaming it back must not
+/// leave them missing.
+#[test]
+fn an_ancestor_renamed_away_and_back_is_watched_again() {
+    let mut live = Live::new();
+    std::fs::rename(live.path("repo/pkg"), live.path("repo/pkg_x")).expect("mv away");
+    live.settle();
+    std::fs::rename(live.path("repo/pkg_x"), live.path("repo/pkg")).expect("mv back");
+    live.settle();
+    write(&live.path("repo/pkg/api/AGENTS.md"), "api rules");
+    let (warm, fresh) = live.warm_and_fresh("repo/pkg/api");
+    assert!(fresh.contains("api rules"), "{fresh}");
+    assert_eq!(warm, fresh);
+}
+
+/// #14.2: `AGENTS.md -> shared/rules/team.md`, then the target is edited.
+#[test]
+fn an_edit_to_a_symlinked_rule_files_target_is_seen() {
+    let mut live = Live::new();
+    write(&live.path("repo/shared/rules/team.md"), "team rules v1");
+    std::os::unix::fs::symlink("../shared/rules/team.md", live.path("repo/pkg/AGENTS.md")).expect("ln -s");
+    let (warm, fresh) = live.warm_and_fresh("repo/pkg/api");
+    assert!(warm.contains("team rules v1"), "{warm}");
+    assert_eq!(warm, fresh);
+    write(&live.path("repo/shared/rules/team.md"), "team rules v2");
+    let (warm, fresh) = live.warm_and_fresh("repo/pkg/api");
+    assert!(fresh.contains("team rules v2"), "{fresh}");
+    assert_eq!(warm, fresh);
+    // Re-pointed to another file.
+    write(&live.path("repo/shared/rules/other.md"), "other rules");
+    replace_symlink("../shared/rules/other.md", &live.path("repo/pkg/AGENTS.md"));
+    let (warm, fresh) = live.warm_and_fresh("repo/pkg/api");
+    assert!(fresh.contains("other rules"), "{fresh}");
+    assert_eq!(warm, fresh);
+}
+
+/// #14.3: `ln -sfn release-2 current` while a watched engine serves `current`.
+#[test]
+fn a_symlinked_cwd_re_pointed_is_followed() {
+    let mut live = Live::new();
+    write(&live.path("repo/release-1/AGENTS.md"), "release one");
+    write(&live.path("repo/release-2/AGENTS.md"), "release two");
+    std::os::unix::fs::symlink("release-1", live.path("repo/current")).expect("ln -s");
+    let (warm, _) = live.warm_and_fresh("repo/current");
+    assert!(warm.contains("release one"), "{warm}");
+    replace_symlink("release-2", &live.path("repo/current"));
+    let (warm, fresh) = live.warm_and_fresh("repo/current");
+    assert!(fresh.contains("release two"), "{fresh}");
+    assert_eq!(warm, fresh);
+}
+
+/// #14.4: `ctxgraph watch > watch.log` in the tree: writes to a file no query read touch
+/// no input, so they must not cause a rebuild.
+#[test]
+fn writes_to_a_file_nothing_read_touch_no_input() {
+    let mut live = Live::new();
+    let log = live.path("repo/pkg/api/watch.log");
+    write(&log, "line 0\n");
+    // Its creation changed a listing the graph read.
+    live.settle();
+    for n in 1..=20 {
+        let mut file = std::fs::OpenOptions::new().append(true).open(&log).expect("open log");
+        std::io::Write::write_all(&mut file, format!("line {n}\n").as_bytes()).expect("append");
+        drop(file);
+        let applied = live.settle();
+        assert!(!applied.touched_inputs(), "append {n}: {applied:?}");
+    }
+}
+
+/// #13.1: a build sent right after a write reflects it, every time. Through the server,
+/// which is the `serve` feature: `cargo test --workspace` enables it (the CLI needs it),
+/// `cargo test -p ctxgraph-engine` alone does not.
+#[cfg(feature = "serve")]
+#[test]
+fn a_build_right_after_a_write_is_never_stale() {
+    let tries: usize =
+        std::env::var("CTXGRAPH_FRESHNESS_TRIES").ok().and_then(|n| n.parse().ok()).unwrap_or(200);
+    let live = Live::new();
+    let cwd = live.path("repo/pkg/api");
+    let mut server = ctxgraph_engine::serve::Server::new(live.engine, Some(live.watcher));
+    let request =
+        serde_json::json!({ "jsonrpc": "2.0", "id": 1, "method": "build", "params": { "cwd": cwd } })
+            .to_string();
+    let mut stale = Vec::new();
+    let started = Instant::now();
+    for n in 0..tries {
+        // Alternate content edits with a rule file appearing and disappearing.
+        let marker = format!("revision {n} end");
+        write(&live.root.join("repo/AGENTS.md"), &marker);
+        let nested = live.root.join("repo/pkg/AGENTS.md");
+        if n % 2 == 0 {
+            write(&nested, "nested rules");
+        } else {
+            std::fs::remove_file(&nested).expect("rm");
+        }
+        let reply = server.handle_line(&request).line.expect("a reply");
+        let reply: serde_json::Value = serde_json::from_str(&reply).expect("json");
+        let text = reply["result"]["text"].as_str().unwrap_or_default();
+        if !text.contains(&marker) || text.contains("nested rules") != (n % 2 == 0) {
+            stale.push(n);
+        }
+    }
+    eprintln!(
+        "freshness: {tries} write-then-build round trips in {:?}, {} stale",
+        started.elapsed(),
+        stale.len()
+    );
+    assert!(stale.is_empty(), "stale replies at tries {stale:?}");
+}
+
+/// `ln -sfn`: a new link renamed over the old one, so the change is one atomic event.
+fn replace_symlink(target: &str, link: &Path) {
+    let temporary = link.with_extension("new-link");
+    std::os::unix::fs::symlink(target, &temporary).expect("ln -s");
+    std::fs::rename(&temporary, link).expect("mv -T");
+}
