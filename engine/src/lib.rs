@@ -35,16 +35,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ctxgraph_queries::Db;
-use ctxgraph_queries::memory::record::Skipped;
-use ctxgraph_queries::memory::render::MemoryContext;
-use ctxgraph_queries::memory::{Recall, memory_context, prompt_memory, skipped_lines};
+use ctxgraph_queries::memory::{memory_context, prompt_memory, skipped_lines};
+use ctxgraph_queries::opencode::config::merged_config;
 use ctxgraph_queries::opencode::config::wellknown::pending_requests;
-use ctxgraph_queries::opencode::config::{MemorySettings, merged_config};
 use ctxgraph_queries::opencode::explain::{explain, explain_target};
 use ctxgraph_queries::opencode::instructions::system_paths;
 use ctxgraph_queries::opencode::lint::lint;
 use ctxgraph_queries::opencode::nearby::nearby_rules;
 use ctxgraph_queries::opencode::prompt::system_prompt;
+use ctxgraph_queries::opencode::session::{Message, Session};
 use ctxgraph_queries::opencode::worktree::worktree;
 use salsa::Setter;
 
@@ -57,12 +56,17 @@ pub use session::{LimitOverrides, SessionFailure};
 pub use tokens::O200k;
 pub use turn::{Turn, TurnDiff, Turns};
 
-// What the engine's methods return, so a host needs no direct dependency on the query layer.
-pub use ctxgraph_queries::opencode::config::MergedConfig;
+// What the engine's methods take and return, so a host needs no direct dependency on the
+// query layer; the types nested deeper in them are under `queries`.
+pub use ctxgraph_queries as queries;
+pub use ctxgraph_queries::memory::Recall;
+pub use ctxgraph_queries::memory::record::Skipped;
+pub use ctxgraph_queries::memory::render::MemoryContext;
+pub use ctxgraph_queries::opencode::config::{MemorySettings, MergedConfig};
 pub use ctxgraph_queries::opencode::explain::{Explanation, TargetExplanation};
 pub use ctxgraph_queries::opencode::instructions::SystemPaths;
-pub use ctxgraph_queries::opencode::lint::{Budget, Finding};
-pub use ctxgraph_queries::opencode::nearby::Nearby;
+pub use ctxgraph_queries::opencode::lint::{Budget, Code, Finding, Location, Severity};
+pub use ctxgraph_queries::opencode::nearby::{Nearby, NearbyRule, ReadKind, Skip};
 pub use ctxgraph_queries::opencode::prompt::{
     Block, BlockKind, BuildError, Layout, ModelRef, PlacedBlock, Prompt, Section,
 };
@@ -114,6 +118,9 @@ pub struct Engine {
     clock: Option<Arc<dyn Clock>>,
     /// The `File` inputs sorted by path, for the subtree re-stats events cause.
     index: index::PathIndex,
+    /// Each session's messages by id, so an append finds the message it updates (or that
+    /// there is none) without reading every message's input.
+    message_ids: HashMap<Session, HashMap<String, Message>>,
 }
 
 impl Engine {
@@ -123,7 +130,15 @@ impl Engine {
         let db = Database::new(system);
         let host = Host::new(&db, env.vars, env.home, env.platform, env.date);
         let (workspaces, opened) = (HashMap::new(), HashMap::new());
-        Self { db, host, workspaces, opened, clock: None, index: index::PathIndex::default() }
+        Self {
+            db,
+            host,
+            workspaces,
+            opened,
+            clock: None,
+            index: index::PathIndex::default(),
+            message_ids: HashMap::new(),
+        }
     }
 
     /// An engine over the real file system and this process's environment, whose date

@@ -2,14 +2,18 @@
 """A stand-in model provider for recording opencode: an OpenAI-compatible chat-completions
 endpoint on 127.0.0.1 that stores every request body and answers with a short reply.
 
-    fake_model.py OUTDIR [--tool-call JSON | --script FILE [--var KEY=VALUE]...]
+    fake_model.py OUTDIR [--tool-call JSON | --steps FILE | --script FILE [--var KEY=VALUE]...]
                   [--max-requests N] [--timeout SECONDS]
 
 Writes OUTDIR/port once listening, then OUTDIR/req-<n>.json per POST (n from 1). Streaming
 requests get an SSE answer, others a JSON one. With --tool-call '{"name": ..., "arguments":
 {...}}', the first streaming request that offers tools is answered with that one tool call,
-so the following request carries opencode's tool result. Exits after N POSTs or SECONDS,
-whichever comes first: a recording never leaves a server behind.
+so the following request carries opencode's tool result. --steps FILE scripts a longer
+session: FILE holds a JSON list, one entry per streaming request that offers tools (an agent
+step), in order: {"tool_call": {"name": ..., "arguments": {...}}} or {"text": ...}; steps
+past the end of the list get a text answer. Requests without tools (the title agent) never
+consume a step. Exits after N POSTs or SECONDS, whichever comes first: a recording never
+leaves a server behind.
 
 Scripted mode (--script, for whole sessions: record-session.sh) sorts each request into a
 kind and answers it with the next unused reply of that kind from the file's "replies" list:
@@ -163,9 +167,14 @@ class Handler(BaseHTTPRequestHandler):
             self.reply(content_type, state["script"].answer(kind, stream))
         elif not stream:
             self.reply(content_type, plain("hi"))
-        elif "tools" in request and state["tool_call"] is not None:
-            call, state["tool_call"] = state["tool_call"], None
-            self.reply(content_type, streamed(calls=[("call_fake_1", call)]))
+        elif "tools" in request and state["steps"]:
+            step = state["steps"].pop(0)
+            state["calls"] += 1
+            if "tool_call" in step:
+                call_id = "call_fake_%d" % state["calls"]
+                self.reply(content_type, streamed(calls=[(call_id, step["tool_call"])]))
+            else:
+                self.reply(content_type, streamed(step["text"]))
         else:
             self.reply(content_type, streamed("hi"))
 
@@ -173,20 +182,25 @@ class Handler(BaseHTTPRequestHandler):
 def main():
     args = argparse.ArgumentParser()
     args.add_argument("outdir")
-    args.add_argument("--tool-call")
-    args.add_argument("--script")
+    script = args.add_mutually_exclusive_group()
+    script.add_argument("--tool-call")
+    script.add_argument("--steps")
+    script.add_argument("--script")
     args.add_argument("--var", action="append", default=[], metavar="KEY=VALUE")
     args.add_argument("--max-requests", type=int, default=6)
     args.add_argument("--timeout", type=float, default=90.0)
     a = args.parse_args()
-    if a.tool_call and a.script:
-        args.error("--tool-call and --script are exclusive")
     variables = dict(kv.split("=", 1) for kv in a.var)
     os.makedirs(a.outdir, exist_ok=True)
+    if a.steps:
+        with open(a.steps) as f:
+            steps = json.load(f)
+    else:
+        steps = [{"tool_call": json.loads(a.tool_call)}] if a.tool_call else []
     server = HTTPServer(("127.0.0.1", 0), Handler)
     server.timeout = 0.5  # handle_request() returns this often when idle
     server.state = {"outdir": a.outdir, "posts": 0,
-                    "tool_call": json.loads(a.tool_call) if a.tool_call else None,
+                    "calls": 0, "steps": steps,
                     "script": Script(a.script, variables) if a.script else None}
     port_file = os.path.join(a.outdir, "port")
     with open(port_file + ".tmp", "w") as f:
