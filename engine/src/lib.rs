@@ -35,6 +35,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ctxgraph_queries::Db;
+use ctxgraph_queries::codex::agents_context;
 use ctxgraph_queries::memory::record::Skipped;
 use ctxgraph_queries::memory::render::MemoryContext;
 use ctxgraph_queries::memory::{Recall, memory_context, prompt_memory, skipped_lines};
@@ -58,6 +59,7 @@ pub use tokens::O200k;
 pub use turn::{Turn, TurnDiff, Turns};
 
 // What the engine's methods return, so a host needs no direct dependency on the query layer.
+pub use ctxgraph_queries::codex::{AgentsContext as CodexContext, CodexError};
 pub use ctxgraph_queries::opencode::config::MergedConfig;
 pub use ctxgraph_queries::opencode::explain::{Explanation, TargetExplanation};
 pub use ctxgraph_queries::opencode::instructions::SystemPaths;
@@ -99,6 +101,9 @@ pub enum EngineError {
     /// A session export could not be loaded or answered.
     #[error(transparent)]
     Session(#[from] SessionFailure),
+    /// Codex would not start here (its `config.toml` is broken).
+    #[error(transparent)]
+    Codex(#[from] CodexError),
 }
 
 /// The warm state of an agent host: one salsa database over one file system and process
@@ -221,6 +226,12 @@ impl Engine {
     /// The system text from the environment block to the last instruction block.
     pub fn system_prompt(&self, ws: Workspace, model: Option<ModelRef>) -> Result<Prompt, EngineError> {
         Ok(system_prompt(&self.db, ws, model).clone()?)
+    }
+
+    /// The Codex profile: the `AGENTS.md` message and every file it considered (CX1–CX6).
+    /// `max_bytes` overrides `project_doc_max_bytes` as Codex's `-c` does.
+    pub fn codex_context(&self, ws: Workspace, max_bytes: Option<u64>) -> Result<CodexContext, EngineError> {
+        Ok(agents_context(&self.db, ws, max_bytes).clone()?)
     }
 
     /// The merged config with the provenance of every value (C1–C7).
