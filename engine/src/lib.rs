@@ -36,11 +36,9 @@ use std::sync::Arc;
 
 use ctxgraph_queries::Db;
 use ctxgraph_queries::codex::agents_context;
-use ctxgraph_queries::memory::record::Skipped;
-use ctxgraph_queries::memory::render::MemoryContext;
-use ctxgraph_queries::memory::{Recall, memory_context, prompt_memory, skipped_lines};
+use ctxgraph_queries::memory::{memory_context, prompt_memory, skipped_lines};
+use ctxgraph_queries::opencode::config::merged_config;
 use ctxgraph_queries::opencode::config::wellknown::pending_requests;
-use ctxgraph_queries::opencode::config::{MemorySettings, merged_config};
 use ctxgraph_queries::opencode::explain::{explain, explain_target};
 use ctxgraph_queries::opencode::instructions::system_paths;
 use ctxgraph_queries::opencode::lint::lint;
@@ -58,13 +56,18 @@ pub use session::{LimitOverrides, SessionFailure};
 pub use tokens::O200k;
 pub use turn::{Turn, TurnDiff, Turns};
 
-// What the engine's methods return, so a host needs no direct dependency on the query layer.
+// What the engine's methods take and return, so a host needs no direct dependency on the
+// query layer; the types nested deeper in them are under `queries`.
+pub use ctxgraph_queries as queries;
 pub use ctxgraph_queries::codex::{AgentsContext as CodexContext, CodexError};
-pub use ctxgraph_queries::opencode::config::MergedConfig;
+pub use ctxgraph_queries::memory::Recall;
+pub use ctxgraph_queries::memory::record::Skipped;
+pub use ctxgraph_queries::memory::render::MemoryContext;
+pub use ctxgraph_queries::opencode::config::{MemorySettings, MergedConfig};
 pub use ctxgraph_queries::opencode::explain::{Explanation, TargetExplanation};
 pub use ctxgraph_queries::opencode::instructions::SystemPaths;
-pub use ctxgraph_queries::opencode::lint::{Budget, Finding};
-pub use ctxgraph_queries::opencode::nearby::Nearby;
+pub use ctxgraph_queries::opencode::lint::{Budget, Code, Finding, Location, Severity};
+pub use ctxgraph_queries::opencode::nearby::{Nearby, NearbyRule, ReadKind, Skip};
 pub use ctxgraph_queries::opencode::prompt::{
     Block, BlockKind, BuildError, Layout, ModelRef, PlacedBlock, Prompt, Section,
 };

@@ -6,6 +6,7 @@
 //! - [`tree`]: copying fixture directories (files, directories, symlinks) to memory or disk.
 //! - [`sandbox`]: the fixed, locked directory whose path token counts depend on.
 //! - [`http`]: a scripted HTTP/1.1 server on 127.0.0.1, bounded in connections and time.
+//! - [`monorepo`]: the benchmarks' synthetic monorepo (up to 100 000 files) on disk.
 
 // Every public item is a test helper whose name and signature say what it does; the
 // module docs above say what each module is for. missing_docs is left to the product crates.
@@ -16,5 +17,6 @@
 pub mod check;
 pub mod fixture;
 pub mod http;
+pub mod monorepo;
 pub mod sandbox;
 pub mod tree;

@@ -2,13 +2,17 @@
 """A stand-in model provider for recording opencode: an OpenAI-compatible chat-completions
 endpoint on 127.0.0.1 that stores every request body and answers with a short reply.
 
-    fake_model.py OUTDIR [--tool-call JSON] [--max-requests N] [--timeout SECONDS]
+    fake_model.py OUTDIR [--tool-call JSON | --steps FILE] [--max-requests N] [--timeout SECONDS]
 
 Writes OUTDIR/port once listening, then OUTDIR/req-<n>.json per POST (n from 1). Streaming
 requests get an SSE answer, others a JSON one. With --tool-call '{"name": ..., "arguments":
 {...}}', the first streaming request that offers tools is answered with that one tool call,
-so the following request carries opencode's tool result. Exits after N POSTs or SECONDS,
-whichever comes first: a recording never leaves a server behind.
+so the following request carries opencode's tool result. --steps FILE scripts a longer
+session: FILE holds a JSON list, one entry per streaming request that offers tools (an agent
+step), in order: {"tool_call": {"name": ..., "arguments": {...}}} or {"text": ...}; steps
+past the end of the list get a text answer. Requests without tools (the title agent) never
+consume a step. Exits after N POSTs or SECONDS, whichever comes first: a recording never
+leaves a server behind.
 """
 import argparse
 import json
@@ -37,9 +41,9 @@ def streamed_text(text):
                ([], USAGE))  # OpenAI sends usage in a last chunk without choices
 
 
-def streamed_tool_call(call):
+def streamed_tool_call(call, number=1):
     delta = {"role": "assistant", "tool_calls": [{
-        "index": 0, "id": "call_fake_1", "type": "function",
+        "index": 0, "id": "call_fake_%d" % number, "type": "function",
         "function": {"name": call["name"], "arguments": json.dumps(call["arguments"])}}]}
     return sse(([{"index": 0, "delta": delta, "finish_reason": None}], None),
                ([{"index": 0, "delta": {}, "finish_reason": "tool_calls"}], None),
@@ -83,9 +87,13 @@ class Handler(BaseHTTPRequestHandler):
             request = {}
         if not request.get("stream"):
             self.reply("application/json", plain_text("hi"))
-        elif "tools" in request and state["tool_call"] is not None:
-            call, state["tool_call"] = state["tool_call"], None
-            self.reply("text/event-stream", streamed_tool_call(call))
+        elif "tools" in request and state["steps"]:
+            step = state["steps"].pop(0)
+            state["calls"] += 1
+            if "tool_call" in step:
+                self.reply("text/event-stream", streamed_tool_call(step["tool_call"], state["calls"]))
+            else:
+                self.reply("text/event-stream", streamed_text(step["text"]))
         else:
             self.reply("text/event-stream", streamed_text("hi"))
 
@@ -93,15 +101,21 @@ class Handler(BaseHTTPRequestHandler):
 def main():
     args = argparse.ArgumentParser()
     args.add_argument("outdir")
-    args.add_argument("--tool-call")
+    script = args.add_mutually_exclusive_group()
+    script.add_argument("--tool-call")
+    script.add_argument("--steps")
     args.add_argument("--max-requests", type=int, default=6)
     args.add_argument("--timeout", type=float, default=90.0)
     a = args.parse_args()
     os.makedirs(a.outdir, exist_ok=True)
     server = HTTPServer(("127.0.0.1", 0), Handler)
     server.timeout = 0.5  # handle_request() returns this often when idle
-    server.state = {"outdir": a.outdir, "posts": 0,
-                    "tool_call": json.loads(a.tool_call) if a.tool_call else None}
+    if a.steps:
+        with open(a.steps) as f:
+            steps = json.load(f)
+    else:
+        steps = [{"tool_call": json.loads(a.tool_call)}] if a.tool_call else []
+    server.state = {"outdir": a.outdir, "posts": 0, "calls": 0, "steps": steps}
     port_file = os.path.join(a.outdir, "port")
     with open(port_file + ".tmp", "w") as f:
         f.write(str(server.server_address[1]))

@@ -1,32 +1,37 @@
 #!/usr/bin/env bash
 # e2e.sh - the opencode plugin end to end: the real opencode (opencode-ai 1.18.33, installed
-# into $ORACLE_CACHE like ../shared/oracle/capture.sh does) runs a multi-step session against
-# a scripted fake model on 127.0.0.1, with integrations/opencode/ctxgraph.ts loaded from the
-# project's .opencode/plugin/. The model reads a file (which attaches a nested rule), reads
-# the root AGENTS.md, edits it, and answers: four model steps, the last two after the edit.
-# Passes when the plugin wrote one drift line per step, every one `"equal": true`, and the
-# step after the edit really carried the edited rule.
+# into $ORACLE_CACHE by tests/oracle/lib.sh) runs a multi-step session against the scripted
+# fake model of tests/oracle/fake_model.py on 127.0.0.1, with integrations/opencode/ctxgraph.ts
+# loaded from the project's .opencode/plugin/. The model reads a file (which attaches a nested
+# rule), reads the root AGENTS.md, edits it, and answers: four model steps, the last two after
+# the edit. Passes when the plugin wrote one drift line per step, every one `"equal": true`,
+# and the step after the edit really carried the edited rule.
+#
+# Self-contained: everything but node, npm, python3 and git comes from this repository or is
+# installed by npm into $ORACLE_CACHE on the first run. opencode installs @opencode-ai/plugin
+# into every config directory it loads (here the project's .opencode/ and the isolated global
+# config dir) unless that directory already has it; the test installs it once into the cache
+# and copies it there first, so opencode never reaches the registry during the run.
 #
 # usage: integrations/opencode/test/e2e.sh
 #   CTXGRAPH_BIN   the ctxgraph binary (default: built here with cargo)
-#   ORACLE_CACHE   where opencode is installed (default /tmp/oracle)
-#   ORACLE_DIR     the oracle tools (default ../shared/oracle beside the repository)
+#   ORACLE_CACHE   where opencode and the plugin dependency are installed (default /tmp/oracle)
 # Skips (exit 0, with the reason) when node or npm is missing.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../../.." && pwd)
-VERSION=1.18.33
-ORACLE_CACHE=${ORACLE_CACHE:-/tmp/oracle}
-ORACLE_DIR=${ORACLE_DIR:-$ROOT/../shared/oracle}
-FAKE=$ORACLE_DIR/session/fake_llm_session.py
+# shellcheck source=../../../tests/oracle/lib.sh
+. "$ROOT/tests/oracle/lib.sh"
+FAKE=$ROOT/tests/oracle/fake_model.py
 
 die() { echo "e2e: $*" >&2; exit 1; }
 for tool in node npm; do
   command -v "$tool" >/dev/null || { echo "e2e: skipped: $tool is not installed"; exit 0; }
 done
-command -v git >/dev/null || die "git is needed for the fixture repository"
-[ -f "$FAKE" ] || die "no fake model at $FAKE (set ORACLE_DIR)"
+for tool in git python3; do
+  command -v "$tool" >/dev/null || die "$tool is needed"
+done
 
 if [ -z "${CTXGRAPH_BIN:-}" ]; then
   (cd "$ROOT" && cargo build --quiet -p ctxgraph-cli) || die "cargo build failed"
@@ -34,15 +39,21 @@ if [ -z "${CTXGRAPH_BIN:-}" ]; then
 fi
 [ -x "$CTXGRAPH_BIN" ] || die "no ctxgraph binary at $CTXGRAPH_BIN"
 
-# The real opencode, installed once into the cache (as capture.sh does).
-BIN=$ORACLE_CACHE/node_modules/.bin/opencode
-if ! "$BIN" --version >/dev/null 2>&1; then
-  mkdir -p "$ORACLE_CACHE"
-  [ -f "$ORACLE_CACHE/package.json" ] || echo '{"name":"oracle-cache","private":true}' > "$ORACLE_CACHE/package.json"
-  (cd "$ORACLE_CACHE" && npm install --no-audit --no-fund "opencode-ai@$VERSION" >&2) || die "npm install failed"
+BIN=$(oracle_bin) || die "installing opencode-ai@$OPENCODE_VERSION failed"
+[ "$("$BIN" --version)" = "$OPENCODE_VERSION" ] || die "opencode is not $OPENCODE_VERSION"
+
+# The dependency opencode wants in each config directory, installed once into the cache.
+DEPS=$ORACLE_CACHE/plugin-deps-$OPENCODE_VERSION
+if [ ! -d "$DEPS/node_modules/@opencode-ai/plugin" ]; then
+  mkdir -p "$DEPS"
+  printf '{"name":"ctxgraph-e2e-plugin-deps","private":true}\n' >"$DEPS/package.json"
+  (cd "$DEPS" && npm install --no-audit --no-fund "@opencode-ai/plugin@$OPENCODE_VERSION" >&2) ||
+    die "npm install @opencode-ai/plugin failed"
 fi
-"$BIN" --version >/dev/null 2>&1 || BIN=$ORACLE_CACHE/node_modules/opencode-linux-x64/bin/opencode
-[ "$("$BIN" --version)" = "$VERSION" ] || die "opencode is not $VERSION"
+preinstall() {
+  mkdir -p "$1"
+  cp -R "$DEPS/node_modules" "$DEPS/package.json" "$DEPS/package-lock.json" "$1/"
+}
 
 RUN=$(mktemp -d "${TMPDIR:-/tmp}/ctxgraph-e2e.XXXXXX")
 SRV=
@@ -64,36 +75,40 @@ printf 'a\n' > "$PROJ/sub/a.txt"
 printf 'style guide\n' > "$PROJ/docs/style.md"
 printf '{ "instructions": ["docs/*.md"] }\n' > "$PROJ/opencode.json"
 cp "$HERE/../ctxgraph.ts" "$PROJ/.opencode/plugin/ctxgraph.ts"
+preinstall "$PROJ/.opencode"
+preinstall "$RUN/config/opencode"
 
-cat > "$RUN/script.json" <<'EOF'
-{"replies": [
-  {"kind": "main", "tool_calls": [{"name": "read", "arguments": {"filePath": "{PROJ}/sub/a.txt"}}]},
-  {"kind": "main", "tool_calls": [{"name": "read", "arguments": {"filePath": "{PROJ}/AGENTS.md"}}]},
-  {"kind": "main", "tool_calls": [{"name": "edit", "arguments": {"filePath": "{PROJ}/AGENTS.md",
-    "oldString": "root rules", "newString": "root rules, edited by the model"}}]},
-  {"kind": "main", "text": "done"}
-]}
+# One entry per agent step: read, read, edit, answer.
+python3 - "$PROJ" >"$RUN/steps.json" <<'EOF'
+import json, sys
+proj = sys.argv[1]
+call = lambda name, **arguments: {"tool_call": {"name": name, "arguments": arguments}}
+print(json.dumps([
+    call("read", filePath=f"{proj}/sub/a.txt"),
+    call("read", filePath=f"{proj}/AGENTS.md"),
+    call("edit", filePath=f"{proj}/AGENTS.md", oldString="root rules", newString="root rules, edited by the model"),
+    {"text": "done"},
+]))
 EOF
-python3 "$FAKE" "$RUN/cap" --script "$RUN/script.json" --var "PROJ=$PROJ" --max-requests 12 --timeout 900 &
+python3 "$FAKE" "$RUN/cap" --steps "$RUN/steps.json" --max-requests 12 --timeout 900 &
 SRV=$!
 for _ in $(seq 100); do [ -f "$RUN/cap/port" ] && break; sleep 0.1; done
 [ -f "$RUN/cap/port" ] || die "the fake model did not start"
 PORT=$(cat "$RUN/cap/port")
 
-(
-  export HOME=$RUN/home XDG_CONFIG_HOME=$RUN/config XDG_DATA_HOME=$RUN/data
-  export XDG_CACHE_HOME=$RUN/cache XDG_STATE_HOME=$RUN/state
-  export OPENCODE_TEST_MANAGED_CONFIG_DIR=$RUN/managed
-  export OPENCODE_DISABLE_AUTOUPDATE=1 OPENCODE_DISABLE_MODELS_FETCH=1
-  export OPENCODE_DISABLE_SHARE=1 OPENCODE_DISABLE_LSP_DOWNLOAD=1
-  export OPENCODE_CONFIG_CONTENT='{"provider":{"fake":{"npm":"@ai-sdk/openai-compatible","name":"Fake",
-    "options":{"baseURL":"http://127.0.0.1:'"$PORT"'/v1","apiKey":"x"},
-    "models":{"fake-model":{"name":"fake-model","limit":{"context":200000,"output":4000}}}}},
-    "model":"fake/fake-model","small_model":"fake/fake-model","autoupdate":false,"share":"disabled"}'
-  export CTXGRAPH_BIN
-  cd "$PROJ"
-  timeout 840 "$BIN" run -m fake/fake-model read and edit </dev/null >"$RUN/run.out" 2>"$RUN/run.err"
-) || { tail -20 "$RUN/run.err" >&2; die "opencode run failed"; }
+isolation_env "$RUN"
+CONFIG='{"provider":{"fake":{"npm":"@ai-sdk/openai-compatible","name":"Fake",
+  "options":{"baseURL":"http://127.0.0.1:'"$PORT"'/v1","apiKey":"x"},
+  "models":{"fake-model":{"name":"fake-model","limit":{"context":200000,"output":4000}}}}},
+  "model":"fake/fake-model","small_model":"fake/fake-model","autoupdate":false,"share":"disabled"}'
+# No registry during the run: npm's registry is a closed port on 127.0.0.1 (nothing listens
+# on port 9), so an install opencode attempted would fail, and log so, rather than download.
+(cd "$PROJ" && env "${ISOLATION[@]}" OPENCODE_CONFIG_CONTENT="$CONFIG" CTXGRAPH_BIN="$CTXGRAPH_BIN" \
+  npm_config_registry=http://127.0.0.1:9/ \
+  timeout 840 "$BIN" run -m fake/fake-model read and edit </dev/null >"$RUN/run.out" 2>"$RUN/run.err") ||
+  { tail -20 "$RUN/run.err" >&2; die "opencode run failed"; }
+! grep -rs "dependency install failed" "$RUN/data/opencode/log" >&2 ||
+  die "opencode tried to install its plugin dependency: the pre-install was not taken"
 
 python3 - "$RUN" "$PROJ" <<'EOF' || { KEEP=1; die "kept $RUN for inspection"; }
 import glob, json, os, sys

@@ -69,12 +69,7 @@ pub fn generate(base: &Path, shape: Shape) -> Monorepo {
     let root = base.join("repo");
     let home = base.join("home");
     std::fs::create_dir_all(home.join(".config/opencode")).expect("home");
-    // What discovery needs of `git init` (P5): `HEAD`, `objects/` and `refs/`. With only
-    // `HEAD`, git (and so opencode) finds no repository.
-    for dir in ["objects", "refs"] {
-        std::fs::create_dir_all(root.join(".git").join(dir)).expect(".git");
-    }
-    write(&root.join(".git/HEAD"), "ref: refs/heads/main\n");
+    crate::tree::git_worktree(&root, &mut crate::tree::DiskWriter);
     let patterns: Vec<String> = INSTRUCTIONS.iter().map(|p| format!("{p:?}")).collect();
     write(&root.join("opencode.json"), &format!("{{ \"instructions\": [{}] }}\n", patterns.join(", ")));
     write(&root.join("CONVENTIONS.md"), "# Conventions\nKeep functions small.\n");

@@ -11,8 +11,6 @@
 // Iteration counts and KiB figures are far below 2^52, where `f64` starts to round.
 #![allow(clippy::cast_precision_loss)]
 
-mod monorepo;
-
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -25,7 +23,7 @@ use ctxgraph_engine::watch::Watcher;
 use ctxgraph_engine::{ChangeEvent, Engine, HostEnv, OsSystem, Turns};
 use ctxgraph_queries::opencode::prompt::Section;
 
-use monorepo::{INSTRUCTIONS, Monorepo, Shape};
+use ctxgraph_test_support::monorepo::{self, INSTRUCTIONS, Monorepo, Shape};
 
 /// Set in the child process that measures peak memory.
 const RSS_CHILD: &str = "CTXGRAPH_BENCH_RSS_CHILD";
