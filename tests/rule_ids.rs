@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use regex::Regex;
 
 /// A rule or case id of `docs/opencode/` (see `docs/opencode/README.md#citing`), or a rule
-/// id of another agent's profile (`CX`, `GM`, `CC` and a number, on `docs/agents/<agent>.md`).
+/// id of another agent's profile (`CX`, `GM`, `CC` and a number, on `docs/profiles/<agent>.md`).
 const ID: &str = r"(?:CX|GM|CC)[1-9][0-9]?|(?:INS|RD|SYS|FS|CTX|CFG|CMP|MSG|E)-[0-9]{2}|[PFCVJSRIBANKX][1-9][0-9]?(?:\.[1-9][0-9]?|a)?";
 /// A lint code of `docs/lint.md`.
 const LINT_CODE: &str = r"CG[0-9]{3}";
@@ -157,11 +157,11 @@ fn definitions(root: &Path, problems: &mut Vec<String>) -> BTreeMap<String, (Str
             }
         }
     }
-    // The other agents' profiles: `### <a id="cx1"></a>CX1 · …` on docs/agents/<agent>.md.
+    // The other agents' profiles: `### <a id="cx1"></a>CX1 · …` on docs/profiles/<agent>.md.
     let agent =
         Regex::new(r#"<a id="((?:cx|gm|cc)[1-9][0-9]?)"></a>((?:CX|GM|CC)[1-9][0-9]?) "#).expect("regex");
-    let mut pages: Vec<_> = fs::read_dir(root.join("docs/agents"))
-        .expect("docs/agents")
+    let mut pages: Vec<_> = fs::read_dir(root.join("docs/profiles"))
+        .expect("docs/profiles")
         .map(|e| e.expect("entry").path())
         .collect();
     pages.sort();
@@ -171,7 +171,7 @@ fn definitions(root: &Path, problems: &mut Vec<String>) -> BTreeMap<String, (Str
                 problems.push(format!("{}: anchor {} does not match {}", page.display(), &caps[1], &caps[2]));
             }
             let name = page.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-            defined.insert(caps[2].to_owned(), (format!("../agents/{name}"), caps[1].to_owned()));
+            defined.insert(caps[2].to_owned(), (format!("../profiles/{name}"), caps[1].to_owned()));
         }
     }
     // ctxgraph's own lint codes.
