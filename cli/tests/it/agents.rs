@@ -110,3 +110,42 @@ fn bad_input_exits_2() {
         assert!(run.stderr.starts_with("error: "), "{args:?}: {}", run.stderr);
     }
 }
+
+/// `check` pins what Codex sees: a scenario with `agent = "codex"` snapshots the message,
+/// and an edit to a file Codex loads fails the check in CI.
+#[test]
+fn check_pins_the_codex_message() {
+    let (_dir, root) = tree(&[
+        ("repo/ci/home/.codex/AGENTS.md", "Global rules.\n"),
+        ("repo/AGENTS.md", "Root rules.\n"),
+        ("repo/pkg/AGENTS.md", "Pkg rules.\n"),
+        (
+            "repo/ctxgraph.toml",
+            "[scenario.codex-pkg]\nagent = \"codex\"\ncwd = \"pkg\"\nhome = \"ci/home\"\n",
+        ),
+    ]);
+    let snapshot = run(&root, "repo", &["snapshot"]);
+    assert_eq!(snapshot.code, 0, "{}", snapshot.stderr);
+    let snap =
+        std::fs::read_to_string(root.join("repo/.ctxgraph/snapshots/codex-pkg.snap")).expect("snapshot");
+    assert!(snap.contains("\nprofile: codex-0.171.0\n"), "{snap}");
+    assert!(snap.contains("# AGENTS.md instructions for <repo>/pkg\n"), "{snap}");
+    assert!(snap.contains("Global rules.\n\n--- project-doc ---\n\nRoot rules.\n\n\nPkg rules.\n"), "{snap}");
+
+    let clean = run(&root, "repo", &["check"]);
+    assert_eq!(clean.code, 0, "{}{}", clean.stdout, clean.stderr);
+    std::fs::write(root.join("repo/pkg/AGENTS.override.md"), "Override.\n").expect("write");
+    let output = ctxgraph(&root)
+        .args(["check"])
+        .env("CI", "true")
+        .current_dir(root.join("repo"))
+        .output()
+        .expect("run");
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stdout));
+
+    std::fs::write(root.join("repo/ctxgraph.toml"), "[scenario.x]\nagent = \"codex\"\nmodel = \"a/b\"\n")
+        .expect("write");
+    let refused = run(&root, "repo", &["check"]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(refused.stderr.contains("`model` describes opencode's prompt"), "{}", refused.stderr);
+}
