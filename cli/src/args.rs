@@ -350,6 +350,10 @@ pub enum Format {
 /// TARGET can be a file (relative paths resolve from the current directory, then from
 /// --cwd and each directory above it up to the repository root), a config `instructions`
 /// entry, or a URL.
+///
+/// With --session: why each read in the session attached its nearby rules or not, and what
+/// the next compaction summarises, keeps and prunes, each traced to its rule (N*, K*);
+/// TARGET is then a file read at the next step.
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
     /// A file, an `instructions` entry, or a URL
@@ -358,6 +362,18 @@ pub struct ExplainArgs {
     /// The directory opencode would be started in [default: the current directory]
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
+
+    /// An `opencode export` JSON file (`-` for stdin): explain that session
+    #[arg(long, value_name = "EXPORT")]
+    pub session: Option<PathBuf>,
+
+    /// With --session: the session as it stood after this message, and its reads only
+    #[arg(long, value_name = "ID", requires = "session")]
+    pub message: Option<String>,
+
+    /// With --session: model limits, as for `session compact`
+    #[command(flatten)]
+    pub limits: LimitArgs,
 
     /// Output format: prose, JSON, or the provenance graph in Graphviz DOT
     #[arg(long, value_enum, default_value_t = ExplainFormat::Text)]

@@ -36,6 +36,9 @@ pub enum CliError {
     Usage(String),
     #[error("{}: {source}", path.display())]
     ReadInput { path: std::path::PathBuf, source: std::io::Error },
+    /// A combination of options the command does not support.
+    #[error("{0} is not supported")]
+    Unsupported(&'static str),
 }
 
 impl From<ScenariosError> for CliError {
@@ -59,7 +62,7 @@ impl CliError {
             CliError::Output(_) | CliError::Watch(_) => EXIT_INTERNAL,
             CliError::Memory(err) if err.is_bad_input() => EXIT_INPUT,
             CliError::Memory(_) => EXIT_INTERNAL,
-            CliError::ReadInput { .. } => EXIT_INPUT,
+            CliError::ReadInput { .. } | CliError::Unsupported(_) => EXIT_INPUT,
             CliError::Check(
                 SnapshotFailure::Scenarios(_)
                 | SnapshotFailure::Build { .. }

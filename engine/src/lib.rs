@@ -44,6 +44,7 @@ use ctxgraph_queries::opencode::instructions::system_paths;
 use ctxgraph_queries::opencode::lint::lint;
 use ctxgraph_queries::opencode::nearby::nearby_rules;
 use ctxgraph_queries::opencode::prompt::system_prompt;
+use ctxgraph_queries::opencode::session::{Message, Session};
 use ctxgraph_queries::opencode::worktree::worktree;
 use salsa::Setter;
 
@@ -122,6 +123,9 @@ pub struct Engine {
     clock: Option<Arc<dyn Clock>>,
     /// The `File` inputs sorted by path, for the subtree re-stats events cause.
     index: index::PathIndex,
+    /// Each session's messages by id, so an append finds the message it updates (or that
+    /// there is none) without reading every message's input.
+    message_ids: HashMap<Session, HashMap<String, Message>>,
 }
 
 impl Engine {
@@ -131,7 +135,15 @@ impl Engine {
         let db = Database::new(system);
         let host = Host::new(&db, env.vars, env.home, env.platform, env.date);
         let (workspaces, opened) = (HashMap::new(), HashMap::new());
-        Self { db, host, workspaces, opened, clock: None, index: index::PathIndex::default() }
+        Self {
+            db,
+            host,
+            workspaces,
+            opened,
+            clock: None,
+            index: index::PathIndex::default(),
+            message_ids: HashMap::new(),
+        }
     }
 
     /// An engine over the real file system and this process's environment, whose date

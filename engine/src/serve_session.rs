@@ -113,8 +113,8 @@ impl Server {
         let plan_params = self.engine.plan_params(ws, session, overrides)?;
         let plan = self.engine.compaction_plan(session, plan_params);
         let mut value =
-            serde_json::to_value(&plan).map_err(|e| RpcError::new(code::BUILD_FAILED, e.to_string()))?;
-        value["request"] = summary_request(DEFAULT_SUMMARY_TEMPLATE, &plan).into();
+            serde_json::to_value(plan).map_err(|e| RpcError::new(code::BUILD_FAILED, e.to_string()))?;
+        value["request"] = summary_request(DEFAULT_SUMMARY_TEMPLATE, plan).into();
         Ok(value)
     }
 

@@ -1,14 +1,18 @@
 //! Sessions as inputs: loading an export, appending messages, and the questions asked of
 //! a session (compaction plan, next call's history, nearby rules in its state).
 
+use std::collections::HashMap;
 use std::path::Path;
 
+use ctxgraph_queries::opencode::explain::{SessionExplanation, explain_session};
 use ctxgraph_queries::opencode::nearby::ReadKind;
 use ctxgraph_queries::opencode::session::compaction::{
     CompactionPlan, ModelLimit, PlanParams, compaction_plan,
 };
 use ctxgraph_queries::opencode::session::convert::TargetModel;
-use ctxgraph_queries::opencode::session::export::{Export, ExportError, ExportMessage, Role, parse_export};
+use ctxgraph_queries::opencode::session::export::{
+    Export, ExportError, ExportMessage, PartKind, Role, parse_export,
+};
 use ctxgraph_queries::opencode::session::history::next_call_messages;
 use ctxgraph_queries::opencode::session::reads::{ReadPoint, SessionNearby, nearby_in_session};
 use ctxgraph_queries::opencode::session::{Message, Session, SessionError};
@@ -85,7 +89,7 @@ impl Engine {
     /// Appends a message, or replaces the message with the same id (a message is updated
     /// while it streams). Setters run only for what changed.
     pub fn append_message(&mut self, session: Session, message: ExportMessage) {
-        let existing = session.messages(&self.db).iter().copied().find(|m| m.id(&self.db) == message.info.id);
+        let existing = self.message_index(session).get(&message.info.id).copied();
         if let Some(existing) = existing {
             if *existing.info(&self.db) != message.info {
                 existing.set_info(&mut self.db).with_durability(Durability::MEDIUM).to(message.info);
@@ -94,11 +98,25 @@ impl Engine {
                 existing.set_parts(&mut self.db).with_durability(Durability::MEDIUM).to(message.parts);
             }
         } else {
+            let id = message.info.id.clone();
             let added = self.new_message(message);
+            self.message_index(session).insert(id, added);
             let mut messages = session.messages(&self.db).clone();
             messages.push(added);
             session.set_messages(&mut self.db).to(messages);
         }
+    }
+
+    /// The session's messages by id (the first of duplicates), built on first use.
+    fn message_index(&mut self, session: Session) -> &mut HashMap<String, Message> {
+        let db = &self.db;
+        self.message_ids.entry(session).or_insert_with(|| {
+            let mut ids = HashMap::new();
+            for &message in session.messages(db) {
+                ids.entry(message.id(db).to_owned()).or_insert(message);
+            }
+            ids
+        })
     }
 
     /// What the compaction stage works with: the model (the `compaction` agent's, else the
@@ -155,8 +173,8 @@ impl Engine {
     }
 
     /// §2.9: what opencode does about compaction at the session's next step.
-    pub fn compaction_plan(&self, session: Session, params: PlanParams) -> CompactionPlan {
-        compaction_plan(&self.db, session, params).clone()
+    pub fn compaction_plan(&self, session: Session, params: PlanParams) -> &CompactionPlan {
+        compaction_plan(&self.db, session, params)
     }
 
     /// K10: the `messages` of the next normal call after the system message, in the
@@ -164,6 +182,64 @@ impl Engine {
     pub fn next_messages(&self, session: Session) -> Result<Vec<Value>, EngineError> {
         let target = self.session_model(session).ok_or(SessionFailure::NoModel)?;
         Ok(next_call_messages(&self.db, session, target).clone())
+    }
+
+    /// `explain --session`: every read's rules (N2–N7) and every message's fate at the next
+    /// compaction (K4–K11). With `message`, the session as it stood when that message was
+    /// written: the messages up to it, and its reads only. With `file`, also a read of it at
+    /// that point's next step.
+    pub fn explain_session(
+        &mut self,
+        ws: Workspace,
+        session: Session,
+        overrides: LimitOverrides,
+        message: Option<&str>,
+        file: Option<&Path>,
+    ) -> Result<SessionExplanation, EngineError> {
+        let session = match message {
+            None => session,
+            Some(id) => {
+                let messages = session.messages(&self.db);
+                let at = messages
+                    .iter()
+                    .position(|m| m.id(&self.db) == id)
+                    .ok_or_else(|| SessionFailure::Query(SessionError::NoMessage(id.to_owned())))?;
+                // The same message inputs (their memos are shared with the whole session's),
+                // except markers still pending at that point: opencode writes a marker's
+                // `tail_start_id` only once its summary is done (K7.3), so it had none yet.
+                let prefix: Vec<Message> = messages[..=at].to_vec();
+                let answered: Vec<&str> = prefix
+                    .iter()
+                    .filter(|m| m.info(&self.db).is_completed_summary())
+                    .filter_map(|m| m.info(&self.db).parent_id.as_deref())
+                    .collect();
+                let pending: Vec<usize> = (0..prefix.len())
+                    .filter(|&i| {
+                        prefix[i].compaction_part(&self.db).is_some_and(|p| p.tail_start_id.is_some())
+                            && !answered.contains(&prefix[i].id(&self.db))
+                    })
+                    .collect();
+                let mut prefix = prefix;
+                for i in pending {
+                    let mut parts = prefix[i].parts(&self.db).clone();
+                    for part in parts.iter_mut().filter(|p| p.kind() == PartKind::Compaction) {
+                        part.tail_start_id = None;
+                    }
+                    let info = prefix[i].info(&self.db).clone();
+                    prefix[i] = self.new_message(ExportMessage { info, parts });
+                }
+                Session::builder(session.info(&self.db).clone(), prefix)
+                    .durability(Durability::LOW)
+                    .new(&self.db)
+            }
+        };
+        if let Some(file) = file {
+            // The same refusal `nearby --session` gives for a missing file.
+            self.nearby_in_session(ws, session, file, &ReadPoint::NextStep)?;
+        }
+        let params = self.plan_params(ws, session, overrides)?;
+        explain_session(&self.db, ws, session, &params, message, file)
+            .map_err(|e| SessionFailure::Query(e).into())
     }
 
     /// N2–N6: the rules a read of `file` attaches at `point` in the session.

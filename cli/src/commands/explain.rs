@@ -1,16 +1,19 @@
 //! `ctxgraph explain`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use ctxgraph_engine::EngineError;
+use ctxgraph_engine::{EngineError, LimitOverrides};
 
-use crate::args::{ExplainArgs, ExplainFormat};
+use crate::args::{ExplainArgs, ExplainFormat, SessionInput};
 use crate::error::CliError;
 use crate::output::write_stdout;
 use crate::render;
 
 pub fn run(args: ExplainArgs) -> Result<ExitCode, CliError> {
+    if args.session.is_some() {
+        return session(args);
+    }
     let (engine, ws) = super::open_fetching(args.cwd, &args.remote)?;
     let out = match &args.target {
         None => {
@@ -42,6 +45,24 @@ pub fn run(args: ExplainArgs) -> Result<ExitCode, CliError> {
                 ExplainFormat::Dot => render::dot::graph(&answer.items, &answer.entries),
             }
         }
+    };
+    write_stdout(out.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `explain --session`: the session's reads and its next compaction.
+fn session(args: ExplainArgs) -> Result<ExitCode, CliError> {
+    let Some(export) = args.session else { return Ok(ExitCode::SUCCESS) };
+    let input = SessionInput { session: export, cwd: args.cwd, remote: args.remote };
+    let (mut engine, ws, session) = super::session::open(&input)?;
+    let overrides =
+        LimitOverrides { context: args.limits.context, input: args.limits.input, output: args.limits.output };
+    let file = args.target.as_deref().map(Path::new);
+    let answer = engine.explain_session(ws, session, overrides, args.message.as_deref(), file)?;
+    let out = match args.format {
+        ExplainFormat::Text => render::explain::session_text(&answer),
+        ExplainFormat::Json => render::json(&answer)?,
+        ExplainFormat::Dot => return Err(CliError::Unsupported("--format dot with --session")),
     };
     write_stdout(out.as_bytes())?;
     Ok(ExitCode::SUCCESS)

@@ -34,14 +34,14 @@ fn compact(args: CompactArgs) -> Result<ExitCode, CliError> {
         LimitOverrides { context: args.limits.context, input: args.limits.input, output: args.limits.output };
     let params = engine.plan_params(ws, session, overrides)?;
     let plan = engine.compaction_plan(session, params);
-    let request = summary_request(&template, &plan);
+    let request = summary_request(&template, plan);
     let out = match args.format {
         Format::Json => {
-            let mut value = serde_json::to_value(&plan).map_err(internal)?;
+            let mut value = serde_json::to_value(plan).map_err(internal)?;
             value["request"] = request.into();
             pretty(&value)?
         }
-        Format::Text => text(&plan, &request),
+        Format::Text => text(plan, &request),
     };
     write_stdout(out.as_bytes())?;
     Ok(ExitCode::SUCCESS)

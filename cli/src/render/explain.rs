@@ -4,9 +4,10 @@ use std::fmt::Write;
 
 use ctxgraph_queries::memory::render::{Block, BlockId, Cut, CutReason, MemoryContext, Recalled};
 use ctxgraph_queries::opencode::explain::{
-    EntryExpansion, EntryReport, Explanation, Item, Loaded, Reason, Source, Stage, Target, TargetExplanation,
-    Via,
+    EntryExpansion, EntryReport, Explanation, Item, Loaded, Reason, SessionExplanation, Source, Stage,
+    Target, TargetExplanation, Via,
 };
+use ctxgraph_queries::opencode::session::export::{Role, ToolStatus};
 use ctxgraph_queries::path::display;
 use serde::Serialize;
 
@@ -359,4 +360,89 @@ struct ReasonView<'a> {
     reason: &'a Reason,
     message: String,
     hint: Option<String>,
+}
+
+/// `explain --session` in words: the next step, every message's fate, every read's rules.
+pub fn session_text(answer: &SessionExplanation) -> String {
+    let mut out = String::new();
+    let next = &answer.next_step;
+    let _ = writeln!(out, "session {}, {} messages", answer.session, answer.messages);
+    let _ = writeln!(out, "\nNext step: {} ({})", next.why, next.rule);
+    let tokens = next.tokens.map_or_else(|| "none".to_owned(), |t| t.to_string());
+    let _ = writeln!(
+        out,
+        "  usable window {} tokens (K3), last step {tokens} tokens (K4), tail budget {} tokens (K8)",
+        next.usable, next.budget
+    );
+    for turn in &next.turns {
+        let kept = if turn.kept { "kept whole" } else { "does not fit whole" };
+        let _ = writeln!(out, "  turn {}: {} tokens, {kept} (K8)", turn.id, turn.tokens);
+    }
+    match &next.tail_start_id {
+        Some(id) => {
+            let _ = writeln!(out, "  the tail starts at {id} (K8)");
+        }
+        None => {
+            let _ = writeln!(out, "  no tail: everything before the compaction is summarised (K8)");
+        }
+    }
+    if next.prune.enabled {
+        let _ = writeln!(
+            out,
+            "  pruning: {} tokens of tool output walked, {} past the protected 40000 (K11)",
+            next.prune.total, next.prune.candidates
+        );
+    } else {
+        let _ = writeln!(out, "  pruning: off (compaction.prune is not true) (K11)");
+    }
+    if !answer.history.is_empty() {
+        let _ = writeln!(out, "\nMessages:");
+    }
+    for message in &answer.history {
+        let role = match message.role {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        };
+        let _ = writeln!(out, "  {} {role:<9}  {} ({})", message.id, message.why, message.rule);
+        if !message.pruned.is_empty() {
+            let _ = writeln!(out, "      pruning marks {} (K11)", message.pruned.join(", "));
+        }
+        if !message.cleared.is_empty() {
+            let _ =
+                writeln!(out, "      already pruned, read as cleared: {} (K11)", message.cleared.join(", "));
+        }
+    }
+    if !answer.reads.is_empty() {
+        let _ = writeln!(out, "\nReads:");
+    }
+    for read in &answer.reads {
+        let kind = serde_json::to_value(read.kind)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        let status = match (&read.part, read.status) {
+            (Some(part), Some(ToolStatus::Error)) => format!("{part}, failed"),
+            (Some(part), _) => part.clone(),
+            (None, _) => "asked: a read at the next step".to_owned(),
+        };
+        let _ = writeln!(out, "  {} ({kind}) in {} [{status}]", display(&read.file), read.message);
+        if read.rules.is_empty() {
+            let _ = writeln!(out, "      no rule file between it and the working directory (N3)");
+        }
+        for rule in &read.rules {
+            let _ = writeln!(out, "      {}: {} ({})", display(&rule.path), rule.why, rule.rule);
+        }
+        if let Some(recorded) = read.recorded.as_ref().filter(|r| **r != read.loaded) {
+            let list = |paths: &[std::path::PathBuf]| {
+                paths.iter().map(|p| display(p)).collect::<Vec<_>>().join(", ")
+            };
+            let _ = writeln!(
+                out,
+                "      note: the session recorded metadata.loaded [{}]; the files now give [{}]",
+                list(recorded),
+                list(&read.loaded)
+            );
+        }
+    }
+    out
 }

@@ -1,5 +1,5 @@
-//! `ctxgraph session …` and `nearby --session` as a user runs them: exit codes, errors that
-//! name the place, limits from the config, and one recorded compaction end to end.
+//! `ctxgraph session …`, `nearby --session` and `explain --session` as a user runs them: exit
+//! codes, errors that name the place, limits from the config, recorded sessions end to end.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -122,4 +122,52 @@ fn an_image_read_shows_no_reminder() {
     assert_eq!(read["loaded"][0], format!("{}/sub/AGENTS.md", repo.display()));
     let out = ctxgraph(&repo, None, &["nearby", "sub/a.txt"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("sub rule"));
+}
+
+/// e01 in a repository laid out like the recording: the JSON names the claim, the text
+/// cites the rules, and what the command cannot do is bad input.
+#[test]
+fn explain_session_traces_reads_and_fates() {
+    let (_guard, root) = temp();
+    let repo = root.join("repo");
+    for (file, text) in [
+        ("sub/AGENTS.md", "sub rule\n"),
+        ("sub/deep/AGENTS.md", "deep rule\n"),
+        ("sub/a.txt", "a\n"),
+        ("sub/deep/b.txt", "b\n"),
+        ("sub/deep/c.txt", "c\n"),
+    ] {
+        let path = repo.join(file);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("dirs");
+        std::fs::write(path, text).expect("write");
+    }
+    std::fs::create_dir_all(repo.join(".git")).expect("git");
+    let export = fixture("e01_nearby_claims", "export.json").replace("<PROJ>", &repo.display().to_string());
+    std::fs::write(root.join("s.json"), export).expect("write");
+    let session = root.join("s.json").display().to_string();
+    let base = ["explain", "--session", session.as_str(), "--context", "30000", "--output", "4000"];
+
+    let out = ctxgraph(&repo, None, &[&base[..], &["--message", "msg_0002", "--format", "json"]].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let answer: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(answer["messages"], 2, "the session up to msg_0002");
+    let reads = answer["reads"].as_array().expect("reads");
+    assert_eq!(reads.len(), 2);
+    let lost = &reads[0]["rules"][1];
+    assert_eq!(lost["state"], "claimed");
+    assert_eq!(lost["by_part"], "prt_0004");
+    assert_eq!(lost["rule"], "N4");
+    assert_eq!(answer["next_step"]["compacts"]["trigger"], "no");
+
+    let out = ctxgraph(&repo, None, &base);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("already attached it (N2)"), "{text}");
+    assert!(text.contains("claimed it first (N4)"), "{text}");
+
+    let out = ctxgraph(&repo, None, &[&base[..], &["--format", "dot"]].concat());
+    assert_eq!(out.status.code(), Some(2));
+    let out = ctxgraph(&repo, None, &[&base[..], &["--message", "msg_9999"]].concat());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no message msg_9999"));
 }

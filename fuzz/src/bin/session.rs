@@ -40,6 +40,6 @@ fuzz_target!(|data: &[u8]| {
         target: TargetModel { provider_id: "p".into(), model_id: "m".into() },
     };
     let plan = engine.compaction_plan(session, params);
-    let _ = summary_request(DEFAULT_SUMMARY_TEMPLATE, &plan);
+    let _ = summary_request(DEFAULT_SUMMARY_TEMPLATE, plan);
     let _ = engine.next_messages(session);
 });

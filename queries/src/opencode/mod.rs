@@ -11,7 +11,6 @@ pub mod lint;
 pub mod nearby;
 pub mod paths;
 pub mod prompt;
-#[allow(missing_docs)] // TODO(#15): document this module's public items.
 pub mod session;
 pub mod substitute;
 pub mod worktree;

@@ -14,6 +14,7 @@
 mod explainer;
 mod model;
 mod prose;
+mod session;
 
 use std::path::Path;
 
@@ -25,6 +26,10 @@ use explainer::Explainer;
 pub use model::{
     EntryExpansion, EntryReport, Explanation, Item, LevelReport, Loaded, NearMiss, Reason, RemoteStatus,
     Size, Source, Stage, Target, TargetExplanation, Via,
+};
+pub use session::{
+    Compacts, EarlierLoad, Fate, Lapse, MessageFate, NextStep, ReadExplanation, RuleExplanation,
+    SessionExplanation, explain_session,
 };
 
 /// Explains every candidate discovery considered from `ws`.

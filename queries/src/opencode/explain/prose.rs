@@ -4,6 +4,10 @@ use crate::path;
 use crate::remote::FetchFailure;
 
 use super::model::{Reason, RemoteStatus, Via};
+use super::session::{Compacts, EarlierLoad, Fate, Lapse};
+use crate::opencode::nearby::ReadKind;
+use crate::opencode::session::compaction::{CompactionPlan, PlanParams};
+use crate::opencode::session::reads::RuleState;
 
 impl Via {
     /// One sentence, for people.
@@ -188,5 +192,132 @@ impl Reason {
                 return None;
             }
         })
+    }
+}
+
+/// A rule file found by a read in a session: the rule id that decided it and the words.
+pub(super) fn session_rule(
+    state: &RuleState,
+    kind: ReadKind,
+    earlier: Option<&EarlierLoad>,
+) -> (&'static str, String) {
+    match state {
+        RuleState::Attached => {
+            let what = match kind {
+                ReadKind::Text => ("N5", "attached: its text is in this read's <system-reminder>".to_owned()),
+                ReadKind::Image | ReadKind::Pdf => (
+                    "N6",
+                    "loaded but not shown: an image or PDF read lists it in metadata.loaded without a \
+                     reminder, so its text never reaches the model, and later reads count it as attached"
+                        .to_owned(),
+                ),
+                ReadKind::Binary | ReadKind::Directory => (
+                    "N6",
+                    "claimed, then lost: the read fails (a binary file), so nothing is shown or recorded \
+                     and a later step attaches it again"
+                        .to_owned(),
+                ),
+            };
+            match earlier {
+                None => what,
+                Some(earlier) => {
+                    let lapse = match &earlier.lapse {
+                        Lapse::Pruned => "its output was pruned (K11)".to_owned(),
+                        Lapse::CompactedAway { by } => {
+                            format!("the compaction {by} removed it from the history (K10)")
+                        }
+                        Lapse::Failed => "it failed, so it never completed (N6)".to_owned(),
+                        Lapse::UserAttached => {
+                            "this read is a file the user attached, which is read without history (N4)"
+                                .to_owned()
+                        }
+                    };
+                    (
+                        "N7",
+                        format!(
+                            "{}; attached again although the read {} in {} attached it before: {lapse}",
+                            what.1, earlier.part, earlier.message
+                        ),
+                    )
+                }
+            }
+        }
+        RuleState::IsTarget => ("N3", "not attached: it is the file being read".to_owned()),
+        RuleState::InSystemPrompt => ("N3", "not attached: it is already in the system prompt".to_owned()),
+        RuleState::AlreadyLoaded { by_part } => (
+            "N2",
+            format!("not attached: the completed read {by_part} earlier in the history already attached it"),
+        ),
+        RuleState::Claimed { by_part } => {
+            ("N4", format!("not attached: the read {by_part} in the same assistant message claimed it first"))
+        }
+        RuleState::Empty => {
+            ("N5", "claimed but empty: nothing is attached and metadata.loaded does not list it".to_owned())
+        }
+    }
+}
+
+/// Whether the next step compacts, in words.
+pub(super) fn compacts(
+    compacts: &Compacts,
+    plan: &CompactionPlan,
+    params: &PlanParams,
+) -> (&'static str, String) {
+    match compacts {
+        Compacts::Pending { marker, auto: false } => {
+            ("K5", format!("the manual compaction {marker} (/compact) is processed at the next step"))
+        }
+        Compacts::Pending { marker, auto: true } => {
+            ("K5", format!("the automatic compaction {marker} is processed at the next step"))
+        }
+        Compacts::Overflow => (
+            "K4",
+            format!(
+                "the last step used {} tokens, at or above the usable {}: the next step compacts",
+                plan.tokens.unwrap_or(0),
+                plan.usable
+            ),
+        ),
+        Compacts::No if !params.compaction.auto() => {
+            ("K4", "compaction.auto is false: opencode never compacts on its own".to_owned())
+        }
+        Compacts::No => match plan.tokens {
+            Some(tokens) => (
+                "K4",
+                format!(
+                    "the last step used {tokens} tokens, below the usable {}: no compaction; the fates below are those of a compaction now",
+                    plan.usable
+                ),
+            ),
+            None => (
+                "K4",
+                "no finished assistant message yet: no compaction; the fates below are those of a compaction now"
+                    .to_owned(),
+            ),
+        },
+    }
+}
+
+/// A message's fate, in words.
+pub(super) fn fate(fate: &Fate, next_call: bool) -> (&'static str, String) {
+    let sent = if next_call { "sent in the next call" } else { "not sent in the next call" };
+    match fate {
+        Fate::Dropped { by } => {
+            ("K10", format!("cut from the history by the compaction {by}: only its summary remains"))
+        }
+        Fate::EarlierCompaction => (
+            "K7.2",
+            format!(
+                "part of an earlier compaction: hidden from the summarizer, whose prior summary it is; {sent}"
+            ),
+        ),
+        Fate::Summarised { .. } => {
+            ("K8", format!("summarised: before the tail; {sent} until the compaction"))
+        }
+        Fate::Tail { .. } => ("K8", format!("kept verbatim in the tail after the summary; {sent}")),
+        Fate::PendingMarker => ("K6", "the compaction marker: the next step writes the summary".to_owned()),
+        Fate::Replayed => {
+            ("K7.1", "the turn re-sent after the overflow compaction, not summarised".to_owned())
+        }
     }
 }

@@ -9,6 +9,7 @@ use serde::Serialize;
 use super::convert::{JsonLen, TargetModel, model_json_len};
 use super::export::{PartKind, Role};
 use super::history::filtered_history;
+use super::runs::{self, Facts};
 use super::{Message, Session, estimate, estimate_units, js_prefix};
 use crate::Db;
 use crate::opencode::config::schema::Compaction;
@@ -19,27 +20,34 @@ pub const OUTPUT_TOKEN_MAX: u64 = 32_000;
 pub const COMPACTION_BUFFER: u64 = 20_000;
 /// Erratum: bounds of the default preserve budget.
 pub const MIN_PRESERVE_RECENT_TOKENS: u64 = 2_000;
+/// Erratum: the upper bound of the default preserve budget (the spec's 8 000 is superseded).
 pub const MAX_PRESERVE_RECENT_TOKENS: u64 = 15_000;
 /// Erratum: tool outputs in the summarizer's conversation are cut to this many UTF-16 units.
 pub const TOOL_OUTPUT_MAX_CHARS: usize = 2_000;
 /// K11.
 pub const PRUNE_MINIMUM: u64 = 20_000;
+/// K11: the newest tool outputs' estimated tokens pruning never touches.
 pub const PRUNE_PROTECT: u64 = 40_000;
+/// K11: tools whose outputs are never pruned.
 pub const PRUNE_PROTECTED_TOOLS: &[&str] = &["skill"];
 
 /// `provider.<p>.models.<m>.limit`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct ModelLimit {
+    /// The context window; 0 means unknown (no usable window, K3).
     pub context: u64,
     /// Absent or 0: not set.
     pub input: Option<u64>,
+    /// The output limit; 0 means unset (the 32 000 cap applies, K2).
     pub output: u64,
 }
 
 /// Everything besides the messages that the plan depends on.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct PlanParams {
+    /// The model's limits (K2, K3).
     pub limit: ModelLimit,
+    /// The merged config's `compaction` block.
     pub compaction: Compaction,
     /// The model the summarizer runs on (the session's, unless the `compaction` agent
     /// names another one).
@@ -81,6 +89,7 @@ impl PlanParams {
 pub struct TurnSize {
     /// The user message that starts it.
     pub id: String,
+    /// The K1 estimate of the turn's model messages.
     pub tokens: u64,
     /// Kept whole in the tail.
     pub kept: bool,
@@ -89,8 +98,11 @@ pub struct TurnSize {
 /// What opencode does at the next step of the session.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CompactionPlan {
+    /// K3: the usable window.
     pub usable: u64,
+    /// K8: the tail's token budget.
     pub budget: u64,
+    /// `compaction.tail_turns`: how many of the newest turns are candidates (unset: all).
     pub tail_turns: Option<u64>,
     /// K4: the token count of the last finished assistant message that is not a summary.
     pub tokens: Option<u64>,
@@ -100,7 +112,9 @@ pub struct CompactionPlan {
     pub marker: Option<String>,
     /// K7.1: the user turn replayed after an overflow compaction.
     pub replay: Option<String>,
+    /// K8's candidate turns, newest first, as far as the walk went.
     pub turns: Vec<TurnSize>,
+    /// K8: the first message kept verbatim after the summary, when there is a tail.
     pub tail_start_id: Option<String>,
     /// Messages summarised (by id), oldest first.
     pub head: Vec<String>,
@@ -111,12 +125,14 @@ pub struct CompactionPlan {
     /// K11: the tool parts pruning marks when the loop exits (empty when pruning is off or
     /// would free too little).
     pub pruned: Vec<String>,
+    /// K11's numbers behind `pruned`.
     pub prune: PruneScan,
 }
 
 /// K11's running numbers.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct PruneScan {
+    /// `compaction.prune` is true.
     pub enabled: bool,
     /// Estimated tokens of the tool outputs walked.
     pub total: u64,
@@ -124,57 +140,53 @@ pub struct PruneScan {
     pub candidates: u64,
 }
 
+/// §2.9 at the session's next step: overflow (K4), the pending marker (K6) and replay (K7.1),
+/// the tail (K8), the head's conversation (K7), the previous summary (K7.2) and pruning (K11).
 #[salsa::tracked(returns(ref))]
 pub fn compaction_plan(db: &dyn Db, session: Session, params: PlanParams) -> CompactionPlan {
     let history = filtered_history(db, session);
+    let facts = runs::facts(db, history);
     let usable = params.usable();
-    let tokens =
-        last_finished(db, history).filter(|m| !m.info(db).is_summary()).and_then(|m| m.info(db).tokens);
-    let tokens = tokens.map(|t| t.count());
+    let last_finished = facts.iter().rev().find(|f| f.finished);
+    let tokens = last_finished.filter(|f| !f.summary).and_then(|f| f.tokens);
     let overflow =
         params.compaction.auto() && params.limit.context > 0 && tokens.is_some_and(|t| t >= usable);
 
-    // K7.1–2: the messages the compaction works on.
-    let pending = history.last().copied().filter(|m| m.compaction_part(db).is_some());
-    let mut messages: Vec<Message> = history.clone();
+    // K7.1–2: the messages the compaction works on: `history[..end]` without earlier pairs.
+    let pending = facts.last().copied().filter(|f| f.marker.is_some());
+    let mut end = history.len();
     let mut replay = None;
     if let Some(marker) = pending {
-        if marker.compaction_part(db).and_then(|p| p.overflow) == Some(true) {
-            let at = messages.len() - 1;
-            if let Some(user) = (0..at).rev().find(|&i| messages[i].starts_turn(db))
-                && messages[..user].iter().any(|m| m.starts_turn(db))
-            {
-                replay = Some(messages[user].id(db).to_owned());
-                messages.truncate(user);
-            }
-        }
-        if messages.last() == Some(&marker) {
-            messages.pop();
+        let at = end - 1;
+        if marker.marker.as_ref().is_some_and(|m| m.overflow)
+            && let Some(user) = (0..at).rev().find(|&i| facts[i].starts_turn())
+            && facts[..user].iter().any(|f| f.starts_turn())
+        {
+            replay = Some(facts[user].id.clone());
+            end = user;
+        } else {
+            end = at;
         }
     }
-    let (messages, previous_summary) = without_compactions(db, &messages);
+    let (kept, previous_summary) = without_compactions(db, history, &facts[..end]);
+    let messages: Vec<Message> = kept.iter().map(|&i| history[i]).collect();
+    let facts: Vec<&Facts> = kept.iter().map(|&i| facts[i]).collect();
 
-    let (turns, tail_start) = select_tail(db, &messages, &params);
-    let head = &messages[..tail_start.unwrap_or(messages.len())];
-    let conversation = head
-        .iter()
-        .map(|&m| summary_entry(db, m))
-        .filter(|e| !e.is_empty())
-        .cloned()
-        .collect::<Vec<_>>()
-        .join("\n\n");
-    let (pruned, prune) = prune(db, session.messages(db), &params.compaction);
+    let (turns, tail_start) = select_tail(db, &messages, &facts, &params);
+    let head_len = tail_start.unwrap_or(messages.len());
+    let conversation = runs::conversation(db, &messages[..head_len]);
+    let (pruned, prune) = prune(&runs::facts(db, session.messages(db)), &params.compaction);
     CompactionPlan {
         usable,
         budget: params.budget(),
         tail_turns: params.compaction.tail_turns,
         tokens,
         overflow,
-        marker: pending.map(|m| m.id(db).to_owned()),
+        marker: pending.map(|f| f.id.clone()),
         replay,
         turns,
-        tail_start_id: tail_start.map(|i| messages[i].id(db).to_owned()),
-        head: head.iter().map(|m| m.id(db).to_owned()).collect(),
+        tail_start_id: tail_start.map(|i| facts[i].id.clone()),
+        head: facts[..head_len].iter().map(|f| f.id.clone()).collect(),
         previous_summary,
         conversation,
         pruned,
@@ -182,29 +194,24 @@ pub fn compaction_plan(db: &dyn Db, session: Session, params: PlanParams) -> Com
     }
 }
 
-fn last_finished(db: &dyn Db, history: &[Message]) -> Option<Message> {
-    history.iter().rev().copied().find(|m| m.info(db).role == Role::Assistant && m.info(db).finish.is_some())
-}
-
-/// K7.2: drops earlier compaction pairs (marker + its completed summary) and returns the
-/// last summary's text (text parts trimmed, empty ones dropped, joined by a blank line).
-fn without_compactions(db: &dyn Db, messages: &[Message]) -> (Vec<Message>, Option<String>) {
-    let mut dropped = vec![false; messages.len()];
+/// K7.2: the indices of `facts` left once earlier compaction pairs (marker + its completed
+/// summary) are dropped, and the last summary's text (text parts trimmed, empty ones
+/// dropped, joined by a blank line).
+fn without_compactions(db: &dyn Db, history: &[Message], facts: &[&Facts]) -> (Vec<usize>, Option<String>) {
+    let mut dropped = vec![false; facts.len()];
     let mut previous = None;
-    for (i, message) in messages.iter().enumerate() {
-        let info = message.info(db);
-        if !info.is_completed_summary() {
+    for (i, summary) in facts.iter().enumerate() {
+        if !summary.completed_summary {
             continue;
         }
-        let marker = messages.iter().position(|m| {
-            Some(m.id(db)) == info.parent_id.as_deref()
-                && m.info(db).role == Role::User
-                && m.compaction_part(db).is_some()
+        let marker = facts.iter().position(|m| {
+            Some(m.id.as_str()) == summary.parent_id.as_deref() && m.role == Role::User && m.marker.is_some()
         });
         let Some(marker) = marker else { continue };
         dropped[marker] = true;
         dropped[i] = true;
-        let text = message
+        // Summaries are few: their text is read off the message itself.
+        let text = history[i]
             .parts(db)
             .iter()
             .filter(|p| p.kind() == PartKind::Text)
@@ -215,7 +222,7 @@ fn without_compactions(db: &dyn Db, messages: &[Message]) -> (Vec<Message>, Opti
         let text = text.trim();
         previous = (!text.is_empty()).then(|| text.to_owned());
     }
-    let kept = messages.iter().zip(&dropped).filter(|(_, d)| !**d).map(|(m, _)| *m).collect();
+    let kept = (0..facts.len()).filter(|&i| !dropped[i]).collect();
     (kept, previous)
 }
 
@@ -229,12 +236,17 @@ fn estimate_messages(db: &dyn Db, messages: &[Message], target: &TargetModel) ->
 /// Erratum (K8 as the binary does it): turns newest → oldest; whole turns while they fit;
 /// the first that does not fit may be kept from a later message inside it; no tail when
 /// nothing was kept or the tail would start at the first message.
-fn select_tail(db: &dyn Db, messages: &[Message], params: &PlanParams) -> (Vec<TurnSize>, Option<usize>) {
+fn select_tail(
+    db: &dyn Db,
+    messages: &[Message],
+    facts: &[&Facts],
+    params: &PlanParams,
+) -> (Vec<TurnSize>, Option<usize>) {
     if params.compaction.tail_turns == Some(0) {
         return (Vec::new(), None);
     }
     let budget = params.budget();
-    let starts: Vec<usize> = (0..messages.len()).filter(|&i| messages[i].starts_turn(db)).collect();
+    let starts: Vec<usize> = (0..facts.len()).filter(|&i| facts[i].starts_turn()).collect();
     let turns: Vec<(usize, usize)> = starts
         .iter()
         .enumerate()
@@ -249,7 +261,7 @@ fn select_tail(db: &dyn Db, messages: &[Message], params: &PlanParams) -> (Vec<T
     let mut start = None;
     for &(turn_start, turn_end) in candidates.iter().rev() {
         let size = estimate_messages(db, &messages[turn_start..turn_end], &params.target);
-        let id = messages[turn_start].id(db).to_owned();
+        let id = facts[turn_start].id.clone();
         if total + size <= budget {
             total += size;
             start = Some(turn_start);
@@ -352,7 +364,9 @@ fn truncate_output(text: &str) -> String {
 /// One completed tool output pruning may walk over (protected tools left out).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolOutput {
+    /// The tool part.
     pub part_id: String,
+    /// Already pruned (`time.compacted` set): pruning stops here.
     pub compacted: bool,
     /// K1 estimate of the output.
     pub tokens: u64,
@@ -381,7 +395,7 @@ pub fn tool_outputs(db: &dyn Db, message: Message) -> Vec<ToolOutput> {
 
 /// K11 over the whole session (not the filtered history): newest → oldest, the two most
 /// recent turns protected, stopping at the first summary or already-pruned output.
-fn prune(db: &dyn Db, messages: &[Message], compaction: &Compaction) -> (Vec<String>, PruneScan) {
+fn prune(messages: &[&Facts], compaction: &Compaction) -> (Vec<String>, PruneScan) {
     let mut scan = PruneScan { enabled: compaction.prune == Some(true), ..PruneScan::default() };
     if !scan.enabled {
         return (Vec::new(), scan);
@@ -389,17 +403,16 @@ fn prune(db: &dyn Db, messages: &[Message], compaction: &Compaction) -> (Vec<Str
     let mut marked = Vec::new();
     let mut users = 0;
     'walk: for message in messages.iter().rev() {
-        let info = message.info(db);
-        if info.role == Role::User {
+        if message.role == Role::User {
             users += 1;
         }
         if users < 2 {
             continue;
         }
-        if info.is_summary() {
+        if message.summary {
             break;
         }
-        for output in tool_outputs(db, *message).iter().rev() {
+        for output in message.outputs.iter().rev() {
             if output.compacted {
                 break 'walk;
             }

@@ -15,7 +15,9 @@ use crate::Db;
 /// messages produced by another model is not sent back (opencode's `differentModel`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct TargetModel {
+    /// `providerID`.
     pub provider_id: String,
+    /// `modelID`.
     pub model_id: String,
 }
 
@@ -70,11 +72,14 @@ pub fn model_messages(db: &dyn Db, message: Message, target: TargetModel) -> Vec
 /// joined by `,` + `]`, so a turn's length is a sum of these.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct JsonLen {
+    /// UTF-16 units of the messages' JSON, separators excluded.
     pub units: usize,
+    /// How many messages.
     pub count: usize,
 }
 
 impl JsonLen {
+    /// Both lengths together (the messages of two runs, concatenated).
     #[must_use]
     pub fn plus(self, other: JsonLen) -> JsonLen {
         JsonLen { units: self.units + other.units, count: self.count + other.count }
@@ -86,6 +91,7 @@ impl JsonLen {
     }
 }
 
+/// The [`JsonLen`] of one stored message's model messages: K1 sizes a turn by summing these.
 #[salsa::tracked(returns(copy))]
 pub fn model_json_len(db: &dyn Db, message: Message, target: TargetModel) -> JsonLen {
     let messages = model_messages(db, message, target);

@@ -11,13 +11,18 @@ use serde_json::Value;
 /// A whole export file.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 pub struct Export {
+    /// The session's own info.
     pub info: SessionInfo,
+    /// The messages, oldest first.
     pub messages: Vec<ExportMessage>,
 }
 
+/// The `info` object of an export: the session's id and directory.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 pub struct SessionInfo {
+    /// `ses_…`.
     pub id: String,
+    /// The directory opencode ran in.
     #[serde(default)]
     pub directory: Option<String>,
 }
@@ -25,30 +30,42 @@ pub struct SessionInfo {
 /// One message with its parts, as the export nests them.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 pub struct ExportMessage {
+    /// The message's `info` object.
     pub info: MessageInfo,
+    /// Its parts, in order.
     pub parts: Vec<Part>,
 }
 
+/// Who wrote a message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
+    /// The user (prompts, attached files, compaction markers).
     User,
+    /// The model (steps, tool calls, summaries).
     Assistant,
 }
 
+/// A message's `info`: the fields the session stages read.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 pub struct MessageInfo {
+    /// `msg_…`, ordered by creation.
     pub id: String,
+    /// Who wrote it.
     pub role: Role,
+    /// An assistant message's user message; a summary's marker (K7.2, K10).
     #[serde(rename = "parentID", default)]
     pub parent_id: Option<String>,
     /// `true` on a compaction's summary (assistant); an object of diffs on user messages.
     #[serde(default)]
     pub summary: Option<Value>,
+    /// Why an assistant message ended (`stop`, `tool-calls`, …); unset while it runs.
     #[serde(default)]
     pub finish: Option<String>,
+    /// An assistant message's error, as opencode stored it.
     #[serde(default)]
     pub error: Option<Value>,
+    /// An assistant message's token usage (K4).
     #[serde(default)]
     pub tokens: Option<Tokens>,
     /// The user message's model.
@@ -57,8 +74,10 @@ pub struct MessageInfo {
     /// The assistant message's model.
     #[serde(rename = "providerID", default)]
     pub provider_id: Option<String>,
+    /// The model an assistant message came from (with `provider_id`).
     #[serde(rename = "modelID", default)]
     pub model_id: Option<String>,
+    /// The agent that wrote it (`build`, `compaction`, …).
     #[serde(default)]
     pub agent: Option<String>,
 }
@@ -80,30 +99,41 @@ impl MessageInfo {
     }
 }
 
+/// A model as a user message names it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Deserialize, Serialize)]
 pub struct ModelId {
+    /// `providerID`.
     #[serde(rename = "providerID")]
     pub provider_id: String,
+    /// `modelID`.
     #[serde(rename = "modelID")]
     pub model_id: String,
 }
 
+/// An assistant message's token usage.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 pub struct Tokens {
+    /// What the provider reported as the total, if it did.
     #[serde(default)]
     pub total: Option<u64>,
+    /// Input tokens.
     #[serde(default)]
     pub input: u64,
+    /// Output tokens.
     #[serde(default)]
     pub output: u64,
+    /// Cached tokens read and written.
     #[serde(default)]
     pub cache: CacheTokens,
 }
 
+/// Cached tokens.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 pub struct CacheTokens {
+    /// Read from the cache.
     #[serde(default)]
     pub read: u64,
+    /// Written to the cache.
     #[serde(default)]
     pub write: u64,
 }
@@ -122,15 +152,19 @@ impl Tokens {
 /// depends on `kind` (see [`PartKind`]).
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 pub struct Part {
+    /// `type`, as exported (see [`Part::kind`]).
     #[serde(rename = "type")]
     pub kind: String,
+    /// `prt_…`, ordered by creation.
     #[serde(default)]
     pub id: String,
     /// `text`, `reasoning`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+    /// `text`: written by opencode, not typed by the user.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub synthetic: Option<bool>,
+    /// `text`: kept in the session but not sent to the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ignored: Option<bool>,
     /// `text`, `reasoning`, `tool`: provider metadata.
@@ -139,22 +173,28 @@ pub struct Part {
     /// `tool`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
+    /// `tool`: the model's id for the call.
     #[serde(rename = "callID", default, skip_serializing_if = "Option::is_none")]
     pub call_id: Option<String>,
+    /// `tool`: the call's state.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<ToolState>,
     /// `file`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mime: Option<String>,
+    /// `file`: the attachment's file name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filename: Option<String>,
+    /// `file`: the attachment's URL (`data:` or `file:`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// `compaction`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auto: Option<bool>,
+    /// `compaction`: the marker was made for a provider overflow error (K5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overflow: Option<bool>,
+    /// `compaction`: the first message kept verbatim, written once the summary is done (K7).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tail_start_id: Option<String>,
 }
@@ -162,18 +202,26 @@ pub struct Part {
 /// The part types the stages tell apart.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PartKind {
+    /// Text.
     Text,
+    /// Model reasoning.
     Reasoning,
+    /// A tool call with its state.
     Tool,
+    /// An attached file.
     File,
+    /// A compaction marker (K6).
     Compaction,
+    /// A subtask the user ran (K6).
     Subtask,
+    /// The start of a step: assistant messages split into model messages here.
     StepStart,
     /// `step-finish`, `patch`, `snapshot`, `agent`, `retry` and any type added later.
     Other,
 }
 
 impl Part {
+    /// The part's type.
     pub fn kind(&self) -> PartKind {
         match self.kind.as_str() {
             "text" => PartKind::Text,
@@ -187,6 +235,7 @@ impl Part {
         }
     }
 
+    /// The text of a `text` or `reasoning` part (empty otherwise).
     pub fn text(&self) -> &str {
         self.text.as_deref().unwrap_or("")
     }
@@ -199,28 +248,41 @@ impl Part {
     }
 }
 
+/// Where a tool call stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ToolStatus {
+    /// Not started.
     Pending,
+    /// Running.
     Running,
+    /// Finished with an output.
     Completed,
+    /// Failed (with an error).
     Error,
 }
 
+/// A tool part's `state`.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 pub struct ToolState {
+    /// Where the call stands.
     pub status: ToolStatus,
+    /// The call's arguments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input: Option<Value>,
+    /// A completed call's output.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,
+    /// A failed call's error.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Tool metadata (`loaded` for reads, N5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Value>,
+    /// Files the tool returned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attachments: Option<Vec<Attachment>>,
+    /// Timestamps; only `compacted` matters (K11).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time: Option<ToolTime>,
 }
@@ -231,6 +293,7 @@ impl ToolState {
         self.time.as_ref().and_then(|t| t.compacted.as_ref()).is_some_and(|v| !v.is_null())
     }
 
+    /// A completed call's output (empty otherwise).
     pub fn output(&self) -> &str {
         self.output.as_deref().unwrap_or("")
     }
@@ -255,17 +318,23 @@ impl ToolState {
     }
 }
 
+/// A tool state's `time`.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 pub struct ToolTime {
+    /// When pruning cleared the output (K11).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compacted: Option<Value>,
 }
 
+/// A file a tool returned.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 pub struct Attachment {
+    /// Its MIME type.
     pub mime: String,
+    /// Its file name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filename: Option<String>,
+    /// Its URL (`data:` inline).
     #[serde(default)]
     pub url: String,
 }
@@ -276,10 +345,13 @@ pub struct Attachment {
 pub struct ExportError {
     /// JSON path of the offending value, e.g. `messages[3].parts[1].state.status`.
     pub path: String,
+    /// 1-based line.
     pub line: usize,
+    /// 1-based column (bytes, as `serde_json` counts).
     pub column: usize,
     /// Byte offset of the position serde reported.
     pub offset: usize,
+    /// What `serde_json` said, without its own position.
     pub message: String,
 }
 

@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 
 use super::convert::{TargetModel, model_messages};
 use super::export::Role;
+use super::runs::{Facts, facts};
 use super::{Message, Session};
 use crate::Db;
 
@@ -19,52 +20,60 @@ pub fn filtered_history(db: &dyn Db, session: Session) -> Vec<Message> {
     filter_compacted(db, session.messages(db))
 }
 
-/// [`filtered_history`] of any run of messages (a step earlier in the session sees the
+/// [`filtered_history`] of any list of messages (a step earlier in the session sees the
 /// messages before it).
 pub fn filter_compacted(db: &dyn Db, messages: &[Message]) -> Vec<Message> {
-    let mut kept: Vec<Message> = Vec::new();
+    let facts = facts(db, messages);
+    filter_indices(&facts).into_iter().map(|i| messages[i]).collect()
+}
+
+/// K10 over the messages' facts: the indices kept, in the order the model sees them.
+fn filter_indices(facts: &[&Facts]) -> Vec<usize> {
     // Markers whose summary finished without error.
     let mut answered: HashSet<&str> = HashSet::new();
     let mut tail: Option<&str> = None;
-    for &message in messages.iter().rev() {
-        kept.push(message);
-        let info = message.info(db);
+    let mut start = 0;
+    for (i, message) in facts.iter().enumerate().rev() {
         if let Some(tail_id) = tail {
-            if info.id == tail_id {
+            if message.id == tail_id {
+                start = i;
                 break;
             }
             continue;
         }
-        if info.role == Role::User && answered.contains(info.id.as_str()) {
-            let Some(part) = message.compaction_part(db) else { continue };
-            match part.tail_start_id.as_deref() {
-                None => break,
+        if message.role == Role::User && answered.contains(message.id.as_str()) {
+            let Some(marker) = &message.marker else { continue };
+            match marker.tail_start_id.as_deref() {
+                None => {
+                    start = i;
+                    break;
+                }
                 Some(tail_id) => {
                     tail = Some(tail_id);
-                    if info.id == tail_id {
+                    if message.id == tail_id {
+                        start = i;
                         break;
                     }
                     continue;
                 }
             }
         }
-        if info.is_completed_summary()
-            && let Some(parent) = info.parent_id.as_deref()
+        if message.completed_summary
+            && let Some(parent) = message.parent_id.as_deref()
         {
             answered.insert(parent);
         }
     }
-    kept.reverse();
+    let kept: Vec<usize> = (start..facts.len()).collect();
     // Reorder [tail…, marker, summary, after…] into [marker, summary, tail…, after…].
-    let marker_at =
-        kept.iter().rposition(|m| m.compaction_part(db).is_some_and(|p| p.tail_start_id.is_some()));
-    if let Some(w) = marker_at {
-        let marker = kept[w];
-        let tail_id = marker.compaction_part(db).and_then(|p| p.tail_start_id.clone());
-        let summary_at = kept.iter().enumerate().position(|(i, m)| {
-            i > w && m.info(db).is_summary() && m.info(db).parent_id.as_deref() == Some(marker.id(db))
+    let has_tail = |i: usize| facts[i].marker.as_ref().is_some_and(|m| m.tail_start_id.is_some());
+    if let Some(w) = kept.iter().rposition(|&i| has_tail(i)) {
+        let marker = facts[kept[w]];
+        let tail_id = marker.marker.as_ref().and_then(|m| m.tail_start_id.as_deref());
+        let summary_at = kept.iter().enumerate().position(|(at, &i)| {
+            at > w && facts[i].summary && facts[i].parent_id.as_deref() == Some(marker.id.as_str())
         });
-        let tail_at = tail_id.and_then(|id| kept.iter().position(|m| m.id(db) == id));
+        let tail_at = tail_id.and_then(|id| kept.iter().position(|&i| facts[i].id == id));
         if let (Some(v), Some(j)) = (tail_at, summary_at)
             && v < w
         {

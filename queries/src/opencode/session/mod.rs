@@ -11,39 +11,56 @@ pub mod convert;
 pub mod export;
 pub mod history;
 pub mod reads;
+pub mod runs;
 
-use export::{MessageInfo, Part, PartKind, Role, SessionInfo};
+use export::{Part, PartKind, Role};
 
 use crate::opencode::prompt::BuildError;
 
 /// Why a session question has no answer.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SessionError {
+    /// `--message` names no message of the session.
     #[error("no message {0} in the session")]
     NoMessage(String),
+    /// The workspace's config or rules could not be built.
     #[error(transparent)]
     Build(#[from] BuildError),
 }
 
-/// One session: its info and its messages, oldest first.
-#[salsa::input(debug)]
-pub struct Session {
-    #[returns(ref)]
-    pub info: SessionInfo,
-    #[returns(ref)]
-    pub messages: Vec<Message>,
-}
+pub use inputs::{Message, Session};
 
-/// One message of a session, with its parts.
-#[salsa::input(debug)]
-pub struct Message {
-    #[returns(ref)]
-    pub info: MessageInfo,
-    #[returns(ref)]
-    pub parts: Vec<Part>,
+// salsa's input macro generates public constructors and builders that carry no docs and
+// cannot be given any (as for `crate::db`); every item written here is documented.
+#[allow(missing_docs)]
+mod inputs {
+    use super::export::{MessageInfo, Part, SessionInfo};
+
+    /// One session: its info and its messages, oldest first.
+    #[salsa::input(debug)]
+    pub struct Session {
+        /// The export's session info.
+        #[returns(ref)]
+        pub info: SessionInfo,
+        /// Its messages, oldest first (appending sets this list).
+        #[returns(ref)]
+        pub messages: Vec<Message>,
+    }
+
+    /// One message of a session, with its parts.
+    #[salsa::input(debug)]
+    pub struct Message {
+        /// The message's `info`.
+        #[returns(ref)]
+        pub info: MessageInfo,
+        /// Its parts, in order.
+        #[returns(ref)]
+        pub parts: Vec<Part>,
+    }
 }
 
 impl Message {
+    /// The message's id (`msg_…`).
     pub fn id(self, db: &dyn salsa::Database) -> &str {
         &self.info(db).id
     }

@@ -22,13 +22,19 @@ pub enum ReadPoint {
     NextStep,
     /// Inside an existing message, after its reads before `before_part` (all of them when
     /// `None`).
-    InMessage { message: String, before_part: Option<String> },
+    InMessage {
+        /// The message's id.
+        message: String,
+        /// The read part the question stands in for.
+        before_part: Option<String>,
+    },
 }
 
 /// What happened to one directory's rule file.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum RuleState {
+    /// Attached: in `metadata.loaded` and, for text files, in the reminder (N5).
     Attached,
     /// The file being read.
     IsTarget,
@@ -36,26 +42,34 @@ pub enum RuleState {
     InSystemPrompt,
     /// N2: listed in `metadata.loaded` of a completed, unpruned read in the history.
     AlreadyLoaded {
+        /// The read that loaded it.
         by_part: String,
     },
     /// N4: claimed by an earlier read in the same message.
     Claimed {
+        /// The read that claimed it.
         by_part: String,
     },
     /// Claimed, but read as empty.
     Empty,
 }
 
+/// A rule file a read's walk found, and its fate.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SessionRule {
+    /// The rule file.
     pub path: PathBuf,
+    /// Attached, or why not.
     #[serde(flatten)]
     pub state: RuleState,
 }
 
+/// What a read attaches in a session (N2–N6).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SessionNearby {
+    /// What the read tool makes of the file.
     pub kind: ReadKind,
+    /// One per directory with a rule file, nearest first.
     pub rules: Vec<SessionRule>,
     /// `metadata.loaded` of the read (empty when the read fails).
     pub loaded: Vec<PathBuf>,
@@ -74,7 +88,7 @@ impl SessionNearby {
 
 /// N2–N6 for a read of `target` at `point`.
 ///
-/// The reads of one assistant message run concurrently, and each walks its directories
+/// N4.1: the reads of one assistant message run concurrently, and each walks its directories
 /// nearest first, claiming as it goes. They advance in step (one directory each, in call
 /// order), which is how opencode's scheduler interleaves them: of two parallel reads in
 /// `sub/deep/` and `sub/`, the one in `sub/` claims `sub/AGENTS.md` (its first directory)
