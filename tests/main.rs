@@ -7,6 +7,7 @@
 //! except the conformance snapshots, which `oracle/record.sh` writes to the repository's
 //! `snapshots/` under names of its own.
 
+mod agents;
 mod config;
 mod conformance;
 mod explain_agrees;

@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 
 use regex::Regex;
 
-/// A rule or case id of `docs/opencode/` (see `docs/opencode/README.md#citing`).
-const ID: &str =
-    r"(?:INS|RD|SYS|FS|CTX|CFG|CMP|MSG|E)-[0-9]{2}|[PFCVJSRIBANKX][1-9][0-9]?(?:\.[1-9][0-9]?|a)?";
+/// A rule or case id of `docs/opencode/` (see `docs/opencode/README.md#citing`), or a rule
+/// id of another agent's profile (`CX`, `GM`, `CC` and a number, on `docs/profiles/<agent>.md`).
+const ID: &str = r"(?:CX|GM|CC)[1-9][0-9]?|(?:INS|RD|SYS|FS|CTX|CFG|CMP|MSG|E)-[0-9]{2}|[PFCVJSRIBANKX][1-9][0-9]?(?:\.[1-9][0-9]?|a)?";
 /// A lint code of `docs/lint.md`.
 const LINT_CODE: &str = r"CG[0-9]{3}";
 
@@ -157,6 +157,23 @@ fn definitions(root: &Path, problems: &mut Vec<String>) -> BTreeMap<String, (Str
             }
         }
     }
+    // The other agents' profiles: `### <a id="cx1"></a>CX1 · …` on docs/profiles/<agent>.md.
+    let agent =
+        Regex::new(r#"<a id="((?:cx|gm|cc)[1-9][0-9]?)"></a>((?:CX|GM|CC)[1-9][0-9]?) "#).expect("regex");
+    let mut pages: Vec<_> = fs::read_dir(root.join("docs/profiles"))
+        .expect("docs/profiles")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    pages.sort();
+    for page in pages.iter().filter(|p| p.extension().is_some_and(|e| e == "md")) {
+        for caps in agent.captures_iter(&read(page)) {
+            if caps[1].to_uppercase() != caps[2] {
+                problems.push(format!("{}: anchor {} does not match {}", page.display(), &caps[1], &caps[2]));
+            }
+            let name = page.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            defined.insert(caps[2].to_owned(), (format!("../profiles/{name}"), caps[1].to_owned()));
+        }
+    }
     // ctxgraph's own lint codes.
     let lint = Regex::new(r#"<a id="(cg[0-9]{3})"></a>(CG[0-9]{3}) "#).expect("regex");
     for caps in lint.captures_iter(&read(&root.join("docs/lint.md"))) {
@@ -180,6 +197,7 @@ fn every_cited_rule_id_is_defined() {
     assert_eq!(ids("P1–P3, C3.5 and I6a"), ["P1", "P2", "P3", "C3.5", "I6a"]);
     assert_eq!(ids("C3.9-C3.10; E-08…E-10"), ["C3.9", "C3.10", "E-08", "E-09", "E-10"]);
     assert_eq!(ids("tests/conformance/E-12-nonroot and CG011"), ["E-12", "CG011"]);
+    assert_eq!(ids("CX1–CX3 and CX6; not CX-01"), ["CX1", "CX2", "CX3", "CX6"]);
     assert!(ids(r"'\u{A0}', C0 AF, x86_64, sha256, v1.18, CI3, I4b, SI4").is_empty());
 
     let mut files = Vec::new();
@@ -198,7 +216,7 @@ fn every_cited_rule_id_is_defined() {
         }
     }
     // A scanner that finds nothing would pass vacuously.
-    for id in ["I4", "C3.5", "N3", "E-12", "CG001"] {
+    for id in ["I4", "C3.5", "N3", "E-12", "CG001", "CX5"] {
         assert!(cited.contains(id), "the scan found no citation of {id}: is the grammar broken?");
     }
     assert!(problems.is_empty(), "{}\n\n{HOW_TO_DEFINE}", problems.join("\n"));

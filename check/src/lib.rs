@@ -44,6 +44,15 @@ pub const SNAPSHOT_DIR: &str = ".ctxgraph/snapshots";
 /// The behaviour the snapshots pin: the opencode V1 profile of `ctxgraph-queries`.
 pub const PROFILE: &str = "opencode-1.18.33";
 
+/// The `profile:` header of a snapshot of `agent`'s context: the agent and the version its
+/// behaviour was recorded from.
+pub fn profile(agent: ctxgraph_queries::agent::Agent) -> &'static str {
+    match agent {
+        ctxgraph_queries::agent::Agent::Opencode => PROFILE,
+        ctxgraph_queries::agent::Agent::Codex => "codex-0.171.0",
+    }
+}
+
 /// The token count written in snapshot headers and used for deltas: `o200k_base` (bundled,
 /// offline; the same counter `explain` uses). Other providers' tokenizers count
 /// differently; the delta between two counts is what a reviewer compares.

@@ -6,6 +6,8 @@ use std::sync::Arc;
 
 use ctxgraph_engine::remote::{FetchOptions, Fetcher};
 use ctxgraph_engine::{Engine, EngineError};
+use ctxgraph_queries::Workspace;
+use ctxgraph_queries::agent::Agent;
 use ctxgraph_queries::opencode::prompt::{Block, Prompt, content_hash};
 use serde::Serialize;
 
@@ -48,6 +50,10 @@ pub fn render(scenario: &Scenario, repo: &Path) -> Result<Rendered, EngineError>
     let placeholders = Placeholders::new(repo, &env.home);
     let mut engine = Engine::new(Arc::new(JailSystem::new(repo.to_path_buf())), env);
     let ws = engine.open(&scenario.cwd)?;
+    match scenario.agent {
+        Agent::Opencode => {}
+        Agent::Codex => return render_codex(&engine, ws, &placeholders),
+    }
     if scenario.fetch_remote {
         // No cache: a scenario writes nothing outside the repository, and a stale copy
         // must not pass for the live document.
@@ -97,5 +103,25 @@ pub fn render(scenario: &Scenario, repo: &Path) -> Result<Rendered, EngineError>
             }
         }
     }
+    Ok(Rendered { body, blocks })
+}
+
+/// `agent = "codex"`: the message Codex sends (CX4), one block per file it carries.
+fn render_codex(
+    engine: &Engine,
+    ws: Workspace,
+    placeholders: &Placeholders,
+) -> Result<Rendered, EngineError> {
+    let context = engine.codex_context(ws, None)?;
+    let blocks = context
+        .docs
+        .iter()
+        .filter(|doc| doc.is_sent())
+        .map(|doc| {
+            let text = placeholders.apply(&doc.text);
+            BlockEntry::new(placeholders.path(&doc.source), &content_hash(&text), doc.reason(&context.budget))
+        })
+        .collect();
+    let body = placeholders.apply(context.message.as_deref().unwrap_or_default());
     Ok(Rendered { body, blocks })
 }

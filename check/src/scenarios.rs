@@ -11,11 +11,16 @@
 //! env = { OPENCODE_DISABLE_CLAUDE_CODE = "1" } # values may use <repo> and <home>
 //! date = "2026-01-01"                         # the default
 //! platform = "linux"                          # linux | darwin | win32; the default is linux
+//! agent = "opencode"                          # opencode (the default) | codex: whose context is pinned
 //! ```
+//!
+//! With `agent = "codex"` the snapshot pins the `AGENTS.md` message Codex sends (CX4);
+//! `reads`, `section`, `model` and `fetch_remote` are opencode's and are refused there.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use ctxgraph_queries::agent::Agent;
 use ctxgraph_queries::lines::{Column, LineColumn, Lines};
 use ctxgraph_queries::opencode::prompt::{ModelRef, Section};
 use ctxgraph_queries::path;
@@ -52,6 +57,8 @@ pub struct Scenario {
     pub platform: &'static str,
     /// Fetch remote `instructions` URLs (off by default: a scenario touches no network).
     pub fetch_remote: bool,
+    /// Whose context the snapshot pins.
+    pub agent: Agent,
 }
 
 impl Scenario {
@@ -156,6 +163,7 @@ struct RawScenario {
     platform: Platform,
     #[serde(default)]
     fetch_remote: bool,
+    agent: Option<Spanned<String>>,
 }
 
 #[derive(Default, Deserialize)]
@@ -263,6 +271,25 @@ fn validate(
         }
     };
 
+    let agent = match &raw.agent {
+        Some(agent) => agent.get_ref().parse::<Agent>().map_err(|e| invalid(e, agent.span().start))?,
+        None => Agent::Opencode,
+    };
+    if agent != Agent::Opencode {
+        let opencode_only = [
+            (!raw.reads.is_empty(), "reads"),
+            (!matches!(raw.section, SectionName::System), "section"),
+            (raw.model.is_some(), "model"),
+            (raw.fetch_remote, "fetch_remote"),
+        ];
+        if let Some((_, key)) = opencode_only.iter().find(|(set, _)| *set) {
+            let at = raw.agent.as_ref().map_or(0, |a| a.span().start);
+            return Err(invalid(
+                format!("`{key}` describes opencode's prompt; agent = \"{agent}\" has none"),
+                at,
+            ));
+        }
+    }
     let cwd = match &raw.cwd {
         Some(cwd) => directory(cwd, "cwd")?,
         None => anchor.base.to_path_buf(),
@@ -342,6 +369,7 @@ fn validate(
             Platform::Win32 => "win32",
         },
         fetch_remote: raw.fetch_remote,
+        agent,
     })
 }
 

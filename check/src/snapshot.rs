@@ -50,7 +50,7 @@ pub fn encode(scenario: &Scenario, rendered: &Rendered) -> String {
         format!("ctxgraph-snapshot: {FORMAT_VERSION}"),
         format!("scenario: {}", scenario.name),
         format!("ctxgraph: {}", env!("CARGO_PKG_VERSION")),
-        format!("profile: {}", crate::PROFILE),
+        format!("profile: {}", crate::profile(scenario.agent)),
         format!("section: {}", scenario.section_name()),
     ];
     if let Some(model) = &scenario.model {
@@ -175,6 +175,7 @@ mod tests {
             date: "Thu Jan 01 2026".into(),
             platform: "linux",
             fetch_remote: false,
+            agent: ctxgraph_queries::agent::Agent::Opencode,
         }
     }
 

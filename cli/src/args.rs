@@ -116,6 +116,16 @@ pub struct BuildArgs {
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
 
+    /// Whose context to build: opencode's system text, or the message Codex sends with its
+    /// AGENTS.md files
+    #[arg(long, value_enum, default_value_t = AgentArg::Opencode)]
+    pub agent: AgentArg,
+
+    /// A setting of that agent's own, as its `-c KEY=VALUE` takes it (codex:
+    /// project_doc_max_bytes)
+    #[arg(short = 'c', long = "agent-config", value_name = "KEY=VALUE")]
+    pub agent_config: Vec<String>,
+
     /// Which part of the system text to print
     #[arg(long, value_enum, default_value_t = SectionArg::System)]
     pub section: SectionArg,
@@ -309,6 +319,22 @@ pub enum SectionArg {
     System,
     Environment,
     Instructions,
+}
+
+/// The agents `--agent` can name (the profiles in `ctxgraph_queries::agent`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum AgentArg {
+    Opencode,
+    Codex,
+}
+
+impl From<AgentArg> for ctxgraph_queries::agent::Agent {
+    fn from(arg: AgentArg) -> Self {
+        match arg {
+            AgentArg::Opencode => Self::Opencode,
+            AgentArg::Codex => Self::Codex,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -32,6 +32,8 @@ pub enum CliError {
     Watch(ctxgraph_engine::watch::WatchError),
     #[error(transparent)]
     Memory(#[from] ctxgraph_memory::StoreError),
+    #[error("{0}")]
+    Usage(String),
     #[error("{}: {source}", path.display())]
     ReadInput { path: std::path::PathBuf, source: std::io::Error },
     /// A combination of options the command does not support.
@@ -54,7 +56,9 @@ impl CliError {
             let _ = write_stdout(json.as_bytes());
         }
         ExitCode::from(match self {
-            CliError::Engine(_) | CliError::RemoteStrict(_) | CliError::NoSuchKey(_) => EXIT_INPUT,
+            CliError::Engine(_) | CliError::RemoteStrict(_) | CliError::NoSuchKey(_) | CliError::Usage(_) => {
+                EXIT_INPUT
+            }
             CliError::Output(_) | CliError::Watch(_) => EXIT_INTERNAL,
             CliError::Memory(err) if err.is_bad_input() => EXIT_INPUT,
             CliError::Memory(_) => EXIT_INTERNAL,

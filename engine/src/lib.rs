@@ -35,6 +35,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ctxgraph_queries::Db;
+use ctxgraph_queries::codex::agents_context;
 use ctxgraph_queries::memory::{memory_context, prompt_memory, skipped_lines};
 use ctxgraph_queries::opencode::config::merged_config;
 use ctxgraph_queries::opencode::config::wellknown::pending_requests;
@@ -59,6 +60,7 @@ pub use turn::{Turn, TurnDiff, Turns};
 // What the engine's methods take and return, so a host needs no direct dependency on the
 // query layer; the types nested deeper in them are under `queries`.
 pub use ctxgraph_queries as queries;
+pub use ctxgraph_queries::codex::{AgentsContext as CodexContext, CodexError};
 pub use ctxgraph_queries::memory::Recall;
 pub use ctxgraph_queries::memory::record::Skipped;
 pub use ctxgraph_queries::memory::render::MemoryContext;
@@ -103,6 +105,9 @@ pub enum EngineError {
     /// A session export could not be loaded or answered.
     #[error(transparent)]
     Session(#[from] SessionFailure),
+    /// Codex would not start here (its `config.toml` is broken).
+    #[error(transparent)]
+    Codex(#[from] CodexError),
 }
 
 /// The warm state of an agent host: one salsa database over one file system and process
@@ -236,6 +241,12 @@ impl Engine {
     /// The system text from the environment block to the last instruction block.
     pub fn system_prompt(&self, ws: Workspace, model: Option<ModelRef>) -> Result<Prompt, EngineError> {
         Ok(system_prompt(&self.db, ws, model).clone()?)
+    }
+
+    /// The Codex profile: the `AGENTS.md` message and every file it considered (CX1–CX6).
+    /// `max_bytes` overrides `project_doc_max_bytes` as Codex's `-c` does.
+    pub fn codex_context(&self, ws: Workspace, max_bytes: Option<u64>) -> Result<CodexContext, EngineError> {
+        Ok(agents_context(&self.db, ws, max_bytes).clone()?)
     }
 
     /// The merged config with the provenance of every value (C1–C7).

@@ -7,6 +7,8 @@
 
 #![warn(missing_docs)]
 
+pub mod agent;
+pub mod codex;
 // Every item here is documented, but salsa's input macro generates public functions
 // (constructors, builders) that carry no docs and cannot be given any.
 #[allow(missing_docs)]

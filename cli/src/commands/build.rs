@@ -3,6 +3,7 @@
 use std::process::ExitCode;
 
 use ctxgraph_engine::Engine;
+use ctxgraph_queries::agent::Agent;
 use ctxgraph_queries::opencode::instructions::SystemPaths;
 use ctxgraph_queries::opencode::prompt::{PlacedBlock, Prompt, Section};
 use ctxgraph_queries::remote::{LoadedFrom, RemoteState};
@@ -13,6 +14,16 @@ use crate::error::CliError;
 use crate::output::write_stdout;
 
 pub fn run(args: BuildArgs) -> Result<ExitCode, CliError> {
+    match args.agent.into() {
+        Agent::Opencode if !args.agent_config.is_empty() => Err(CliError::Usage(
+            "-c/--agent-config takes another agent's settings; opencode reads its own config files".into(),
+        )),
+        Agent::Opencode => opencode(args),
+        Agent::Codex => super::agents::build_codex(args),
+    }
+}
+
+fn opencode(args: BuildArgs) -> Result<ExitCode, CliError> {
     let (engine, ws) = super::open_fetching(args.cwd, &args.remote)?;
     let prompt = engine.system_prompt(ws, args.model)?;
     let section = match args.section {

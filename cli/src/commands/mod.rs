@@ -15,6 +15,7 @@ use ctxgraph_queries::remote::{LoadedFrom, RemoteState};
 use crate::args::{Cli, Command, RemoteArgs};
 use crate::error::CliError;
 
+mod agents;
 mod build;
 mod check;
 mod config;

@@ -1,0 +1,151 @@
+//! `build --agent codex` end to end: the JSON report, the budget from `config.toml`, and
+//! the bad inputs (a broken `config.toml`, `-c` settings ctxgraph does not model) that must
+//! exit 2. What Codex sends is pinned by the recorded cases in `tests/agents/codex/`; this
+//! module checks the binary's own surface.
+
+use std::path::{Path, PathBuf};
+
+use crate::support::{ctxgraph, git_repo};
+
+struct Run {
+    code: i32,
+    /// Exactly what was printed.
+    raw_stdout: Vec<u8>,
+    /// Printed text with the temp dir shown as `[TMP]`.
+    stdout: String,
+    stderr: String,
+}
+
+/// `root/repo` (a git worktree) and `root/home` with the given files.
+fn tree(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = std::fs::canonicalize(dir.path()).expect("canonical temp dir");
+    git_repo(&root.join("repo"));
+    for (path, text) in files {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("parent dir");
+        std::fs::write(path, text).expect("write");
+    }
+    (dir, root)
+}
+
+fn run(root: &Path, cwd: &str, args: &[&str]) -> Run {
+    let output = ctxgraph(root).args(args).current_dir(root.join(cwd)).output().expect("run ctxgraph");
+    let scrub = |bytes: &[u8]| String::from_utf8_lossy(bytes).replace(&*root.to_string_lossy(), "[TMP]");
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: scrub(&output.stdout),
+        stderr: scrub(&output.stderr),
+        raw_stdout: output.stdout,
+    }
+}
+
+const FILES: &[(&str, &str)] = &[
+    ("home/.codex/AGENTS.md", "Global rules.\n"),
+    ("home/.codex/config.toml", "model = \"x\"\nproject_doc_max_bytes = 40\n"),
+    ("repo/AGENTS.md", "Root rules: thirty bytes long.\n"),
+    ("repo/pkg/AGENTS.md", "Shadowed by the override.\n"),
+    ("repo/pkg/AGENTS.override.md", "Override: cut by the budget after ten bytes.\n"),
+    ("repo/pkg/deep/AGENTS.md", "Skipped: nothing left.\n"),
+    ("repo/pkg/deep/empty/AGENTS.md", " \n"),
+];
+
+#[test]
+fn json_lists_what_is_sent_and_why_the_rest_is_not() {
+    let (_dir, root) = tree(FILES);
+    let json = run(&root, "repo/pkg/deep/empty", &["build", "--agent", "codex", "--format", "json"]);
+    assert_eq!(json.code, 0, "{}", json.stderr);
+
+    let text = run(&root, "repo/pkg/deep/empty", &["build", "--agent", "codex"]);
+    let mut report: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
+    assert_eq!(report["bytes"].as_u64(), Some(text.raw_stdout.len() as u64), "the report measures the text");
+    assert_eq!(report["hash"].as_str(), Some(blake3::hash(&text.raw_stdout).to_hex().as_str()));
+    // The message names the temp dir, so its hash differs per run; checked above.
+    report["hash"] = "[HASH]".into();
+    insta::assert_snapshot!("codex_json", serde_json::to_string_pretty(&report).expect("JSON"));
+    assert!(
+        text.stdout.contains("Override:") && !text.stdout.contains("cut by the budget"),
+        "{}",
+        text.stdout
+    );
+
+    // A -c setting beats config.toml, as Codex's -c does.
+    let wide =
+        run(&root, "repo/pkg/deep/empty", &["build", "--agent", "codex", "-c", "project_doc_max_bytes=4096"]);
+    assert!(wide.stdout.contains("Skipped: nothing left."), "{}", wide.stdout);
+}
+
+#[test]
+fn nothing_to_send_prints_nothing() {
+    let (_dir, root) = tree(&[("repo/README.md", "no rules\n")]);
+    let run = run(&root, "repo", &["build", "--agent", "codex"]);
+    assert_eq!((run.code, run.stdout.as_str(), run.stderr.as_str()), (0, "", ""));
+}
+
+#[test]
+fn bad_input_exits_2() {
+    let (_dir, root) = tree(&[("home/.codex/config.toml", "model = \"x\"\nproject_doc_max_bytes = [\n")]);
+    let broken = run(&root, "repo", &["build", "--agent", "codex"]);
+    assert_eq!(broken.code, 2, "{broken:?}", broken = broken.stderr);
+    assert!(broken.stderr.contains("[TMP]/home/.codex/config.toml:2:26: "), "{}", broken.stderr);
+
+    let (_dir, root) = tree(&[("home/.codex/config.toml", "project_doc_max_bytes = \"big\"\n")]);
+    let typed = run(&root, "repo", &["build", "--agent", "codex"]);
+    assert_eq!(typed.code, 2);
+    assert!(
+        typed.stderr.contains("config.toml:1:1: project_doc_max_bytes must be a non-negative integer"),
+        "{}",
+        typed.stderr
+    );
+
+    for args in [
+        &["build", "--agent", "codex", "-c", "model=x"][..],
+        &["build", "--agent", "codex", "-c", "project_doc_max_bytes=-1"],
+        &["build", "--agent", "codex", "-c", "nonsense"],
+        &["build", "--agent", "codex", "--model", "a/b"],
+        &["build", "-c", "project_doc_max_bytes=1"],
+    ] {
+        let run = run(&root, "repo", args);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert!(run.stderr.starts_with("error: "), "{args:?}: {}", run.stderr);
+    }
+}
+
+/// `check` pins what Codex sees: a scenario with `agent = "codex"` snapshots the message,
+/// and an edit to a file Codex loads fails the check in CI.
+#[test]
+fn check_pins_the_codex_message() {
+    let (_dir, root) = tree(&[
+        ("repo/ci/home/.codex/AGENTS.md", "Global rules.\n"),
+        ("repo/AGENTS.md", "Root rules.\n"),
+        ("repo/pkg/AGENTS.md", "Pkg rules.\n"),
+        (
+            "repo/ctxgraph.toml",
+            "[scenario.codex-pkg]\nagent = \"codex\"\ncwd = \"pkg\"\nhome = \"ci/home\"\n",
+        ),
+    ]);
+    let snapshot = run(&root, "repo", &["snapshot"]);
+    assert_eq!(snapshot.code, 0, "{}", snapshot.stderr);
+    let snap =
+        std::fs::read_to_string(root.join("repo/.ctxgraph/snapshots/codex-pkg.snap")).expect("snapshot");
+    assert!(snap.contains("\nprofile: codex-0.171.0\n"), "{snap}");
+    assert!(snap.contains("# AGENTS.md instructions for <repo>/pkg\n"), "{snap}");
+    assert!(snap.contains("Global rules.\n\n--- project-doc ---\n\nRoot rules.\n\n\nPkg rules.\n"), "{snap}");
+
+    let clean = run(&root, "repo", &["check"]);
+    assert_eq!(clean.code, 0, "{}{}", clean.stdout, clean.stderr);
+    std::fs::write(root.join("repo/pkg/AGENTS.override.md"), "Override.\n").expect("write");
+    let output = ctxgraph(&root)
+        .args(["check"])
+        .env("CI", "true")
+        .current_dir(root.join("repo"))
+        .output()
+        .expect("run");
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stdout));
+
+    std::fs::write(root.join("repo/ctxgraph.toml"), "[scenario.x]\nagent = \"codex\"\nmodel = \"a/b\"\n")
+        .expect("write");
+    let refused = run(&root, "repo", &["check"]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(refused.stderr.contains("`model` describes opencode's prompt"), "{}", refused.stderr);
+}

@@ -1,0 +1,140 @@
+//! The other agents' conformance cases: `tests/agents/<agent>/<ID>/` holds a fixture
+//! (`proj/`, made a git repository, and `home/`), `case.toml` (the working directory and
+//! the agent's `-c` settings) and `oracle.out`, the text the real agent sent, recorded by
+//! `oracle/record-agents.sh` with its scratch run directory written as `<run>`. Each case
+//! runs on both `System` backends and must match byte for byte.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use ctxgraph_engine::{Engine, HostEnv, OsSystem};
+use ctxgraph_queries::system::{MemorySystem, System};
+use ctxgraph_test_support::tree::{DiskWriter, MemoryWriter, TreeWriter, copy_tree, git_worktree};
+use serde::Deserialize;
+
+/// Where in-memory runs live.
+const MEMORY_RUN: &str = "/tmp/agents/run";
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Case {
+    #[allow(dead_code, reason = "documentation for the reader of case.toml")]
+    description: String,
+    #[allow(dead_code, reason = "tests/rule_ids.rs checks them")]
+    #[serde(default)]
+    rules: Vec<String>,
+    #[serde(default)]
+    run: Run,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Run {
+    #[serde(default = "dot")]
+    cwd: String,
+    /// The agent's `-c KEY=VALUE` settings.
+    #[serde(default)]
+    config: Vec<String>,
+}
+
+fn dot() -> String {
+    ".".to_owned()
+}
+
+/// Every case directory of `agent`, sorted.
+fn case_dirs(agent: &str) -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("agents").join(agent);
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap_or_else(|err| panic!("{}: {err}", root.display()))
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|dir| dir.join("case.toml").is_file())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+fn load(dir: &Path) -> Case {
+    let path = dir.join("case.toml");
+    let text = std::fs::read_to_string(&path).expect("case.toml is readable");
+    toml::from_str(&text).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
+}
+
+/// The capture scripts' layout: `<run>/proj` (a git repository) and `<run>/home`.
+fn lay_out(dir: &Path, run: &Path, out: &mut dyn TreeWriter) {
+    out.dir(&run.join("home"));
+    copy_tree(&dir.join("proj"), &run.join("proj"), out);
+    copy_tree(&dir.join("home"), &run.join("home"), out);
+    git_worktree(&run.join("proj"), out);
+}
+
+/// An engine over the case laid out on `backend`, with HOME inside the run as the capture
+/// scripts set it.
+fn engine(dir: &Path, disk: bool) -> (Engine, PathBuf, Option<tempfile::TempDir>) {
+    let (system, run, scratch): (Arc<dyn System>, PathBuf, _) = if disk {
+        let scratch = tempfile::tempdir().expect("temp dir");
+        let run = std::fs::canonicalize(scratch.path()).expect("canonical temp dir");
+        lay_out(dir, &run, &mut DiskWriter);
+        (Arc::new(OsSystem), run, Some(scratch))
+    } else {
+        let fs = MemorySystem::new();
+        let run = PathBuf::from(MEMORY_RUN);
+        lay_out(dir, &run, &mut MemoryWriter(&fs));
+        (Arc::new(fs), run, None)
+    };
+    let home = run.join("home");
+    let vars = [("HOME".to_owned(), home.to_string_lossy().into_owned())].into();
+    let env = HostEnv { vars, home, platform: "linux".to_owned(), date: String::new() };
+    (Engine::new(system, env), run, scratch)
+}
+
+fn codex_max_bytes(case: &Case) -> Option<u64> {
+    let mut max_bytes = None;
+    for setting in &case.run.config {
+        let (key, value) = setting.split_once('=').expect("KEY=VALUE");
+        assert_eq!(key, "project_doc_max_bytes", "the harness passes only the settings ctxgraph models");
+        max_bytes = Some(value.parse().expect("a byte count"));
+    }
+    max_bytes
+}
+
+fn codex_case(dir: &Path, disk: bool) -> Result<(), String> {
+    let case = load(dir);
+    let expected = std::fs::read_to_string(dir.join("oracle.out"))
+        .expect("oracle.out: run tests/oracle/record-agents.sh");
+    let (mut engine, run, _scratch) = engine(dir, disk);
+    let ws = engine.open(&run.join("proj").join(&case.run.cwd)).map_err(|e| e.to_string())?;
+    let context = engine.codex_context(ws, codex_max_bytes(&case)).map_err(|e| e.to_string())?;
+    let got = context.message.unwrap_or_default().replace(run.to_string_lossy().as_ref(), "<run>");
+    if got == expected {
+        Ok(())
+    } else {
+        Err(format!("--- codex sent\n{expected:?}\n--- ctxgraph built\n{got:?}"))
+    }
+}
+
+fn check_all(agent: &str, run: fn(&Path, bool) -> Result<(), String>) {
+    let dirs = case_dirs(agent);
+    assert!(!dirs.is_empty(), "no {agent} cases");
+    let mut failures = Vec::new();
+    for dir in &dirs {
+        for disk in [false, true] {
+            if let Err(diff) = run(dir, disk) {
+                let backend = if disk { "disk" } else { "memory" };
+                failures.push(format!("{} ({backend}):\n{diff}", dir.display()));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} runs differ from the oracle:\n{}",
+        failures.len(),
+        dirs.len() * 2,
+        failures.join("\n\n")
+    );
+}
+
+#[test]
+fn codex_cases_match_the_recorded_binary() {
+    check_all("codex", codex_case);
+}
