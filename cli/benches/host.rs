@@ -198,16 +198,8 @@ struct Row {
 fn main() {
     let shape = Shape::from_env();
     let base = tempfile::tempdir().expect("temp dir");
-    let started = Instant::now();
-    let repo = monorepo::generate(&std::fs::canonicalize(base.path()).expect("canonical"), shape);
-    eprintln!(
-        "generated {} files in {} directories (depth {}, {} rule files) in {:.1?}",
-        shape.files,
-        repo.dirs,
-        shape.depth,
-        shape.rules,
-        started.elapsed()
-    );
+    let (repo, generated) = monorepo::generate_reported(base.path(), shape);
+    eprintln!("{generated}");
     let mut rows = Vec::new();
     let mut echo = Echo::new();
 

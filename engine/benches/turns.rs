@@ -72,16 +72,8 @@ fn main() {
     }
     let shape = Shape::from_env();
     let base = tempfile::tempdir().expect("temp dir");
-    let started = Instant::now();
-    let repo = monorepo::generate(&std::fs::canonicalize(base.path()).expect("canonical"), shape);
-    eprintln!(
-        "generated {} files in {} directories (depth {}, {} rule files) in {:.1?}",
-        shape.files,
-        repo.dirs,
-        shape.depth,
-        shape.rules,
-        started.elapsed()
-    );
+    let (repo, generated) = monorepo::generate_reported(base.path(), shape);
+    eprintln!("{generated}");
 
     let mut c = Criterion::default().configure_from_args().warm_up_time(Duration::from_millis(500));
     bench(&mut c, &repo);

@@ -65,6 +65,22 @@ fn write(path: &Path, content: &str) {
     std::fs::write(path, content).unwrap_or_else(|err| panic!("write {}: {err}", path.display()));
 }
 
+/// [`generate`] under a canonical `base`, with the line the benches print before their
+/// tables: what was written and how long it took.
+pub fn generate_reported(base: &Path, shape: Shape) -> (Monorepo, String) {
+    let started = std::time::Instant::now();
+    let repo = generate(&std::fs::canonicalize(base).expect("canonical base"), shape);
+    let report = format!(
+        "generated {} files in {} directories (depth {}, {} rule files) in {:.1?}",
+        shape.files,
+        repo.dirs,
+        shape.depth,
+        shape.rules,
+        started.elapsed()
+    );
+    (repo, report)
+}
+
 pub fn generate(base: &Path, shape: Shape) -> Monorepo {
     let root = base.join("repo");
     let home = base.join("home");

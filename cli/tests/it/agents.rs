@@ -5,16 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::support::{ctxgraph, git_repo};
-
-struct Run {
-    code: i32,
-    /// Exactly what was printed.
-    raw_stdout: Vec<u8>,
-    /// Printed text with the temp dir shown as `[TMP]`.
-    stdout: String,
-    stderr: String,
-}
+use crate::support::{Run, ctxgraph, git_repo};
 
 /// `root/repo` (a git worktree) and `root/home` with the given files.
 fn tree(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
@@ -31,13 +22,7 @@ fn tree(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
 
 fn run(root: &Path, cwd: &str, args: &[&str]) -> Run {
     let output = ctxgraph(root).args(args).current_dir(root.join(cwd)).output().expect("run ctxgraph");
-    let scrub = |bytes: &[u8]| String::from_utf8_lossy(bytes).replace(&*root.to_string_lossy(), "[TMP]");
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: scrub(&output.stdout),
-        stderr: scrub(&output.stderr),
-        raw_stdout: output.stdout,
-    }
+    Run::scrubbed(root, output)
 }
 
 const FILES: &[(&str, &str)] = &[

@@ -7,20 +7,11 @@ use std::path::PathBuf;
 
 use ctxgraph_test_support::http::Server;
 
-use crate::support::{ctxgraph, git_repo};
+use crate::support::{Run, ctxgraph, git_repo};
 
 struct Sandbox {
     dir: tempfile::TempDir,
     env: Vec<(String, String)>,
-}
-
-struct Run {
-    code: i32,
-    /// Exactly what was printed.
-    raw_stdout: Vec<u8>,
-    /// Printed text with the temp dir shown as `[TMP]`.
-    stdout: String,
-    stderr: String,
 }
 
 impl Sandbox {
@@ -61,13 +52,7 @@ impl Sandbox {
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .output()
             .expect("run ctxgraph");
-        let scrub = |bytes: &[u8]| String::from_utf8_lossy(bytes).replace(&*root.to_string_lossy(), "[TMP]");
-        Run {
-            code: output.status.code().unwrap_or(-1),
-            stdout: scrub(&output.stdout),
-            stderr: scrub(&output.stderr),
-            raw_stdout: output.stdout,
-        }
+        Run::scrubbed(&root, output)
     }
 }
 

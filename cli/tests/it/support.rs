@@ -1,7 +1,7 @@
 //! What the end-to-end modules share: the `ctxgraph` binary, isolated in a temporary tree.
 
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Output};
 
 use ctxgraph_test_support::tree::{DiskWriter, git_worktree};
 
@@ -22,4 +22,27 @@ pub fn ctxgraph(root: &Path) -> Command {
 /// Makes `repo` a git worktree on disk (see [`git_worktree`]).
 pub fn git_repo(repo: &Path) {
     git_worktree(repo, &mut DiskWriter);
+}
+
+/// A finished `ctxgraph` run, its output as printed and with the temp root shown as `[TMP]`
+/// (so snapshots do not depend on where the test ran).
+pub struct Run {
+    pub code: i32,
+    /// Exactly what was printed.
+    pub raw_stdout: Vec<u8>,
+    /// Printed text with `root` shown as `[TMP]`.
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    pub fn scrubbed(root: &Path, output: Output) -> Self {
+        let scrub = |bytes: &[u8]| String::from_utf8_lossy(bytes).replace(&*root.to_string_lossy(), "[TMP]");
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: scrub(&output.stdout),
+            stderr: scrub(&output.stderr),
+            raw_stdout: output.stdout,
+        }
+    }
 }
