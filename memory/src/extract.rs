@@ -19,8 +19,6 @@ const INPUT_CHARS: usize = 500;
 const OUTPUT_CHARS: usize = 2000;
 const MAX_OBSERVATIONS: usize = 2;
 const MAX_HASHES: usize = 5000;
-const L0_CHARS: usize = 160;
-const L1_CHARS: usize = 800;
 /// Tools whose own calls teach nothing about the workspace (§6.2 step 1).
 const MEMORY_TOOLS: &[&str] = &["memory_recall", "memory_remember", "memory_forget"];
 const READ_ONLY: &[&str] = &["read", "glob", "grep", "list"];
@@ -104,10 +102,10 @@ pub fn observe(
         let existing = existing_text_hashes(store)?;
         let mut stored = Vec::new();
         for mut note in notes.into_iter().take(MAX_OBSERVATIONS) {
-            note.l0 = redact(&note.l0, L0_CHARS);
-            note.l1 = redact(&note.l1, L1_CHARS);
+            note.l0 = redact(&note.l0, Note::L0_CHARS);
+            note.l1 = redact(&note.l1, Note::L1_CHARS);
             for term in note.files.iter_mut().chain(&mut note.keywords) {
-                *term = redact(term, L0_CHARS);
+                *term = redact(term, Note::L0_CHARS);
             }
             let text_hash = hash(&normalize(&note.l0, Some(workspace_of(store))));
             if note.l0.trim().is_empty()

@@ -10,6 +10,8 @@ use std::process::Command;
 
 use ctxgraph_test_support::http::Server;
 
+use crate::support::git_repo;
+
 const POISON: &str = "POISON: this rule is on the machine, not in the repository";
 
 struct Sandbox {
@@ -35,9 +37,7 @@ impl Sandbox {
     /// poisoned home.
     fn new() -> Self {
         let sandbox = Self { dir: tempfile::tempdir().expect("temp dir"), repo: "repo".to_owned() };
-        sandbox.write(".git/HEAD", "ref: refs/heads/main\n");
-        sandbox.write(".git/objects/.keep", "");
-        sandbox.write(".git/refs/.keep", "");
+        git_repo(&sandbox.repo());
         sandbox.write("AGENTS.md", "# Root\n\nRun the tests before pushing.\n");
         sandbox.write("packages/api/AGENTS.md", "# API\n\nValidate every input.\n");
         sandbox.write("packages/api/src/users.ts", "export {};\n");

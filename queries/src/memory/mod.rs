@@ -18,7 +18,9 @@ use crate::db::{Db, Workspace};
 use crate::files::file_text;
 use crate::opencode::config::{MemorySettings, merged_config};
 use rank::{Doc, RankCut, Ranking, rank};
-use record::{Fact, FactLine, FactSource, Handoff, Observation, SessionCard, Skipped, ToolStat, ToolStats};
+use record::{
+    Fact, FactLine, FactSource, Handoff, Note, Observation, SessionCard, Skipped, ToolStat, ToolStats,
+};
 use render::{BlockId, Cut, CutReason, Draft, Item, MemoryContext, assemble, cut_at_word, sanitize};
 
 /// §3: the store lives under `<workspace>/.opencode/memory/`.
@@ -139,8 +141,6 @@ const OBSERVATIONS_WITH_DETAIL: usize = 2;
 const LESSON_ITEMS: usize = 5;
 const SESSION_ITEMS: usize = 3;
 const FACT_CHARS: usize = 300;
-const L0_CHARS: usize = 160;
-const L1_CHARS: usize = 800;
 const LESSON_CHARS: usize = 200;
 const SESSION_CHARS: usize = 500;
 const DAY_MS: i64 = 86_400_000;
@@ -334,11 +334,11 @@ pub fn observations_block(db: &dyn Db, ws: Workspace, recall: Recall) -> Draft {
             "- ({}, {}) {}",
             sanitize(&o.tool),
             sanitize(&o.note.kind),
-            cut_at_word(&sanitize(&o.note.l0), L0_CHARS)
+            cut_at_word(&sanitize(&o.note.l0), Note::L0_CHARS)
         );
         let with_detail = recall.detail || position < OBSERVATIONS_WITH_DETAIL;
         let (line, short) = if with_detail && !o.note.l1.trim().is_empty() {
-            (format!("{head} — {}", cut_at_word(&sanitize(&o.note.l1), L1_CHARS)), Some(head))
+            (format!("{head} — {}", cut_at_word(&sanitize(&o.note.l1), Note::L1_CHARS)), Some(head))
         } else {
             (head, None)
         };

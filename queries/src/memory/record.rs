@@ -213,9 +213,9 @@ pub struct Observation {
 pub struct Note {
     /// `gotcha`, `fix`, `convention`, `environment`, `failure-mode` or `api-behaviour`.
     pub kind: String,
-    /// One-line headline (at most 160 characters), used in the prompt.
+    /// One-line headline (at most [`Note::L0_CHARS`] characters), used in the prompt.
     pub l0: String,
-    /// The fuller note (at most 800 characters), used when the budget allows.
+    /// The fuller note (at most [`Note::L1_CHARS`] characters), used when the budget allows.
     #[serde(default)]
     pub l1: String,
     /// Workspace-relative paths it concerns (the file boost looks at them).
@@ -224,6 +224,13 @@ pub struct Note {
     /// Extra search terms.
     #[serde(default)]
     pub keywords: Vec<String>,
+}
+
+impl Note {
+    /// Characters an `l0` headline may take (§6.1): extraction cuts to it, the block shows it.
+    pub const L0_CHARS: usize = 160;
+    /// Characters an `l1` note may take (§6.1).
+    pub const L1_CHARS: usize = 800;
 }
 
 /// §5.1: the one current task snapshot.
