@@ -8,8 +8,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use ctxgraph_engine::{ChangeEvent, Engine, HostEnv, OsSystem};
+use ctxgraph_engine::{ChangeEvent, Engine, OsSystem};
 use ctxgraph_queries::memory::Recall;
+use ctxgraph_test_support::fixture::fixed_host;
 
 const NOW: i64 = 20_786 * 86_400_000;
 const WORDS: &[&str] = &[
@@ -72,15 +73,6 @@ fn store(root: &Path) {
     }
 }
 
-fn host() -> HostEnv {
-    HostEnv {
-        vars: BTreeMap::new(),
-        home: "/nonexistent".into(),
-        platform: "linux".into(),
-        date: "Sun Nov 29 2026".into(),
-    }
-}
-
 fn bench(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(dir.path()).unwrap();
@@ -90,12 +82,12 @@ fn bench(c: &mut Criterion) {
     group.sample_size(10);
     group.bench_function("cold_10k_facts_5k_observations", |b| {
         b.iter(|| {
-            let mut engine = Engine::new(Arc::new(OsSystem), host());
+            let mut engine = Engine::new(Arc::new(OsSystem), fixed_host("/nonexistent"));
             let ws = engine.open(&root).unwrap();
             engine.memory_recall(ws, recall.clone());
         });
     });
-    let mut engine = Engine::new(Arc::new(OsSystem), host());
+    let mut engine = Engine::new(Arc::new(OsSystem), fixed_host("/nonexistent"));
     let ws = engine.open(&root).unwrap();
     engine.memory_recall(ws, recall.clone());
     let facts = root.join(".opencode/memory/facts.jsonl");
@@ -121,7 +113,7 @@ fn bench(c: &mut Criterion) {
 /// Criterion's timings: the warm figure is what incrementality saves.
 #[allow(clippy::print_stdout)] // A benchmark's report.
 fn report_executions(root: &Path, recall: &Recall) {
-    let mut engine = Engine::new(Arc::new(OsSystem), host());
+    let mut engine = Engine::new(Arc::new(OsSystem), fixed_host("/nonexistent"));
     let ws = engine.open(root).unwrap();
     engine.memory_recall(ws, recall.clone());
     let cold = engine.db().executions().total();

@@ -6,12 +6,13 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use ctxgraph_engine::{Engine, HostEnv, OsSystem};
+use ctxgraph_engine::{Engine, OsSystem};
 use ctxgraph_memory::extract::{Evidence, Observed, Scripted, observe};
 use ctxgraph_memory::{Remembered, Store};
 use ctxgraph_queries::memory::Recall;
 use ctxgraph_queries::memory::record::{FactSource, Note, Scope};
 use ctxgraph_queries::memory::render::BlockId;
+use ctxgraph_test_support::fixture::fixed_host;
 
 /// `SplitMix64`: a seeded generator small enough to live in the test.
 struct Rng(u64);
@@ -139,15 +140,6 @@ fn ratio(a: usize, b: usize) -> f64 {
     a as f64 / b as f64
 }
 
-fn host() -> HostEnv {
-    HostEnv {
-        vars: BTreeMap::new(),
-        home: "/nonexistent".into(),
-        platform: "linux".into(),
-        date: "Sun Nov 29 2026".into(),
-    }
-}
-
 fn run_workspace(seed: u64, dir: &Path) -> Score {
     let mut rng = Rng(seed);
     let store = Store::new(dir, &BTreeMap::new()).with_sync(false).with_clock(|| 20_786 * 86_400_000);
@@ -216,7 +208,7 @@ fn run_workspace(seed: u64, dir: &Path) -> Score {
     }
     tally.model_calls = model.calls();
 
-    let mut engine = Engine::new(Arc::new(OsSystem), host());
+    let mut engine = Engine::new(Arc::new(OsSystem), fixed_host("/nonexistent"));
     let ws = engine.open(dir).unwrap();
     for (area, (tool, gold)) in &current {
         let query = format!("which {area} tool do we use");
@@ -244,7 +236,7 @@ fn run_workspace(seed: u64, dir: &Path) -> Score {
         if context.chars > recall.max_chars {
             tally.over_budget += 1;
         }
-        let fresh = Engine::new(Arc::new(OsSystem), host());
+        let fresh = Engine::new(Arc::new(OsSystem), fixed_host("/nonexistent"));
         let mut fresh = fresh;
         let fresh_ws = fresh.open(dir).unwrap();
         if fresh.memory_recall(fresh_ws, recall).text != context.text {
