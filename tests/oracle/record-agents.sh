@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # record-agents.sh - record the expected outputs of tests/agents/<agent>/<ID>/ from the REAL
-# agent CLIs (the oracle in ../shared/oracle/agents: Codex 0.171.0 run offline against a fake
-# model on 127.0.0.1). Expected outputs never come from anywhere else.
+# agent CLIs (the oracle in ../shared/oracle/agents: Codex 0.171.0 and Claude Code 2.1.332 run
+# offline against a fake model on 127.0.0.1). Expected outputs never come from anywhere else.
 #
 # usage: tests/oracle/record-agents.sh [codex/ID...]    (no argument: every case)
 #   AGENTS_ORACLE   the oracle directory (default: ../shared/oracle/agents beside the repo,
@@ -11,6 +11,12 @@
 # only what the test compares: the text of the `# AGENTS.md instructions…` user message
 # (empty when Codex sent none), with the scratch run directory written as `<run>`, in
 # <case>/oracle.out. The fixture's rule files are ours; Codex's own prompts are not kept.
+#
+# Claude Code: capture_cc.sh -C <run.cwd> [-R <run.read>] on a copy of the case whose
+# home/.claude.json has `<run>` replaced by the run directory; oracle.out is the rule-file
+# <system-reminder> of the first user message, oracle.read (with run.read) what the Read
+# result carried after the file (its <system-reminder>s). Claude Code's own words (the preamble,
+# the labels) are kept only as `<prose:blake3=HASH>`.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -59,10 +65,63 @@ with open(dest, "w", encoding="utf-8", newline="") as f:
 PY
 }
 
+record_cc() {  # case dir, scratch out
+  local dir=$1 out=$2 args=()
+  mapfile -t args < <(python3 - "$dir/case.toml" <<'PY'
+import sys, tomllib
+run = tomllib.load(open(sys.argv[1], "rb")).get("run", {})
+print("-C"); print(run.get("cwd", "."))
+if run.get("read"):
+    print("-R"); print(run["read"])
+PY
+)
+  rm -rf "$out.fix"; cp -a "$dir" "$out.fix"
+  [ -f "$out.fix/home/.claude.json" ] && sed -i "s#<run>#$out/run#g" "$out.fix/home/.claude.json"
+  "$ORACLE/capture_cc.sh" "${args[@]}" "$out.fix" "$out" >"$out.log" 2>&1 || true
+  grep -q 'claude rc=0' "$out/stderr" || { cat "$out.log" "$out/stderr" >&2; echo "claude failed on $dir" >&2; return 1; }
+  python3 - "$out" "$dir" <<'PY'
+import glob, json, os, re, sys
+import blake3
+out, case = sys.argv[1], sys.argv[2]
+run = out + "/run"
+token = lambda text: "<prose:blake3=%s>" % blake3.blake3(text.encode()).hexdigest()
+def texts(content):
+    return [content] if isinstance(content, str) else [b.get("text", "") for b in content if b.get("type") == "text"]
+reqs = sorted(glob.glob(out + "/cap/req-*.json"), key=lambda f: int(f.rsplit("-", 1)[1].split(".")[0]))
+reqs = [r for r in (json.load(open(f, encoding="utf-8")) for f in reqs) if r.get("messages")]
+if not reqs:
+    sys.exit("no request captured in " + out)
+first = reqs[0]["messages"][0]
+blocks = [t for t in texts(first["content"]) if re.search(r"^Contents of .*:$", t, re.M)]
+if len(blocks) > 1:
+    sys.exit("more than one rule-file block in " + out)
+block = blocks[0] if blocks else ""
+if block:
+    head, sep, rest = block.partition("\n\nContents of ")
+    preamble = head.removeprefix("<system-reminder>\n")
+    block = "<system-reminder>\n" + token(preamble) + sep + rest
+    block = re.sub(r"^(Contents of .*?)( \([^()]*\)):$", lambda m: m.group(1) + token(m.group(2)) + ":", block, flags=re.M)
+with open(case + "/oracle.out", "w", encoding="utf-8", newline="") as f:
+    f.write(block.replace(run, "<run>"))
+if os.path.exists(case + "/oracle.read") or any(len(r["messages"]) > 1 for r in reqs):
+    later = [r for r in reqs if len(r["messages"]) >= 3]
+    if not later:
+        sys.exit("the Read was not answered in " + out)
+    result = [b for b in later[0]["messages"][2]["content"] if b.get("type") == "tool_result"][0]["content"]
+    result = result if isinstance(result, str) else "".join(texts(result))
+    found = re.findall(r"<system-reminder>\nContents of (?:(?!</system-reminder>).)*</system-reminder>", result, re.S)
+    start = result.find(found[0]) if found else -1
+    attached = result[start:result.find(found[-1]) + len(found[-1])] if found else ""
+    with open(case + "/oracle.read", "w", encoding="utf-8", newline="") as f:
+        f.write(attached.replace(run, "<run>"))
+PY
+}
+
 for id in "${IDS[@]}"; do
   agent=${id%%/*}
   case $agent in
     codex) record_codex "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
+    claude-code) record_cc "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     *) echo "record-agents.sh: no recorder for $agent yet" >&2; exit 1 ;;
   esac
   echo "recorded $id"
