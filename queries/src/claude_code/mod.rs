@@ -26,7 +26,7 @@ use crate::path;
 use crate::system::{EntryKind, FileKind};
 
 pub use approval::{Approval, ApprovalState};
-pub use nearby::{ReadAttachment, read_attachment};
+pub use nearby::{ReadAttachment, read_attachment, reminder as nearby_reminder};
 pub use prose::{Prose, ProseSource};
 
 /// CC5: imports are followed this many levels deep (the file itself is level 0).
@@ -165,6 +165,11 @@ pub enum Fate {
     /// CC9: empty or whitespace only (after frontmatter and comments); its imports are not
     /// followed either.
     Empty,
+    /// CC11: a rule whose `paths:` match the file read: attached to the Read.
+    Matched {
+        /// The globs, relative to the directory holding `.claude`.
+        globs: Vec<String>,
+    },
     /// CC6: a rule with `paths:`; attached only when a Read touches a matching file (CC11).
     Conditional {
         /// The globs, relative to the directory holding `.claude`.
@@ -211,7 +216,7 @@ pub struct MemoryFile {
 impl MemoryFile {
     /// Whether the block carries this file.
     pub fn is_sent(&self) -> bool {
-        self.fate == Fate::Sent
+        matches!(self.fate, Fate::Sent | Fate::Matched { .. })
     }
 
     /// Why the file is in the block, or why not, in words, with the rule behind it.
@@ -226,6 +231,9 @@ impl MemoryFile {
         };
         match &self.fate {
             Fate::Sent => why_here,
+            Fate::Matched { globs } => {
+                format!("{why_here}; its paths: ({}) match the file read (CC6, CC11)", globs.join(", "))
+            }
             Fate::Empty => format!("{why_here}; left out: empty after frontmatter and comments (CC9)"),
             Fate::Conditional { globs } => format!(
                 "{why_here}; held back: its paths: ({}) attach it only when a Read touches a matching file (CC6, CC11)",

@@ -21,6 +21,19 @@ pub struct ReadAttachment {
 }
 
 impl ReadAttachment {
+    /// Why a file is attached to this Read, or why not, with the rule behind it.
+    pub fn reason(&self, file: &MemoryFile, cwd: &Path, approval: &super::Approval) -> String {
+        match (&file.fate, &file.parent) {
+            (Fate::Sent, None) => {
+                "a rule file in a directory between the working directory and the file read (CC11)".to_owned()
+            }
+            (Fate::AlreadyLoaded, None) => {
+                "not attached again: the session already holds it (CC12)".to_owned()
+            }
+            _ => file.reason(cwd, approval),
+        }
+    }
+
     /// The files attached, in order.
     pub fn sent(&self) -> impl Iterator<Item = &MemoryFile> {
         self.files.iter().filter(|f| f.is_sent())
@@ -97,7 +110,8 @@ impl Loader<'_> {
             match &looked.fate {
                 Fate::Conditional { globs } => {
                     if globs_match(globs, base, file) {
-                        looked.fate = Fate::Sent;
+                        let globs = globs.clone();
+                        looked.fate = Fate::Matched { globs };
                     }
                     conditional.push(looked);
                 }
