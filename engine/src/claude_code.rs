@@ -1,4 +1,4 @@
-//! CC2: finding Claude Code's local installation and reading its prose from the bundle
+//! CC10: finding Claude Code's local installation and reading its prose from the bundle
 //! (I/O, so it lives in the engine; the recognition itself is
 //! [`Prose::from_bundle`](ctxgraph_queries::claude_code::Prose::from_bundle)).
 //!

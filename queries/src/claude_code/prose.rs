@@ -1,4 +1,4 @@
-//! CC2: Claude Code's own words in the block (the preamble sentence, the label after each
+//! CC10: Claude Code's own words in the block (the preamble sentence, the label after each
 //! path) belong to Claude Code. They are never copied into this repository: they are read
 //! from the local installation and accepted only when their blake3 hash and length match
 //! this table, or marked unavailable.
