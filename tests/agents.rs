@@ -35,10 +35,10 @@ struct Run {
     /// The agent's `-c KEY=VALUE` settings.
     #[serde(default)]
     config: Vec<String>,
-    /// Claude Code: a file (relative to `proj`) the model reads; `oracle.read` holds what
-    /// the Read result carried after the file.
+    /// Claude Code: files (relative to `proj`) the model reads one after the other;
+    /// `oracle.read` holds what each Read result carried after the file.
     #[serde(default)]
-    read: Option<String>,
+    reads: Vec<String>,
 }
 
 fn dot() -> String {
@@ -149,10 +149,17 @@ fn claude_code_case(dir: &Path, disk: bool) -> Result<(), String> {
     if got != expected {
         return Err(format!("--- claude code sent\n{expected}\n--- ctxgraph built\n{got}"));
     }
-    if let Some(read) = &case.run.read {
+    if !case.run.reads.is_empty() {
         let expected = std::fs::read_to_string(dir.join("oracle.read")).expect("oracle.read");
-        let attachment = engine.claude_code_read(ws, &proj.join(read)).map_err(|e| e.to_string())?;
-        let got = scrub(attachment.text());
+        let files: Vec<PathBuf> = case.run.reads.iter().map(|read| proj.join(read)).collect();
+        let attachments = engine.claude_code_reads(ws, &files).map_err(|e| e.to_string())?;
+        let got: String = case
+            .run
+            .reads
+            .iter()
+            .zip(&attachments)
+            .map(|(read, attachment)| scrub(format!("--- read {read} ---\n{}\n", attachment.text())))
+            .collect();
         if got != expected {
             return Err(format!(
                 "--- claude code attached to the Read\n{expected}\n--- ctxgraph built\n{got}"

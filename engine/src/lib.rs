@@ -36,7 +36,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ctxgraph_queries::Db;
-use ctxgraph_queries::claude_code::{claude_md_context, read_attachment};
+use ctxgraph_queries::claude_code::{claude_md_context, read_attachment, reads_in_session};
 use ctxgraph_queries::codex::agents_context;
 use ctxgraph_queries::memory::{memory_context, prompt_memory, skipped_lines};
 use ctxgraph_queries::opencode::config::merged_config;
@@ -267,6 +267,24 @@ impl Engine {
             }
             _ => Ok(read_attachment(&self.db, ws, target).clone()),
         }
+    }
+
+    /// The Claude Code profile: Reads of `files` one after the other in one session, each
+    /// attaching only what the session does not hold yet (CC12).
+    pub fn claude_code_reads(
+        &self,
+        ws: Workspace,
+        files: &[PathBuf],
+    ) -> Result<Vec<ReadAttachment>, EngineError> {
+        let mut targets = Vec::with_capacity(files.len());
+        for file in files {
+            let target = ctxgraph_queries::path::resolve(ws.cwd(&self.db), file);
+            if !self.db.files().get(&self.db, &target).kind(&self.db).exists() {
+                return Err(EngineError::ReadTarget { path: target, reason: "no such file".to_owned() });
+            }
+            targets.push(target);
+        }
+        Ok(reads_in_session(&self.db, ws, &targets))
     }
 
     /// The merged config with the provenance of every value (C1–C7).

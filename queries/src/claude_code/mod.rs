@@ -26,7 +26,7 @@ use crate::path;
 use crate::system::{EntryKind, FileKind};
 
 pub use approval::{Approval, ApprovalState};
-pub use nearby::{ReadAttachment, read_attachment, reminder as nearby_reminder};
+pub use nearby::{ReadAttachment, read_attachment, reads_in_session, reminder as nearby_reminder};
 pub use prose::{Prose, ProseSource};
 
 /// CC5: imports are followed this many levels deep (the file itself is level 0).

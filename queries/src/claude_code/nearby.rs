@@ -84,16 +84,36 @@ pub fn read_attachment(db: &dyn Db, ws: Workspace, file: PathBuf) -> ReadAttachm
         loader.rules_for_read(&dir.join(".claude").join("rules"), Kind::Project, &dir, &file, false);
     }
 
-    // CC12: what the session already holds is not attached again.
-    let held: HashSet<&Path> = context.sent().map(|f| f.source.as_path()).collect();
+    // CC12: what the session already holds is not attached again, nor the file read.
+    let mut held: HashSet<&Path> = context.sent().map(|f| f.source.as_path()).collect();
+    held.insert(&file);
     let mut files = loader.files;
-    for looked in &mut files {
+    hold_back(&mut files, &held);
+    ReadAttachment { file, files }
+}
+
+/// CC12: Reads of `files` one after the other in one session: each attaches only what
+/// neither the first message, an earlier Read's attachments, nor an earlier read file holds.
+pub fn reads_in_session(db: &dyn Db, ws: Workspace, files: &[PathBuf]) -> Vec<ReadAttachment> {
+    let mut held: HashSet<PathBuf> = HashSet::new();
+    let mut out = Vec::with_capacity(files.len());
+    for file in files {
+        let mut attachment = read_attachment(db, ws, file.clone()).clone();
+        hold_back(&mut attachment.files, &held.iter().map(PathBuf::as_path).collect());
+        held.insert(file.clone());
+        held.extend(attachment.sent().map(|f| f.source.clone()));
+        out.push(attachment);
+    }
+    out
+}
+
+fn hold_back(files: &mut [MemoryFile], held: &HashSet<&Path>) {
+    for looked in files {
         if looked.is_sent() && held.contains(looked.source.as_path()) {
             looked.fate = Fate::AlreadyLoaded;
             looked.content.clear();
         }
     }
-    ReadAttachment { file, files }
 }
 
 impl Loader<'_> {
