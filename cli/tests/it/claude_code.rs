@@ -72,6 +72,22 @@ fn an_approval_in_claude_json_lets_imports_leave_the_working_directory() {
 }
 
 #[test]
+fn a_broken_claude_json_is_reported_not_fatal() {
+    let (_dir, root) = tree(FILES);
+    std::fs::write(root.join("home/.claude.json"), "{\"projects\": [").expect("write");
+    let json = run(&root, "repo", &["build", "--agent", "claude-code", "--format", "json"]);
+    assert_eq!(json.code, 0, "{}", json.stderr);
+    let report: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
+    assert_eq!(report["approval"]["state"], "invalid");
+    assert!(report["approval"]["reason"].as_str().is_some_and(|r| r.contains("line 1")), "{report}");
+    let outside = &report["dropped"][0];
+    assert!(
+        outside["reason"].as_str().is_some_and(|r| r.contains(".claude.json cannot be used")),
+        "{outside}"
+    );
+}
+
+#[test]
 fn a_bundle_that_does_not_match_the_fingerprints_is_not_used() {
     let (_dir, root) = tree(FILES);
     // A "bundle" with the right shape and other words (over 1 MiB, so not a launcher).
