@@ -7,11 +7,12 @@
 //! a `dir_listing` query so that salsa knows exactly which directories a glob depends on.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use globset::GlobBuilder;
 
 use crate::db::Db;
-use crate::files::dir_listing;
+use crate::files::{File, dir_listing};
 use crate::system::{EntryKind, FileKind};
 
 /// The directories an upward walk visits (F2): from `start` up to and including `stop`
@@ -103,13 +104,15 @@ struct GlobStarRest<'db> {
     leading: bool,
 }
 
-/// What one `**` walk found at one directory: the matches of the rest of the pattern with
-/// `**` standing for no directory (or descending no further), and the child directories
-/// whose own walk found something.
+/// What one `**` walk found at and below one directory, in walk order: the matches of the
+/// rest of the pattern with `**` standing for no directory (or descending no further),
+/// then each child directory's list. Each directory holds its whole subtree's list, so a
+/// `glob` at any level of an upward walk reads one memo instead of re-walking the subtree
+/// (one new file used to cost every level a walk of the tree below it); matches are kept
+/// as `File` ids, four bytes per match per ancestor.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct BelowDir {
-    here: Vec<PathBuf>,
-    children: Vec<PathBuf>,
+    matches: Arc<[File]>,
 }
 
 /// `**` followed by `rest` below `dir`, one query per directory: a file added deep in the
@@ -122,7 +125,7 @@ fn glob_below<'db>(db: &'db dyn Db, dir: PathBuf, rest: GlobStarRest<'db>, dot: 
     let mut walker = GlobWalk { db, dot, raw: rest.segments(db), segments, out: &mut here };
     // Zero directories: the rest of the pattern right here.
     walker.visit(&dir, 1);
-    let mut children = Vec::new();
+    let mut below_children = Vec::new();
     for entry in walker.listing(&dir).iter() {
         if entry.name.starts_with('.') && !dot {
             continue;
@@ -132,9 +135,9 @@ fn glob_below<'db>(db: &'db dyn Db, dir: PathBuf, rest: GlobStarRest<'db>, dot: 
         match entry.kind {
             EntryKind::Directory => {
                 db.files().get_listed(db, &child, EntryKind::Directory);
-                let below = glob_below(db, child.clone(), rest, dot);
-                if !below.here.is_empty() || !below.children.is_empty() {
-                    children.push(child);
+                let below = glob_below(db, child, rest, dot);
+                if !below.matches.is_empty() {
+                    below_children.push(below.matches.clone());
                 }
             }
             // Symlinked directories (`follow: false`, pinned by the oracle on a `loop -> .`
@@ -150,7 +153,12 @@ fn glob_below<'db>(db: &'db dyn Db, dir: PathBuf, rest: GlobStarRest<'db>, dot: 
             _ => {}
         }
     }
-    BelowDir { here, children }
+    let files = db.files();
+    let matches = here
+        .iter()
+        .map(|path| files.get(db, path))
+        .chain(below_children.iter().flat_map(|m| m.iter().copied()));
+    BelowDir { matches: matches.collect() }
 }
 
 /// The segments of a `**` walk, compiled once per pattern rather than once per directory
@@ -169,7 +177,7 @@ impl PartialEq for CompiledRest {
     }
 }
 
-/// Every match of `**` + `rest` below `dir`, from the per-directory walks.
+/// Every match of `**` + `rest` below `dir`, from the per-directory walk.
 fn collect_below<'db>(
     db: &'db dyn Db,
     dir: &Path,
@@ -178,10 +186,7 @@ fn collect_below<'db>(
     out: &mut Vec<PathBuf>,
 ) {
     let below = glob_below(db, dir.to_path_buf(), rest, dot);
-    out.extend(below.here.iter().cloned());
-    for child in &below.children {
-        collect_below(db, child, rest, dot, out);
-    }
+    out.extend(below.matches.iter().map(|file| file.path(db).clone()));
 }
 
 /// F5 `globUp(pattern, start, stop)`: `glob` with `dot: true` at every level of the walk,
