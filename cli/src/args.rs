@@ -126,6 +126,9 @@ pub struct BuildArgs {
     #[arg(short = 'c', long = "agent-config", value_name = "KEY=VALUE")]
     pub agent_config: Vec<String>,
 
+    #[command(flatten)]
+    pub claude_code: ClaudeCodeArgs,
+
     /// Which part of the system text to print
     #[arg(long, value_enum, default_value_t = SectionArg::System)]
     pub section: SectionArg,
@@ -194,6 +197,14 @@ pub struct NearbyArgs {
     /// text: the reminder only; json: the file's type, every rule's state, `loaded`
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+
+    /// Whose Read to reproduce: opencode's, or Claude Code's (nested CLAUDE.md files and
+    /// rules whose `paths:` match)
+    #[arg(long, value_enum, default_value_t = AgentArg::Opencode)]
+    pub agent: AgentArg,
+
+    #[command(flatten)]
+    pub claude_code: ClaudeCodeArgs,
 
     #[command(flatten)]
     pub remote: RemoteArgs,
@@ -321,11 +332,22 @@ pub enum SectionArg {
     Instructions,
 }
 
+/// Where Claude Code's own wording (the preamble, the labels) is read from: it is never
+/// copied into ctxgraph, and is shown as placeholders when no installation matches.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ClaudeCodeArgs {
+    /// The Claude Code installation (its native binary, cli.js, package directory or
+    /// `claude` launcher) [default: $CTXGRAPH_CLAUDE_CODE, else `claude` on PATH]
+    #[arg(long = "claude-code", value_name = "PATH")]
+    pub path: Option<PathBuf>,
+}
+
 /// The agents `--agent` can name (the profiles in `ctxgraph_queries::agent`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum AgentArg {
     Opencode,
     Codex,
+    ClaudeCode,
 }
 
 impl From<AgentArg> for ctxgraph_queries::agent::Agent {
@@ -333,6 +355,7 @@ impl From<AgentArg> for ctxgraph_queries::agent::Agent {
         match arg {
             AgentArg::Opencode => Self::Opencode,
             AgentArg::Codex => Self::Codex,
+            AgentArg::ClaudeCode => Self::ClaudeCode,
         }
     }
 }

@@ -12,17 +12,20 @@ pub enum Agent {
     Opencode,
     /// Codex CLI 0.171.0: the [`codex`](crate::codex) profile.
     Codex,
+    /// Claude Code 2.1.332: the [`claude_code`](crate::claude_code) profile.
+    ClaudeCode,
 }
 
 impl Agent {
     /// Every agent, in the order help texts list them.
-    pub const ALL: [Agent; 2] = [Agent::Opencode, Agent::Codex];
+    pub const ALL: [Agent; 3] = [Agent::Opencode, Agent::Codex, Agent::ClaudeCode];
 
     /// The name `--agent` takes.
     pub fn name(self) -> &'static str {
         match self {
             Agent::Opencode => "opencode",
             Agent::Codex => "codex",
+            Agent::ClaudeCode => "claude-code",
         }
     }
 }

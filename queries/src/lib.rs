@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 
 pub mod agent;
+pub mod claude_code;
 pub mod codex;
 // Every item here is documented, but salsa's input macro generates public functions
 // (constructors, builders) that carry no docs and cannot be given any.
