@@ -128,11 +128,24 @@ fn codex_case(dir: &Path, disk: bool) -> Result<(), String> {
     }
 }
 
-/// The fixture's `home/.claude.json` names the run directory as `<run>` (the recorder
-/// writes the real one in before capturing).
-fn claude_json(dir: &Path, run: &Path, out: &mut dyn TreeWriter) {
-    if let Ok(text) = std::fs::read_to_string(dir.join("home/.claude.json")) {
-        out.file(&run.join("home/.claude.json"), text.replace("<run>", &run.to_string_lossy()).into_bytes());
+/// Fixture files may name the run directory as `<run>` (absolute imports, the keys of
+/// `~/.claude.json`); the recorder writes the real one in before capturing, and so does this.
+fn substitute_run(dir: &Path, run: &Path, out: &mut dyn TreeWriter) {
+    fn walk(from: &Path, to: &Path, run: &Path, out: &mut dyn TreeWriter) {
+        let Ok(entries) = std::fs::read_dir(from) else { return };
+        for entry in entries.filter_map(Result::ok) {
+            let (source, target) = (entry.path(), to.join(entry.file_name()));
+            if source.is_dir() {
+                walk(&source, &target, run, out);
+            } else if let Ok(text) = std::fs::read_to_string(&source)
+                && text.contains("<run>")
+            {
+                out.file(&target, text.replace("<run>", &run.to_string_lossy()).into_bytes());
+            }
+        }
+    }
+    for part in ["proj", "home"] {
+        walk(&dir.join(part), &run.join(part), run, out);
     }
 }
 
@@ -140,7 +153,7 @@ fn claude_code_case(dir: &Path, disk: bool) -> Result<(), String> {
     let case = load(dir);
     let expected = std::fs::read_to_string(dir.join("oracle.out"))
         .expect("oracle.out: run tests/oracle/record-agents.sh");
-    let (mut engine, run, _scratch) = engine_with(dir, disk, claude_json);
+    let (mut engine, run, _scratch) = engine_with(dir, disk, substitute_run);
     let proj = run.join("proj");
     let ws = engine.open(&proj.join(&case.run.cwd)).map_err(|e| e.to_string())?;
     let scrub = |text: String| text.replace(run.to_string_lossy().as_ref(), "<run>");

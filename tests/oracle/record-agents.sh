@@ -12,8 +12,8 @@
 # (empty when Codex sent none), with the scratch run directory written as `<run>`, in
 # <case>/oracle.out. The fixture's rule files are ours; Codex's own prompts are not kept.
 #
-# Claude Code: capture_cc.sh -C <run.cwd> [-R <run.read>] on a copy of the case whose
-# home/.claude.json has `<run>` replaced by the run directory; oracle.out is the rule-file
+# Claude Code: capture_cc.sh -C <run.cwd> [-R <run.reads>] on a copy of the case whose
+# files have `<run>` replaced by the run directory (absolute paths, ~/.claude.json keys); oracle.out is the rule-file
 # <system-reminder> of the first user message, oracle.read (with run.reads) what each Read's
 # result carried after the file (its <system-reminder>s), under a `--- read FILE ---` line. Claude Code's own words (the preamble,
 # the labels) are kept only as `<prose:blake3=HASH>`.
@@ -102,7 +102,7 @@ PY
 )
   case " ${args[*]} " in *" -R "*,*) capture=$(cc_oracle) ;; esac
   rm -rf "$out.fix"; cp -a "$dir" "$out.fix"
-  [ -f "$out.fix/home/.claude.json" ] && sed -i "s#<run>#$out/run#g" "$out.fix/home/.claude.json"
+  grep -rlZ -- '<run>' "$out.fix/proj" "$out.fix/home" 2>/dev/null | xargs -0 -r sed -i "s#<run>#$out/run#g"
   "$capture/capture_cc.sh" "${args[@]}" "$out.fix" "$out" >"$out.log" 2>&1 || true
   grep -q 'claude rc=0' "$out/stderr" || { cat "$out.log" "$out/stderr" >&2; echo "claude failed on $dir" >&2; return 1; }
   python3 - "$out" "$dir" <<'PY'

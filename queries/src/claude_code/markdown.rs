@@ -1,7 +1,7 @@
 //! What Claude Code reads out of one rule file's text: the YAML frontmatter and its `paths:`
 //! (CC6), HTML comments it cuts from the text (CC7), and the `@imports` it follows (CC4).
 //!
-//! The Markdown is tokenised with pulldown-cmark, the frontmatter parsed with yaml-rust2;
+//! The Markdown is tokenised with pulldown-cmark, the frontmatter parsed with saphyr;
 //! what is hand-written here is only Claude Code's own use of them (which tokens it scans,
 //! its import pattern, its `paths:` splitting), which no crate does.
 
@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use regex::Regex;
-use yaml_rust2::{Yaml, YamlLoader};
+use saphyr::{LoadableYamlNode, Scalar, Yaml};
 
 /// One rule file's text as Claude Code keeps it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -53,11 +53,15 @@ fn split_frontmatter(text: &str) -> (Option<&str>, &str) {
 /// commas and its braces expanded; a list contributes each of its strings; a trailing
 /// `/**` is dropped; a list of nothing but `**` (or of nothing) means "everywhere".
 fn paths_globs(frontmatter: &str) -> Option<Vec<String>> {
-    let doc = load_yaml(frontmatter)?;
-    let paths = match &doc {
-        Yaml::Hash(map) => map.get(&Yaml::String("paths".to_owned()))?,
-        _ => return None,
+    let requoted;
+    let docs = if let Ok(docs) = Yaml::load_from_str(frontmatter) {
+        docs
+    } else {
+        requoted = requote(frontmatter);
+        Yaml::load_from_str(&requoted).ok()?
     };
+    let Some(Yaml::Mapping(map)) = docs.first() else { return None };
+    let paths = map.iter().find_map(|(key, value)| (as_str(key) == Some("paths")).then_some(value))?;
     if is_falsy(paths) {
         return None;
     }
@@ -71,15 +75,12 @@ fn paths_globs(frontmatter: &str) -> Option<Vec<String>> {
     if globs.iter().all(|g| g == "**") { None } else { Some(globs) }
 }
 
-/// The frontmatter as YAML; when it does not parse, a second try with plain `key: value`
-/// values that hold YAML indicators quoted and leading tabs as spaces, as Claude Code
-/// retries (an approximation of its quoting: see docs/profiles/claude-code.md, CC6).
-fn load_yaml(frontmatter: &str) -> Option<Yaml> {
+/// For a frontmatter that does not parse, Claude Code's second try: plain `key: value`
+/// values that hold YAML indicators quoted, and leading tabs as spaces (an approximation
+/// of its quoting: see docs/profiles/claude-code.md, CC6).
+fn requote(frontmatter: &str) -> String {
     static KEY_VALUE: LazyLock<Regex> =
         LazyLock::new(|| Regex::new(r"^([a-zA-Z_-]+):\s+(\S.*)$").expect("valid pattern"));
-    if let Ok(mut docs) = YamlLoader::load_from_str(frontmatter) {
-        return Some(if docs.is_empty() { Yaml::Null } else { docs.swap_remove(0) });
-    }
     let quoted: Vec<String> = frontmatter
         .split('\n')
         .map(|line| {
@@ -98,31 +99,38 @@ fn load_yaml(frontmatter: &str) -> Option<Yaml> {
             format!("{}{}", "  ".repeat(tabs), &line[tabs..])
         })
         .collect();
-    YamlLoader::load_from_str(&quoted.join("\n"))
-        .ok()
-        .map(|mut docs| if docs.is_empty() { Yaml::Null } else { docs.swap_remove(0) })
+    quoted.join("\n")
 }
 
-fn is_falsy(value: &Yaml) -> bool {
+fn as_str<'a>(value: &'a Yaml<'_>) -> Option<&'a str> {
     match value {
-        Yaml::Null | Yaml::BadValue => true,
-        Yaml::Boolean(b) => !b,
-        Yaml::Integer(n) => *n == 0,
-        Yaml::String(s) => s.is_empty(),
-        Yaml::Real(r) => r.parse::<f64>().is_ok_and(|f| f == 0.0 || f.is_nan()),
+        Yaml::Value(Scalar::String(s)) | Yaml::Representation(s, _, _) => Some(s),
+        _ => None,
+    }
+}
+
+/// JavaScript's falsiness, for `paths:` values.
+fn is_falsy(value: &Yaml<'_>) -> bool {
+    match value {
+        Yaml::Value(Scalar::Null) | Yaml::BadValue => true,
+        Yaml::Value(Scalar::Boolean(b)) => !b,
+        Yaml::Value(Scalar::Integer(n)) => *n == 0,
+        Yaml::Value(Scalar::FloatingPoint(f)) => f.into_inner() == 0.0 || f.is_nan(),
+        Yaml::Value(Scalar::String(s)) | Yaml::Representation(s, _, _) => s.is_empty(),
         _ => false,
     }
 }
 
-fn collect_globs(value: &Yaml, out: &mut Vec<String>) {
+fn collect_globs(value: &Yaml<'_>, out: &mut Vec<String>) {
     match value {
-        Yaml::Array(items) => items.iter().for_each(|item| collect_globs(item, out)),
-        Yaml::String(text) => {
-            for part in split_top_level_commas(text) {
-                out.extend(expand_first_braces(&part));
+        Yaml::Sequence(items) => items.iter().for_each(|item| collect_globs(item, out)),
+        other => {
+            if let Some(text) = as_str(other) {
+                for part in split_top_level_commas(text) {
+                    out.extend(expand_first_braces(&part));
+                }
             }
         }
-        _ => {}
     }
 }
 
@@ -299,6 +307,10 @@ mod tests {
         assert_eq!(globs("---\npaths: \"**\"\n---\nx"), None);
         assert_eq!(globs("---\npaths: []\n---\nx"), None);
         assert_eq!(globs("---\ndescription: d\n---\nx"), None);
+        assert_eq!(globs("---\npaths: 0\n---\nx"), None);
+        // Invalid YAML: the retry quotes the value, so the rule is held back (as Claude Code
+        // held back such a rule in an exploratory capture).
+        assert_eq!(globs("---\npaths: [\n---\nx"), Some(vec!["[".into()]));
         assert_eq!(parse("---\ntitle: t\n---\nbody\n").content, "body\n");
     }
 

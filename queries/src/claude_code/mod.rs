@@ -29,7 +29,8 @@ pub use approval::{Approval, ApprovalState};
 pub use nearby::{ReadAttachment, read_attachment, reads_in_session, reminder as nearby_reminder};
 pub use prose::{Prose, ProseSource};
 
-/// CC5: imports are followed this many levels deep (the file itself is level 0).
+/// CC5: an import at this level or deeper is not loaded (the file itself is level 0, its
+/// imports level 1): four levels of imports are followed.
 pub const MAX_IMPORT_DEPTH: usize = 5;
 /// Files over this size are skipped (Claude Code's 4 MiB read limit).
 pub const MAX_FILE_BYTES: usize = 4 * 1024 * 1024;
@@ -178,7 +179,7 @@ pub enum Fate {
     /// CC8: an import outside the working directory, and the project has not approved
     /// external imports.
     ExternalNotApproved,
-    /// CC5: an import more than five levels below its rule file.
+    /// CC5: an import [`MAX_IMPORT_DEPTH`] or more levels below the file the walk found.
     TooDeep,
     /// CC4: an import whose extension is not a text one.
     NotText,
@@ -244,7 +245,10 @@ impl MemoryFile {
                 cwd.display(),
                 approval.describe()
             ),
-            Fate::TooDeep => format!("{why_here}; left out: more than {MAX_IMPORT_DEPTH} imports deep (CC5)"),
+            Fate::TooDeep => format!(
+                "{why_here}; left out: import level {} (only levels below {MAX_IMPORT_DEPTH} are followed) (CC5)",
+                self.depth
+            ),
             Fate::NotText => format!("{why_here}; left out: not a text file extension (CC4)"),
             Fate::AlreadyLoaded => format!("{why_here}; not repeated: already loaded (CC5)"),
             Fate::Missing => format!("{why_here}; left out: no such file (CC4)"),
