@@ -277,7 +277,8 @@ fn validate(
     };
     if agent != Agent::Opencode {
         let opencode_only = [
-            (!raw.reads.is_empty(), "reads"),
+            // Gemini CLI attaches context on reads too (GM8).
+            (!raw.reads.is_empty() && agent != Agent::Gemini, "reads"),
             (!matches!(raw.section, SectionName::System), "section"),
             (raw.model.is_some(), "model"),
             (raw.fetch_remote, "fetch_remote"),

@@ -182,6 +182,10 @@ pub struct NearbyArgs {
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
 
+    /// Whose read to reproduce: opencode's reminder, or what Gemini CLI attaches to a read
+    #[arg(long, value_enum, default_value_t = AgentArg::Opencode)]
+    pub agent: AgentArg,
+
     /// An `opencode export` JSON file: read FILE in that session's state
     #[arg(long, value_name = "EXPORT")]
     pub session: Option<PathBuf>,
@@ -326,6 +330,7 @@ pub enum SectionArg {
 pub enum AgentArg {
     Opencode,
     Codex,
+    Gemini,
 }
 
 impl From<AgentArg> for ctxgraph_queries::agent::Agent {
@@ -333,6 +338,7 @@ impl From<AgentArg> for ctxgraph_queries::agent::Agent {
         match arg {
             AgentArg::Opencode => Self::Opencode,
             AgentArg::Codex => Self::Codex,
+            AgentArg::Gemini => Self::Gemini,
         }
     }
 }

@@ -61,6 +61,8 @@ pub use turn::{Turn, TurnDiff, Turns};
 // query layer; the types nested deeper in them are under `queries`.
 pub use ctxgraph_queries as queries;
 pub use ctxgraph_queries::codex::{AgentsContext as CodexContext, CodexError};
+pub use ctxgraph_queries::gemini::nearby::ReadContext as GeminiReadContext;
+pub use ctxgraph_queries::gemini::{GeminiContext, GeminiError};
 pub use ctxgraph_queries::memory::Recall;
 pub use ctxgraph_queries::memory::record::Skipped;
 pub use ctxgraph_queries::memory::render::MemoryContext;
@@ -108,6 +110,9 @@ pub enum EngineError {
     /// Codex would not start here (its `config.toml` is broken).
     #[error(transparent)]
     Codex(#[from] CodexError),
+    /// Gemini CLI would not start here (a settings file is broken).
+    #[error(transparent)]
+    Gemini(#[from] GeminiError),
 }
 
 /// The warm state of an agent host: one salsa database over one file system and process
@@ -247,6 +252,25 @@ impl Engine {
     /// `max_bytes` overrides `project_doc_max_bytes` as Codex's `-c` does.
     pub fn codex_context(&self, ws: Workspace, max_bytes: Option<u64>) -> Result<CodexContext, EngineError> {
         Ok(agents_context(&self.db, ws, max_bytes).clone()?)
+    }
+
+    /// The Gemini CLI profile: the global and project context and every file and import it
+    /// considered (GM1–GM7).
+    pub fn gemini_context(&self, ws: Workspace) -> Result<GeminiContext, EngineError> {
+        Ok(ctxgraph_queries::gemini::gemini_context(&self.db, ws).clone()?)
+    }
+
+    /// GM8: what Gemini CLI attaches when the model reads `target` right after start-up.
+    pub fn gemini_read_context(
+        &self,
+        ws: Workspace,
+        target: &Path,
+    ) -> Result<GeminiReadContext, EngineError> {
+        let target = ctxgraph_queries::path::resolve(ws.cwd(&self.db), target);
+        if !self.db.files().get(&self.db, &target).kind(&self.db).exists() {
+            return Err(EngineError::ReadTarget { path: target, reason: "no such file".to_owned() });
+        }
+        Ok(ctxgraph_queries::gemini::nearby::gemini_read_context(&self.db, ws, target).clone()?)
     }
 
     /// The merged config with the provenance of every value (C1–C7).

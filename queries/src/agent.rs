@@ -12,17 +12,20 @@ pub enum Agent {
     Opencode,
     /// Codex CLI 0.171.0: the [`codex`](crate::codex) profile.
     Codex,
+    /// Gemini CLI 0.61.0: the [`gemini`](crate::gemini) profile.
+    Gemini,
 }
 
 impl Agent {
     /// Every agent, in the order help texts list them.
-    pub const ALL: [Agent; 2] = [Agent::Opencode, Agent::Codex];
+    pub const ALL: [Agent; 3] = [Agent::Opencode, Agent::Codex, Agent::Gemini];
 
     /// The name `--agent` takes.
     pub fn name(self) -> &'static str {
         match self {
             Agent::Opencode => "opencode",
             Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
         }
     }
 }

@@ -9,6 +9,7 @@
 
 pub mod agent;
 pub mod codex;
+pub mod gemini;
 // Every item here is documented, but salsa's input macro generates public functions
 // (constructors, builders) that carry no docs and cannot be given any.
 #[allow(missing_docs)]

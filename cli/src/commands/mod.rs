@@ -20,6 +20,7 @@ mod build;
 mod check;
 mod config;
 mod explain;
+mod gemini;
 mod github;
 mod lint;
 mod mcp;

@@ -2,6 +2,7 @@
 
 use std::process::ExitCode;
 
+use ctxgraph_queries::agent::Agent;
 use ctxgraph_queries::opencode::session::reads::{ReadPoint, SessionNearby};
 use serde_json::json;
 
@@ -10,6 +11,15 @@ use crate::error::CliError;
 use crate::output::write_stdout;
 
 pub fn run(args: NearbyArgs) -> Result<ExitCode, CliError> {
+    match args.agent.into() {
+        Agent::Opencode => {}
+        Agent::Gemini => return super::gemini::nearby(args),
+        other @ Agent::Codex => {
+            return Err(CliError::Usage(format!(
+                "nearby --agent {other}: that agent attaches nothing on reads"
+            )));
+        }
+    }
     let result = if let Some(export) = args.session.clone() {
         let input = SessionInput { session: export, cwd: args.cwd.clone(), remote: args.remote.clone() };
         let (engine, ws, session) = super::session::open(&input)?;
