@@ -10,6 +10,7 @@ mod agents;
 mod check;
 mod cli;
 mod explain_lint;
+mod gemini;
 mod memory;
 mod secrets;
 mod serve;

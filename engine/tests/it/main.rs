@@ -5,6 +5,7 @@
 
 mod churn;
 mod codex;
+mod gemini;
 mod incremental;
 mod memory;
 mod remote;
