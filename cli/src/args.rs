@@ -333,6 +333,28 @@ pub enum AgentArg {
     Gemini,
 }
 
+/// `--agent` where every agent at once makes sense too (`explain`, `lint`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum AgentsArg {
+    Opencode,
+    Codex,
+    Gemini,
+    All,
+}
+
+impl AgentsArg {
+    /// The one agent named, or `None` for `all`.
+    pub fn one(self) -> Option<ctxgraph_queries::agent::Agent> {
+        use ctxgraph_queries::agent::Agent;
+        match self {
+            AgentsArg::Opencode => Some(Agent::Opencode),
+            AgentsArg::Codex => Some(Agent::Codex),
+            AgentsArg::Gemini => Some(Agent::Gemini),
+            AgentsArg::All => None,
+        }
+    }
+}
+
 impl From<AgentArg> for ctxgraph_queries::agent::Agent {
     fn from(arg: AgentArg) -> Self {
         match arg {
@@ -365,6 +387,10 @@ pub struct ExplainArgs {
     /// A file, an `instructions` entry, or a URL
     pub target: Option<String>,
 
+    /// Whose reasons to give: one agent's, or (with a FILE) every agent's side by side
+    #[arg(long, value_enum, default_value_t = AgentsArg::Opencode)]
+    pub agent: AgentsArg,
+
     /// The directory opencode would be started in [default: the current directory]
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
@@ -394,6 +420,11 @@ pub struct ExplainArgs {
 /// Exits 1 when a finding is at or above the --deny level, 0 otherwise.
 #[derive(Debug, Args)]
 pub struct LintArgs {
+    /// Whose rules to check: opencode's (the default), another agent's, or all of them
+    /// together with the cross-agent checks (CG012–CG015)
+    #[arg(long, value_enum, default_value_t = AgentsArg::Opencode)]
+    pub agent: AgentsArg,
+
     /// The directory opencode would be started in [default: the current directory]
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,

@@ -14,6 +14,7 @@ pub mod gemini;
 // (constructors, builders) that carry no docs and cannot be given any.
 #[allow(missing_docs)]
 pub mod db;
+pub mod fates;
 pub mod files;
 pub mod lines;
 pub mod memory;

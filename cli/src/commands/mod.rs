@@ -29,6 +29,7 @@ mod nearby;
 mod serve;
 mod session;
 mod snapshot;
+mod views;
 mod watch;
 
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {

@@ -16,3 +16,4 @@ mod secrets;
 mod serve;
 mod session;
 mod support;
+mod views;

@@ -8,6 +8,7 @@
 //! file it looked at with its [`Fate`] and every import with its outcome, so `build --format
 //! json` and `explain` can say why a file is in or out.
 
+pub mod explain;
 pub mod imports;
 pub mod nearby;
 pub mod settings;
