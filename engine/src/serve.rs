@@ -280,9 +280,9 @@ impl Server {
         self.catch_up();
         let before = self.engine.db().executions().total();
         let ws = self.workspace(&params.cwd)?;
-        let built = build(&self.engine, ws);
+        let result = build(&self.engine, ws);
         self.watch_new_inputs();
-        let (name, text, blocks): (&'static str, String, Vec<AgentBlock>) = built?;
+        let (name, text, blocks): (&'static str, String, Vec<AgentBlock>) = result?;
         let executed = self.engine.db().executions().total() - before;
         let hash = blake3::hash(text.as_bytes()).to_hex().to_string();
         let unchanged = params.known_hash.as_deref() == Some(hash.as_str());
@@ -420,26 +420,6 @@ fn read_line(input: &mut impl BufRead, buf: &mut Vec<u8>, limit: usize) -> io::R
     }
 }
 
-#[cfg(test)]
-mod line_tests {
-    use super::*;
-
-    #[test]
-    fn lines_are_capped_and_the_rest_is_skipped() {
-        let mut input = io::Cursor::new(b"short\n0123456789abcdef\nnext\nlast".to_vec());
-        let mut buf = Vec::new();
-        let mut seen = Vec::new();
-        loop {
-            match read_line(&mut input, &mut buf, 8).unwrap() {
-                Line::Read => seen.push(String::from_utf8(buf.clone()).unwrap()),
-                Line::TooLong => seen.push("<too long>".to_owned()),
-                Line::End => break,
-            }
-        }
-        assert_eq!(seen, ["short", "<too long>", "next", "last"]);
-    }
-}
-
 /// What `build` computes for an agent other than opencode: its name, text and blocks.
 type AgentBuild = fn(&Engine, Workspace) -> Result<(&'static str, String, Vec<AgentBlock>), EngineError>;
 
@@ -483,4 +463,24 @@ fn gemini_build(
         .map(|d| agent_block(&d.source, d.scope.placement(), &d.text, d.reason()))
         .collect();
     Ok(("gemini", ctx.text(), blocks))
+}
+
+#[cfg(test)]
+mod line_tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_capped_and_the_rest_is_skipped() {
+        let mut input = io::Cursor::new(b"short\n0123456789abcdef\nnext\nlast".to_vec());
+        let mut buf = Vec::new();
+        let mut seen = Vec::new();
+        loop {
+            match read_line(&mut input, &mut buf, 8).unwrap() {
+                Line::Read => seen.push(String::from_utf8(buf.clone()).unwrap()),
+                Line::TooLong => seen.push("<too long>".to_owned()),
+                Line::End => break,
+            }
+        }
+        assert_eq!(seen, ["short", "<too long>", "next", "last"]);
+    }
 }
