@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ctxgraph_engine::{Engine, HostEnv, OsSystem};
+use ctxgraph_engine::{Engine, HostEnv, OsSystem, Prose};
 use ctxgraph_queries::system::{MemorySystem, System};
 use ctxgraph_test_support::tree::{DiskWriter, MemoryWriter, TreeWriter, copy_tree, git_worktree};
 use serde::Deserialize;
@@ -39,6 +39,10 @@ struct Run {
     /// Gemini: the file (relative to `proj/`) the model reads first.
     #[serde(default)]
     read: Option<String>,
+    /// Claude Code: files (relative to `proj`) the model reads one after the other;
+    /// `oracle.read` holds what each Read result carried after the file.
+    #[serde(default)]
+    reads: Vec<String>,
 }
 
 fn dot() -> String {
@@ -75,15 +79,26 @@ fn lay_out(dir: &Path, run: &Path, out: &mut dyn TreeWriter) {
 /// An engine over the case laid out on `backend`, with HOME inside the run as the capture
 /// scripts set it.
 fn engine(dir: &Path, disk: bool) -> (Engine, PathBuf, Option<tempfile::TempDir>) {
+    engine_with(dir, disk, |_, _, _| {})
+}
+
+/// [`engine`], with `extra` writing more of the run before the engine starts.
+fn engine_with(
+    dir: &Path,
+    disk: bool,
+    extra: fn(&Path, &Path, &mut dyn TreeWriter),
+) -> (Engine, PathBuf, Option<tempfile::TempDir>) {
     let (system, run, scratch): (Arc<dyn System>, PathBuf, _) = if disk {
         let scratch = tempfile::tempdir().expect("temp dir");
         let run = std::fs::canonicalize(scratch.path()).expect("canonical temp dir");
         lay_out(dir, &run, &mut DiskWriter);
+        extra(dir, &run, &mut DiskWriter);
         (Arc::new(OsSystem), run, Some(scratch))
     } else {
         let fs = MemorySystem::new();
         let run = PathBuf::from(MEMORY_RUN);
         lay_out(dir, &run, &mut MemoryWriter(&fs));
+        extra(dir, &run, &mut MemoryWriter(&fs));
         (Arc::new(fs), run, None)
     };
     let home = run.join("home");
@@ -146,6 +161,47 @@ fn gemini_case(dir: &Path, disk: bool) -> Result<(), String> {
     if diffs.is_empty() { Ok(()) } else { Err(diffs.join("\n")) }
 }
 
+/// The fixture's `home/.claude.json` names the run directory as `<run>` (the recorder
+/// writes the real one in before capturing).
+fn claude_json(dir: &Path, run: &Path, out: &mut dyn TreeWriter) {
+    if let Ok(text) = std::fs::read_to_string(dir.join("home/.claude.json")) {
+        out.file(&run.join("home/.claude.json"), text.replace("<run>", &run.to_string_lossy()).into_bytes());
+    }
+}
+
+fn claude_code_case(dir: &Path, disk: bool) -> Result<(), String> {
+    let case = load(dir);
+    let expected = std::fs::read_to_string(dir.join("oracle.out"))
+        .expect("oracle.out: run tests/oracle/record-agents.sh");
+    let (mut engine, run, _scratch) = engine_with(dir, disk, claude_json);
+    let proj = run.join("proj");
+    let ws = engine.open(&proj.join(&case.run.cwd)).map_err(|e| e.to_string())?;
+    let scrub = |text: String| text.replace(run.to_string_lossy().as_ref(), "<run>");
+    let context = engine.claude_code_context(ws);
+    let got = scrub(context.reminder(&Prose::fingerprints()).unwrap_or_default());
+    if got != expected {
+        return Err(format!("--- claude code sent\n{expected}\n--- ctxgraph built\n{got}"));
+    }
+    if !case.run.reads.is_empty() {
+        let expected = std::fs::read_to_string(dir.join("oracle.read")).expect("oracle.read");
+        let files: Vec<PathBuf> = case.run.reads.iter().map(|read| proj.join(read)).collect();
+        let attachments = engine.claude_code_reads(ws, &files).map_err(|e| e.to_string())?;
+        let got: String = case
+            .run
+            .reads
+            .iter()
+            .zip(&attachments)
+            .map(|(read, attachment)| scrub(format!("--- read {read} ---\n{}\n", attachment.text())))
+            .collect();
+        if got != expected {
+            return Err(format!(
+                "--- claude code attached to the Read\n{expected}\n--- ctxgraph built\n{got}"
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn check_all(agent: &str, run: fn(&Path, bool) -> Result<(), String>) {
     let dirs = case_dirs(agent);
     assert!(!dirs.is_empty(), "no {agent} cases");
@@ -175,4 +231,9 @@ fn codex_cases_match_the_recorded_binary() {
 #[test]
 fn gemini_cases_match_the_recorded_binary() {
     check_all("gemini", gemini_case);
+}
+
+#[test]
+fn claude_code_cases_match_the_recorded_binary() {
+    check_all("claude-code", claude_code_case);
 }

@@ -8,6 +8,7 @@ use ctxgraph_engine::remote::{FetchOptions, Fetcher};
 use ctxgraph_engine::{Engine, EngineError};
 use ctxgraph_queries::Workspace;
 use ctxgraph_queries::agent::Agent;
+use ctxgraph_queries::claude_code::{self, Prose};
 use ctxgraph_queries::opencode::prompt::{Block, Prompt, content_hash};
 use serde::Serialize;
 
@@ -54,6 +55,7 @@ pub fn render(scenario: &Scenario, repo: &Path) -> Result<Rendered, EngineError>
         Agent::Opencode => {}
         Agent::Codex => return render_codex(&engine, ws, &placeholders),
         Agent::Gemini => return render_gemini(&engine, ws, &placeholders, &scenario.reads),
+        Agent::ClaudeCode => return render_claude_code(&engine, ws, &scenario.reads, &placeholders),
     }
     if scenario.fetch_remote {
         // No cache: a scenario writes nothing outside the repository, and a stale copy
@@ -104,6 +106,47 @@ pub fn render(scenario: &Scenario, repo: &Path) -> Result<Rendered, EngineError>
             }
         }
     }
+    Ok(Rendered { body, blocks })
+}
+
+/// `agent = "claude-code"`: the rule-file block (CC2) with Claude Code's wording as its
+/// fingerprints, one block per file; then what each read attaches (CC11).
+fn render_claude_code(
+    engine: &Engine,
+    ws: Workspace,
+    reads: &[std::path::PathBuf],
+    placeholders: &Placeholders,
+) -> Result<Rendered, EngineError> {
+    let prose = Prose::fingerprints();
+    let context = engine.claude_code_context(ws);
+    let mut blocks: Vec<BlockEntry> = context
+        .sent()
+        .map(|file| {
+            let text = placeholders.apply(&claude_code::entry(file, &prose));
+            let reason = file.reason(&context.cwd, &context.approval);
+            BlockEntry::new(
+                placeholders.path(&file.source),
+                &content_hash(&text),
+                placeholders.apply(&reason),
+            )
+        })
+        .collect();
+    let mut body = placeholders.apply(&context.reminder(&prose).unwrap_or_default());
+    for read in reads {
+        let attachment = engine.claude_code_read(ws, read)?;
+        let shown = placeholders.path(read);
+        let _ = write!(body, "\n\n--- read {shown} ---\n");
+        let text = attachment.text();
+        body.push_str(if text.is_empty() { "(no rules attached)" } else { &text });
+        for file in attachment.sent() {
+            blocks.push(BlockEntry::new(
+                format!("{} (read {shown})", placeholders.path(&file.source)),
+                &content_hash(&placeholders.apply(&claude_code::nearby_reminder(file))),
+                format!("CC11: attached by the Read tool when the model reads {shown}"),
+            ));
+        }
+    }
+    let body = placeholders.apply(&body);
     Ok(Rendered { body, blocks })
 }
 

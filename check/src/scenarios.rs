@@ -11,11 +11,15 @@
 //! env = { OPENCODE_DISABLE_CLAUDE_CODE = "1" } # values may use <repo> and <home>
 //! date = "2026-01-01"                         # the default
 //! platform = "linux"                          # linux | darwin | win32; the default is linux
-//! agent = "opencode"                          # opencode (the default) | codex: whose context is pinned
+//! agent = "opencode"                          # opencode (the default) | codex | claude-code: whose context is pinned
 //! ```
 //!
 //! With `agent = "codex"` the snapshot pins the `AGENTS.md` message Codex sends (CX4);
 //! `reads`, `section`, `model` and `fetch_remote` are opencode's and are refused there.
+//! With `agent = "claude-code"` it pins Claude Code's rule-file `<system-reminder>` (CC2),
+//! its own wording kept as `<prose:blake3=…>` fingerprints (so no installation is needed and
+//! none of its text lands in the repository), and after each of `reads` what the Read
+//! attaches (CC11).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -277,8 +281,8 @@ fn validate(
     };
     if agent != Agent::Opencode {
         let opencode_only = [
-            // Gemini CLI attaches context on reads too (GM8).
-            (!raw.reads.is_empty() && agent != Agent::Gemini, "reads"),
+            // Claude Code (CC11) and Gemini CLI (GM8) attach rule files to reads too.
+            (!raw.reads.is_empty() && agent == Agent::Codex, "reads"),
             (!matches!(raw.section, SectionName::System), "section"),
             (raw.model.is_some(), "model"),
             (raw.fetch_remote, "fetch_remote"),

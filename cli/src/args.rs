@@ -126,6 +126,9 @@ pub struct BuildArgs {
     #[arg(short = 'c', long = "agent-config", value_name = "KEY=VALUE")]
     pub agent_config: Vec<String>,
 
+    #[command(flatten)]
+    pub claude_code: ClaudeCodeArgs,
+
     /// Which part of the system text to print
     #[arg(long, value_enum, default_value_t = SectionArg::System)]
     pub section: SectionArg,
@@ -182,10 +185,6 @@ pub struct NearbyArgs {
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
 
-    /// Whose read to reproduce: opencode's reminder, or what Gemini CLI attaches to a read
-    #[arg(long, value_enum, default_value_t = AgentArg::Opencode)]
-    pub agent: AgentArg,
-
     /// An `opencode export` JSON file: read FILE in that session's state
     #[arg(long, value_name = "EXPORT")]
     pub session: Option<PathBuf>,
@@ -198,6 +197,14 @@ pub struct NearbyArgs {
     /// text: the reminder only; json: the file's type, every rule's state, `loaded`
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+
+    /// Whose Read to reproduce: opencode's, Claude Code's (nested CLAUDE.md files and rules
+    /// whose `paths:` match) or Gemini CLI's (newly discovered GEMINI.md files)
+    #[arg(long, value_enum, default_value_t = AgentArg::Opencode)]
+    pub agent: AgentArg,
+
+    #[command(flatten)]
+    pub claude_code: ClaudeCodeArgs,
 
     #[command(flatten)]
     pub remote: RemoteArgs,
@@ -325,11 +332,22 @@ pub enum SectionArg {
     Instructions,
 }
 
+/// Where Claude Code's own wording (the preamble, the labels) is read from: it is never
+/// copied into ctxgraph, and is shown as placeholders when no installation matches.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ClaudeCodeArgs {
+    /// The Claude Code installation (its native binary, cli.js, package directory or
+    /// `claude` launcher) [default: $CTXGRAPH_CLAUDE_CODE, else `claude` on PATH]
+    #[arg(long = "claude-code", value_name = "PATH")]
+    pub path: Option<PathBuf>,
+}
+
 /// The agents `--agent` can name (the profiles in `ctxgraph_queries::agent`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum AgentArg {
     Opencode,
     Codex,
+    ClaudeCode,
     Gemini,
 }
 
@@ -338,6 +356,7 @@ pub enum AgentArg {
 pub enum AgentsArg {
     Opencode,
     Codex,
+    ClaudeCode,
     Gemini,
     All,
 }
@@ -349,6 +368,7 @@ impl AgentsArg {
         match self {
             AgentsArg::Opencode => Some(Agent::Opencode),
             AgentsArg::Codex => Some(Agent::Codex),
+            AgentsArg::ClaudeCode => Some(Agent::ClaudeCode),
             AgentsArg::Gemini => Some(Agent::Gemini),
             AgentsArg::All => None,
         }
@@ -361,6 +381,7 @@ impl From<AgentArg> for ctxgraph_queries::agent::Agent {
             AgentArg::Opencode => Self::Opencode,
             AgentArg::Codex => Self::Codex,
             AgentArg::Gemini => Self::Gemini,
+            AgentArg::ClaudeCode => Self::ClaudeCode,
         }
     }
 }

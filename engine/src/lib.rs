@@ -15,6 +15,7 @@
 
 pub mod atomic;
 mod changes;
+pub mod claude_code;
 mod database;
 mod host;
 mod index;
@@ -35,6 +36,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ctxgraph_queries::Db;
+use ctxgraph_queries::claude_code::{claude_md_context, read_attachment, reads_in_session};
 use ctxgraph_queries::codex::agents_context;
 use ctxgraph_queries::memory::{memory_context, prompt_memory, skipped_lines};
 use ctxgraph_queries::opencode::config::merged_config;
@@ -60,6 +62,7 @@ pub use turn::{Turn, TurnDiff, Turns};
 // What the engine's methods take and return, so a host needs no direct dependency on the
 // query layer; the types nested deeper in them are under `queries`.
 pub use ctxgraph_queries as queries;
+pub use ctxgraph_queries::claude_code::{ClaudeMdContext, Prose, ReadAttachment};
 pub use ctxgraph_queries::codex::{AgentsContext as CodexContext, CodexError};
 pub use ctxgraph_queries::gemini::nearby::ReadContext as GeminiReadContext;
 pub use ctxgraph_queries::gemini::{GeminiContext, GeminiError};
@@ -296,12 +299,48 @@ impl Engine {
                 let ctx = agents_context(&self.db, ws, None).clone()?;
                 fates::codex_fate(&ctx, ctxgraph_queries::codex::config::codex_home(&self.db, host), &path)
             }
+            Agent::ClaudeCode => fates::claude_code_fate(claude_md_context(&self.db, ws), &path),
             Agent::Gemini => {
                 let ctx = ctxgraph_queries::gemini::gemini_context(&self.db, ws).clone()?;
                 let home = ctxgraph_queries::gemini::gemini_home(&self.db, host);
                 ctxgraph_queries::gemini::explain::file_fate(&ctx, home, &path)
             }
         })
+    }
+
+    /// The Claude Code profile: the rule-file block's files, each with its fate (CC1–CC10).
+    pub fn claude_code_context(&self, ws: Workspace) -> ClaudeMdContext {
+        claude_md_context(&self.db, ws).clone()
+    }
+
+    /// The Claude Code profile: what a Read of `file` attaches (CC11, CC12). The file must
+    /// exist, as for [`Engine::nearby`].
+    pub fn claude_code_read(&self, ws: Workspace, file: &Path) -> Result<ReadAttachment, EngineError> {
+        let target = ctxgraph_queries::path::resolve(ws.cwd(&self.db), file);
+        match self.db.files().get(&self.db, &target).kind(&self.db) {
+            FileKind::Missing | FileKind::Inaccessible => {
+                Err(EngineError::ReadTarget { path: target, reason: "no such file".to_owned() })
+            }
+            _ => Ok(read_attachment(&self.db, ws, target).clone()),
+        }
+    }
+
+    /// The Claude Code profile: Reads of `files` one after the other in one session, each
+    /// attaching only what the session does not hold yet (CC12).
+    pub fn claude_code_reads(
+        &self,
+        ws: Workspace,
+        files: &[PathBuf],
+    ) -> Result<Vec<ReadAttachment>, EngineError> {
+        let mut targets = Vec::with_capacity(files.len());
+        for file in files {
+            let target = ctxgraph_queries::path::resolve(ws.cwd(&self.db), file);
+            if !self.db.files().get(&self.db, &target).kind(&self.db).exists() {
+                return Err(EngineError::ReadTarget { path: target, reason: "no such file".to_owned() });
+            }
+            targets.push(target);
+        }
+        Ok(reads_in_session(&self.db, ws, &targets))
     }
 
     /// The merged config with the provenance of every value (C1–C7).
@@ -423,17 +462,21 @@ impl Engine {
             Some(Agent::Opencode) => lint(&self.db, ws, &O200k, budget)?,
             Some(Agent::Codex) => agents::codex_findings(codex()?),
             Some(Agent::Gemini) => agents::gemini_findings(gemini()?),
+            // No check of Claude Code's own yet; `all` includes it in CG012 and CG013.
+            Some(Agent::ClaudeCode) => Vec::new(),
             None => {
                 let (codex, gemini) = (codex()?, gemini()?);
                 let explanation = explain(&self.db, ws, &O200k)?;
                 let mut all = lint(&self.db, ws, &O200k, budget)?;
                 all.extend(agents::codex_findings(codex));
                 all.extend(agents::gemini_findings(gemini));
+                let claude = claude_md_context(&self.db, ws);
                 all.extend(agents::cross_agent_findings(
                     &self.db,
                     ws,
                     Some(&explanation),
                     Some(codex),
+                    Some(claude),
                     Some(gemini),
                 ));
                 all

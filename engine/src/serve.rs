@@ -320,7 +320,7 @@ impl Server {
     }
 
     /// Brings the inputs up to date with every write that completed before the request
-    /// arrived: the watcher's events up to a fresh cookie, or a rescan when there is no
+    /// arrived: the watcher's events up to a sync point, or a rescan when there is no
     /// watcher to rely on (or it could not vouch for its events in time).
     fn catch_up(&mut self) {
         let synced = match &mut self.watcher {

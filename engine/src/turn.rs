@@ -2,6 +2,7 @@
 //! changed since the previous build.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use ctxgraph_queries::Workspace;
 use ctxgraph_queries::opencode::prompt::{Layout, ModelRef, PlacedBlock, Prompt, Section};
@@ -59,18 +60,22 @@ impl TurnDiff {
     }
 }
 
+/// Which text a build is of: working directory, section and model.
+type TextKey = (Workspace, Section, Option<ModelRef>);
+
 /// One client's builds, turn after turn: each build is compared with that client's
 /// previous build of the same text (working directory, section and model).
 #[derive(Debug, Default)]
 pub struct Turns {
-    previous: HashMap<(Workspace, Section, Option<ModelRef>), (Prompt, Layout)>,
+    previous: HashMap<TextKey, (Prompt, Arc<Layout>)>,
 }
 
 /// A build and what it cost.
 #[derive(Clone, Debug)]
 pub struct Turn {
-    /// The text and its blocks.
-    pub layout: Layout,
+    /// The text and its blocks; shared with the previous turn's when nothing changed, so
+    /// an unchanged turn copies none of it.
+    pub layout: Arc<Layout>,
     /// What changed since this client's previous build of the same text.
     pub diff: TurnDiff,
     /// Queries that executed (rather than being reused) for this build.
@@ -95,11 +100,11 @@ impl Turns {
         // The common turn: nothing changed, so neither layout nor hashing is redone.
         if let Some((_, layout)) = previous.filter(|(before, _)| before == prompt) {
             let diff = TurnDiff { stable_prefix_bytes: layout.text.len(), ..TurnDiff::default() };
-            return Ok(Turn { layout: layout.clone(), diff, executed });
+            return Ok(Turn { layout: Arc::clone(layout), diff, executed });
         }
-        let layout = prompt.layout(section);
-        let diff = TurnDiff::between(previous.map(|(_, l)| l), &layout);
-        self.previous.insert(key, (prompt.clone(), layout.clone()));
+        let layout = Arc::new(prompt.layout(section));
+        let diff = TurnDiff::between(previous.map(|(_, l)| &**l), &layout);
+        self.previous.insert(key, (prompt.clone(), Arc::clone(&layout)));
         Ok(Turn { layout, diff, executed })
     }
 }

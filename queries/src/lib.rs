@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 
 pub mod agent;
+pub mod claude_code;
 pub mod codex;
 pub mod gemini;
 // Every item here is documented, but salsa's input macro generates public functions

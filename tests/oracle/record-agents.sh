@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # record-agents.sh - record the expected outputs of tests/agents/<agent>/<ID>/ from the REAL
-# agent CLIs (the oracle in ../shared/oracle/agents: Codex 0.171.0 and Gemini CLI 0.61.0 run
+# agent CLIs (the oracle in ../shared/oracle/agents: Codex 0.171.0, Claude Code 2.1.332 and
+# Gemini CLI 0.61.0 run
 # offline against a fake model on 127.0.0.1). Expected outputs never come from anywhere else.
 #
 # usage: tests/oracle/record-agents.sh [codex/ID...]    (no argument: every case)
@@ -11,6 +12,12 @@
 # only what the test compares: the text of the `# AGENTS.md instructions…` user message
 # (empty when Codex sent none), with the scratch run directory written as `<run>`, in
 # <case>/oracle.out. The fixture's rule files are ours; Codex's own prompts are not kept.
+#
+# Claude Code: capture_cc.sh -C <run.cwd> [-R <run.read>] on a copy of the case whose
+# home/.claude.json has `<run>` replaced by the run directory; oracle.out is the rule-file
+# <system-reminder> of the first user message, oracle.read (with run.reads) what each Read's
+# result carried after the file (its <system-reminder>s), under a `--- read FILE ---` line. Claude Code's own words (the preamble,
+# the labels) are kept only as `<prose:blake3=HASH>`.
 #
 # Gemini: capture_gemini.sh -C <run.cwd> [-R <run.read>] <case> <scratch>, then keep three
 # texts (each empty when Gemini sent none), with the run directory written as `<run>`:
@@ -63,6 +70,89 @@ if len(texts) > 1:
 text = texts[0] if texts else ""
 with open(dest, "w", encoding="utf-8", newline="") as f:
     f.write(text.replace(out + "/run", "<run>"))
+PY
+}
+
+# The shared capture script answers one tool call. For cases with several reads, a copy of
+# capture_cc.sh and fake_server.py in the scratch directory is patched to answer one Read per
+# request, in order, each with its own tool_use id (the oracle itself stays untouched).
+cc_oracle() {
+  local dir=$SCRATCH/cc-oracle
+  [ -x "$dir/capture_cc.sh" ] && { echo "$dir"; return; }
+  mkdir -p "$dir" && cp "$ORACLE/capture_cc.sh" "$ORACLE/fake_server.py" "$dir/" && chmod u+w "$dir"/*
+  python3 - "$dir" <<'PY'
+import sys
+d = sys.argv[1]
+def patch(name, old, new):
+    text = open(f"{d}/{name}").read()
+    if old not in text:
+        sys.exit(f"record-agents.sh: {name} changed; cannot patch it for several reads")
+    open(f"{d}/{name}", "w").write(text.replace(old, new))
+patch("fake_server.py", "            t, srv.tool_call = srv.tool_call, None\n",
+      "            if isinstance(srv.tool_call, list):\n                return srv.tool_call.pop(0)\n"
+      "            t, srv.tool_call = srv.tool_call, None\n")
+patch("fake_server.py", '"id": "toolu_fake_1", "name": tool["name"]', '"id": tool.get("id", "toolu_fake_1"), "name": tool["name"]')
+patch("capture_cc.sh", """TOOL='{"name":"Read","input":{"file_path":"'"$OUT/run/proj/$READ"'"}}'""",
+      """TOOL=$(python3 -c 'import json, sys; print(json.dumps([{"id": "toolu_fake_%d" % (i + 1), "name": "Read", "input": {"file_path": sys.argv[1] + "/" + r}} for i, r in enumerate(sys.argv[2].split(","))]))' "$OUT/run/proj" "$READ")""")
+PY
+  echo "$dir"
+}
+
+record_cc() {  # case dir, scratch out
+  local dir=$1 out=$2 args=() capture=$ORACLE
+  mapfile -t args < <(python3 - "$dir/case.toml" <<'PY'
+import sys, tomllib
+run = tomllib.load(open(sys.argv[1], "rb")).get("run", {})
+print("-C"); print(run.get("cwd", "."))
+if run.get("reads"):
+    print("-R"); print(",".join(run["reads"]))
+PY
+)
+  case " ${args[*]} " in *" -R "*,*) capture=$(cc_oracle) ;; esac
+  rm -rf "$out.fix"; cp -a "$dir" "$out.fix"
+  [ -f "$out.fix/home/.claude.json" ] && sed -i "s#<run>#$out/run#g" "$out.fix/home/.claude.json"
+  "$capture/capture_cc.sh" "${args[@]}" "$out.fix" "$out" >"$out.log" 2>&1 || true
+  grep -q 'claude rc=0' "$out/stderr" || { cat "$out.log" "$out/stderr" >&2; echo "claude failed on $dir" >&2; return 1; }
+  python3 - "$out" "$dir" <<'PY'
+import glob, json, re, sys, tomllib
+import blake3
+out, case = sys.argv[1], sys.argv[2]
+run = out + "/run"
+reads = tomllib.load(open(case + "/case.toml", "rb")).get("run", {}).get("reads", [])
+token = lambda text: "<prose:blake3=%s>" % blake3.blake3(text.encode()).hexdigest()
+def texts(content):
+    return [content] if isinstance(content, str) else [b.get("text", "") for b in content if b.get("type") == "text"]
+reqs = sorted(glob.glob(out + "/cap/req-*.json"), key=lambda f: int(f.rsplit("-", 1)[1].split(".")[0]))
+reqs = [r for r in (json.load(open(f, encoding="utf-8")) for f in reqs) if r.get("messages")]
+if not reqs:
+    sys.exit("no request captured in " + out)
+first = reqs[0]["messages"][0]
+blocks = [t for t in texts(first["content"]) if re.search(r"^Contents of .*:$", t, re.M)]
+if len(blocks) > 1:
+    sys.exit("more than one rule-file block in " + out)
+block = blocks[0] if blocks else ""
+if block:
+    head, sep, rest = block.partition("\n\nContents of ")
+    preamble = head.removeprefix("<system-reminder>\n")
+    block = "<system-reminder>\n" + token(preamble) + sep + rest
+    block = re.sub(r"^(Contents of .*?)( \([^()]*\)):$", lambda m: m.group(1) + token(m.group(2)) + ":", block, flags=re.M)
+with open(case + "/oracle.out", "w", encoding="utf-8", newline="") as f:
+    f.write(block.replace(run, "<run>"))
+if reads:
+    # The last request holds every Read and its result, in order.
+    results = {b["tool_use_id"]: b["content"] for m in reqs[-1]["messages"] if isinstance(m["content"], list)
+               for b in m["content"] if b.get("type") == "tool_result"}
+    parts = []
+    for i, read in enumerate(reads):
+        result = results.get("toolu_fake_%d" % (i + 1))
+        if result is None:
+            sys.exit("the Read of %s was not answered in %s" % (read, out))
+        result = result if isinstance(result, str) else "".join(texts(result))
+        found = re.findall(r"<system-reminder>\nContents of (?:(?!</system-reminder>).)*</system-reminder>", result, re.S)
+        attached = result[result.find(found[0]):result.find(found[-1]) + len(found[-1])] if found else ""
+        parts.append("--- read %s ---\n%s\n" % (read, attached))
+    with open(case + "/oracle.read", "w", encoding="utf-8", newline="") as f:
+        f.write("".join(parts).replace(run, "<run>"))
 PY
 }
 
@@ -121,6 +211,7 @@ for id in "${IDS[@]}"; do
   case $agent in
     codex) record_codex "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     gemini) record_gemini "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
+    claude-code) record_cc "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     *) echo "record-agents.sh: no recorder for $agent yet" >&2; exit 1 ;;
   esac
   echo "recorded $id"

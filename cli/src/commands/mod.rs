@@ -18,6 +18,7 @@ use crate::error::CliError;
 mod agents;
 mod build;
 mod check;
+mod claude_code;
 mod config;
 mod explain;
 mod gemini;

@@ -2,23 +2,19 @@
 
 use std::process::ExitCode;
 
-use ctxgraph_queries::agent::Agent;
 use ctxgraph_queries::opencode::session::reads::{ReadPoint, SessionNearby};
 use serde_json::json;
 
-use crate::args::{Format, NearbyArgs, SessionInput};
+use crate::args::{AgentArg, Format, NearbyArgs, SessionInput};
 use crate::error::CliError;
 use crate::output::write_stdout;
 
 pub fn run(args: NearbyArgs) -> Result<ExitCode, CliError> {
-    match args.agent.into() {
-        Agent::Opencode => {}
-        Agent::Gemini => return super::gemini::nearby(args),
-        other @ Agent::Codex => {
-            return Err(CliError::Usage(format!(
-                "nearby --agent {other}: that agent attaches nothing on reads"
-            )));
-        }
+    match args.agent {
+        AgentArg::Opencode => {}
+        AgentArg::ClaudeCode => return super::claude_code::nearby(args),
+        AgentArg::Gemini => return super::gemini::nearby(args),
+        AgentArg::Codex => return Err(CliError::Usage("Codex attaches nothing to a file it reads".into())),
     }
     let result = if let Some(export) = args.session.clone() {
         let input = SessionInput { session: export, cwd: args.cwd.clone(), remote: args.remote.clone() };

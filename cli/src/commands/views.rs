@@ -82,6 +82,7 @@ fn considered(engine: &Engine, ws: Workspace, agent: Agent) -> Result<Vec<PathBu
     let mut files: Vec<PathBuf> = match agent {
         Agent::Opencode => Vec::new(),
         Agent::Codex => engine.codex_context(ws, None)?.docs.into_iter().map(|d| d.source).collect(),
+        Agent::ClaudeCode => engine.claude_code_context(ws).files.into_iter().map(|f| f.source).collect(),
         Agent::Gemini => {
             let ctx = engine.gemini_context(ws)?;
             let mut files = Vec::new();

@@ -8,6 +8,7 @@
 
 mod agents;
 mod check;
+mod claude_code;
 mod cli;
 mod explain_lint;
 mod gemini;

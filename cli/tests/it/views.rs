@@ -11,6 +11,7 @@ const FILES: &[(&str, &str)] = &[
     ("repo/docs/x.md", "Imported.\n"),
     ("repo/pkg/AGENTS.md", "Pkg agents.\n"),
     ("repo/pkg/AGENTS.override.md", "Pkg override, cut by the budget.\n"),
+    ("repo/pkg/CLAUDE.md", "Claude only.\n"),
     ("repo/pkg/deep/GEMINI.md", "Deep, on reads.\n"),
 ];
 
@@ -18,7 +19,9 @@ const FILES: &[(&str, &str)] = &[
 fn explain_all_shows_one_file_in_every_agent() {
     let (_dir, root) = tree(FILES);
     let mut out = String::new();
-    for file in ["AGENTS.md", "AGENTS.override.md", "deep/GEMINI.md", "../docs/x.md", "../GEMINI.md"] {
+    for file in
+        ["AGENTS.md", "AGENTS.override.md", "CLAUDE.md", "deep/GEMINI.md", "../docs/x.md", "../GEMINI.md"]
+    {
         let run = run(&root, "repo/pkg", &["explain", "--agent", "all", file]);
         assert_eq!(run.code, 0, "{file}: {}", run.stderr);
         out.push_str(&run.stdout);
@@ -33,7 +36,7 @@ fn explain_all_shows_one_file_in_every_agent() {
         .iter()
         .map(|a| a["status"].as_str().unwrap_or(""))
         .collect();
-    assert_eq!(statuses, ["not_sent", "not_sent", "on_read"], "{report:#}");
+    assert_eq!(statuses, ["not_sent", "not_sent", "not_sent", "on_read"], "{report:#}");
 
     let nofile = run(&root, "repo/pkg", &["explain", "--agent", "all"]);
     assert_eq!(nofile.code, 2, "{}", nofile.stderr);
@@ -47,6 +50,8 @@ fn explain_one_agent_lists_every_file_it_considered() {
     insta::assert_snapshot!("explain_gemini", gemini.stdout);
     let codex = run(&root, "repo/pkg", &["explain", "--agent", "codex"]);
     insta::assert_snapshot!("explain_codex", codex.stdout);
+    let claude = run(&root, "repo/pkg", &["explain", "--agent", "claude-code", "CLAUDE.md"]);
+    assert!(claude.stdout.contains("claude-code  sent"), "{}", claude.stdout);
 }
 
 #[test]

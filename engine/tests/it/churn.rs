@@ -280,7 +280,7 @@ fn the_warm_prompt_matches_a_fresh_build_under_random_churn() {
         watcher.track(&mut warm);
     }
     eprintln!(
-        "churn: seed {seed}, {done} operations in {batches} batches, {} divergent builds, {fallbacks} cookie fallbacks, {:.1?}",
+        "churn: seed {seed}, {done} operations in {batches} batches, {} divergent builds, {fallbacks} sync-point fallbacks, {:.1?}",
         divergences.len(),
         started.elapsed()
     );

@@ -378,9 +378,10 @@ fn a_file_deep_under_a_globstar_reruns_only_the_walks_on_its_path() {
     w.apply(&[created("/repo/pkg/p07/docs/more.md")]);
     let (text, executed) = w.build();
     assert!(text.contains("Instructions from: /repo/pkg/p07/docs/more.md\nmore"));
-    // The walks of docs (which found it) and p07 (whose result, "docs has matches", is
-    // unchanged, so nothing above it re-runs); then the two `globUp` levels above it.
-    assert_eq!(executed.get("glob_below"), Some(&2), "{executed:?}");
+    // The walks on its path, each holding its subtree's matches: docs (which found it),
+    // p07, pkg and /repo; their siblings' walks are reused. Then the two `globUp` levels
+    // above it, each reading one walk's list.
+    assert_eq!(executed.get("glob_below"), Some(&4), "{executed:?}");
     assert_eq!(executed.get("glob"), Some(&2), "{executed:?}");
     assert_eq!(executed.get("dir_listing"), Some(&1), "{executed:?}");
     assert_eq!(text, w.fresh_build());

@@ -4,6 +4,7 @@
 //! snapshots live in `it/snapshots/`, named `it__<module>__<name>.snap`.
 
 mod churn;
+mod claude_code;
 mod codex;
 mod gemini;
 mod incremental;

@@ -1,6 +1,7 @@
 //! The real watcher on a temporary directory: edits made on disk reach the next build.
-//! Every wait is bounded. `settle` is what `serve` does before each request (a cookie
-//! round trip, then the events up to it), so after it the warm build must be fresh.
+//! Every wait is bounded. `settle` is what `serve` does before each request (a sync point:
+//! the inotify queue drained, or a cookie round trip on the portable backend, then the
+//! events up to it), so after it the warm build must be fresh.
 
 #![allow(clippy::print_stderr, reason = "the run reports its counts and timings for by-hand runs")]
 
@@ -8,11 +9,40 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ctxgraph_engine::watch::Watcher;
+use ctxgraph_engine::watch::{BackendKind, Watcher};
 use ctxgraph_engine::{Engine, HostEnv, OsSystem};
 use ctxgraph_test_support::fixture::fixed_host;
 
 const DEADLINE: Duration = Duration::from_secs(10);
+
+/// Every scenario runs on both backends: the Linux one that reads the inotify queue
+/// itself, and the portable one (notify's thread, a debouncer, a cookie per sync point).
+macro_rules! on_each_backend {
+    ($($(#[$attr:meta])* $name:ident),* $(,)?) => {
+        mod on_inotify {
+            use super::BackendKind;
+            $($(#[$attr])* #[test] fn $name() { super::$name(BackendKind::Inotify) })*
+        }
+        mod on_notify {
+            use super::BackendKind;
+            $($(#[$attr])* #[test] fn $name() { super::$name(BackendKind::Notify) })*
+        }
+    };
+}
+
+on_each_backend!(
+    watches_only_directories_the_graph_looked_at,
+    an_edit_on_disk_reaches_the_next_build,
+    a_rule_file_created_in_an_ancestor_is_picked_up,
+    a_new_directory_under_a_globstar_is_picked_up,
+    a_deleted_rule_file_disappears,
+    an_ancestor_renamed_away_and_back_is_watched_again,
+    an_edit_to_a_symlinked_rule_files_target_is_seen,
+    a_symlinked_cwd_re_pointed_is_followed,
+    writes_to_a_file_nothing_read_touch_no_input,
+    #[cfg(feature = "serve")]
+    a_build_right_after_a_write_is_never_stale,
+);
 
 struct Live {
     _dir: tempfile::TempDir,
@@ -24,7 +54,7 @@ struct Live {
 impl Live {
     /// `repo/` (a git worktree, `instructions: ["rules/**/*.md"]`) with a root `AGENTS.md`;
     /// the working directory is `repo/pkg/api`. Built once and watched.
-    fn new() -> Self {
+    fn new(backend: BackendKind) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
         let root = std::fs::canonicalize(dir.path()).expect("canonical");
         let write = |relative: &str, content: &str| {
@@ -41,7 +71,7 @@ impl Live {
         std::fs::create_dir_all(root.join("repo/pkg/api")).expect("cwd");
         std::fs::create_dir_all(root.join("home/.config/opencode")).expect("home");
         let engine = Engine::new(Arc::new(OsSystem), env(&root));
-        let watcher = Watcher::new().expect("watcher");
+        let watcher = Watcher::with_backend(backend).expect("watcher");
         let mut live = Live { _dir: dir, root, engine, watcher };
         live.text();
         live.watcher.track(&mut live.engine);
@@ -59,7 +89,7 @@ impl Live {
 
     /// Applies every event for the writes made so far, as `serve` does before a request.
     fn settle(&mut self) -> ctxgraph_engine::Applied {
-        let batch = self.watcher.sync_point(Duration::from_secs(5)).expect("the cookie came through");
+        let batch = self.watcher.sync_point(Duration::from_secs(5)).expect("the sync point was reached");
         self.watcher.apply(&mut self.engine, &batch)
     }
 
@@ -100,9 +130,8 @@ fn write(path: &Path, content: &str) {
     std::fs::write(path, content).expect("write");
 }
 
-#[test]
-fn watches_only_directories_the_graph_looked_at() {
-    let live = Live::new();
+fn watches_only_directories_the_graph_looked_at(backend: BackendKind) {
+    let live = Live::new(backend);
     let watched = live.watcher.watched();
     assert!(watched.contains(&live.path("repo/pkg/api")));
     assert!(watched.contains(&live.path("repo/rules")));
@@ -112,25 +141,22 @@ fn watches_only_directories_the_graph_looked_at() {
     assert!(!watched.iter().any(|dir| dir.starts_with(&refs) && *dir != refs));
 }
 
-#[test]
-fn an_edit_on_disk_reaches_the_next_build() {
-    let mut live = Live::new();
+fn an_edit_on_disk_reaches_the_next_build(backend: BackendKind) {
+    let mut live = Live::new(backend);
     write(&live.path("repo/AGENTS.md"), "root rules, edited");
     let text = live.wait_for(|text| text.contains("root rules, edited"));
     assert!(text.contains("root rules, edited"), "{text}");
 }
 
-#[test]
-fn a_rule_file_created_in_an_ancestor_is_picked_up() {
-    let mut live = Live::new();
+fn a_rule_file_created_in_an_ancestor_is_picked_up(backend: BackendKind) {
+    let mut live = Live::new(backend);
     write(&live.path("repo/pkg/AGENTS.md"), "pkg rules");
     let text = live.wait_for(|text| text.contains("pkg rules"));
     assert!(text.contains("/repo/pkg/AGENTS.md\npkg rules"), "{text}");
 }
 
-#[test]
-fn a_new_directory_under_a_globstar_is_picked_up() {
-    let mut live = Live::new();
+fn a_new_directory_under_a_globstar_is_picked_up(backend: BackendKind) {
+    let mut live = Live::new(backend);
     write(&live.path("repo/rules/ops/deploy/steps.md"), "steps");
     let text = live.wait_for(|text| text.contains("steps"));
     assert!(text.contains("/repo/rules/ops/deploy/steps.md\nsteps"), "{text}");
@@ -138,9 +164,8 @@ fn a_new_directory_under_a_globstar_is_picked_up() {
     assert!(live.watcher.watched().contains(&live.path("repo/rules/ops/deploy")));
 }
 
-#[test]
-fn a_deleted_rule_file_disappears() {
-    let mut live = Live::new();
+fn a_deleted_rule_file_disappears(backend: BackendKind) {
+    let mut live = Live::new(backend);
     std::fs::remove_file(live.path("repo/rules/base.md")).expect("rm");
     let text = live.wait_for(|text| !text.contains("base"));
     assert!(!text.contains("rules/base.md"), "{text}");
@@ -148,9 +173,8 @@ fn a_deleted_rule_file_disappears() {
 
 /// #14.1: notify drops the watches below a renamed directory; renaming it back must not
 /// leave them missing.
-#[test]
-fn an_ancestor_renamed_away_and_back_is_watched_again() {
-    let mut live = Live::new();
+fn an_ancestor_renamed_away_and_back_is_watched_again(backend: BackendKind) {
+    let mut live = Live::new(backend);
     std::fs::rename(live.path("repo/pkg"), live.path("repo/pkg_x")).expect("mv away");
     live.settle();
     std::fs::rename(live.path("repo/pkg_x"), live.path("repo/pkg")).expect("mv back");
@@ -162,9 +186,8 @@ fn an_ancestor_renamed_away_and_back_is_watched_again() {
 }
 
 /// #14.2: `AGENTS.md -> shared/rules/team.md`, then the target is edited.
-#[test]
-fn an_edit_to_a_symlinked_rule_files_target_is_seen() {
-    let mut live = Live::new();
+fn an_edit_to_a_symlinked_rule_files_target_is_seen(backend: BackendKind) {
+    let mut live = Live::new(backend);
     write(&live.path("repo/shared/rules/team.md"), "team rules v1");
     std::os::unix::fs::symlink("../shared/rules/team.md", live.path("repo/pkg/AGENTS.md")).expect("ln -s");
     let (warm, fresh) = live.warm_and_fresh("repo/pkg/api");
@@ -183,9 +206,8 @@ fn an_edit_to_a_symlinked_rule_files_target_is_seen() {
 }
 
 /// #14.3: `ln -sfn release-2 current` while a watched engine serves `current`.
-#[test]
-fn a_symlinked_cwd_re_pointed_is_followed() {
-    let mut live = Live::new();
+fn a_symlinked_cwd_re_pointed_is_followed(backend: BackendKind) {
+    let mut live = Live::new(backend);
     write(&live.path("repo/release-1/AGENTS.md"), "release one");
     write(&live.path("repo/release-2/AGENTS.md"), "release two");
     std::os::unix::fs::symlink("release-1", live.path("repo/current")).expect("ln -s");
@@ -199,9 +221,8 @@ fn a_symlinked_cwd_re_pointed_is_followed() {
 
 /// #14.4: `ctxgraph watch > watch.log` in the tree: writes to a file no query read touch
 /// no input, so they must not cause a rebuild.
-#[test]
-fn writes_to_a_file_nothing_read_touch_no_input() {
-    let mut live = Live::new();
+fn writes_to_a_file_nothing_read_touch_no_input(backend: BackendKind) {
+    let mut live = Live::new(backend);
     let log = live.path("repo/pkg/api/watch.log");
     write(&log, "line 0\n");
     // Its creation changed a listing the graph read.
@@ -219,11 +240,10 @@ fn writes_to_a_file_nothing_read_touch_no_input() {
 /// which is the `serve` feature: `cargo test --workspace` enables it (the CLI needs it),
 /// `cargo test -p ctxgraph-engine` alone does not.
 #[cfg(feature = "serve")]
-#[test]
-fn a_build_right_after_a_write_is_never_stale() {
+fn a_build_right_after_a_write_is_never_stale(backend: BackendKind) {
     let tries: usize =
         std::env::var("CTXGRAPH_FRESHNESS_TRIES").ok().and_then(|n| n.parse().ok()).unwrap_or(200);
-    let live = Live::new();
+    let live = Live::new(backend);
     let cwd = live.path("repo/pkg/api");
     let mut server = ctxgraph_engine::serve::Server::new(live.engine, Some(live.watcher));
     let request =

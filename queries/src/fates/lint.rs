@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use crate::claude_code::ClaudeMdContext;
 use crate::codex::{self, AgentsContext};
 use crate::db::{Db, Workspace};
 use crate::gemini::{self, GeminiContext, Outcome};
@@ -83,6 +84,7 @@ pub fn cross_agent_findings(
     ws: Workspace,
     opencode: Option<&Explanation>,
     codex: Option<&AgentsContext>,
+    claude: Option<&ClaudeMdContext>,
     gemini: Option<&GeminiContext>,
 ) -> Vec<Finding> {
     let root = crate::opencode::worktree::worktree(db, ws).root.clone();
@@ -102,6 +104,9 @@ pub fn cross_agent_findings(
     }
     for doc in codex.map(|c| c.docs.as_slice()).unwrap_or_default().iter().filter(|d| d.is_sent()) {
         add(&doc.source, "codex");
+    }
+    for file in claude.map(|c| c.files.as_slice()).unwrap_or_default().iter().filter(|f| f.is_sent()) {
+        add(&file.source, "claude-code");
     }
     let gemini_docs: Vec<_> =
         gemini.map(|g| g.docs.as_slice()).unwrap_or_default().iter().filter(|d| d.is_sent()).collect();
@@ -172,12 +177,10 @@ fn single_agent_rules(
     let mut findings = Vec::new();
     for (path, agents) in sent {
         let [agent] = agents.as_slice() else { continue };
-        // Claude Code is not modelled here yet: its CLAUDE.md would be misreported.
-        let claude = path.file_name().is_some_and(|n| n == "CLAUDE.md");
         let repeated = texts
             .iter()
             .any(|(other, t)| *other != path && *t == texts[path] && !sent[*other].contains(agent));
-        if claude || repeated || sharing.contains(path) || texts[path].is_empty() {
+        if repeated || sharing.contains(path) || texts[path].is_empty() {
             continue;
         }
         let others: Vec<&str> = in_use.iter().copied().filter(|a| a != agent).collect();
@@ -186,7 +189,7 @@ fn single_agent_rules(
             format!(
                 "{} is sent only by {agent}; {} never see it from {}",
                 path::display(path),
-                others.join(" and "),
+                others.join(", "),
                 path::display(ws.cwd(db))
             ),
             path,

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use crate::claude_code::{self, ClaudeMdContext};
 use crate::codex::{self, AgentsContext};
 use crate::db::{Db, Workspace};
 use crate::gemini::{self, gemini_home};
@@ -133,6 +134,48 @@ pub fn codex_fate(ctx: &AgentsContext, codex_home: &Path, path: &Path) -> AgentF
     not_sent(format!("beside the path from {} to the working directory (CX2)", top.display()))
 }
 
+/// Claude Code's verdict: the file's [`claude_code::Fate`] (the sent entry first when a file
+/// is met twice), or why the walk never meets it (CC3, CC11).
+pub fn claude_code_fate(ctx: &ClaudeMdContext, path: &Path) -> AgentFate {
+    let agent = "claude-code";
+    let mut entries: Vec<_> = ctx.files.iter().filter(|f| f.source == path).collect();
+    entries.sort_by_key(|f| !f.is_sent());
+    if let Some(file) = entries.first() {
+        let (status, placement) = match file.fate {
+            claude_code::Fate::Sent | claude_code::Fate::Matched { .. } => {
+                (Status::Sent, Some("first user message, in the rule-file <system-reminder>"))
+            }
+            claude_code::Fate::Conditional { .. } => (Status::OnRead, Some("the Read result")),
+            _ => (Status::NotSent, None),
+        };
+        return AgentFate { agent, status, placement, reason: file.reason(&ctx.cwd, &ctx.approval) };
+    }
+    let not_sent = |reason: String| AgentFate { agent, status: Status::NotSent, placement: None, reason };
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    let dir = path.parent().unwrap_or(Path::new("/"));
+    if name != "CLAUDE.md" && name != "CLAUDE.local.md" {
+        return not_sent(
+            "not a Claude Code rule file: CLAUDE.md, CLAUDE.local.md, .claude/CLAUDE.md, .claude/rules/*.md, or an @import of one (CC3, CC4, CC6)"
+                .to_owned(),
+        );
+    }
+    if dir.starts_with(&ctx.cwd) && dir != ctx.cwd {
+        return AgentFate {
+            agent,
+            status: Status::OnRead,
+            placement: Some("the Read result"),
+            reason: format!(
+                "below the working directory: attached when the model reads a file under {} (CC11)",
+                dir.display()
+            ),
+        };
+    }
+    not_sent(format!(
+        "beside the path from the filesystem root down to the working directory {} (CC3)",
+        ctx.cwd.display()
+    ))
+}
+
 /// `path`'s fate in every agent, in `Agent::ALL` order. An agent that would not start says so
 /// in its reason.
 pub fn every_agent(db: &dyn Db, ws: Workspace, counter: &dyn TokenCounter, path: &Path) -> Vec<AgentFate> {
@@ -150,5 +193,6 @@ pub fn every_agent(db: &dyn Db, ws: Workspace, counter: &dyn TokenCounter, path:
         Ok(ctx) => gemini::explain::file_fate(ctx, gemini_home(db, ws.host(db)), path),
         Err(err) => failed("gemini", err.to_string()),
     };
-    vec![opencode_fate(db, ws, counter, path), codex, gemini]
+    let claude = claude_code_fate(claude_code::claude_md_context(db, ws), path);
+    vec![opencode_fate(db, ws, counter, path), codex, claude, gemini]
 }

@@ -7,11 +7,12 @@
 //! a `dir_listing` query so that salsa knows exactly which directories a glob depends on.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use globset::GlobBuilder;
 
 use crate::db::Db;
-use crate::files::dir_listing;
+use crate::files::{File, dir_listing};
 use crate::system::{EntryKind, FileKind};
 
 /// The directories an upward walk visits (F2): from `start` up to and including `stop`
@@ -94,32 +95,37 @@ pub fn glob(db: &dyn Db, cwd: PathBuf, pattern: String, dot: bool) -> Vec<PathBu
 
 /// The key of one `**` walk: the pattern's segments from that `**` on, and whether that
 /// `**` was the pattern's first segment (symlinked directories are entered only when not).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-struct GlobStarRest {
+/// Interned, so that each directory's walk is keyed by a small id rather than a copy of
+/// the segments, and the segments are compiled once per pattern ([`compiled_rest`]).
+#[salsa::interned(debug)]
+struct GlobStarRest<'db> {
+    #[returns(ref)]
     segments: Vec<String>,
     leading: bool,
 }
 
-/// What one `**` walk found at one directory: the matches of the rest of the pattern with
-/// `**` standing for no directory (or descending no further), and the child directories
-/// whose own walk found something.
+/// What one `**` walk found at and below one directory, in walk order: the matches of the
+/// rest of the pattern with `**` standing for no directory (or descending no further),
+/// then each child directory's list. Each directory holds its whole subtree's list, so a
+/// `glob` at any level of an upward walk reads one memo instead of re-walking the subtree
+/// (one new file used to cost every level a walk of the tree below it); matches are kept
+/// as `File` ids, four bytes per match per ancestor.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct BelowDir {
-    here: Vec<PathBuf>,
-    children: Vec<PathBuf>,
+    matches: Arc<[File]>,
 }
 
 /// `**` followed by `rest` below `dir`, one query per directory: a file added deep in the
 /// tree re-runs the walks on its path, and the same subtree walked from several `globUp`
 /// levels (or several working directories) is walked once.
 #[salsa::tracked(returns(ref))]
-fn glob_below(db: &dyn Db, dir: PathBuf, rest: GlobStarRest, dot: bool) -> BelowDir {
-    let segments: Vec<Segment> = rest.segments.iter().map(|s| Segment::parse(s)).collect();
+fn glob_below<'db>(db: &'db dyn Db, dir: PathBuf, rest: GlobStarRest<'db>, dot: bool) -> BelowDir {
+    let segments = &compiled_rest(db, rest).0;
     let mut here = Vec::new();
-    let mut walker = GlobWalk { db, dot, raw: &rest.segments, segments: &segments, out: &mut here };
+    let mut walker = GlobWalk { db, dot, raw: rest.segments(db), segments, out: &mut here };
     // Zero directories: the rest of the pattern right here.
     walker.visit(&dir, 1);
-    let mut children = Vec::new();
+    let mut below_children = Vec::new();
     for entry in walker.listing(&dir).iter() {
         if entry.name.starts_with('.') && !dot {
             continue;
@@ -129,16 +135,16 @@ fn glob_below(db: &dyn Db, dir: PathBuf, rest: GlobStarRest, dot: bool) -> Below
         match entry.kind {
             EntryKind::Directory => {
                 db.files().get_listed(db, &child, EntryKind::Directory);
-                let below = glob_below(db, child.clone(), rest.clone(), dot);
-                if !below.here.is_empty() || !below.children.is_empty() {
-                    children.push(child);
+                let below = glob_below(db, child, rest, dot);
+                if !below.matches.is_empty() {
+                    below_children.push(below.matches.clone());
                 }
             }
             // Symlinked directories (`follow: false`, pinned by the oracle on a `loop -> .`
             // link): entered once, and only when `**` is not the first segment, and `**`
             // does not descend any further inside them.
             EntryKind::Symlink
-                if !rest.leading && db.files().get(db, &child).kind(db) == FileKind::Directory =>
+                if !rest.leading(db) && db.files().get(db, &child).kind(db) == FileKind::Directory =>
             {
                 walker.visit(&child, 1);
             }
@@ -147,16 +153,40 @@ fn glob_below(db: &dyn Db, dir: PathBuf, rest: GlobStarRest, dot: bool) -> Below
             _ => {}
         }
     }
-    BelowDir { here, children }
+    let files = db.files();
+    let matches = here
+        .iter()
+        .map(|path| files.get(db, path))
+        .chain(below_children.iter().flat_map(|m| m.iter().copied()));
+    BelowDir { matches: matches.collect() }
 }
 
-/// Every match of `**` + `rest` below `dir`, from the per-directory walks.
-fn collect_below(db: &dyn Db, dir: &Path, rest: &GlobStarRest, dot: bool, out: &mut Vec<PathBuf>) {
-    let below = glob_below(db, dir.to_path_buf(), rest.clone(), dot);
-    out.extend(below.here.iter().cloned());
-    for child in &below.children {
-        collect_below(db, child, rest, dot, out);
+/// The segments of a `**` walk, compiled once per pattern rather than once per directory
+/// the walk enters (a 100k-file tree has 8k of them).
+#[salsa::tracked(returns(ref))]
+fn compiled_rest<'db>(db: &'db dyn Db, rest: GlobStarRest<'db>) -> CompiledRest {
+    CompiledRest(rest.segments(db).iter().map(|s| Segment::parse(s)).collect())
+}
+
+/// [`Segment`]s compared by their source: a compiled matcher has no equality of its own.
+struct CompiledRest(Vec<Segment>);
+
+impl PartialEq for CompiledRest {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.len() == other.0.len() && self.0.iter().zip(&other.0).all(|(a, b)| a.source() == b.source())
     }
+}
+
+/// Every match of `**` + `rest` below `dir`, from the per-directory walk.
+fn collect_below<'db>(
+    db: &'db dyn Db,
+    dir: &Path,
+    rest: GlobStarRest<'db>,
+    dot: bool,
+    out: &mut Vec<PathBuf>,
+) {
+    let below = glob_below(db, dir.to_path_buf(), rest, dot);
+    out.extend(below.matches.iter().map(|file| file.path(db).clone()));
 }
 
 /// F5 `globUp(pattern, start, stop)`: `glob` with `dot: true` at every level of the walk,
@@ -180,6 +210,17 @@ enum Segment {
 }
 
 impl Segment {
+    /// What the segment was parsed from, as far as matching goes.
+    fn source(&self) -> (u8, &str) {
+        match self {
+            Segment::Here => (0, ""),
+            Segment::Parent => (1, ""),
+            Segment::GlobStar => (2, ""),
+            Segment::Literal(name) => (3, name),
+            Segment::Pattern { source, .. } => (4, source),
+        }
+    }
+
     fn parse(raw: &str) -> Segment {
         match raw {
             "." => Segment::Here,
@@ -245,8 +286,8 @@ impl GlobWalk<'_> {
             // Zero directories, or one more, never a dot directory unless `dot`: its own
             // query per directory (`glob_below`).
             Segment::GlobStar => {
-                let rest = GlobStarRest { segments: self.raw[index..].to_vec(), leading: index == 0 };
-                collect_below(self.db, dir, &rest, self.dot, self.out);
+                let rest = GlobStarRest::new(self.db, self.raw[index..].to_vec(), index == 0);
+                collect_below(self.db, dir, rest, self.dot, self.out);
             }
         }
     }

@@ -20,30 +20,20 @@
 //! is marked unwatched here and re-added where still needed, and what changed there
 //! meanwhile is re-stated.
 //!
-//! **Freshness.** [`Watcher::sync_point`] writes a cookie file into a private directory
-//! watched by the same inotify instance (watchman's technique). The kernel queues an
-//! event before the system call that caused it returns, and one instance's queue is
-//! delivered in order, so once the cookie's event has come through, every event for a
-//! write that completed before the cookie was written has come through too.
-//!
-//! The debouncer is a few lines here rather than `notify-debouncer-full`: that crate is
-//! built around recursive watches and file ids, while what the engine needs is ruff's
-//! shape (flush after 10 ms of quiet, never hold a batch longer than 3 s), a flush on each
-//! cookie, and overflow and watcher errors mapped to a rescan.
+//! **Backends.** On Linux the engine owns the inotify descriptor and drains its queue on
+//! the answering thread ([`kernel`]); elsewhere, and on Linux when asked for, `notify`'s
+//! watcher with a debouncer thread and watchman's cookie ([`portable`]). Both make
+//! [`Watcher::sync_point`] see every write that completed before it was called.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::time::{Duration, Instant};
-
-use ctxgraph_queries::Db;
-use ctxgraph_queries::path::normalize;
-use ctxgraph_queries::system::FileKind;
-use notify::event::{EventKind, ModifyKind, RenameMode};
-use notify::{RecommendedWatcher, RecursiveMode, Watcher as _};
+use std::time::Duration;
 
 use crate::index::{PathIndex, subtree};
 use crate::{Applied, ChangeEvent, Engine};
+use ctxgraph_queries::Db;
+use ctxgraph_queries::path::normalize;
+use ctxgraph_queries::system::FileKind;
 
 /// A batch is flushed after this long without a new event…
 pub const QUIET: Duration = Duration::from_millis(10);
@@ -55,23 +45,87 @@ pub const COOKIE_TIMEOUT: Duration = Duration::from_secs(2);
 /// Symlinks followed from one input before giving up (Linux's own limit).
 const MAX_LINK_HOPS: usize = 40;
 
+#[cfg(target_os = "linux")]
+mod kernel;
+mod portable;
+
 /// The operating system's file watcher could not be started.
 #[derive(Debug, thiserror::Error)]
 #[error("file watcher: {0}")]
-pub struct WatchError(#[from] notify::Error);
+pub struct WatchError(#[source] std::io::Error);
 
-/// What the debouncer hands over.
-enum Delivery {
-    Batch(Vec<ChangeEvent>),
-    /// Every event queued before cookie `n` was written has been delivered.
-    Cookie(u64),
+impl WatchError {
+    fn from_notify(err: notify::Error) -> Self {
+        match err.kind {
+            notify::ErrorKind::Io(err) => WatchError(err),
+            _ => WatchError(std::io::Error::other(err)),
+        }
+    }
+}
+
+/// Which mechanism delivers the kernel's events.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BackendKind {
+    /// The best one here: [`BackendKind::Inotify`] on Linux, [`BackendKind::Notify`]
+    /// elsewhere.
+    #[default]
+    Native,
+    /// Linux only: ctxgraph reads the inotify queue itself, so a sync point costs one
+    /// `read` and no thread hop.
+    Inotify,
+    /// The `notify` crate's watcher, a debouncer thread, and a cookie file per sync point.
+    Notify,
+}
+
+/// Why a directory could not be watched.
+enum AddError {
+    /// It is gone (again): its parent's watch reports what comes next.
+    NotFound,
+    /// Anything else (the inotify watch limit…): changes there would go unseen.
+    Other,
+}
+
+enum Backend {
+    #[cfg(target_os = "linux")]
+    Kernel(kernel::Kernel),
+    Portable(portable::Portable),
+}
+
+impl Backend {
+    fn new(kind: BackendKind) -> Result<Self, WatchError> {
+        match kind {
+            #[cfg(target_os = "linux")]
+            BackendKind::Native | BackendKind::Inotify => Ok(Backend::Kernel(kernel::Kernel::new()?)),
+            #[cfg(not(target_os = "linux"))]
+            BackendKind::Inotify => Err(WatchError(std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                "the inotify backend exists on Linux only",
+            ))),
+            _ => Ok(Backend::Portable(portable::Portable::new()?)),
+        }
+    }
+
+    fn watch(&mut self, dir: &Path) -> Result<(), AddError> {
+        match self {
+            #[cfg(target_os = "linux")]
+            Backend::Kernel(kernel) => kernel.watch(dir),
+            Backend::Portable(portable) => portable.watch(dir),
+        }
+    }
+
+    fn unwatch(&mut self, dir: &Path) {
+        match self {
+            #[cfg(target_os = "linux")]
+            Backend::Kernel(kernel) => kernel.unwatch(dir),
+            Backend::Portable(portable) => portable.unwatch(dir),
+        }
+    }
 }
 
 /// Watches the directories the engine's graph looked at and turns their events into
 /// batches of [`ChangeEvent`]s for [`Engine::apply_changes`].
 pub struct Watcher {
-    notify: RecommendedWatcher,
-    deliveries: Receiver<Delivery>,
+    backend: Backend,
     /// Directories with a live watch (canonical paths).
     watched: BTreeSet<PathBuf>,
     /// Canonical directory → the lexical paths that reach it, each with the number of
@@ -85,7 +139,6 @@ pub struct Watcher {
     index: PathIndex,
     /// Lexical directory → how to watch it, until an event at or above it.
     resolved: BTreeMap<PathBuf, Resolved>,
-    cookies: Option<Cookies>,
     /// A watch could not be added (e.g. the inotify limit): changes there go unseen, so
     /// callers must rescan before answering.
     degraded: bool,
@@ -108,41 +161,23 @@ struct Resolved {
     link_parents: Vec<(PathBuf, PathBuf)>,
 }
 
-struct Cookies {
-    dir: tempfile::TempDir,
-    /// Canonical path of `dir`, as events name it.
-    path: PathBuf,
-    next: u64,
-}
-
 impl Watcher {
-    /// A watcher with nothing watched yet; [`Watcher::track`] adds what a build looked at.
+    /// A watcher with nothing watched yet, on this platform's best backend;
+    /// [`Watcher::track`] adds what a build looked at.
     pub fn new() -> Result<Self, WatchError> {
-        let (raw_tx, raw_rx) = mpsc::channel();
-        let (delivery_tx, deliveries) = mpsc::channel();
-        let mut watcher = notify::recommended_watcher(raw_tx)?;
-        // Without a cookie directory, `sync_point` reports that it cannot vouch for
-        // freshness and callers rescan.
-        let cookies = tempfile::Builder::new().prefix("ctxgraph-cookies-").tempdir().ok().and_then(|dir| {
-            let path = std::fs::canonicalize(dir.path()).ok()?;
-            watcher.watch(&path, RecursiveMode::NonRecursive).ok()?;
-            Some(Cookies { dir, path, next: 0 })
-        });
-        let cookie_dir = cookies.as_ref().map(|c| c.path.clone());
-        std::thread::Builder::new()
-            .name("ctxgraph-debouncer".to_owned())
-            .spawn(move || debounce(&raw_rx, &delivery_tx, cookie_dir.as_deref()))
-            .map_err(|err| WatchError(notify::Error::io(err)))?;
+        Self::with_backend(BackendKind::Native)
+    }
+
+    /// A watcher on the given backend.
+    pub fn with_backend(kind: BackendKind) -> Result<Self, WatchError> {
         Ok(Self {
-            notify: watcher,
-            deliveries,
+            backend: Backend::new(kind)?,
             watched: BTreeSet::new(),
             dirs: BTreeMap::new(),
             targets: BTreeMap::new(),
             inputs: BTreeMap::new(),
             index: PathIndex::default(),
             resolved: BTreeMap::new(),
-            cookies,
             degraded: false,
         })
     }
@@ -158,51 +193,33 @@ impl Watcher {
         self.degraded
     }
 
-    /// The next batch, waiting at most `timeout`.
-    pub fn next_batch(&self, timeout: Duration) -> Option<Vec<ChangeEvent>> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            match self.deliveries.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-                Ok(Delivery::Batch(batch)) => return Some(batch),
-                Ok(Delivery::Cookie(_)) => continue,
-                Err(_) => return None,
-            }
+    /// The next batch, waiting at most `timeout` for it to start.
+    pub fn next_batch(&mut self, timeout: Duration) -> Option<Vec<ChangeEvent>> {
+        match &mut self.backend {
+            #[cfg(target_os = "linux")]
+            Backend::Kernel(kernel) => kernel.next_batch(timeout),
+            Backend::Portable(portable) => portable.next_batch(timeout),
         }
     }
 
-    /// Every batch already delivered, merged, without waiting.
-    pub fn pending(&self) -> Vec<ChangeEvent> {
-        let mut merged = Changes::default();
-        for delivery in self.deliveries.try_iter() {
-            if let Delivery::Batch(batch) = delivery {
-                merged.extend(batch);
-            }
+    /// Every change already reported, merged, without waiting.
+    pub fn pending(&mut self) -> Vec<ChangeEvent> {
+        match &mut self.backend {
+            #[cfg(target_os = "linux")]
+            Backend::Kernel(kernel) => kernel.pending(),
+            Backend::Portable(portable) => portable.pending(),
         }
-        merged.into_vec()
     }
 
-    /// Every event for a write that completed before this call, merged: writes a cookie
-    /// and waits (at most `timeout`) until its event comes through. `None` when that could
-    /// not be established; the caller must then rescan to be sure.
+    /// Every change for a write that completed before this call, merged. `None` when that
+    /// could not be established within `timeout` (the portable backend's cookie did not
+    /// come back); the caller must then rescan to be sure.
     pub fn sync_point(&mut self, timeout: Duration) -> Option<Vec<ChangeEvent>> {
-        let cookies = self.cookies.as_mut()?;
-        cookies.next += 1;
-        let n = cookies.next;
-        let cookie = cookies.dir.path().join(n.to_string());
-        let written = std::fs::write(&cookie, b"").is_ok();
-        let mut merged = Changes::default();
-        let deadline = Instant::now() + timeout;
-        let mut seen = false;
-        while written && !seen {
-            match self.deliveries.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-                Ok(Delivery::Batch(batch)) => merged.extend(batch),
-                Ok(Delivery::Cookie(m)) => seen = m >= n,
-                Err(_) => break,
-            }
+        match &mut self.backend {
+            #[cfg(target_os = "linux")]
+            Backend::Kernel(kernel) => kernel.sync_point(),
+            Backend::Portable(portable) => portable.sync_point(timeout),
         }
-        let _ = std::fs::remove_file(&cookie);
-        // What did arrive is returned either way; with `None` the caller rescans on top.
-        if seen { Some(merged.into_vec()) } else { None }
     }
 
     /// Applies `batch` to the engine and updates the watch set for what it changed.
@@ -300,7 +317,7 @@ impl Watcher {
         if raw.contains(&ChangeEvent::Rescan) {
             // The watcher lost track: start over from the inputs.
             for dir in std::mem::take(&mut self.watched) {
-                let _ = self.notify.unwatch(&dir);
+                self.backend.unwatch(&dir);
                 dirty.insert(dir);
             }
             self.resolved.clear();
@@ -311,7 +328,7 @@ impl Watcher {
             for path in structural_paths(raw) {
                 let gone: Vec<PathBuf> = subtree_of_set(&self.watched, path).cloned().collect();
                 for dir in gone {
-                    let _ = self.notify.unwatch(&dir);
+                    self.backend.unwatch(&dir);
                     self.watched.remove(&dir);
                     dirty.insert(dir);
                 }
@@ -354,18 +371,16 @@ impl Watcher {
             let wanted = self.dirs.contains_key(&dir);
             let live = self.watched.contains(&dir);
             if wanted && !live {
-                match self.notify.watch(&dir, RecursiveMode::NonRecursive) {
+                match self.backend.watch(&dir) {
                     Ok(()) => {
                         self.watched.insert(dir.clone());
                         added.push(dir);
                     }
-                    // Gone again already: its parent's watch reports what comes next.
-                    Err(err) if matches!(err.kind, notify::ErrorKind::PathNotFound) => {}
-                    Err(_) => self.degraded = true,
+                    Err(AddError::NotFound) => {}
+                    Err(AddError::Other) => self.degraded = true,
                 }
             } else if !wanted && live {
-                // The directory may be gone already, which removed the watch with it.
-                let _ = self.notify.unwatch(&dir);
+                self.backend.unwatch(&dir);
                 self.watched.remove(&dir);
             }
         }
@@ -507,64 +522,6 @@ fn release(map: &mut BTreeMap<PathBuf, BTreeMap<PathBuf, usize>>, key: &Path, us
     }
 }
 
-/// Collects raw events into batches until the watcher is dropped.
-fn debounce(
-    raw: &Receiver<notify::Result<notify::Event>>,
-    out: &Sender<Delivery>,
-    cookie_dir: Option<&Path>,
-) {
-    let mut batch = Changes::default();
-    let mut started = Instant::now();
-    loop {
-        let received = if batch.is_empty() {
-            raw.recv().map_err(|_| RecvTimeoutError::Disconnected)
-        } else {
-            let left = MAX_BATCH_AGE.saturating_sub(started.elapsed());
-            if left.is_zero() { Err(RecvTimeoutError::Timeout) } else { raw.recv_timeout(QUIET.min(left)) }
-        };
-        let event = match received {
-            Ok(event) => event,
-            Err(RecvTimeoutError::Timeout) => {
-                if !flush(&mut batch, out) {
-                    return;
-                }
-                continue;
-            }
-            Err(RecvTimeoutError::Disconnected) => return,
-        };
-        if let Some(dir) = cookie_dir
-            && let Ok(event) = &event
-            && event.paths.iter().any(|p| p.starts_with(dir))
-        {
-            // A cookie: everything queued before it is in `batch` now.
-            let created = matches!(event.kind, EventKind::Create(_));
-            let cookie = event.paths.iter().find_map(|p| p.file_name()?.to_str()?.parse::<u64>().ok());
-            if let (true, Some(n)) = (created, cookie)
-                && (!flush(&mut batch, out) || out.send(Delivery::Cookie(n)).is_err())
-            {
-                return;
-            }
-            continue;
-        }
-        if batch.is_empty() {
-            started = Instant::now();
-        }
-        batch.extend(changes_from(event));
-    }
-}
-
-/// Sends the batch (if any), leaving it empty. False once nobody listens.
-fn flush(batch: &mut Changes, out: &Sender<Delivery>) -> bool {
-    let mut batch = std::mem::take(batch).into_vec();
-    if batch.is_empty() {
-        return true;
-    }
-    if batch.contains(&ChangeEvent::Rescan) {
-        batch = vec![ChangeEvent::Rescan];
-    }
-    out.send(Delivery::Batch(batch)).is_ok()
-}
-
 /// Changes in the order first seen, without repeats. The set keeps a burst of thousands of
 /// events (a branch checkout) linear where a `Vec::contains` per event would not be.
 #[derive(Default)]
@@ -589,27 +546,9 @@ impl Changes {
     fn into_vec(self) -> Vec<ChangeEvent> {
         self.list
     }
-}
 
-/// One notify event as changes. Anything the watcher could not keep track of (a queue
-/// overflow, an error) becomes a rescan: never a stale answer.
-pub fn changes_from(event: notify::Result<notify::Event>) -> Vec<ChangeEvent> {
-    let Ok(event) = event else { return vec![ChangeEvent::Rescan] };
-    if event.need_rescan() {
-        return vec![ChangeEvent::Rescan];
-    }
-    let each = |make: fn(PathBuf) -> ChangeEvent| event.paths.iter().cloned().map(make).collect();
-    match event.kind {
-        EventKind::Access(_) => Vec::new(),
-        EventKind::Create(_) => each(ChangeEvent::Created),
-        EventKind::Remove(_) => each(ChangeEvent::Removed),
-        EventKind::Modify(ModifyKind::Name(RenameMode::Both)) if event.paths.len() == 2 => {
-            vec![ChangeEvent::Renamed { from: event.paths[0].clone(), to: event.paths[1].clone() }]
-        }
-        // One side of a rename, or a rename notify could not pair: re-stat each path.
-        EventKind::Modify(ModifyKind::Name(_)) => each(ChangeEvent::Created),
-        EventKind::Modify(_) => each(ChangeEvent::Modified),
-        // Unknown: assume the worst for each path named.
-        EventKind::Any | EventKind::Other => each(ChangeEvent::Created),
+    /// The changes as one batch: a rescan covers everything else.
+    fn into_batch(self) -> Vec<ChangeEvent> {
+        if self.seen.contains(&ChangeEvent::Rescan) { vec![ChangeEvent::Rescan] } else { self.list }
     }
 }

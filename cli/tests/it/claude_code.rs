@@ -1,0 +1,156 @@
+//! `build` and `nearby` with `--agent claude-code` end to end: the JSON report with each
+//! file's fate, the `~/.claude.json` approval as read, Claude Code's wording unavailable
+//! (placeholders, a warning, `unavailable: true`), and `check` scenarios. What Claude Code
+//! sends is pinned by the recorded cases in `tests/agents/claude-code/`; this module checks
+//! the binary's own surface.
+
+use std::path::{Path, PathBuf};
+
+use crate::support::{Run, ctxgraph, git_repo};
+
+fn tree(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = std::fs::canonicalize(dir.path()).expect("canonical temp dir");
+    git_repo(&root.join("repo"));
+    for (path, text) in files {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("parent dir");
+        std::fs::write(path, text).expect("write");
+    }
+    (dir, root)
+}
+
+fn run(root: &Path, cwd: &str, args: &[&str]) -> Run {
+    let output = ctxgraph(root).args(args).current_dir(root.join(cwd)).output().expect("run ctxgraph");
+    Run::scrubbed(root, output)
+}
+
+const FILES: &[(&str, &str)] = &[
+    ("home/.claude/CLAUDE.md", "User rules.\n"),
+    ("repo/CLAUDE.md", "Root rules. @docs/style.md @../outside.md @docs/missing.md\n"),
+    ("repo/docs/style.md", "Style.\n"),
+    ("outside.md", "Outside the project.\n"),
+    ("repo/.claude/rules/ts.md", "---\npaths: \"src/**/*.ts\"\n---\nTypeScript rule.\n"),
+    ("repo/.claude/CLAUDE.md", "  \n"),
+    ("repo/src/CLAUDE.md", "Src rules.\n"),
+    ("repo/src/a.ts", "export {}\n"),
+];
+
+#[test]
+fn json_lists_what_is_sent_and_why_the_rest_is_not() {
+    let (_dir, root) = tree(FILES);
+    let json = run(&root, "repo", &["build", "--agent", "claude-code", "--format", "json"]);
+    assert_eq!(json.code, 0, "{}", json.stderr);
+    let text = run(&root, "repo", &["build", "--agent", "claude-code"]);
+    let mut report: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
+    assert_eq!(report["bytes"].as_u64(), Some(text.raw_stdout.len() as u64), "the report measures the text");
+    assert_eq!(report["hash"].as_str(), Some(blake3::hash(&text.raw_stdout).to_hex().as_str()));
+    report["hash"] = "[HASH]".into();
+    insta::assert_snapshot!("claude_code_json", serde_json::to_string_pretty(&report).expect("JSON"));
+
+    // No installation on PATH: placeholders, a warning, and the entries all the same.
+    assert_eq!(report["prose"]["unavailable"], true);
+    assert!(text.stderr.starts_with("warning: Claude Code's own wording is unavailable"), "{}", text.stderr);
+    assert!(text.stdout.contains("Contents of [TMP]/repo/docs/style.md"), "{}", text.stdout);
+    assert!(!text.stdout.contains("Outside the project."), "{}", text.stdout);
+}
+
+#[test]
+fn an_approval_in_claude_json_lets_imports_leave_the_working_directory() {
+    let (_dir, root) = tree(FILES);
+    let approval = format!(
+        r#"{{"projects": {{"{}": {{"hasClaudeMdExternalIncludesApproved": true}}}}}}"#,
+        root.join("repo").display()
+    );
+    std::fs::write(root.join("home/.claude.json"), approval).expect("write");
+    let text = run(&root, "repo", &["build", "--agent", "claude-code"]);
+    assert!(text.stdout.contains("Outside the project."), "{}", text.stdout);
+    let json = run(&root, "repo", &["build", "--agent", "claude-code", "--format", "json"]);
+    let report: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
+    assert_eq!(report["approval"]["state"], "set");
+    assert_eq!(report["approval"]["approved"], true);
+}
+
+#[test]
+fn a_broken_claude_json_is_reported_not_fatal() {
+    let (_dir, root) = tree(FILES);
+    std::fs::write(root.join("home/.claude.json"), "{\"projects\": [").expect("write");
+    let json = run(&root, "repo", &["build", "--agent", "claude-code", "--format", "json"]);
+    assert_eq!(json.code, 0, "{}", json.stderr);
+    let report: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
+    assert_eq!(report["approval"]["state"], "invalid");
+    assert!(report["approval"]["reason"].as_str().is_some_and(|r| r.contains("line 1")), "{report}");
+    let outside = &report["dropped"][0];
+    assert!(
+        outside["reason"].as_str().is_some_and(|r| r.contains(".claude.json cannot be used")),
+        "{outside}"
+    );
+}
+
+#[test]
+fn a_bundle_that_does_not_match_the_fingerprints_is_not_used() {
+    let (_dir, root) = tree(FILES);
+    // A "bundle" with the right shape and other words (over 1 MiB, so not a launcher).
+    let mut bundle = "x".repeat(1024 * 1024).into_bytes();
+    bundle.extend_from_slice(br#";var p="Other words.";function w(e){switch(e){case"Project":return" (p)";case"Local":return" (l)";case"User":return" (u)"}}"#);
+    std::fs::write(root.join("cli.js"), bundle).expect("write");
+    let cli = root.join("cli.js");
+    let run = run(
+        &root,
+        "repo",
+        &["build", "--agent", "claude-code", "--claude-code", cli.to_str().expect("utf-8")],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("no preamble and labels matching Claude Code"), "{}", run.stderr);
+    assert!(!run.stdout.contains("Other words."), "{}", run.stdout);
+}
+
+#[test]
+fn nearby_shows_what_a_read_attaches() {
+    let (_dir, root) = tree(FILES);
+    let text = run(&root, "repo", &["nearby", "src/a.ts", "--agent", "claude-code"]);
+    assert_eq!(text.code, 0, "{}", text.stderr);
+    assert_eq!(
+        text.stdout,
+        "<system-reminder>\nContents of [TMP]/repo/src/CLAUDE.md:\n\nSrc rules.\n\n</system-reminder>\n\n\
+         <system-reminder>\nContents of [TMP]/repo/.claude/rules/ts.md:\n\nTypeScript rule.\n\n</system-reminder>"
+    );
+    let json = run(&root, "repo", &["nearby", "src/a.ts", "--agent", "claude-code", "--format", "json"]);
+    insta::assert_snapshot!("claude_code_nearby_json", json.stdout);
+
+    let missing = run(&root, "repo", &["nearby", "src/nope.ts", "--agent", "claude-code"]);
+    assert_eq!(missing.code, 2, "{}", missing.stderr);
+}
+
+/// `check` pins what Claude Code sees, with its wording as fingerprints (no installation
+/// needed in CI), and what a read attaches; an edit to a file it loads fails the check.
+#[test]
+fn check_pins_the_claude_code_block() {
+    let (_dir, root) = tree(&[
+        ("repo/CLAUDE.md", "Root rules.\n"),
+        ("repo/src/CLAUDE.md", "Src rules.\n"),
+        ("repo/src/a.ts", "export {}\n"),
+        ("repo/ctxgraph.toml", "[scenario.claude]\nagent = \"claude-code\"\nreads = [\"src/a.ts\"]\n"),
+    ]);
+    let snapshot = run(&root, "repo", &["snapshot"]);
+    assert_eq!(snapshot.code, 0, "{}", snapshot.stderr);
+    let snap = std::fs::read_to_string(root.join("repo/.ctxgraph/snapshots/claude.snap")).expect("snapshot");
+    assert!(snap.contains("\nprofile: claude-code-2.1.332\n"), "{snap}");
+    assert!(snap.contains("<system-reminder>\n<prose:blake3="), "{snap}");
+    assert!(snap.contains("Contents of <repo>/CLAUDE.md<prose:blake3="), "{snap}");
+    assert!(
+        snap.contains("--- read <repo>/src/a.ts ---\n<system-reminder>\nContents of <repo>/src/CLAUDE.md:"),
+        "{snap}"
+    );
+
+    let clean = run(&root, "repo", &["check"]);
+    assert_eq!(clean.code, 0, "{}{}", clean.stdout, clean.stderr);
+    std::fs::write(root.join("repo/src/CLAUDE.md"), "Src rules, edited.\n").expect("write");
+    let output = ctxgraph(&root)
+        .args(["check"])
+        .env("CI", "true")
+        .current_dir(root.join("repo"))
+        .output()
+        .expect("run");
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stdout));
+}

@@ -1,0 +1,129 @@
+//! Incrementality of the Claude Code profile: a change re-executes only the queries that
+//! looked at it, and the block (and a Read's attachment) equals what a fresh engine builds.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use ctxgraph_engine::{ChangeEvent, Engine, HostEnv, Prose};
+use ctxgraph_queries::system::MemorySystem;
+use ctxgraph_test_support::fixture::fixed_host;
+
+const CWD: &str = "/repo/pkg";
+const READ: &str = "/repo/pkg/api/handler.ts";
+
+fn host() -> HostEnv {
+    fixed_host("/home/u")
+}
+
+struct World {
+    fs: Arc<MemorySystem>,
+    engine: Engine,
+}
+
+fn world() -> World {
+    let fs = Arc::new(MemorySystem::new());
+    fs.write_file("/home/u/.claude/CLAUDE.md", "user rules\n");
+    fs.init_git_repo("/repo");
+    fs.write_file("/repo/CLAUDE.md", "root rules @shared/notes.md\n");
+    fs.write_file("/repo/shared/notes.md", "shared notes\n");
+    fs.write_file("/repo/pkg/CLAUDE.md", "pkg rules\n");
+    fs.write_file("/repo/pkg/.claude/rules/ts.md", "---\npaths: \"**/*.ts\"\n---\nts rule\n");
+    fs.write_file("/repo/pkg/api/CLAUDE.md", "api rules\n");
+    fs.write_file(READ, "export {}\n");
+    let engine = Engine::new(fs.clone(), host());
+    World { fs, engine }
+}
+
+/// The block and the Read's attachment, as one string.
+fn built(engine: &mut Engine) -> String {
+    let ws = engine.open(Path::new(CWD)).expect("cwd");
+    let block = engine.claude_code_context(ws).reminder(&Prose::fingerprints()).unwrap_or_default();
+    let read = engine.claude_code_read(ws, Path::new(READ)).expect("read").text();
+    format!("{block}\n--- read\n{read}")
+}
+
+impl World {
+    fn build(&mut self) -> (String, BTreeMap<String, u64>) {
+        let before = self.engine.db().executions().totals();
+        let text = built(&mut self.engine);
+        let mut executed = self.engine.db().executions().totals();
+        for (query, count) in &before {
+            if let Some(now) = executed.get_mut(query) {
+                *now -= count;
+            }
+        }
+        executed.retain(|_, count| *count > 0);
+        (text, executed)
+    }
+
+    fn change(&mut self, event: ChangeEvent) -> (String, BTreeMap<String, u64>) {
+        self.engine.apply_changes(&[event]);
+        let built_warm = self.build();
+        assert_eq!(built_warm.0, built(&mut Engine::new(self.fs.clone(), host())), "warm and fresh differ");
+        built_warm
+    }
+}
+
+fn counts(pairs: &[(&str, u64)]) -> BTreeMap<String, u64> {
+    pairs.iter().map(|(name, count)| ((*name).to_owned(), *count)).collect()
+}
+
+#[test]
+fn nothing_changed_executes_nothing() {
+    let mut w = world();
+    let (first, executed) = w.build();
+    assert!(first.contains("pkg rules") && first.contains("ts rule"), "{first}");
+    assert!(
+        executed.contains_key("claude_md_context") && executed.contains_key("read_attachment"),
+        "{executed:?}"
+    );
+    let (again, executed) = w.build();
+    assert_eq!((again, executed), (first, counts(&[])));
+}
+
+#[test]
+fn editing_a_rule_file_rereads_it_and_reassembles() {
+    let mut w = world();
+    w.build();
+    w.fs.write_file("/repo/pkg/CLAUDE.md", "pkg rules, edited\n");
+    let (text, executed) = w.change(ChangeEvent::Modified("/repo/pkg/CLAUDE.md".into()));
+    assert!(text.contains("pkg rules, edited"), "{text}");
+    // The Read's attachment looks at the session's files, so it re-runs; nothing else.
+    assert_eq!(executed, counts(&[("claude_md_context", 1), ("file_bytes", 1), ("read_attachment", 1)]));
+}
+
+#[test]
+fn editing_a_nested_file_only_touches_the_read() {
+    let mut w = world();
+    let (before, _) = w.build();
+    w.fs.write_file("/repo/pkg/api/CLAUDE.md", "api rules, edited\n");
+    let (text, executed) = w.change(ChangeEvent::Modified("/repo/pkg/api/CLAUDE.md".into()));
+    assert!(text.contains("api rules, edited"), "{text}");
+    assert_eq!(text.split("--- read").next(), before.split("--- read").next(), "the block is unchanged");
+    assert_eq!(executed, counts(&[("file_bytes", 1), ("read_attachment", 1)]));
+}
+
+#[test]
+fn approving_external_imports_rereads_the_approval() {
+    let mut w = world();
+    let (before, _) = w.build();
+    assert!(!before.contains("shared notes"), "{before}");
+    w.fs.write_file(
+        "/home/u/.claude.json",
+        r#"{"projects": {"/repo": {"hasClaudeMdExternalIncludesApproved": true}}}"#,
+    );
+    let (text, executed) = w.change(ChangeEvent::Created("/home/u/.claude.json".into()));
+    assert!(text.contains("shared notes"), "{text}");
+    assert_eq!(executed.get("approval"), Some(&1), "{executed:?}");
+    assert!(!executed.contains_key("worktree"), "{executed:?}");
+}
+
+#[test]
+fn an_unrelated_file_changes_nothing() {
+    let mut w = world();
+    let (before, _) = w.build();
+    w.fs.write_file(READ, "export const edited = 1;\n");
+    let (after, executed) = w.change(ChangeEvent::Modified(READ.into()));
+    assert_eq!((after, executed), (before, counts(&[])));
+}
