@@ -43,7 +43,11 @@ pub fn gemini_read_context(db: &dyn Db, ws: Workspace, target: PathBuf) -> Resul
         text: None,
     };
     if !target.starts_with(&ctx.cwd) {
-        read.outside = Some(format!("{} is outside the workspace {}", target.display(), ctx.cwd.display()));
+        read.outside = Some(format!(
+            "{} is outside the workspace {}: Gemini's read_file refuses it, so nothing is attached",
+            target.display(),
+            ctx.cwd.display()
+        ));
         return Ok(read);
     }
     let start: &Path = match db.files().get(db, &target).kind(db) {
