@@ -240,10 +240,11 @@ pub fn upward(db: &dyn Db, start: &Path, ceiling: &Path, home: &Path, names: &[S
     found
 }
 
-/// A path Gemini treats as a context file: something exists there and is not a directory
-/// (a directory passes Gemini's access check but its read fails, so it is skipped).
+/// A path Gemini treats as a context file: something its `access` check passes that is not
+/// a directory (a directory passes the check but its read fails, so it is skipped; a path
+/// `stat` cannot resolve, such as a symlink loop, fails the check).
 fn is_candidate(db: &dyn Db, path: &Path) -> bool {
-    matches!(db.files().get(db, path).kind(db), FileKind::File | FileKind::Other | FileKind::Inaccessible)
+    matches!(db.files().get(db, path).kind(db), FileKind::File | FileKind::Other)
 }
 
 /// Reads one context file, processes its imports and builds its block (GM3, GM4, GM7).
@@ -280,7 +281,8 @@ pub fn expanded_doc(
     let text = imports::read_text(db, &path)?;
     let dir = path.parent().unwrap_or(Path::new("/"));
     let root = project_root(db, dir, &markers).unwrap_or_else(|| dir.to_path_buf());
-    let bytes = text.len();
+    // The file's size on disk, before the lossy decoding.
+    let bytes = crate::files::file_bytes(db, file).as_ref().map_or(text.len(), |raw| raw.len());
     Ok((bytes, imports::expand(db, &path, &text, &root, format)))
 }
 
