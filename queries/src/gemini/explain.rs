@@ -104,3 +104,71 @@ fn not_found(ctx: &GeminiContext, home: &Path, path: &Path) -> AgentFate {
         ctx.ceiling.display()
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::db::{Host, Workspace};
+    use crate::gemini::gemini_context;
+    use crate::system::MemorySystem;
+    use crate::testing::TestDb;
+
+    /// Each file's status and the rule its reason cites, from `/r/a/b`.
+    fn fates(files: &[&str]) -> Vec<(String, Status, String)> {
+        let fs = MemorySystem::new();
+        fs.init_git_repo("/r");
+        fs.write_file("/h/.gemini/GEMINI.md", "global\n");
+        fs.write_file("/r/GEMINI.md", "root\n@docs/in.md\n@../out.md\n`@docs/code.md`\n@gone.md\n");
+        fs.write_file("/r/docs/in.md", "imported\n");
+        fs.write_file("/r/a/b/GEMINI.md", "\n");
+        fs.write_file("/r/a/b/c/GEMINI.md", "below\n");
+        fs.write_file("/r/x/GEMINI.md", "beside\n");
+        let db = TestDb::new(fs);
+        let host = Host::new(&db, BTreeMap::default(), "/h".into(), "linux".into(), String::new());
+        let ws = Workspace::new(&db, host, "/r/a/b".into());
+        let ctx = gemini_context(&db, ws).as_ref().expect("context");
+        files
+            .iter()
+            .map(|f| {
+                let fate = file_fate(ctx, Path::new("/h"), Path::new(f));
+                let rule =
+                    fate.reason.rsplit('(').next().unwrap_or_default().trim_end_matches(')').to_owned();
+                ((*f).to_owned(), fate.status, rule)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_file_gets_its_verdict_and_rule() {
+        use Status::{Inlined, NotSent, OnRead, Sent};
+        let got = fates(&[
+            "/h/.gemini/GEMINI.md",
+            "/r/GEMINI.md",
+            "/r/docs/in.md",
+            "/out.md",
+            "/r/gone.md",
+            "/r/a/b/GEMINI.md",
+            "/r/a/b/c/GEMINI.md",
+            "/r/x/GEMINI.md",
+            "/r/AGENTS.md",
+            "/GEMINI.md",
+        ]);
+        let want = [
+            ("/h/.gemini/GEMINI.md", Sent, "GM1"),
+            ("/r/GEMINI.md", Sent, "GM4"),
+            ("/r/docs/in.md", Inlined, "GM4"),
+            ("/out.md", NotSent, "GM4"),
+            ("/r/gone.md", NotSent, "GM4"),
+            ("/r/a/b/GEMINI.md", NotSent, "GM7"),
+            ("/r/a/b/c/GEMINI.md", OnRead, "GM8"),
+            ("/r/x/GEMINI.md", NotSent, "GM2"),
+            ("/r/AGENTS.md", NotSent, "GM6"),
+            ("/GEMINI.md", NotSent, "GM2"),
+        ];
+        let want: Vec<(String, Status, String)> =
+            want.iter().map(|(f, s, r)| ((*f).to_owned(), *s, (*r).to_owned())).collect();
+        assert_eq!(got, want);
+    }
+}
