@@ -1,8 +1,9 @@
 //! The other agents' conformance cases: `tests/agents/<agent>/<ID>/` holds a fixture
-//! (`proj/`, made a git repository, and `home/`), `case.toml` (the working directory and
-//! the agent's `-c` settings) and `oracle.out`, the text the real agent sent, recorded by
-//! `oracle/record-agents.sh` with its scratch run directory written as `<run>`. Each case
-//! runs on both `System` backends and must match byte for byte.
+//! (`proj/`, made a git repository, and `home/`), `case.toml` (the working directory, the
+//! agent's `-c` settings, the file the model reads) and what the real agent sent, recorded by
+//! `oracle/record-agents.sh` with its scratch run directory written as `<run>`: Codex's
+//! `oracle.out`; Gemini's `oracle.system`, `oracle.user` and `oracle.read`. Each case runs on
+//! both `System` backends and must match byte for byte.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -35,6 +36,9 @@ struct Run {
     /// The agent's `-c KEY=VALUE` settings.
     #[serde(default)]
     config: Vec<String>,
+    /// Gemini: the file (relative to `proj/`) the model reads first.
+    #[serde(default)]
+    read: Option<String>,
     /// Claude Code: files (relative to `proj`) the model reads one after the other;
     /// `oracle.read` holds what each Read result carried after the file.
     #[serde(default)]
@@ -128,6 +132,35 @@ fn codex_case(dir: &Path, disk: bool) -> Result<(), String> {
     }
 }
 
+fn gemini_case(dir: &Path, disk: bool) -> Result<(), String> {
+    let case = load(dir);
+    let expected = |name: &str| {
+        std::fs::read_to_string(dir.join(name)).expect("oracle files: run tests/oracle/record-agents.sh")
+    };
+    let (mut engine, run, _scratch) = engine(dir, disk);
+    let proj = run.join("proj");
+    let ws = engine.open(&proj.join(&case.run.cwd)).map_err(|e| e.to_string())?;
+    let context = engine.gemini_context(ws).map_err(|e| e.to_string())?;
+    let portable =
+        |text: Option<&str>| text.unwrap_or_default().replace(run.to_string_lossy().as_ref(), "<run>");
+    let mut got = vec![
+        ("oracle.system", portable(context.system.as_deref())),
+        ("oracle.user", portable(context.user.as_deref())),
+    ];
+    if let Some(read) = &case.run.read {
+        let attached = engine.gemini_read_context(ws, &proj.join(read)).map_err(|e| e.to_string())?;
+        got.push(("oracle.read", portable(attached.text.as_deref())));
+    }
+    let diffs: Vec<String> = got
+        .into_iter()
+        .filter(|(name, text)| *text != expected(name))
+        .map(|(name, text)| {
+            format!("--- {name}: gemini sent\n{:?}\n--- ctxgraph built\n{text:?}", expected(name))
+        })
+        .collect();
+    if diffs.is_empty() { Ok(()) } else { Err(diffs.join("\n")) }
+}
+
 /// Fixture files may name the run directory as `<run>` (absolute imports, the keys of
 /// `~/.claude.json`); the recorder writes the real one in before capturing, and so does this.
 fn substitute_run(dir: &Path, run: &Path, out: &mut dyn TreeWriter) {
@@ -206,6 +239,11 @@ fn check_all(agent: &str, run: fn(&Path, bool) -> Result<(), String>) {
 #[test]
 fn codex_cases_match_the_recorded_binary() {
     check_all("codex", codex_case);
+}
+
+#[test]
+fn gemini_cases_match_the_recorded_binary() {
+    check_all("gemini", gemini_case);
 }
 
 #[test]

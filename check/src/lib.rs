@@ -50,6 +50,7 @@ pub fn profile(agent: ctxgraph_queries::agent::Agent) -> &'static str {
     match agent {
         ctxgraph_queries::agent::Agent::Opencode => PROFILE,
         ctxgraph_queries::agent::Agent::Codex => "codex-0.171.0",
+        ctxgraph_queries::agent::Agent::Gemini => "gemini-cli-0.61.0",
         ctxgraph_queries::agent::Agent::ClaudeCode => "claude-code-2.1.332",
     }
 }

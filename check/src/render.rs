@@ -54,6 +54,7 @@ pub fn render(scenario: &Scenario, repo: &Path) -> Result<Rendered, EngineError>
     match scenario.agent {
         Agent::Opencode => {}
         Agent::Codex => return render_codex(&engine, ws, &placeholders),
+        Agent::Gemini => return render_gemini(&engine, ws, &placeholders, &scenario.reads),
         Agent::ClaudeCode => return render_claude_code(&engine, ws, &scenario.reads, &placeholders),
     }
     if scenario.fetch_remote {
@@ -166,5 +167,40 @@ fn render_codex(
         })
         .collect();
     let body = placeholders.apply(context.message.as_deref().unwrap_or_default());
+    Ok(Rendered { body, blocks })
+}
+
+/// `agent = "gemini"`: the system instruction's and the first user message's loaded context
+/// (GM1, GM3), one block per file, then what each read attaches (GM8).
+fn render_gemini(
+    engine: &Engine,
+    ws: Workspace,
+    placeholders: &Placeholders,
+    reads: &[std::path::PathBuf],
+) -> Result<Rendered, EngineError> {
+    let context = engine.gemini_context(ws)?;
+    let entry = |doc: &ctxgraph_queries::gemini::Doc, id: String| {
+        let text = placeholders.apply(&doc.text);
+        BlockEntry::new(id, &content_hash(&text), doc.reason())
+    };
+    let mut blocks: Vec<BlockEntry> = context
+        .docs
+        .iter()
+        .filter(|doc| doc.is_sent())
+        .map(|doc| entry(doc, placeholders.path(&doc.source)))
+        .collect();
+    let mut body = placeholders.apply(&context.text());
+    for read in reads {
+        let attached = engine.gemini_read_context(ws, read)?;
+        let shown = placeholders.path(read);
+        let _ = write!(body, "\n\n--- read {shown} ---\n");
+        match &attached.text {
+            Some(text) => body.push_str(&placeholders.apply(text)),
+            None => body.push_str("(no context attached)"),
+        }
+        for doc in attached.docs.iter().filter(|doc| doc.is_sent()) {
+            blocks.push(entry(doc, format!("{} (read {shown})", placeholders.path(&doc.source))));
+        }
+    }
     Ok(Rendered { body, blocks })
 }

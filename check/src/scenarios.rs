@@ -281,8 +281,8 @@ fn validate(
     };
     if agent != Agent::Opencode {
         let opencode_only = [
-            // Claude Code attaches rule files to reads too (CC11).
-            (!raw.reads.is_empty() && agent != Agent::ClaudeCode, "reads"),
+            // Claude Code (CC11) and Gemini CLI (GM8) attach rule files to reads too.
+            (!raw.reads.is_empty() && agent == Agent::Codex, "reads"),
             (!matches!(raw.section, SectionName::System), "section"),
             (raw.model.is_some(), "model"),
             (raw.fetch_remote, "fetch_remote"),

@@ -198,8 +198,8 @@ pub struct NearbyArgs {
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 
-    /// Whose Read to reproduce: opencode's, or Claude Code's (nested CLAUDE.md files and
-    /// rules whose `paths:` match)
+    /// Whose Read to reproduce: opencode's, Claude Code's (nested CLAUDE.md files and rules
+    /// whose `paths:` match) or Gemini CLI's (newly discovered GEMINI.md files)
     #[arg(long, value_enum, default_value_t = AgentArg::Opencode)]
     pub agent: AgentArg,
 
@@ -348,6 +348,31 @@ pub enum AgentArg {
     Opencode,
     Codex,
     ClaudeCode,
+    Gemini,
+}
+
+/// `--agent` where every agent at once makes sense too (`explain`, `lint`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum AgentsArg {
+    Opencode,
+    Codex,
+    ClaudeCode,
+    Gemini,
+    All,
+}
+
+impl AgentsArg {
+    /// The one agent named, or `None` for `all`.
+    pub fn one(self) -> Option<ctxgraph_queries::agent::Agent> {
+        use ctxgraph_queries::agent::Agent;
+        match self {
+            AgentsArg::Opencode => Some(Agent::Opencode),
+            AgentsArg::Codex => Some(Agent::Codex),
+            AgentsArg::ClaudeCode => Some(Agent::ClaudeCode),
+            AgentsArg::Gemini => Some(Agent::Gemini),
+            AgentsArg::All => None,
+        }
+    }
 }
 
 impl From<AgentArg> for ctxgraph_queries::agent::Agent {
@@ -355,6 +380,7 @@ impl From<AgentArg> for ctxgraph_queries::agent::Agent {
         match arg {
             AgentArg::Opencode => Self::Opencode,
             AgentArg::Codex => Self::Codex,
+            AgentArg::Gemini => Self::Gemini,
             AgentArg::ClaudeCode => Self::ClaudeCode,
         }
     }
@@ -381,6 +407,10 @@ pub enum Format {
 pub struct ExplainArgs {
     /// A file, an `instructions` entry, or a URL
     pub target: Option<String>,
+
+    /// Whose reasons to give: one agent's, or (with a FILE) every agent's side by side
+    #[arg(long, value_enum, default_value_t = AgentsArg::Opencode)]
+    pub agent: AgentsArg,
 
     /// The directory opencode would be started in [default: the current directory]
     #[arg(long, value_name = "DIR")]
@@ -411,6 +441,11 @@ pub struct ExplainArgs {
 /// Exits 1 when a finding is at or above the --deny level, 0 otherwise.
 #[derive(Debug, Args)]
 pub struct LintArgs {
+    /// Whose rules to check: opencode's (the default), another agent's, or all of them
+    /// together with the cross-agent checks (CG012–CG015)
+    #[arg(long, value_enum, default_value_t = AgentsArg::Opencode)]
+    pub agent: AgentsArg,
+
     /// The directory opencode would be started in [default: the current directory]
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,

@@ -64,6 +64,8 @@ pub use turn::{Turn, TurnDiff, Turns};
 pub use ctxgraph_queries as queries;
 pub use ctxgraph_queries::claude_code::{ClaudeMdContext, Prose, ReadAttachment};
 pub use ctxgraph_queries::codex::{AgentsContext as CodexContext, CodexError};
+pub use ctxgraph_queries::gemini::nearby::ReadContext as GeminiReadContext;
+pub use ctxgraph_queries::gemini::{GeminiContext, GeminiError};
 pub use ctxgraph_queries::memory::Recall;
 pub use ctxgraph_queries::memory::record::Skipped;
 pub use ctxgraph_queries::memory::render::MemoryContext;
@@ -111,6 +113,9 @@ pub enum EngineError {
     /// Codex would not start here (its `config.toml` is broken).
     #[error(transparent)]
     Codex(#[from] CodexError),
+    /// Gemini CLI would not start here (a settings file is broken).
+    #[error(transparent)]
+    Gemini(#[from] GeminiError),
 }
 
 /// The warm state of an agent host: one salsa database over one file system and process
@@ -252,6 +257,57 @@ impl Engine {
         Ok(agents_context(&self.db, ws, max_bytes).clone()?)
     }
 
+    /// The Gemini CLI profile: the global and project context and every file and import it
+    /// considered (GM1–GM7).
+    pub fn gemini_context(&self, ws: Workspace) -> Result<GeminiContext, EngineError> {
+        Ok(ctxgraph_queries::gemini::gemini_context(&self.db, ws).clone()?)
+    }
+
+    /// GM8: what Gemini CLI attaches when the model reads `target` right after start-up.
+    pub fn gemini_read_context(
+        &self,
+        ws: Workspace,
+        target: &Path,
+    ) -> Result<GeminiReadContext, EngineError> {
+        let target = ctxgraph_queries::path::resolve(ws.cwd(&self.db), target);
+        if !self.db.files().get(&self.db, &target).kind(&self.db).exists() {
+            return Err(EngineError::ReadTarget { path: target, reason: "no such file".to_owned() });
+        }
+        Ok(ctxgraph_queries::gemini::nearby::gemini_read_context(&self.db, ws, target).clone()?)
+    }
+
+    /// `path`'s fate in every agent's context, side by side (`explain --agent all FILE`).
+    pub fn file_fates(&self, ws: Workspace, path: &Path) -> Vec<ctxgraph_queries::fates::AgentFate> {
+        let path = ctxgraph_queries::path::resolve(ws.cwd(&self.db), path);
+        ctxgraph_queries::fates::every_agent(&self.db, ws, &O200k, &path)
+    }
+
+    /// One agent's verdict on `path` (codex or gemini; opencode has [`Engine::explain_target`]).
+    pub fn file_fate(
+        &self,
+        ws: Workspace,
+        agent: ctxgraph_queries::agent::Agent,
+        path: &Path,
+    ) -> Result<ctxgraph_queries::fates::AgentFate, EngineError> {
+        use ctxgraph_queries::agent::Agent;
+        use ctxgraph_queries::fates;
+        let path = ctxgraph_queries::path::resolve(ws.cwd(&self.db), path);
+        let host = ws.host(&self.db);
+        Ok(match agent {
+            Agent::Opencode => fates::opencode_fate(&self.db, ws, &O200k, &path),
+            Agent::Codex => {
+                let ctx = agents_context(&self.db, ws, None).clone()?;
+                fates::codex_fate(&ctx, ctxgraph_queries::codex::config::codex_home(&self.db, host), &path)
+            }
+            Agent::ClaudeCode => fates::claude_code_fate(claude_md_context(&self.db, ws), &path),
+            Agent::Gemini => {
+                let ctx = ctxgraph_queries::gemini::gemini_context(&self.db, ws).clone()?;
+                let home = ctxgraph_queries::gemini::gemini_home(&self.db, host);
+                ctxgraph_queries::gemini::explain::file_fate(&ctx, home, &path)
+            }
+        })
+    }
+
     /// The Claude Code profile: the rule-file block's files, each with its fate (CC1–CC10).
     pub fn claude_code_context(&self, ws: Workspace) -> ClaudeMdContext {
         claude_md_context(&self.db, ws).clone()
@@ -384,6 +440,53 @@ impl Engine {
     /// Lint findings for the rules loaded from `ws`, token budgets in `o200k_base` tokens.
     pub fn lint(&self, ws: Workspace, budget: Budget) -> Result<Vec<Finding>, EngineError> {
         Ok(lint(&self.db, ws, &O200k, budget)?)
+    }
+
+    /// `lint --agent`: one agent's findings (codex: CG014, gemini: CG015), or with `None`
+    /// opencode's lint and every agent's, with the cross-agent checks (CG012, CG013).
+    pub fn agents_lint(
+        &self,
+        ws: Workspace,
+        agent: Option<ctxgraph_queries::agent::Agent>,
+        budget: Budget,
+    ) -> Result<Vec<Finding>, EngineError> {
+        use ctxgraph_queries::agent::Agent;
+        use ctxgraph_queries::fates::lint as agents;
+        let codex = || agents_context(&self.db, ws, None).as_ref().map_err(|e| EngineError::Codex(e.clone()));
+        let gemini = || {
+            ctxgraph_queries::gemini::gemini_context(&self.db, ws)
+                .as_ref()
+                .map_err(|e| EngineError::Gemini(e.clone()))
+        };
+        let mut findings = match agent {
+            Some(Agent::Opencode) => lint(&self.db, ws, &O200k, budget)?,
+            Some(Agent::Codex) => agents::codex_findings(codex()?),
+            Some(Agent::Gemini) => agents::gemini_findings(gemini()?),
+            // No check of Claude Code's own yet; `all` includes it in CG012 and CG013.
+            Some(Agent::ClaudeCode) => Vec::new(),
+            None => {
+                let (codex, gemini) = (codex()?, gemini()?);
+                let explanation = explain(&self.db, ws, &O200k)?;
+                let mut all = lint(&self.db, ws, &O200k, budget)?;
+                all.extend(agents::codex_findings(codex));
+                all.extend(agents::gemini_findings(gemini));
+                let claude = claude_md_context(&self.db, ws);
+                all.extend(agents::cross_agent_findings(
+                    &self.db,
+                    ws,
+                    Some(&explanation),
+                    Some(codex),
+                    Some(claude),
+                    Some(gemini),
+                ));
+                all
+            }
+        };
+        findings.sort_by(|a, b| {
+            let key = |f: &Finding| f.location.as_ref().map(|l| (l.uri.clone(), l.line, l.column));
+            key(a).cmp(&key(b)).then(a.code.cmp(&b.code))
+        });
+        Ok(findings)
     }
 
     /// ctxgraph's memory settings from the merged config (`memory.enabled`, the models).

@@ -12,7 +12,7 @@ use ctxgraph_queries::opencode::prompt::PlacedBlock;
 
 use crate::Turn;
 
-/// `build {cwd, section?, model?, known_hash?}`.
+/// `build {cwd, agent?, section?, model?, known_hash?}`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct BuildParams {
@@ -25,6 +25,47 @@ pub(crate) struct BuildParams {
     /// client knows (see [`BuildReply`]).
     #[serde(default)]
     pub known_hash: Option<String>,
+    /// Whose context to build (default opencode); `section` and `model` are opencode's.
+    #[serde(default)]
+    pub agent: Option<AgentParam>,
+}
+
+/// The agents `build` can reproduce.
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum AgentParam {
+    Opencode,
+    Codex,
+    Gemini,
+}
+
+/// The answer to `build` for an agent other than opencode: its text (Codex's message;
+/// Gemini's system-instruction and first-message context) and one block per file sent, in
+/// send order. With the current hash as `known_hash`: `unchanged`, no text and no blocks.
+#[derive(Serialize)]
+pub(crate) struct AgentBuildReply {
+    pub agent: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// blake3 of the text.
+    pub hash: String,
+    pub bytes: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocks: Option<Vec<AgentBlock>>,
+    /// Queries executed for this build.
+    pub executed: u64,
+    pub unchanged: bool,
+}
+
+/// One file an agent sends.
+#[derive(Serialize)]
+pub(crate) struct AgentBlock {
+    pub source: PathBuf,
+    pub placement: &'static str,
+    /// blake3 of `text`, exactly the bytes the agent inserts for this file.
+    pub hash: String,
+    pub text: String,
+    pub reason: String,
 }
 
 #[derive(Deserialize, Clone, Copy)]
@@ -187,6 +228,8 @@ pub(crate) enum Answer {
         executed: u64,
     },
     Nearby(Nearby),
+    /// `build` with `agent` other than opencode.
+    AgentBuild(AgentBuildReply),
     Stats(StatsReply),
     /// The session methods' answers (`serve_session.rs`), built as JSON values there.
     Json(Value),
@@ -201,6 +244,7 @@ impl Serialize for Answer {
                 BuildReply::new(turn, *known, *executed).serialize(serializer)
             }
             Answer::Nearby(nearby) => NearbyReply::new(nearby).serialize(serializer),
+            Answer::AgentBuild(reply) => reply.serialize(serializer),
             Answer::Stats(stats) => stats.serialize(serializer),
             Answer::Json(value) => value.serialize(serializer),
             Answer::Null => serializer.serialize_unit(),

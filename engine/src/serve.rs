@@ -24,7 +24,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::protocol::{
-    Answer, BuildParams, ErrorObject, Known, NearbyParams, Outcome, Response, SectionParam, StatsReply,
+    AgentBlock, AgentBuildReply, AgentParam, Answer, BuildParams, ErrorObject, Known, NearbyParams, Outcome,
+    Response, SectionParam, StatsReply,
 };
 use crate::watch::{COOKIE_TIMEOUT, Watcher};
 
@@ -233,6 +234,11 @@ impl Server {
     }
 
     fn build(&mut self, params: BuildParams) -> Result<Answer, RpcError> {
+        match params.agent {
+            None | Some(AgentParam::Opencode) => {}
+            Some(AgentParam::Codex) => return self.agent_build(params, codex_build),
+            Some(AgentParam::Gemini) => return self.agent_build(params, gemini_build),
+        }
         let model = match params.model.as_deref().map(str::parse::<ModelRef>) {
             Some(Err(message)) => {
                 return Err(RpcError::new(code::INVALID_PARAMS, format!("model: {message}")));
@@ -261,6 +267,34 @@ impl Server {
         };
         self.sent.insert(key, turn.layout.hash.clone());
         Ok(Answer::Build { turn, known, executed })
+    }
+
+    /// `build` for Codex or Gemini CLI: the text and the files it carries, each with why.
+    fn agent_build(&mut self, params: BuildParams, build: AgentBuild) -> Result<Answer, RpcError> {
+        if params.section.is_some() || params.model.is_some() {
+            return Err(RpcError::new(
+                code::INVALID_PARAMS,
+                "section and model describe opencode's system text; this agent has neither".to_owned(),
+            ));
+        }
+        self.catch_up();
+        let before = self.engine.db().executions().total();
+        let ws = self.workspace(&params.cwd)?;
+        let result = build(&self.engine, ws);
+        self.watch_new_inputs();
+        let (name, text, blocks): (&'static str, String, Vec<AgentBlock>) = result?;
+        let executed = self.engine.db().executions().total() - before;
+        let hash = blake3::hash(text.as_bytes()).to_hex().to_string();
+        let unchanged = params.known_hash.as_deref() == Some(hash.as_str());
+        Ok(Answer::AgentBuild(AgentBuildReply {
+            agent: name,
+            bytes: text.len(),
+            text: (!unchanged).then_some(text),
+            hash,
+            blocks: (!unchanged).then_some(blocks),
+            executed,
+            unchanged,
+        }))
     }
 
     fn nearby(&mut self, params: NearbyParams) -> Result<Answer, RpcError> {
@@ -384,6 +418,51 @@ fn read_line(input: &mut impl BufRead, buf: &mut Vec<u8>, limit: usize) -> io::R
             return Ok(if too_long { Line::TooLong } else { Line::Read });
         }
     }
+}
+
+/// What `build` computes for an agent other than opencode: its name, text and blocks.
+type AgentBuild = fn(&Engine, Workspace) -> Result<(&'static str, String, Vec<AgentBlock>), EngineError>;
+
+fn agent_block(source: &Path, placement: &'static str, text: &str, reason: String) -> AgentBlock {
+    AgentBlock {
+        source: source.to_path_buf(),
+        placement,
+        hash: blake3::hash(text.as_bytes()).to_hex().to_string(),
+        text: text.to_owned(),
+        reason,
+    }
+}
+
+/// Codex: the `AGENTS.md` message (CX4) and the files it carries.
+fn codex_build(
+    engine: &Engine,
+    ws: Workspace,
+) -> Result<(&'static str, String, Vec<AgentBlock>), EngineError> {
+    let ctx = engine.codex_context(ws, None)?;
+    let blocks = ctx
+        .docs
+        .iter()
+        .filter(|d| d.is_sent())
+        .map(|d| {
+            agent_block(&d.source, "user message before the first prompt", &d.text, d.reason(&ctx.budget))
+        })
+        .collect();
+    Ok(("codex", ctx.message.clone().unwrap_or_default(), blocks))
+}
+
+/// Gemini CLI: the system instruction's and the first message's loaded context (GM1, GM3).
+fn gemini_build(
+    engine: &Engine,
+    ws: Workspace,
+) -> Result<(&'static str, String, Vec<AgentBlock>), EngineError> {
+    let ctx = engine.gemini_context(ws)?;
+    let blocks = ctx
+        .docs
+        .iter()
+        .filter(|d| d.is_sent())
+        .map(|d| agent_block(&d.source, d.scope.placement(), &d.text, d.reason()))
+        .collect();
+    Ok(("gemini", ctx.text(), blocks))
 }
 
 #[cfg(test)]

@@ -14,17 +14,20 @@ pub enum Agent {
     Codex,
     /// Claude Code 2.1.332: the [`claude_code`](crate::claude_code) profile.
     ClaudeCode,
+    /// Gemini CLI 0.61.0: the [`gemini`](crate::gemini) profile.
+    Gemini,
 }
 
 impl Agent {
     /// Every agent, in the order help texts list them.
-    pub const ALL: [Agent; 3] = [Agent::Opencode, Agent::Codex, Agent::ClaudeCode];
+    pub const ALL: [Agent; 4] = [Agent::Opencode, Agent::Codex, Agent::ClaudeCode, Agent::Gemini];
 
     /// The name `--agent` takes.
     pub fn name(self) -> &'static str {
         match self {
             Agent::Opencode => "opencode",
             Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
             Agent::ClaudeCode => "claude-code",
         }
     }

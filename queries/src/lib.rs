@@ -10,10 +10,12 @@
 pub mod agent;
 pub mod claude_code;
 pub mod codex;
+pub mod gemini;
 // Every item here is documented, but salsa's input macro generates public functions
 // (constructors, builders) that carry no docs and cannot be given any.
 #[allow(missing_docs)]
 pub mod db;
+pub mod fates;
 pub mod files;
 pub mod lines;
 pub mod memory;

@@ -20,6 +20,7 @@ pub fn run(args: BuildArgs) -> Result<ExitCode, CliError> {
         )),
         Agent::Opencode => opencode(args),
         Agent::Codex => super::agents::build_codex(args),
+        Agent::Gemini => super::gemini::build(args),
         Agent::ClaudeCode => super::claude_code::build(args),
     }
 }

@@ -5,12 +5,15 @@ use std::process::ExitCode;
 
 use ctxgraph_engine::{EngineError, LimitOverrides};
 
-use crate::args::{ExplainArgs, ExplainFormat, SessionInput};
+use crate::args::{AgentsArg, ExplainArgs, ExplainFormat, SessionInput};
 use crate::error::CliError;
 use crate::output::write_stdout;
 use crate::render;
 
 pub fn run(args: ExplainArgs) -> Result<ExitCode, CliError> {
+    if args.agent != AgentsArg::Opencode {
+        return super::views::explain(args);
+    }
     if args.session.is_some() {
         return session(args);
     }

@@ -2,6 +2,7 @@
 
 use std::process::ExitCode;
 
+use ctxgraph_queries::agent::Agent;
 use ctxgraph_queries::opencode::lint::{Budget, Severity};
 
 use crate::args::{DenyLevel, LintArgs, LintFormat};
@@ -12,7 +13,10 @@ use crate::render;
 pub fn run(args: LintArgs) -> Result<ExitCode, CliError> {
     let (engine, ws) = super::open_fetching(args.cwd.clone(), &args.remote)?;
     let budget = Budget { total: args.max_total_tokens, rule: args.max_rule_tokens };
-    let findings = engine.lint(ws, budget)?;
+    let findings = match args.agent.one() {
+        Some(Agent::Opencode) => engine.lint(ws, budget)?,
+        agent => engine.agents_lint(ws, agent, budget)?,
+    };
     let out = match args.format {
         LintFormat::Text => render::lint::text(&findings),
         LintFormat::Json => render::json(&render::lint::JsonReport::new(&findings))?,

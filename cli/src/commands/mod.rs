@@ -21,6 +21,7 @@ mod check;
 mod claude_code;
 mod config;
 mod explain;
+mod gemini;
 mod github;
 mod lint;
 mod mcp;
@@ -29,6 +30,7 @@ mod nearby;
 mod serve;
 mod session;
 mod snapshot;
+mod views;
 mod watch;
 
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {

@@ -13,6 +13,7 @@ pub fn run(args: NearbyArgs) -> Result<ExitCode, CliError> {
     match args.agent {
         AgentArg::Opencode => {}
         AgentArg::ClaudeCode => return super::claude_code::nearby(args),
+        AgentArg::Gemini => return super::gemini::nearby(args),
         AgentArg::Codex => return Err(CliError::Usage("Codex attaches nothing to a file it reads".into())),
     }
     let result = if let Some(export) = args.session.clone() {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::support::{Run, ctxgraph, git_repo};
 
 /// `root/repo` (a git worktree) and `root/home` with the given files.
-fn tree(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
+pub(crate) fn tree(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().expect("temp dir");
     let root = std::fs::canonicalize(dir.path()).expect("canonical temp dir");
     git_repo(&root.join("repo"));
@@ -20,7 +20,7 @@ fn tree(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
     (dir, root)
 }
 
-fn run(root: &Path, cwd: &str, args: &[&str]) -> Run {
+pub(crate) fn run(root: &Path, cwd: &str, args: &[&str]) -> Run {
     let output = ctxgraph(root).args(args).current_dir(root.join(cwd)).output().expect("run ctxgraph");
     Run::scrubbed(root, output)
 }

@@ -393,3 +393,47 @@ fn watch_does_not_rebuild_on_its_own_output() {
     let _ = child.wait();
     assert_eq!((idle, after_edit), (1, 2), "{}", std::fs::read_to_string(&log).unwrap_or_default());
 }
+
+/// `build` with `agent`: Codex's message and Gemini's context from the same warm server, a
+/// known hash answered with `unchanged`, an edit seen on the next turn, opencode's parameters
+/// refused.
+#[test]
+fn build_serves_every_agent() {
+    let tree = Tree::new();
+    tree.write("repo/GEMINI.md", "gemini root\n@pkg/AGENTS.md\n");
+    let mut server = tree.spawn(&["serve", "--stdio", "--no-watch"]);
+    let cwd = tree.cwd();
+    let codex = server.call(1, "build", json!({ "cwd": cwd, "agent": "codex" }))["result"].clone();
+    assert_eq!(codex["agent"], "codex");
+    assert!(
+        codex["text"].as_str().is_some_and(|t| t.starts_with("# AGENTS.md instructions for ")),
+        "{codex}"
+    );
+    assert_eq!(codex["blocks"].as_array().map(Vec::len), Some(2), "{codex}");
+
+    let gemini = server.call(2, "build", json!({ "cwd": cwd, "agent": "gemini" }))["result"].clone();
+    let text = gemini["text"].as_str().expect("text");
+    assert!(text.contains("<project_context>\n--- Context from: ") && text.contains("pkg rules"), "{text}");
+    assert_eq!(gemini["blocks"][0]["placement"], "first user message, in the session context");
+    assert_eq!(gemini["hash"].as_str().map(str::len), Some(64));
+
+    let known = gemini["hash"].clone();
+    let same =
+        server.call(3, "build", json!({ "cwd": cwd, "agent": "gemini", "known_hash": known }))["result"]
+            .clone();
+    assert_eq!((same["unchanged"].clone(), same.get("text")), (json!(true), None), "{same}");
+
+    tree.write("repo/pkg/AGENTS.md", "pkg rules, edited");
+    let edited =
+        server.call(4, "build", json!({ "cwd": cwd, "agent": "gemini", "known_hash": known }))["result"]
+            .clone();
+    assert!(edited["text"].as_str().is_some_and(|t| t.contains("pkg rules, edited")), "{edited}");
+
+    let refused = server.call(5, "build", json!({ "cwd": cwd, "agent": "gemini", "model": "a/b" }));
+    assert!(
+        refused["error"]["message"].as_str().is_some_and(|m| m.contains("section and model")),
+        "{refused}"
+    );
+    let unknown = server.call(6, "build", json!({ "cwd": cwd, "agent": "nobody" }));
+    assert!(unknown.get("error").is_some(), "{unknown}");
+}

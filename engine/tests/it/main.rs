@@ -6,6 +6,7 @@
 mod churn;
 mod claude_code;
 mod codex;
+mod gemini;
 mod incremental;
 mod memory;
 mod remote;

@@ -59,11 +59,19 @@ pub enum Code {
     AbsoluteGlobDirectory,
     /// CG011: a repository-wide "never"/"must" the model sees only after a nearby read.
     NearbyOnlyConstraint,
+    /// CG012: a project rule file exactly one of the agents sends (`lint --agent all`).
+    SingleAgentRule,
+    /// CG013: `GEMINI.md` beside `AGENTS.md` or `CLAUDE.md` with different rules.
+    AgentFilesDrift,
+    /// CG014: Codex cuts or skips a file: `project_doc_max_bytes` runs out.
+    CodexBudgetOverflow,
+    /// CG015: an `@import` Gemini CLI does not inline.
+    GeminiImportFailed,
 }
 
 impl Code {
     /// Every code in id order: SARIF's rule table indexes into it.
-    pub const ALL: [Code; 11] = [
+    pub const ALL: [Code; 15] = [
         Code::ShadowedRuleFile,
         Code::AgentsBesideClaude,
         Code::OutsideRepository,
@@ -75,6 +83,10 @@ impl Code {
         Code::DuplicateContent,
         Code::AbsoluteGlobDirectory,
         Code::NearbyOnlyConstraint,
+        Code::SingleAgentRule,
+        Code::AgentFilesDrift,
+        Code::CodexBudgetOverflow,
+        Code::GeminiImportFailed,
     ];
 
     /// `CG001`…: what output, `--format json` and SARIF `ruleId` show.
@@ -91,6 +103,10 @@ impl Code {
             Code::DuplicateContent => "CG009",
             Code::AbsoluteGlobDirectory => "CG010",
             Code::NearbyOnlyConstraint => "CG011",
+            Code::SingleAgentRule => "CG012",
+            Code::AgentFilesDrift => "CG013",
+            Code::CodexBudgetOverflow => "CG014",
+            Code::GeminiImportFailed => "CG015",
         }
     }
 
@@ -108,6 +124,10 @@ impl Code {
             Code::DuplicateContent => "duplicate-content",
             Code::AbsoluteGlobDirectory => "absolute-glob-directory",
             Code::NearbyOnlyConstraint => "nearby-only-constraint",
+            Code::SingleAgentRule => "single-agent-rule",
+            Code::AgentFilesDrift => "agent-files-drift",
+            Code::CodexBudgetOverflow => "codex-budget-overflow",
+            Code::GeminiImportFailed => "gemini-import-failed",
         }
     }
 
@@ -137,6 +157,12 @@ impl Code {
             Code::NearbyOnlyConstraint => {
                 "Constraints for the whole repository live only in a rule file the read tool attaches"
             }
+            Code::SingleAgentRule => "A project rule file only one of the agents sends",
+            Code::AgentFilesDrift => {
+                "GEMINI.md and AGENTS.md or CLAUDE.md with different rules in one directory"
+            }
+            Code::CodexBudgetOverflow => "Codex cuts or skips a rule file: project_doc_max_bytes runs out",
+            Code::GeminiImportFailed => "An @import that Gemini CLI does not inline",
         }
     }
 }

@@ -1,0 +1,126 @@
+//! Incrementality of the Gemini CLI profile: a change re-executes only the queries that
+//! looked at it, and the context equals what a fresh engine builds.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use ctxgraph_engine::{ChangeEvent, Engine, HostEnv};
+use ctxgraph_queries::system::MemorySystem;
+use ctxgraph_test_support::fixture::fixed_host;
+
+const CWD: &str = "/repo/pkg/api";
+
+fn host() -> HostEnv {
+    fixed_host("/home/u")
+}
+
+struct World {
+    fs: Arc<MemorySystem>,
+    engine: Engine,
+}
+
+fn world() -> World {
+    let fs = Arc::new(MemorySystem::new());
+    fs.write_file("/home/u/.gemini/GEMINI.md", "global rules\n");
+    fs.init_git_repo("/repo");
+    fs.write_file("/repo/GEMINI.md", "root rules\n@docs/style.md\n");
+    fs.write_file("/repo/docs/style.md", "style\n");
+    fs.write_file("/repo/pkg/api/GEMINI.md", "api rules\n");
+    fs.write_file("/repo/pkg/api/src/lib.rs", "fn main() {}\n");
+    let engine = Engine::new(fs.clone(), host());
+    World { fs, engine }
+}
+
+fn context(engine: &mut Engine) -> String {
+    let ws = engine.open(Path::new(CWD)).expect("cwd");
+    engine.gemini_context(ws).expect("gemini").text()
+}
+
+impl World {
+    fn build(&mut self) -> (String, BTreeMap<String, u64>) {
+        let before = self.engine.db().executions().totals();
+        let text = context(&mut self.engine);
+        let mut executed = self.engine.db().executions().totals();
+        for (query, count) in &before {
+            if let Some(now) = executed.get_mut(query) {
+                *now -= count;
+            }
+        }
+        executed.retain(|_, count| *count > 0);
+        (text, executed)
+    }
+
+    fn change(&mut self, event: ChangeEvent) -> (String, BTreeMap<String, u64>) {
+        self.engine.apply_changes(&[event]);
+        let built = self.build();
+        assert_eq!(built.0, context(&mut Engine::new(self.fs.clone(), host())), "warm and fresh differ");
+        built
+    }
+}
+
+fn counts(pairs: &[(&str, u64)]) -> BTreeMap<String, u64> {
+    pairs.iter().map(|(name, count)| ((*name).to_owned(), *count)).collect()
+}
+
+#[test]
+fn nothing_changed_executes_nothing() {
+    let mut w = world();
+    let (first, executed) = w.build();
+    assert!(first.contains("api rules") && first.contains("style"), "{first}");
+    assert!(executed.contains_key("gemini_context"), "{executed:?}");
+    let (again, executed) = w.build();
+    assert_eq!((again, executed), (first, counts(&[])));
+}
+
+#[test]
+fn editing_a_context_file_reprocesses_that_file_only() {
+    let mut w = world();
+    w.build();
+    w.fs.write_file("/repo/pkg/api/GEMINI.md", "api rules, edited\n");
+    let (text, executed) = w.change(ChangeEvent::Modified("/repo/pkg/api/GEMINI.md".into()));
+    assert!(text.contains("api rules, edited"), "{text}");
+    assert_eq!(executed, counts(&[("expanded_doc", 1), ("file_bytes", 1), ("gemini_context", 1)]));
+}
+
+#[test]
+fn editing_an_imported_file_reprocesses_its_importer() {
+    let mut w = world();
+    w.build();
+    w.fs.write_file("/repo/docs/style.md", "style, edited\n");
+    let (text, executed) = w.change(ChangeEvent::Modified("/repo/docs/style.md".into()));
+    assert!(text.contains("style, edited"), "{text}");
+    assert_eq!(executed, counts(&[("expanded_doc", 1), ("file_bytes", 1), ("gemini_context", 1)]));
+}
+
+#[test]
+fn a_context_file_appearing_is_found_without_touching_settings() {
+    let mut w = world();
+    w.build();
+    w.fs.write_file("/repo/pkg/GEMINI.md", "pkg rules\n");
+    let (text, executed) = w.change(ChangeEvent::Created("/repo/pkg/GEMINI.md".into()));
+    assert!(text.contains("pkg rules"), "{text}");
+    assert!(!executed.contains_key("gemini_settings"), "{executed:?}");
+    assert_eq!(executed.get("expanded_doc"), Some(&1), "only the new file is processed: {executed:?}");
+}
+
+#[test]
+fn editing_the_settings_reruns_discovery() {
+    let mut w = world();
+    w.build();
+    w.fs.write_file("/repo/pkg/api/AGENTS.md", "agents rules\n");
+    w.fs.write_file("/home/u/.gemini/settings.json", "{\"context\": {\"fileName\": \"AGENTS.md\"}}\n");
+    w.engine.apply_changes(&[ChangeEvent::Created("/repo/pkg/api/AGENTS.md".into())]);
+    let (text, executed) = w.change(ChangeEvent::Created("/home/u/.gemini/settings.json".into()));
+    assert!(text.contains("agents rules") && text.contains("api rules"), "{text}");
+    assert_eq!(executed.get("gemini_settings"), Some(&1), "{executed:?}");
+}
+
+#[test]
+fn an_unrelated_file_changes_nothing() {
+    let mut w = world();
+    let (before, _) = w.build();
+    w.fs.write_file("/repo/pkg/api/src/lib.rs", "fn main() { edited() }\n");
+    let (after, executed) = w.change(ChangeEvent::Modified("/repo/pkg/api/src/lib.rs".into()));
+    assert_eq!((after, executed), (before, counts(&[])));
+}

@@ -1,0 +1,198 @@
+//! One file's fate in every agent's context, side by side (`explain --agent all FILE`), and
+//! each non-opencode agent's reasons for a single file (`explain --agent codex|gemini FILE`).
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::claude_code::{self, ClaudeMdContext};
+use crate::codex::{self, AgentsContext};
+use crate::db::{Db, Workspace};
+use crate::gemini::{self, gemini_home};
+use crate::opencode::explain::{Source, explain_target};
+use crate::tokens::TokenCounter;
+
+pub mod lint;
+
+/// What one agent does with a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Sent whole at start-up.
+    Sent,
+    /// Sent in part (Codex's byte budget cut it).
+    Cut,
+    /// Inlined into another file's text (Gemini's `@imports`).
+    Inlined,
+    /// Not at start-up; attached when the model reads a file near it.
+    OnRead,
+    /// Never sent from this working directory.
+    NotSent,
+}
+
+impl Status {
+    /// A short word for a column.
+    pub fn label(self) -> &'static str {
+        match self {
+            Status::Sent => "sent",
+            Status::Cut => "cut",
+            Status::Inlined => "inlined",
+            Status::OnRead => "on read",
+            Status::NotSent => "not sent",
+        }
+    }
+}
+
+/// One agent's verdict on one file.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct AgentFate {
+    /// The agent's `--agent` name.
+    pub agent: &'static str,
+    /// What it does with the file.
+    pub status: Status,
+    /// Where the text goes, when it goes anywhere.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement: Option<&'static str>,
+    /// Why, with the rule behind it.
+    pub reason: String,
+}
+
+/// opencode's verdict, read off `explain`'s items for the path.
+pub fn opencode_fate(db: &dyn Db, ws: Workspace, counter: &dyn TokenCounter, path: &Path) -> AgentFate {
+    let agent = "opencode";
+    let cwd = ws.cwd(db).clone();
+    let answer = match explain_target(db, ws, counter, &path.to_string_lossy(), &cwd) {
+        Ok(answer) => answer,
+        Err(err) => {
+            return AgentFate {
+                agent,
+                status: Status::NotSent,
+                placement: None,
+                reason: format!("opencode would not start: {err}"),
+            };
+        }
+    };
+    let items: Vec<_> =
+        answer.items.iter().filter(|i| matches!(&i.source, Source::File(p) if p == path)).collect();
+    if let Some(item) = items.iter().find(|i| i.loaded.is_some()) {
+        let reason =
+            item.via.as_ref().map_or_else(|| "loaded".to_owned(), crate::opencode::explain::Via::describe);
+        return AgentFate { agent, status: Status::Sent, placement: Some("system prompt"), reason };
+    }
+    let reasons: Vec<String> =
+        items.iter().flat_map(|i| i.reasons.iter().map(crate::opencode::explain::Reason::describe)).collect();
+    let on_read = items
+        .iter()
+        .any(|i| i.reasons.iter().any(|r| matches!(r, crate::opencode::explain::Reason::NearbyOnly { .. })));
+    AgentFate {
+        agent,
+        status: if on_read { Status::OnRead } else { Status::NotSent },
+        placement: on_read.then_some("the read tool's result"),
+        reason: if reasons.is_empty() {
+            "no stage of opencode's discovery looks at this path".to_owned()
+        } else {
+            reasons.join("; ")
+        },
+    }
+}
+
+/// Codex's verdict: the file's [`codex::Fate`], or why discovery never meets it (CX1–CX3).
+pub fn codex_fate(ctx: &AgentsContext, codex_home: &Path, path: &Path) -> AgentFate {
+    let agent = "codex";
+    if let Some(doc) = ctx.docs.iter().find(|d| d.source == path) {
+        let status = match doc.fate {
+            codex::Fate::Included => Status::Sent,
+            codex::Fate::Cut { .. } => Status::Cut,
+            _ => Status::NotSent,
+        };
+        let placement = doc.is_sent().then_some("user message before the first prompt");
+        return AgentFate { agent, status, placement, reason: doc.reason(&ctx.budget) };
+    }
+    let not_sent = |reason: String| AgentFate { agent, status: Status::NotSent, placement: None, reason };
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    let dir = path.parent().unwrap_or(Path::new("/"));
+    if name != codex::AGENTS_NAME && name != codex::OVERRIDE_NAME {
+        return not_sent(format!(
+            "Codex reads only {} and {} (CX1, CX3)",
+            codex::OVERRIDE_NAME,
+            codex::AGENTS_NAME
+        ));
+    }
+    if dir == codex_home {
+        return not_sent("the global file is not used: the other global file is (CX1)".to_owned());
+    }
+    let top = ctx.git_root.as_deref().unwrap_or(&ctx.cwd);
+    if ctx.cwd.starts_with(dir) && dir.starts_with(top) {
+        return not_sent(format!("there is no such file in {} (CX2)", dir.display()));
+    }
+    if ctx.cwd.starts_with(dir) {
+        return not_sent(format!("above the git root {}, where Codex starts (CX2)", top.display()));
+    }
+    if dir.starts_with(&ctx.cwd) {
+        return not_sent("below the working directory: Codex reads directories from the git root down to the working directory only, and attaches nothing on reads (CX2)".to_owned());
+    }
+    not_sent(format!("beside the path from {} to the working directory (CX2)", top.display()))
+}
+
+/// Claude Code's verdict: the file's [`claude_code::Fate`] (the sent entry first when a file
+/// is met twice), or why the walk never meets it (CC3, CC11).
+pub fn claude_code_fate(ctx: &ClaudeMdContext, path: &Path) -> AgentFate {
+    let agent = "claude-code";
+    let mut entries: Vec<_> = ctx.files.iter().filter(|f| f.source == path).collect();
+    entries.sort_by_key(|f| !f.is_sent());
+    if let Some(file) = entries.first() {
+        let (status, placement) = match file.fate {
+            claude_code::Fate::Sent | claude_code::Fate::Matched { .. } => {
+                (Status::Sent, Some("first user message, in the rule-file <system-reminder>"))
+            }
+            claude_code::Fate::Conditional { .. } => (Status::OnRead, Some("the Read result")),
+            _ => (Status::NotSent, None),
+        };
+        return AgentFate { agent, status, placement, reason: file.reason(&ctx.cwd, &ctx.approval) };
+    }
+    let not_sent = |reason: String| AgentFate { agent, status: Status::NotSent, placement: None, reason };
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    let dir = path.parent().unwrap_or(Path::new("/"));
+    if name != "CLAUDE.md" && name != "CLAUDE.local.md" {
+        return not_sent(
+            "not a Claude Code rule file: CLAUDE.md, CLAUDE.local.md, .claude/CLAUDE.md, .claude/rules/*.md, or an @import of one (CC3, CC4, CC6)"
+                .to_owned(),
+        );
+    }
+    if dir.starts_with(&ctx.cwd) && dir != ctx.cwd {
+        return AgentFate {
+            agent,
+            status: Status::OnRead,
+            placement: Some("the Read result"),
+            reason: format!(
+                "below the working directory: attached when the model reads a file under {} (CC11)",
+                dir.display()
+            ),
+        };
+    }
+    not_sent(format!(
+        "beside the path from the filesystem root down to the working directory {} (CC3)",
+        ctx.cwd.display()
+    ))
+}
+
+/// `path`'s fate in every agent, in `Agent::ALL` order. An agent that would not start says so
+/// in its reason.
+pub fn every_agent(db: &dyn Db, ws: Workspace, counter: &dyn TokenCounter, path: &Path) -> Vec<AgentFate> {
+    let failed = |agent, err: String| AgentFate {
+        agent,
+        status: Status::NotSent,
+        placement: None,
+        reason: format!("{agent} would not start: {err}"),
+    };
+    let codex = match codex::agents_context(db, ws, None) {
+        Ok(ctx) => codex_fate(ctx, codex::config::codex_home(db, ws.host(db)), path),
+        Err(err) => failed("codex", err.to_string()),
+    };
+    let gemini = match gemini::gemini_context(db, ws) {
+        Ok(ctx) => gemini::explain::file_fate(ctx, gemini_home(db, ws.host(db)), path),
+        Err(err) => failed("gemini", err.to_string()),
+    };
+    let claude = claude_code_fate(claude_code::claude_md_context(db, ws), path);
+    vec![opencode_fate(db, ws, counter, path), codex, claude, gemini]
+}

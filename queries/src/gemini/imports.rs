@@ -1,0 +1,365 @@
+//! GM4: `@path` imports in a context file, inlined the way Gemini CLI 0.61.0 does it.
+//!
+//! Written by hand: the rules are Gemini's own (which `@` starts an import, which backtick
+//! runs hide one, the project-root check, the cycle and depth limits, the error comments),
+//! and no crate implements them.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::db::Db;
+use crate::files::file_bytes;
+use crate::system::FileKind;
+
+use super::settings::ImportFormat;
+
+/// GM4: imports nest at most this deep; a file reached at this depth is inlined as it is.
+pub const MAX_DEPTH: usize = 5;
+
+/// What became of one `@path` in a context file.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case", tag = "outcome")]
+pub enum Outcome {
+    /// Replaced by the file's (processed) text between the import markers.
+    Inlined,
+    /// Inside a backtick span: left as written.
+    InCode,
+    /// A URL or a path outside the project root: replaced by a failure comment.
+    OutsideProject {
+        /// The root it had to stay in.
+        root: PathBuf,
+    },
+    /// The file is already being inlined further up this chain: a cycle.
+    AlreadyProcessed,
+    /// The file could not be read; the comment carries node's error message.
+    Failed {
+        /// node's message.
+        message: String,
+    },
+    /// Flat format: the file was already listed, or could not be read (left out silently).
+    Skipped,
+    /// In a file inlined at the depth limit: not processed, left as written.
+    DepthLimit,
+}
+
+/// One `@path` and its fate.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Import {
+    /// The file the `@path` is written in.
+    pub importer: PathBuf,
+    /// The path as written after `@`.
+    pub path: String,
+    /// `path` resolved against the importer's directory.
+    pub resolved: PathBuf,
+    /// 1 for an import in the context file itself.
+    pub depth: usize,
+    /// What happened to it.
+    #[serde(flatten)]
+    pub outcome: Outcome,
+}
+
+impl Import {
+    /// Whether the imported text is in the context.
+    pub fn is_inlined(&self) -> bool {
+        self.outcome == Outcome::Inlined
+    }
+}
+
+/// The processed text of one context file and every `@path` met on the way.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Expanded {
+    /// The text with imports inlined (not yet trimmed).
+    pub text: String,
+    /// Every import, in the order it was met (depth first).
+    pub imports: Vec<Import>,
+}
+
+/// Node's `readFile(p, "utf-8")`: lossy, and a byte order mark stays in the text.
+pub fn read_text(db: &dyn Db, path: &Path) -> Result<String, String> {
+    let file = db.files().get(db, path);
+    let display = path.display();
+    match file.kind(db) {
+        FileKind::Missing => return Err(format!("ENOENT: no such file or directory, access '{display}'")),
+        FileKind::Directory => return Err("EISDIR: illegal operation on a directory, read".to_owned()),
+        _ => {}
+    }
+    match file_bytes(db, file) {
+        Ok(bytes) => Ok(String::from_utf8_lossy(bytes).into_owned()),
+        Err(crate::files::ReadFailure::PermissionDenied) => {
+            Err(format!("EACCES: permission denied, open '{display}'"))
+        }
+        Err(err) => Err(format!("{err}, open '{display}'")),
+    }
+}
+
+/// GM4: `content` (the text of `file`) with its imports processed. `root` is the project
+/// root imports must stay inside.
+pub fn expand(db: &dyn Db, file: &Path, content: &str, root: &Path, format: ImportFormat) -> Expanded {
+    let mut imports = Vec::new();
+    let base = file.parent().unwrap_or(Path::new("/"));
+    let text = match format {
+        ImportFormat::Tree => {
+            let mut cx = Tree { db, root, imports: &mut imports };
+            cx.process(content, file, base, &[], 0)
+        }
+        ImportFormat::Flat => flat(db, content, file, base, root, &mut imports),
+    };
+    Expanded { text, imports }
+}
+
+struct Tree<'a> {
+    db: &'a dyn Db,
+    root: &'a Path,
+    imports: &'a mut Vec<Import>,
+}
+
+impl Tree<'_> {
+    /// `chain`: the files being inlined above this one (the context file itself is not in
+    /// it, so a file importing itself is inlined once before the cycle is noticed).
+    fn process(
+        &mut self,
+        content: &str,
+        file: &Path,
+        base: &Path,
+        chain: &[PathBuf],
+        depth: usize,
+    ) -> String {
+        if depth >= MAX_DEPTH {
+            for found in find_imports(content) {
+                let resolved = crate::path::resolve(base, found.path);
+                self.record(file, found.path, resolved, depth + 1, Outcome::DepthLimit);
+            }
+            return content.to_owned();
+        }
+        let code = code_spans(content);
+        let mut out = String::with_capacity(content.len());
+        let mut last = 0;
+        for found in find_imports(content) {
+            out.push_str(&content[last..found.start]);
+            last = found.end;
+            let resolved = crate::path::resolve(base, found.path);
+            let record = |this: &mut Self, outcome| {
+                this.record(file, found.path, resolved.clone(), depth + 1, outcome);
+            };
+            if code.iter().any(|&(s, e)| found.start >= s && found.start < e) {
+                out.push('@');
+                out.push_str(found.path);
+                record(self, Outcome::InCode);
+                continue;
+            }
+            if !within_root(found.path, &resolved, self.root) {
+                let _ = write!(out, "<!-- Import failed: {} - Path traversal attempt -->", found.path);
+                record(self, Outcome::OutsideProject { root: self.root.to_path_buf() });
+                continue;
+            }
+            if chain.contains(&resolved) {
+                let _ = write!(out, "<!-- File already processed: {} -->", found.path);
+                record(self, Outcome::AlreadyProcessed);
+                continue;
+            }
+            match read_text(self.db, &resolved) {
+                Err(message) => {
+                    let _ = write!(out, "<!-- Import failed: {} - {message} -->", found.path);
+                    record(self, Outcome::Failed { message });
+                }
+                Ok(text) => {
+                    record(self, Outcome::Inlined);
+                    let mut chain = chain.to_vec();
+                    chain.push(resolved.clone());
+                    let dir = resolved.parent().unwrap_or(Path::new("/")).to_path_buf();
+                    let inner = self.process(&text, &resolved, &dir, &chain, depth + 1);
+                    let _ = write!(
+                        out,
+                        "<!-- Imported from: {p} -->\n{inner}\n<!-- End of import from: {p} -->",
+                        p = found.path
+                    );
+                }
+            }
+        }
+        out.push_str(&content[last..]);
+        out
+    }
+
+    fn record(&mut self, importer: &Path, path: &str, resolved: PathBuf, depth: usize, outcome: Outcome) {
+        self.imports.push(Import {
+            importer: importer.to_path_buf(),
+            path: path.to_owned(),
+            resolved,
+            depth,
+            outcome,
+        });
+    }
+}
+
+/// GM4 (flat format): the context file under its directory's name, then each file it reaches,
+/// depth first with a file's imports taken last to first, each listed once, each trimmed,
+/// between `--- File: … ---` lines.
+fn flat(
+    db: &dyn Db,
+    content: &str,
+    file: &Path,
+    base: &Path,
+    root: &Path,
+    imports: &mut Vec<Import>,
+) -> String {
+    let mut cx = Flat { db, root, listed: Vec::new(), imports };
+    // Gemini lists the context file itself under its directory's path.
+    cx.visit(content.to_owned(), file, base, base.to_path_buf(), 0);
+    cx.listed
+        .iter()
+        .map(|(path, text)| {
+            let p = path.display();
+            format!(
+                "--- File: {p} ---\n{}\n--- End of File: {p} ---",
+                crate::opencode::substitute::js_trim(text)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+struct Flat<'a> {
+    db: &'a dyn Db,
+    root: &'a Path,
+    /// Each file once, in the order listed, under the path it is listed as.
+    listed: Vec<(PathBuf, String)>,
+    imports: &'a mut Vec<Import>,
+}
+
+impl Flat<'_> {
+    fn visit(&mut self, content: String, file: &Path, base: &Path, listed_as: PathBuf, depth: usize) {
+        if self.listed.iter().any(|(p, _)| *p == listed_as) {
+            return;
+        }
+        self.listed.push((listed_as, content.clone()));
+        let code = code_spans(&content);
+        for found in find_imports(&content).into_iter().rev() {
+            let resolved = crate::path::resolve(base, found.path);
+            let outcome = if code.iter().any(|&(s, e)| found.start >= s && found.start < e) {
+                Outcome::InCode
+            } else if !within_root(found.path, &resolved, self.root) {
+                Outcome::OutsideProject { root: self.root.to_path_buf() }
+            } else if self.listed.iter().any(|(p, _)| *p == resolved) {
+                Outcome::Skipped
+            } else {
+                match read_text(self.db, &resolved) {
+                    Err(_) => Outcome::Skipped,
+                    Ok(text) => {
+                        self.record(file, found.path, resolved.clone(), depth + 1, Outcome::Inlined);
+                        let dir = resolved.parent().unwrap_or(Path::new("/")).to_path_buf();
+                        self.visit(text, &resolved, &dir, resolved.clone(), depth + 1);
+                        continue;
+                    }
+                }
+            };
+            self.record(file, found.path, resolved, depth + 1, outcome);
+        }
+    }
+
+    fn record(&mut self, importer: &Path, path: &str, resolved: PathBuf, depth: usize, outcome: Outcome) {
+        self.imports.push(Import {
+            importer: importer.to_path_buf(),
+            path: path.to_owned(),
+            resolved,
+            depth,
+            outcome,
+        });
+    }
+}
+
+/// GM4: URLs never import; a path must resolve inside the project root (lexically:
+/// ctxgraph does not resolve symlinks here).
+fn within_root(written: &str, resolved: &Path, root: &Path) -> bool {
+    let url = ["file://", "http://", "https://"].iter().any(|scheme| written.starts_with(scheme));
+    !url && resolved.starts_with(root)
+}
+
+/// One `@path` candidate: byte range of `@path` and the path.
+struct Found<'a> {
+    start: usize,
+    end: usize,
+    path: &'a str,
+}
+
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// GM4: an `@` at the start of the text or after a space, tab or line break, followed by a
+/// path up to the next such character, starting with `.`, `/` or an ASCII letter.
+fn find_imports(content: &str) -> Vec<Found<'_>> {
+    let bytes = content.as_bytes();
+    let mut found = Vec::new();
+    let mut i = 0;
+    while let Some(at) = content[i..].find('@').map(|k| i + k) {
+        if at > 0 && !is_space(bytes[at - 1]) {
+            i = at + 1;
+            continue;
+        }
+        let end = bytes[at + 1..].iter().position(|&b| is_space(b)).map_or(bytes.len(), |k| at + 1 + k);
+        let path = &content[at + 1..end];
+        if path.as_bytes().first().is_some_and(|&c| c == b'.' || c == b'/' || c.is_ascii_alphabetic()) {
+            found.push(Found { start: at, end, path });
+        }
+        i = end + 1;
+        if i >= bytes.len() {
+            break;
+        }
+    }
+    found
+}
+
+/// GM4: the spans of ``(`+)[\s\S]*?\1`` matched left to right, as a JavaScript regex with a
+/// backreference finds them: at each backtick, the longest opening run that has a closing
+/// run of the same length later, the nearest such closing run. (The `regex` crate has no
+/// backreferences; this is the same search spelled out.)
+fn code_spans(content: &str) -> Vec<(usize, usize)> {
+    let bytes = content.as_bytes();
+    let mut spans = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'`' {
+            i += 1;
+            continue;
+        }
+        let run = bytes[i..].iter().take_while(|&&b| b == b'`').count();
+        let span = (1..=run).rev().find_map(|n| {
+            let fence = &bytes[i..i + n];
+            (i + n..=bytes.len().saturating_sub(n)).find(|&k| &bytes[k..k + n] == fence).map(|k| (i, k + n))
+        });
+        match span {
+            Some((start, end)) => {
+                spans.push((start, end));
+                i = end;
+            }
+            None => i += 1,
+        }
+    }
+    spans
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn paths(content: &str) -> Vec<&str> {
+        find_imports(content).iter().map(|f| f.path).collect()
+    }
+
+    #[test]
+    fn an_import_starts_after_whitespace_with_a_dot_slash_or_letter() {
+        assert_eq!(paths("@a.md x@b.md\t@./c.md\n@/d @~/e @1 @ (@f)"), ["a.md", "./c.md", "/d"]);
+    }
+
+    #[test]
+    fn code_spans_match_like_the_backreference_regex() {
+        assert_eq!(code_spans("a `x` b"), [(2, 5)]);
+        assert_eq!(code_spans("```\n@a\n```"), [(0, 10)]);
+        // An unclosed triple fence still pairs its own backticks.
+        assert_eq!(code_spans("```x"), [(0, 2)]);
+        assert_eq!(code_spans("`` a ` b ``"), [(0, 11)]);
+        assert_eq!(code_spans("no ticks"), []);
+    }
+}
