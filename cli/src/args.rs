@@ -142,7 +142,31 @@ pub struct BuildArgs {
     pub format: Format,
 
     #[command(flatten)]
+    pub message: MessageArgs,
+
+    #[command(flatten)]
     pub remote: RemoteArgs,
+}
+
+/// What the whole message (`--section message`) is built for.
+#[derive(Clone, Debug, Args)]
+pub struct MessageArgs {
+    /// The opencode agent whose message to build (its prompt, its permissions)
+    #[arg(long, value_name = "NAME", default_value = "build")]
+    pub opencode_agent: String,
+
+    /// The opencode executable (or npm launcher) to load opencode's own texts from
+    /// [default: $CTXGRAPH_OPENCODE, else `opencode` on PATH]
+    #[arg(long, value_name = "PATH")]
+    pub opencode: Option<PathBuf>,
+
+    /// The user asked for structured output: add opencode's StructuredOutput line
+    #[arg(long)]
+    pub json_schema: bool,
+
+    /// The user message's `system` text, appended last
+    #[arg(long, value_name = "TEXT")]
+    pub user_system: Option<String>,
 }
 
 /// How remote `instructions` URLs are fetched.
@@ -330,6 +354,8 @@ pub enum SectionArg {
     System,
     Environment,
     Instructions,
+    /// The whole system message: model or agent prompt … user.system
+    Message,
 }
 
 /// Where Claude Code's own wording (the preamble, the labels) is read from: it is never
@@ -431,6 +457,18 @@ pub struct ExplainArgs {
     /// Output format: prose, JSON, or the provenance graph in Graphviz DOT
     #[arg(long, value_enum, default_value_t = ExplainFormat::Text)]
     pub format: ExplainFormat,
+
+    /// Also say which prompt opens the whole message for this opencode agent (B1/A2)
+    #[arg(long, value_name = "NAME")]
+    pub opencode_agent: Option<String>,
+
+    /// With --opencode-agent: the model (its family picks opencode's model prompt)
+    #[arg(long, value_name = "PROVIDER/ID")]
+    pub model: Option<ModelRef>,
+
+    /// The opencode executable to load opencode's own texts from
+    #[arg(long, value_name = "PATH")]
+    pub opencode: Option<PathBuf>,
 
     #[command(flatten)]
     pub remote: RemoteArgs,

@@ -19,6 +19,7 @@ pub mod claude_code;
 mod database;
 mod host;
 mod index;
+pub mod installation;
 mod os;
 #[cfg(feature = "serve")]
 mod protocol;
@@ -39,11 +40,14 @@ use ctxgraph_queries::Db;
 use ctxgraph_queries::claude_code::{claude_md_context, read_attachment, reads_in_session};
 use ctxgraph_queries::codex::agents_context;
 use ctxgraph_queries::memory::{memory_context, prompt_memory, skipped_lines};
+use ctxgraph_queries::opencode::agents::{Agents, agents};
 use ctxgraph_queries::opencode::config::merged_config;
 use ctxgraph_queries::opencode::config::wellknown::pending_requests;
 use ctxgraph_queries::opencode::explain::{explain, explain_target};
+use ctxgraph_queries::opencode::installation::InstallationState;
 use ctxgraph_queries::opencode::instructions::system_paths;
 use ctxgraph_queries::opencode::lint::lint;
+use ctxgraph_queries::opencode::message::{MessageError, MessageOptions, system_message};
 use ctxgraph_queries::opencode::nearby::nearby_rules;
 use ctxgraph_queries::opencode::prompt::system_prompt;
 use ctxgraph_queries::opencode::session::{Message, Session};
@@ -116,6 +120,29 @@ pub enum EngineError {
     /// Gemini CLI would not start here (a settings file is broken).
     #[error(transparent)]
     Gemini(#[from] GeminiError),
+    /// The output must hold opencode's own texts, and the installation cannot provide them.
+    #[error("the whole message holds opencode's own texts, which need its installation: {reason}")]
+    NoInstallation {
+        /// What is missing, and why.
+        reason: String,
+    },
+    /// `--opencode-agent` names an agent opencode does not have (or config disabled).
+    #[error("opencode has no agent {name:?} (agents: {})", available.join(", "))]
+    UnknownAgent {
+        /// The name asked for.
+        name: String,
+        /// The agents there are, in opencode's order.
+        available: Vec<String>,
+    },
+}
+
+impl From<MessageError> for EngineError {
+    fn from(err: MessageError) -> Self {
+        match err {
+            MessageError::Build(build) => EngineError::Build(build),
+            MessageError::UnknownAgent { name, available } => EngineError::UnknownAgent { name, available },
+        }
+    }
 }
 
 /// The warm state of an agent host: one salsa database over one file system and process
@@ -251,6 +278,12 @@ impl Engine {
         Ok(system_prompt(&self.db, ws, model).clone()?)
     }
 
+    /// §3: the whole system message opencode sends for `options` (A1–A2, B1–B5): the
+    /// installation's texts come from [`Engine::load_installation`].
+    pub fn system_message(&self, ws: Workspace, options: MessageOptions) -> Result<Prompt, EngineError> {
+        Ok(system_message(&self.db, ws, options).clone()?)
+    }
+
     /// The Codex profile: the `AGENTS.md` message and every file it considered (CX1–CX6).
     /// `max_bytes` overrides `project_doc_max_bytes` as Codex's `-c` does.
     pub fn codex_context(&self, ws: Workspace, max_bytes: Option<u64>) -> Result<CodexContext, EngineError> {
@@ -348,6 +381,28 @@ impl Engine {
         merged_config(&self.db, ws).clone().map_err(|e| EngineError::Build(BuildError::Config(e)))
     }
 
+    /// L1–L2: locates the opencode installation, loads and verifies its texts, and sets
+    /// the installation input (only when it changed). Returns what was found.
+    pub fn load_installation(&mut self, locate: &installation::Locate) -> &InstallationState {
+        let state = installation::load(locate);
+        self.set_installation(state);
+        self.db.installation().state(&self.db)
+    }
+
+    /// Sets the installation input, comparing first (a host that reads the installation
+    /// itself, or a test).
+    pub fn set_installation(&mut self, state: InstallationState) {
+        let input = self.db.installation();
+        if *input.state(&self.db) != state {
+            input.set_state(&mut self.db).to(state);
+        }
+    }
+
+    /// G1–G2: opencode's agents with their permission rulesets.
+    pub fn agents(&self, ws: Workspace) -> Result<Agents, EngineError> {
+        agents(&self.db, ws).clone().map_err(|e| EngineError::Build(BuildError::Config(e)))
+    }
+
     /// R1–R4: the remote config requests the workspace still needs.
     pub fn config_requests(&self, ws: Workspace) -> Vec<ConfigRequest> {
         pending_requests(&self.db, ws)
@@ -392,6 +447,11 @@ impl Engine {
     /// The memoized prompt, without copying it: what a per-turn caller compares.
     pub fn prompt(&self, ws: Workspace, model: Option<ModelRef>) -> Result<&Prompt, EngineError> {
         system_prompt(&self.db, ws, model).as_ref().map_err(|err| EngineError::Build(err.clone()))
+    }
+
+    /// [`Engine::system_message`] without a copy: the memoized message.
+    pub fn message(&self, ws: Workspace, options: MessageOptions) -> Result<&Prompt, EngineError> {
+        system_message(&self.db, ws, options).as_ref().map_err(|err| EngineError::from(err.clone()))
     }
 
     /// What discovery found, with the facts behind each decision.

@@ -12,7 +12,8 @@ use ctxgraph_queries::opencode::prompt::PlacedBlock;
 
 use crate::Turn;
 
-/// `build {cwd, agent?, section?, model?, known_hash?}`.
+/// `build {cwd, agent?, section?, model?, opencode_agent?, json_schema?, user_system?,
+/// known_hash?}`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct BuildParams {
@@ -21,6 +22,16 @@ pub(crate) struct BuildParams {
     pub section: Option<SectionParam>,
     #[serde(default)]
     pub model: Option<String>,
+    /// With `section: "message"`: the opencode agent (default `build`). Not `agent`, which
+    /// names the coding agent whose context is built (`--opencode-agent` on the CLI).
+    #[serde(default)]
+    pub opencode_agent: Option<String>,
+    /// With `section: "message"`: the user asked for structured output (A1).
+    #[serde(default)]
+    pub json_schema: bool,
+    /// With `section: "message"`: the user message's `system` text (A2).
+    #[serde(default)]
+    pub user_system: Option<String>,
     /// The `hash` of the text the client already has: the reply then leaves out what the
     /// client knows (see [`BuildReply`]).
     #[serde(default)]
@@ -74,6 +85,7 @@ pub(crate) enum SectionParam {
     System,
     Environment,
     Instructions,
+    Message,
 }
 
 /// `nearby {file, cwd}`.

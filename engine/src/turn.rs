@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use ctxgraph_queries::Workspace;
+use ctxgraph_queries::opencode::message::MessageOptions;
 use ctxgraph_queries::opencode::prompt::{Layout, ModelRef, PlacedBlock, Prompt, Section};
 use serde::Serialize;
 
@@ -60,11 +61,11 @@ impl TurnDiff {
     }
 }
 
-/// Which text a build is of: working directory, section and model.
-type TextKey = (Workspace, Section, Option<ModelRef>);
+/// Which text a build is of: working directory, section and the message's options.
+type TextKey = (Workspace, Section, MessageOptions);
 
 /// One client's builds, turn after turn: each build is compared with that client's
-/// previous build of the same text (working directory, section and model).
+/// previous build of the same text (working directory, section and options).
 #[derive(Debug, Default)]
 pub struct Turns {
     previous: HashMap<TextKey, (Prompt, Arc<Layout>)>,
@@ -92,10 +93,26 @@ impl Turns {
         section: Section,
         model: Option<ModelRef>,
     ) -> Result<Turn, EngineError> {
+        self.build_message(engine, ws, section, MessageOptions { model, ..MessageOptions::default() })
+    }
+
+    /// [`Turns::build`] with the whole message's options (`options.model` is the only one
+    /// the other sections use).
+    pub fn build_message(
+        &mut self,
+        engine: &Engine,
+        ws: Workspace,
+        section: Section,
+        options: MessageOptions,
+    ) -> Result<Turn, EngineError> {
         let before = engine.db().executions().total();
-        let prompt = engine.prompt(ws, model.clone())?;
+        let prompt = if section == Section::Message {
+            engine.message(ws, options.clone())?
+        } else {
+            engine.prompt(ws, options.model.clone())?
+        };
         let executed = engine.db().executions().total() - before;
-        let key = (ws, section, model);
+        let key = (ws, section, same_text(options));
         let previous = self.previous.get(&key);
         // The common turn: nothing changed, so neither layout nor hashing is redone.
         if let Some((_, layout)) = previous.filter(|(before, _)| before == prompt) {
@@ -107,6 +124,13 @@ impl Turns {
         self.previous.insert(key, (prompt.clone(), Arc::clone(&layout)));
         Ok(Turn { layout, diff, executed })
     }
+}
+
+/// What makes two builds "the same text" whose turns are compared: the model and the
+/// opencode agent. The structured-output line and `user.system` belong to one user message,
+/// so they may change from turn to turn and show up as blocks added, removed or modified.
+pub(crate) fn same_text(options: MessageOptions) -> MessageOptions {
+    MessageOptions { json_schema: false, user_system: None, ..options }
 }
 
 fn common_prefix(a: &[u8], b: &[u8]) -> usize {
@@ -131,6 +155,7 @@ mod tests {
                 reason: String::new(),
                 candidate: None,
                 remote: None,
+                unavailable: None,
             })
             .collect();
         Prompt { blocks }.layout(Section::System)

@@ -8,6 +8,7 @@ mod claude_code;
 mod codex;
 mod gemini;
 mod incremental;
+mod installation;
 mod memory;
 mod remote;
 mod remote_config;
