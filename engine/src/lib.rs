@@ -18,6 +18,7 @@ mod changes;
 mod database;
 mod host;
 mod index;
+pub mod mcp;
 mod os;
 #[cfg(feature = "serve")]
 mod protocol;

@@ -9,12 +9,14 @@
 
 pub mod agent;
 pub mod codex;
+pub mod collate;
 // Every item here is documented, but salsa's input macro generates public functions
 // (constructors, builders) that carry no docs and cannot be given any.
 #[allow(missing_docs)]
 pub mod db;
 pub mod files;
 pub mod lines;
+pub mod mcp;
 pub mod memory;
 pub mod opencode;
 pub mod path;

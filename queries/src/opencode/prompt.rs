@@ -48,6 +48,10 @@ pub enum BlockKind {
     Remote,
     /// ctxgraph's workspace memory (memory.md §11.5), only with `memory.enabled: true`.
     Memory,
+    /// B3: the configured project references that have a description.
+    References,
+    /// B4: the instructions of the connected MCP servers.
+    Mcp,
 }
 
 /// One string of opencode's system array.
@@ -276,6 +280,8 @@ fn block_id(block: &Block) -> String {
     match (&block.source, block.kind) {
         (Some(source), BlockKind::Remote) => format!("url:{source}"),
         (_, BlockKind::Memory) => "memory".to_owned(),
+        (_, BlockKind::References) => "references".to_owned(),
+        (_, BlockKind::Mcp) => "mcp".to_owned(),
         (Some(source), _) => format!("file:{source}"),
         (None, _) => "environment".to_owned(),
     }
