@@ -12,6 +12,7 @@ mod config;
 mod conformance;
 mod explain_agrees;
 mod opencode_agents;
+mod opencode_blocks;
 mod queries;
 mod rule_ids;
 mod session;

@@ -15,6 +15,7 @@ use crate::collate::locale_compare;
 use crate::db::{Db, Workspace};
 use crate::lines::LineColumn;
 use crate::mcp::{McpAnswer, McpFailure, McpRequest, McpState, McpTransport};
+use crate::opencode::agents::agents;
 use crate::opencode::config::tree::{Node, NodeKind};
 use crate::opencode::config::{ConfigError, ConfigSource, merged_config};
 use crate::opencode::prompt::{Block, BlockKind};
@@ -231,9 +232,11 @@ pub fn mcp_facts(db: &dyn Db, ws: Workspace, agent: String) -> Result<Vec<McpSer
     Ok(facts)
 }
 
-/// Whether the agent's permissions disable every one of `tools`.
-fn all_disabled(_db: &dyn Db, _ws: Workspace, _agent: &str, _tools: &[String]) -> bool {
-    false
+/// Whether the agent's permissions disable every one of `tools` (G6; a run has no session
+/// permissions to merge in). An unknown agent disables nothing: assembly reports it.
+fn all_disabled(db: &dyn Db, ws: Workspace, agent: &str, tools: &[String]) -> bool {
+    let Ok(agents) = agents(db, ws) else { return false };
+    agents.get(agent).is_some_and(|agent| tools.iter().all(|tool| agent.permission.is_tool_disabled(tool)))
 }
 
 /// B4: the MCP block for `agent`, when some connected server has instructions and is not

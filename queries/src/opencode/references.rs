@@ -16,7 +16,9 @@ use crate::collate::locale_compare;
 use crate::db::{Db, Workspace};
 use crate::lines::LineColumn;
 use crate::opencode::config::tree::{Node, NodeKind};
-use crate::opencode::config::{ConfigError, ConfigSource, SourceKind, config_layer, config_sources};
+use crate::opencode::config::{
+    ConfigError, ConfigSource, SourceKind, config_layer, config_sources, merged_config,
+};
 use crate::opencode::paths::global_paths;
 use crate::opencode::prompt::{Block, BlockKind};
 use crate::opencode::worktree::worktree;
@@ -135,6 +137,32 @@ impl ReferenceFate {
     fn is_kept(&self) -> bool {
         matches!(self, ReferenceFate::Listed | ReferenceFate::NoDescription)
     }
+}
+
+/// The directories opencode grants every agent for its references (`external_directory`,
+/// G1): each kept reference's path, in the order its name was first defined, when the
+/// merged config has a non-empty `references` (or the deprecated `reference`) object.
+pub fn granted_paths(db: &dyn Db, ws: Workspace) -> Vec<PathBuf> {
+    let Ok(config) = merged_config(db, ws) else { return Vec::new() };
+    let configured = config.tree.get("references").or_else(|| config.tree.get("reference"));
+    if !configured.is_some_and(|n| matches!(&n.kind, NodeKind::Object(map) if !map.is_empty())) {
+        return Vec::new();
+    }
+    let Ok(references) = references(db, ws) else { return Vec::new() };
+    // A JS Map keeps a name at the position it was first set, with the last value set.
+    let mut names: Vec<&str> = Vec::new();
+    for entry in &references.entries {
+        if !names.contains(&entry.name.as_str())
+            && references.entries.iter().any(|e| e.name == entry.name && e.fate.is_kept())
+        {
+            names.push(&entry.name);
+        }
+    }
+    names
+        .into_iter()
+        .filter_map(|name| references.entries.iter().rev().find(|e| e.name == name && e.fate.is_kept()))
+        .map(|e| PathBuf::from(&e.path))
+        .collect()
 }
 
 /// B3: the references block, when some reference is listed.
