@@ -216,6 +216,25 @@ fn describe(err: &ServiceError) -> String {
 }
 
 impl crate::Engine {
+    /// B3's facts: every configured reference and whether it is listed.
+    pub fn references(
+        &self,
+        ws: ctxgraph_queries::Workspace,
+    ) -> Result<ctxgraph_queries::opencode::references::References, crate::EngineError> {
+        let references = ctxgraph_queries::opencode::references::references(&self.db, ws);
+        Ok(references.as_ref().map_err(|e| crate::BuildError::Config(e.clone()))?.clone())
+    }
+
+    /// B4's facts for the opencode agent `agent`: every configured server and its fate.
+    pub fn mcp_facts(
+        &self,
+        ws: ctxgraph_queries::Workspace,
+        agent: &str,
+    ) -> Result<Vec<ctxgraph_queries::opencode::mcp::McpServerFact>, crate::EngineError> {
+        let facts = ctxgraph_queries::opencode::mcp::mcp_facts(&self.db, ws, agent.to_owned());
+        Ok(facts.as_ref().map_err(|e| crate::BuildError::Config(e.clone()))?.clone())
+    }
+
     /// The configured servers opencode connects to whose answer the engine does not have
     /// yet, by name (a server config already answered is never asked again: `serve`
     /// reconnects only servers whose config changed or that are new).

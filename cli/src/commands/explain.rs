@@ -10,6 +10,10 @@ use crate::error::CliError;
 use crate::output::write_stdout;
 use crate::render;
 
+/// The opencode agent whose permissions B4 applies (`--opencode-agent` comes with the
+/// assembly).
+const AGENT: &str = "build";
+
 pub fn run(args: ExplainArgs) -> Result<ExitCode, CliError> {
     if args.session.is_some() {
         return session(args);
@@ -19,16 +23,21 @@ pub fn run(args: ExplainArgs) -> Result<ExitCode, CliError> {
         None => {
             let explanation = engine.explain(ws)?;
             let memory = engine.prompt_memory(ws);
+            let references = engine.references(ws)?;
+            let servers = engine.mcp_facts(ws, AGENT)?;
             match args.format {
                 ExplainFormat::Text => {
                     let mut text = render::explain::text(&explanation);
+                    text.push_str(&render::stages::text(&references, AGENT, &servers));
                     if let Some(memory) = &memory {
                         text.push_str(&render::explain::memory_text(memory));
                     }
                     text
                 }
                 ExplainFormat::Json => render::json(
-                    &render::explain::ExplanationView::new(&explanation).with_memory(memory.as_ref()),
+                    &render::explain::ExplanationView::new(&explanation)
+                        .with_memory(memory.as_ref())
+                        .with_stages(render::stages::StagesView::new(&references, AGENT, &servers)),
                 )?,
                 ExplainFormat::Dot => render::dot::graph(&explanation.items, &explanation.entries),
             }

@@ -176,6 +176,9 @@ pub struct ExplanationView<'a> {
     /// The `<memory>` part, when `memory.enabled` puts one in the prompt.
     #[serde(skip_serializing_if = "Option::is_none")]
     memory: Option<MemoryView<'a>>,
+    /// References (B3) and MCP servers (B4).
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    stages: Option<super::stages::StagesView>,
 }
 
 #[derive(Serialize)]
@@ -202,7 +205,14 @@ impl<'a> ExplanationView<'a> {
             items: explanation.items.iter().map(ItemView::new).collect(),
             entries: &explanation.entries,
             memory: None,
+            stages: None,
         }
+    }
+
+    /// Adds the references and MCP sections.
+    pub fn with_stages(mut self, stages: super::stages::StagesView) -> Self {
+        self.stages = Some(stages);
+        self
     }
 
     /// Adds the memory section.

@@ -37,6 +37,17 @@ pub struct McpServerConfig {
     pub connect: Connect,
 }
 
+impl McpServerConfig {
+    /// The entry's file and line, for findings (none for a source that is not a file).
+    pub fn config_location(&self) -> Option<crate::opencode::lint::Location> {
+        self.source.path().map(|path| crate::opencode::lint::Location {
+            uri: path::display(path),
+            line: self.at.map(|at| at.line),
+            column: self.at.map(|at| at.column),
+        })
+    }
+}
+
 /// Whether opencode connects to a configured server.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Connect {
@@ -156,6 +167,20 @@ pub enum McpFate {
 }
 
 impl McpFate {
+    /// A stable machine-readable name, for JSON output.
+    pub fn code(&self) -> &'static str {
+        match self {
+            McpFate::Included => "included",
+            McpFate::Disabled => "disabled",
+            McpFate::NoType => "no-type",
+            McpFate::NoCommand => "no-command",
+            McpFate::NotConnected => "not-connected",
+            McpFate::Failed(_) => "failed",
+            McpFate::NoInstructions => "no-instructions",
+            McpFate::AllToolsDenied => "all-tools-denied",
+        }
+    }
+
     /// The fate in words, for `explain`.
     pub fn describe(&self) -> String {
         match self {

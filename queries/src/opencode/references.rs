@@ -67,6 +67,19 @@ pub enum ReferenceFate {
 }
 
 impl ReferenceFate {
+    /// A stable machine-readable name, for JSON output.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ReferenceFate::Listed => "listed",
+            ReferenceFate::NoDescription => "no-description",
+            ReferenceFate::Replaced(_) => "replaced",
+            ReferenceFate::InvalidName => "invalid-name",
+            ReferenceFate::InvalidRepository => "invalid-repository",
+            ReferenceFate::InvalidBranch => "invalid-branch",
+            ReferenceFate::NotAReference => "not-a-reference",
+        }
+    }
+
     /// The fate in words, for `explain`.
     pub fn describe(&self) -> String {
         match self {
