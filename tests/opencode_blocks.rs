@@ -1,16 +1,19 @@
 //! The references (B3) and MCP (B4) blocks of `tests/opencode-blocks/<ID>` against what the
 //! real opencode 1.18.33 sent (`oracle.out`, written only by `tests/oracle/record-blocks.sh`).
 //! The MCP servers are the fixture server, spawned for real by the engine's connector; the
-//! sentence opencode opens the references block with is compared by its blake3.
+//! sentence opencode opens the references block with is loaded from the installed opencode
+//! (its own text) and compared by its blake3.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use ctxgraph_engine::installation::Locate;
 use ctxgraph_engine::mcp::McpConnector;
 use ctxgraph_engine::{Engine, OsSystem};
 use ctxgraph_queries::opencode::mcp::mcp_block;
 use ctxgraph_queries::opencode::references::references_block;
+use ctxgraph_test_support::opencode;
 use ctxgraph_tests::{capture_normalize, lay_out_config_case};
 use serde::Deserialize;
 
@@ -50,6 +53,7 @@ fn references_and_mcp_blocks_match_the_oracle() {
         env.vars.insert("CTXGRAPH_MCP_FIXTURE".to_owned(), fixture_server.display().to_string());
         env.vars.insert("PATH".to_owned(), std::env::var("PATH").unwrap_or_default());
         let mut engine = Engine::new(Arc::new(OsSystem), env);
+        engine.load_installation(&Locate::Flag(opencode::installed()));
         let ws = engine.open(&run.join("proj")).expect("open");
         engine.fetch_mcp(ws, &connector).expect("connect");
         let references = references_block(engine.db(), ws)

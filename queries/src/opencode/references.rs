@@ -19,6 +19,7 @@ use crate::opencode::config::tree::{Node, NodeKind};
 use crate::opencode::config::{
     ConfigError, ConfigSource, SourceKind, config_layer, config_sources, merged_config,
 };
+use crate::opencode::installation::asset;
 use crate::opencode::paths::global_paths;
 use crate::opencode::prompt::{Block, BlockKind};
 use crate::opencode::worktree::worktree;
@@ -186,10 +187,12 @@ pub fn references_block(db: &dyn Db, ws: Workspace) -> Option<Block> {
     if listed.is_empty() {
         return None;
     }
-    let mut lines = vec![
-        "Project references provide additional directories that can be accessed when relevant.".to_owned(),
-        "<available_references>".to_owned(),
-    ];
+    // The opening sentence is opencode's own text, loaded from the installation (L2).
+    let intro = match asset(db, db.installation(), "references/intro") {
+        Ok(text) => text.to_string(),
+        Err(unavailable) => unavailable.placeholder(),
+    };
+    let mut lines = vec![intro, "<available_references>".to_owned()];
     for reference in &listed {
         lines.push("  <reference>".to_owned());
         lines.push(format!("    <name>{}</name>", reference.name));
