@@ -11,6 +11,7 @@ pub mod instructions;
 pub mod jsonc;
 pub mod lint;
 pub mod mcp;
+pub mod message;
 pub mod nearby;
 pub mod paths;
 pub mod prompt;
