@@ -13,6 +13,7 @@
 //! date = "2026-01-01"                         # the default
 //! platform = "linux"                          # linux | darwin | win32; the default is linux
 //! agent = "opencode"                          # opencode (the default) | codex: whose context is pinned
+//! mcp = true                                  # connect to the config's MCP servers (default: off)
 //! ```
 //!
 //! `section = "message"` pins the whole system message, opencode's own texts included: it
@@ -20,7 +21,11 @@
 //! the jail) and fails, saying so, without one.
 //!
 //! With `agent = "codex"` the snapshot pins the `AGENTS.md` message Codex sends (CX4);
-//! `reads`, `section`, `model` and `fetch_remote` are opencode's and are refused there.
+//! `reads`, `section`, `model`, `fetch_remote` and `mcp` are opencode's and are refused there.
+//!
+//! `mcp = true` spawns the config's local MCP servers (with the scenario's environment only:
+//! name commands by absolute path or set `PATH` in `env`) and connects to remote ones, so the
+//! MCP block (B4) is pinned too; off by default, a snapshot depends on no running process.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -62,6 +67,8 @@ pub struct Scenario {
     pub platform: &'static str,
     /// Fetch remote `instructions` URLs (off by default: a scenario touches no network).
     pub fetch_remote: bool,
+    /// Connect to the config's MCP servers (off by default: a scenario starts no process).
+    pub mcp: bool,
     /// Whose context the snapshot pins.
     pub agent: Agent,
     /// With `section = "message"`: the opencode agent (`build` by default).
@@ -166,6 +173,8 @@ struct RawScenario {
     platform: Platform,
     #[serde(default)]
     fetch_remote: bool,
+    #[serde(default)]
+    mcp: bool,
     agent: Option<Spanned<String>>,
     opencode_agent: Option<Spanned<String>>,
 }
@@ -286,6 +295,7 @@ fn validate(
             (!matches!(raw.section, SectionName::System), "section"),
             (raw.model.is_some(), "model"),
             (raw.fetch_remote, "fetch_remote"),
+            (raw.mcp, "mcp"),
             (raw.opencode_agent.is_some(), "opencode_agent"),
         ];
         if let Some((_, key)) = opencode_only.iter().find(|(set, _)| *set) {
@@ -385,6 +395,7 @@ fn validate(
             Platform::Win32 => "win32",
         },
         fetch_remote: raw.fetch_remote,
+        mcp: raw.mcp,
         agent,
     })
 }

@@ -298,6 +298,7 @@ pub fn mcp_block(db: &dyn Db, ws: Workspace, agent: String) -> Option<Block> {
         reason: format!("instructions of {} connected MCP server(s)", included.len()),
         candidate: None,
         remote: None,
+        unavailable: None,
     })
 }
 

@@ -188,9 +188,9 @@ pub fn references_block(db: &dyn Db, ws: Workspace) -> Option<Block> {
         return None;
     }
     // The opening sentence is opencode's own text, loaded from the installation (L2).
-    let intro = match asset(db, db.installation(), "references/intro") {
-        Ok(text) => text.to_string(),
-        Err(unavailable) => unavailable.placeholder(),
+    let (intro, unavailable) = match asset(db, db.installation(), "references/intro") {
+        Ok(text) => (text.to_string(), None),
+        Err(missing) => (missing.placeholder(), Some(missing.reason)),
     };
     let mut lines = vec![intro, "<available_references>".to_owned()];
     for reference in &listed {
@@ -211,6 +211,7 @@ pub fn references_block(db: &dyn Db, ws: Workspace) -> Option<Block> {
         reason: format!("{} configured reference(s) with a description", listed.len()),
         candidate: None,
         remote: None,
+        unavailable,
     })
 }
 
