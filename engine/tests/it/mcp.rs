@@ -192,3 +192,27 @@ fn only_new_or_changed_server_configs_are_asked_again() {
         "<mcp_instructions>\n  <server name=\"a\">\n    second a\n  </server>\n  <server name=\"b\">\n    b\n  </server>\n  <server name=\"c\">\n    c\n  </server>\n</mcp_instructions>"
     );
 }
+
+#[test]
+fn a_config_edit_that_keeps_the_servers_does_not_recompute_the_mcp_block() {
+    let world = World::new();
+    let mut config = json!({ "mcp": { "a": local(&["--instructions", "a rules"]) } });
+    world.write_config(&config);
+    let (mut engine, ws) = world.engine();
+    engine.fetch_mcp(ws, &McpConnector::new().expect("connector")).expect("connect");
+    let block = |engine: &Engine| mcp_block(engine.db(), ws, "build".to_owned()).clone();
+    let first = block(&engine).expect("block");
+
+    // Another key of the same file: the config is parsed and merged again, the server list
+    // comes out equal, and nothing after it runs.
+    config["share"] = json!("disabled");
+    world.write_config(&config);
+    engine.apply_changes(&[ChangeEvent::Modified(world.root.join("opencode.json"))]);
+    let before = engine.db().executions().totals();
+    assert_eq!(block(&engine), Some(first), "same block");
+    let after = engine.db().executions().totals();
+    let ran = |query: &str| after.get(query).copied().unwrap_or(0) - before.get(query).copied().unwrap_or(0);
+    assert_eq!(ran("merged_config"), 1, "the edit is seen: {after:?}");
+    assert_eq!((ran("mcp_servers"), ran("mcp_facts"), ran("mcp_block")), (1, 0, 0), "{after:?}");
+    assert!(engine.pending_mcp(ws).expect("pending").is_empty(), "the server is not asked again");
+}
