@@ -160,7 +160,7 @@ pub fn run(case: &Case, backend: Backend, expected: Option<&str>) -> Outcome {
             Ok(found) => found,
             Err(err) => return Outcome::Refused(err),
         };
-    let normalize = |text: &str| capture_normalize(text, &run_dir);
+    let normalize = |text: &str| normalize(text, &run_dir);
     let system = match expected {
         Some(expected) => in_oracle_glob_order(&prompt, &paths, expected, &normalize),
         None => normalize(&prompt.text()),
@@ -266,7 +266,7 @@ fn host_env(case: &Case, run_dir: &Path) -> HostEnv {
 }
 
 /// `capture.sh`'s normalisation: scratch paths to placeholders, the date line to `<DATE>`.
-pub fn capture_normalize(text: &str, run_dir: &Path) -> String {
+pub fn normalize(text: &str, run_dir: &Path) -> String {
     let run = run_dir.to_string_lossy();
     let mut out = text
         .replace(&format!("{run}/proj"), "<FIXTURE>")

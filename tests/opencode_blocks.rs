@@ -14,7 +14,7 @@ use ctxgraph_engine::{Engine, OsSystem};
 use ctxgraph_queries::opencode::mcp::mcp_block;
 use ctxgraph_queries::opencode::references::references_block;
 use ctxgraph_test_support::opencode;
-use ctxgraph_tests::{capture_normalize, lay_out_config_case};
+use ctxgraph_tests::{lay_out_config_case, normalize};
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -62,7 +62,7 @@ fn references_and_mcp_blocks_match_the_oracle() {
         let mcp = mcp_block(engine.db(), ws, "build".to_owned())
             .as_ref()
             .map_or("(none)".to_owned(), |b| b.text.clone());
-        let got = capture_normalize(&format!("=== references\n{references}\n=== mcp\n{mcp}\n"), &run);
+        let got = normalize(&format!("=== references\n{references}\n=== mcp\n{mcp}\n"), &run);
         if got != expected {
             failures.push(format!("{id}: ctxgraph\n{got}\nopencode\n{expected}"));
         }

@@ -77,9 +77,8 @@ def definition(data, at, name):
     return text, (m.start(1), end + 1)
 
 
-def main():
-    path, version = sys.argv[1], sys.argv[2]
-    data = open(path, 'rb').read()
+def find_assets(data):
+    """Every asset of the table: name -> (text, (start, end) of its literal)."""
     assets = {}
     # B1: the selection function, its branches in order.
     m = re.search(rb'function [\w$]+\((\w)\)\{if\(\1\.api\.id\.includes\("muse"\)\)', data)
@@ -110,6 +109,13 @@ def main():
     m = re.search(rb'\?void 0:\[("[^"]*","<available_references>")', data)
     text, end = decode_literal(data, m.start(1))
     assets['references/intro'] = text, (m.start(1), end + 1)
+    return assets
+
+
+def main():
+    path, version = sys.argv[1], sys.argv[2]
+    data = open(path, 'rb').read()
+    assets = find_assets(data)
     print(f'[versions."{version}"]')
     for name in sorted(assets):
         text = assets[name][0].encode()
@@ -123,4 +129,5 @@ def main():
         print(f'"{name}" = [{start}, {end}]')
 
 
-main()
+if __name__ == '__main__':
+    main()

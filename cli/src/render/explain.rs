@@ -7,6 +7,7 @@ use ctxgraph_queries::opencode::explain::{
     EntryExpansion, EntryReport, Explanation, Item, Loaded, Reason, SessionExplanation, Source, Stage,
     Target, TargetExplanation, Via,
 };
+use ctxgraph_queries::opencode::prompt::PlacedBlock;
 use ctxgraph_queries::opencode::session::export::{Role, ToolStatus};
 use ctxgraph_queries::path::display;
 use serde::Serialize;
@@ -179,6 +180,9 @@ pub struct ExplanationView<'a> {
     /// References (B3) and MCP servers (B4).
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     stages: Option<super::stages::StagesView>,
+    /// With `--opencode-agent`/`--model`: the message's first block (B1 or A2) and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message_prompt: Option<PlacedBlock>,
 }
 
 #[derive(Serialize)]
@@ -206,12 +210,21 @@ impl<'a> ExplanationView<'a> {
             entries: &explanation.entries,
             memory: None,
             stages: None,
+            message_prompt: None,
         }
     }
 
     /// Adds the references and MCP sections.
+    #[must_use]
     pub fn with_stages(mut self, stages: super::stages::StagesView) -> Self {
         self.stages = Some(stages);
+        self
+    }
+
+    /// Adds the message's first block (the model or agent prompt).
+    #[must_use]
+    pub fn with_message_prompt(mut self, block: Option<PlacedBlock>) -> Self {
+        self.message_prompt = block;
         self
     }
 
@@ -293,6 +306,17 @@ fn cut_sentence(reason: &CutReason) -> String {
 
 /// explain's memory section as text: every recalled item with its score, every other
 /// candidate with why it was cut.
+/// The message's first block, in words: which prompt opens the message and why (B1: the
+/// model's family; A2: the agent's own prompt and where it was written).
+pub fn message_prompt_text(block: &PlacedBlock) -> String {
+    let mut out =
+        format!("\nmessage prompt ({}, {} bytes): {}\n", block.rule, block.range.len(), block.reason);
+    if let Some(reason) = &block.unavailable_reason {
+        let _ = writeln!(out, "  unavailable: {reason}");
+    }
+    out
+}
+
 pub fn memory_text(context: &MemoryContext) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "\nmemory (memory.md §11): {} of {} chars", context.chars, context.max_chars);
