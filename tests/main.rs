@@ -13,6 +13,7 @@ mod conformance;
 mod explain_agrees;
 mod message;
 mod opencode_agents;
+mod opencode_blocks;
 mod queries;
 mod rule_ids;
 mod session;

@@ -83,6 +83,11 @@ pub fn render(scenario: &Scenario, repo: &Path) -> Result<Rendered, EngineError>
         let fetcher = Fetcher::new(FetchOptions { cache_dir: None, ..FetchOptions::default() })?;
         engine.fetch_remote(ws, &fetcher)?;
     }
+    if scenario.mcp {
+        // A failed server is left out of the block, as opencode leaves it out; the
+        // snapshot's diff shows the difference.
+        engine.fetch_mcp(ws, &ctxgraph_engine::mcp::McpConnector::new()?)?;
+    }
     let prompt = if scenario.section == Section::Message {
         message(&mut engine, ws, scenario)?
     } else {

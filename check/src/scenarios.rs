@@ -12,7 +12,8 @@
 //! env = { OPENCODE_DISABLE_CLAUDE_CODE = "1" } # values may use <repo> and <home>
 //! date = "2026-01-01"                         # the default
 //! platform = "linux"                          # linux | darwin | win32; the default is linux
-//! agent = "opencode"                          # opencode (the default) | codex | claude-code: whose context is pinned
+//! agent = "opencode"                          # opencode (the default) | codex | claude-code | gemini: whose context is pinned
+//! mcp = true                                  # connect to the config's MCP servers (default: off)
 //! ```
 //!
 //! `section = "message"` pins the whole system message, opencode's own texts included: it
@@ -20,11 +21,15 @@
 //! the jail) and fails, saying so, without one.
 //!
 //! With `agent = "codex"` the snapshot pins the `AGENTS.md` message Codex sends (CX4);
-//! `reads`, `section`, `model` and `fetch_remote` are opencode's and are refused there.
+//! `reads`, `section`, `model`, `fetch_remote` and `mcp` are opencode's and are refused there.
 //! With `agent = "claude-code"` it pins Claude Code's rule-file `<system-reminder>` (CC2),
 //! its own wording kept as `<prose:blake3=…>` fingerprints (so no installation is needed and
 //! none of its text lands in the repository), and after each of `reads` what the Read
 //! attaches (CC11).
+//!
+//! `mcp = true` spawns the config's local MCP servers (with the scenario's environment only:
+//! name commands by absolute path or set `PATH` in `env`) and connects to remote ones, so the
+//! MCP block (B4) is pinned too; off by default, a snapshot depends on no running process.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -66,6 +71,8 @@ pub struct Scenario {
     pub platform: &'static str,
     /// Fetch remote `instructions` URLs (off by default: a scenario touches no network).
     pub fetch_remote: bool,
+    /// Connect to the config's MCP servers (off by default: a scenario starts no process).
+    pub mcp: bool,
     /// Whose context the snapshot pins.
     pub agent: Agent,
     /// With `section = "message"`: the opencode agent (`build` by default).
@@ -170,6 +177,8 @@ struct RawScenario {
     platform: Platform,
     #[serde(default)]
     fetch_remote: bool,
+    #[serde(default)]
+    mcp: bool,
     agent: Option<Spanned<String>>,
     opencode_agent: Option<Spanned<String>>,
 }
@@ -291,6 +300,7 @@ fn validate(
             (!matches!(raw.section, SectionName::System), "section"),
             (raw.model.is_some(), "model"),
             (raw.fetch_remote, "fetch_remote"),
+            (raw.mcp, "mcp"),
             (raw.opencode_agent.is_some(), "opencode_agent"),
         ];
         if let Some((_, key)) = opencode_only.iter().find(|(set, _)| *set) {
@@ -390,6 +400,7 @@ fn validate(
             Platform::Win32 => "win32",
         },
         fetch_remote: raw.fetch_remote,
+        mcp: raw.mcp,
         agent,
     })
 }

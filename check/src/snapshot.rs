@@ -175,6 +175,7 @@ mod tests {
             date: "Thu Jan 01 2026".into(),
             platform: "linux",
             fetch_remote: false,
+            mcp: false,
             agent: ctxgraph_queries::agent::Agent::Opencode,
             opencode_agent: "build".into(),
         }

@@ -169,9 +169,14 @@ pub struct MessageArgs {
     pub user_system: Option<String>,
 }
 
-/// How remote `instructions` URLs are fetched.
+/// How remote `instructions` URLs are fetched, and whether MCP servers are asked.
 #[derive(Clone, Debug, Args)]
 pub struct RemoteArgs {
+    /// Do not connect to the configured MCP servers: no MCP block (B4), and explain reports
+    /// each server as not connected
+    #[arg(long, env = "CTXGRAPH_NO_MCP", value_parser = clap::builder::FalseyValueParser::new())]
+    pub no_mcp: bool,
+
     /// Use only cached copies of remote instructions; never touch the network
     #[arg(long, env = "CTXGRAPH_OFFLINE", value_parser = clap::builder::FalseyValueParser::new())]
     pub offline: bool,

@@ -20,6 +20,7 @@ mod database;
 mod host;
 mod index;
 pub mod installation;
+pub mod mcp;
 mod os;
 #[cfg(feature = "serve")]
 mod protocol;

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use ctxgraph_queries::Workspace;
 
+use crate::mcp::McpConnector;
 use crate::remote::Fetcher;
 use crate::{Engine, EngineError};
 
@@ -19,6 +20,9 @@ use crate::{Engine, EngineError};
 #[derive(Debug)]
 pub struct RemoteRefresh {
     fetcher: Fetcher,
+    /// Connects to MCP servers whose config is new or changed (never on a timer: opencode
+    /// connects once per instance); `None` when MCP is off.
+    mcp: Option<McpConnector>,
     interval: Duration,
     fetched_at: HashMap<Workspace, Instant>,
 }
@@ -26,7 +30,15 @@ pub struct RemoteRefresh {
 impl RemoteRefresh {
     /// Refreshes through `fetcher`, at most once per `interval` per workspace.
     pub fn new(fetcher: Fetcher, interval: Duration) -> Self {
-        Self { fetcher, interval, fetched_at: HashMap::new() }
+        Self { fetcher, mcp: None, interval, fetched_at: HashMap::new() }
+    }
+
+    /// Also keeps the workspaces' MCP servers connected: each server config is asked once,
+    /// so a config change or a new server reconnects only that server.
+    #[must_use]
+    pub fn with_mcp(mut self, connector: McpConnector) -> Self {
+        self.mcp = Some(connector);
+        self
     }
 
     /// Loads what `ws` needs from the network, unless it did so less than an interval ago.
@@ -35,6 +47,9 @@ impl RemoteRefresh {
         // A config request appears when the auth store changes; it never waits.
         if !engine.config_requests(ws).is_empty() {
             engine.fetch_config(ws, &self.fetcher)?;
+        }
+        if let Some(connector) = &self.mcp {
+            engine.fetch_mcp(ws, connector)?;
         }
         let due = self.fetched_at.get(&ws).is_none_or(|at| at.elapsed() >= self.interval);
         if due {

@@ -10,6 +10,7 @@
 pub mod agent;
 pub mod claude_code;
 pub mod codex;
+pub mod collate;
 pub mod gemini;
 // Every item here is documented, but salsa's input macro generates public functions
 // (constructors, builders) that carry no docs and cannot be given any.
@@ -18,6 +19,7 @@ pub mod db;
 pub mod fates;
 pub mod files;
 pub mod lines;
+pub mod mcp;
 pub mod memory;
 pub mod opencode;
 pub mod path;

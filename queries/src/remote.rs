@@ -251,6 +251,7 @@ pub enum ConfigDocState {
 pub struct RemoteDocs {
     by_url: DashMap<String, RemoteDoc>,
     configs: DashMap<ConfigRequest, ConfigDoc>,
+    mcp: crate::mcp::McpServers,
 }
 
 impl RemoteDocs {
@@ -263,6 +264,11 @@ impl RemoteDocs {
             .by_url
             .entry(url.to_owned())
             .or_insert_with(|| RemoteDoc::new(db, url.to_owned(), RemoteState::Pending))
+    }
+
+    /// The MCP servers' inputs, one per server config.
+    pub fn mcp(&self) -> &crate::mcp::McpServers {
+        &self.mcp
     }
 
     /// The input for a config request, created [`ConfigDocState::Pending`] if it is new.

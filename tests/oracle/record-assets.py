@@ -105,6 +105,10 @@ def find_assets(data):
     # B5: the built-in skill's description, the constant after its name.
     m = re.search(rb'="customize-opencode",([\w$]+)="', data)
     assets['skill/customize-opencode/description'] = definition(data, m.start(), m.group(1))
+    # B3: the sentence opening the references block, the literal before its list tag.
+    m = re.search(rb'\?void 0:\[("[^"]*","<available_references>")', data)
+    text, end = decode_literal(data, m.start(1))
+    assets['references/intro'] = text, (m.start(1), end + 1)
     return assets
 
 

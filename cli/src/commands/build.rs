@@ -26,7 +26,10 @@ pub fn run(args: BuildArgs) -> Result<ExitCode, CliError> {
 }
 
 fn opencode(args: BuildArgs) -> Result<ExitCode, CliError> {
-    let (mut engine, ws) = super::open_fetching(args.cwd, &args.remote)?;
+    // Only the whole message holds the MCP block: other sections start no MCP server.
+    let mut remote = args.remote.clone();
+    remote.no_mcp |= !matches!(args.section, SectionArg::Message);
+    let (mut engine, ws) = super::open_fetching(args.cwd, &remote)?;
     let section = match args.section {
         SectionArg::System => Section::System,
         SectionArg::Environment => Section::Environment,

@@ -24,9 +24,14 @@ pub fn run(args: ExplainArgs) -> Result<ExitCode, CliError> {
         None => {
             let explanation = engine.explain(ws)?;
             let memory = engine.prompt_memory(ws);
+            let references = engine.references(ws)?;
+            // B4 applies the permissions of `--opencode-agent` (default `build`).
+            let agent = args.opencode_agent.as_deref().unwrap_or("build");
+            let servers = engine.mcp_facts(ws, agent)?;
             match args.format {
                 ExplainFormat::Text => {
                     let mut text = render::explain::text(&explanation);
+                    text.push_str(&render::stages::text(&references, agent, &servers));
                     if let Some(memory) = &memory {
                         text.push_str(&render::explain::memory_text(memory));
                     }
@@ -38,7 +43,8 @@ pub fn run(args: ExplainArgs) -> Result<ExitCode, CliError> {
                 ExplainFormat::Json => render::json(
                     &render::explain::ExplanationView::new(&explanation)
                         .with_memory(memory.as_ref())
-                        .with_message_prompt(message_prompt),
+                        .with_message_prompt(message_prompt)
+                        .with_stages(render::stages::StagesView::new(&references, agent, &servers)),
                 )?,
                 ExplainFormat::Dot => render::dot::graph(&explanation.items, &explanation.entries),
             }

@@ -7,9 +7,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use ctxgraph_engine::mcp::McpConnector;
 use ctxgraph_engine::remote::{FetchOptions, Fetcher};
 use ctxgraph_engine::{Engine, EngineError, HostEnv, OsSystem, RemoteRefresh};
 use ctxgraph_queries::Workspace;
+use ctxgraph_queries::mcp::McpState;
 use ctxgraph_queries::remote::{LoadedFrom, RemoteState};
 
 use crate::args::{Cli, Command, RemoteArgs};
@@ -81,6 +83,9 @@ fn open_configured(
 fn open_fetching(cwd: Option<PathBuf>, remote: &RemoteArgs) -> Result<(Engine, Workspace), CliError> {
     let (mut engine, ws, options) = open_configured(cwd, remote)?;
     load_remote(&mut engine, ws, options)?;
+    if !remote.no_mcp {
+        load_mcp(&mut engine, ws)?;
+    }
     Ok((engine, ws))
 }
 
@@ -171,10 +176,33 @@ fn load_remote(engine: &mut Engine, ws: Workspace, options: FetchOptions) -> Res
     Ok(())
 }
 
+/// Connects to the workspace's MCP servers (B4), warning on stderr for each one that
+/// failed: opencode leaves it out, and so does the build.
+fn load_mcp(engine: &mut Engine, ws: Workspace) -> Result<(), CliError> {
+    if engine.pending_mcp(ws)?.is_empty() {
+        return Ok(());
+    }
+    let connector = McpConnector::new().map_err(EngineError::from)?;
+    let mut stderr = std::io::stderr().lock();
+    for (name, state) in engine.fetch_mcp(ws, &connector)? {
+        if let McpState::Failed(failure) = state {
+            let _ = writeln!(
+                stderr,
+                "warning: MCP server {name:?}: {failure}; left out, as opencode leaves it out"
+            );
+        }
+    }
+    Ok(())
+}
+
 /// What keeps remote documents loaded for `serve` and `watch`.
-fn remote_refresh(options: FetchOptions, every_secs: u64) -> Result<RemoteRefresh, CliError> {
+fn remote_refresh(options: FetchOptions, every_secs: u64, no_mcp: bool) -> Result<RemoteRefresh, CliError> {
     let fetcher = Fetcher::new(options).map_err(EngineError::from)?;
-    Ok(RemoteRefresh::new(fetcher, Duration::from_secs(every_secs)))
+    let refresh = RemoteRefresh::new(fetcher, Duration::from_secs(every_secs));
+    if no_mcp {
+        return Ok(refresh);
+    }
+    Ok(refresh.with_mcp(McpConnector::new().map_err(EngineError::from)?))
 }
 
 fn open_with(env: HostEnv, cwd: Option<PathBuf>) -> Result<(Engine, Workspace), CliError> {

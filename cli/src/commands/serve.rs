@@ -13,7 +13,11 @@ use crate::error::CliError;
 pub fn run(args: ServeArgs) -> Result<ExitCode, CliError> {
     let watcher = if args.no_watch { None } else { Some(Watcher::new().map_err(CliError::Watch)?) };
     let env = HostEnv::from_process();
-    let refresh = super::remote_refresh(super::fetch_options(&args.remote, &env), args.remote_refresh_secs)?;
+    let refresh = super::remote_refresh(
+        super::fetch_options(&args.remote, &env),
+        args.remote_refresh_secs,
+        args.remote.no_mcp,
+    )?;
     let engine = Engine::new(Arc::new(OsSystem), env).with_clock(Arc::new(SystemClock));
     let mut server = Server::new(engine, watcher).with_remote(refresh);
     let stdin = std::io::stdin().lock();

@@ -177,6 +177,9 @@ pub struct ExplanationView<'a> {
     /// The `<memory>` part, when `memory.enabled` puts one in the prompt.
     #[serde(skip_serializing_if = "Option::is_none")]
     memory: Option<MemoryView<'a>>,
+    /// References (B3) and MCP servers (B4).
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    stages: Option<super::stages::StagesView>,
     /// With `--opencode-agent`/`--model`: the message's first block (B1 or A2) and why.
     #[serde(skip_serializing_if = "Option::is_none")]
     message_prompt: Option<PlacedBlock>,
@@ -206,8 +209,16 @@ impl<'a> ExplanationView<'a> {
             items: explanation.items.iter().map(ItemView::new).collect(),
             entries: &explanation.entries,
             memory: None,
+            stages: None,
             message_prompt: None,
         }
+    }
+
+    /// Adds the references and MCP sections.
+    #[must_use]
+    pub fn with_stages(mut self, stages: super::stages::StagesView) -> Self {
+        self.stages = Some(stages);
+        self
     }
 
     /// Adds the message's first block (the model or agent prompt).

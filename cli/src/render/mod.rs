@@ -5,6 +5,7 @@ pub mod dot;
 pub mod explain;
 pub mod lint;
 pub mod sarif;
+pub mod stages;
 
 use serde::Serialize;
 

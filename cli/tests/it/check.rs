@@ -471,6 +471,48 @@ fn snapshots_follow_the_umask_and_a_killed_run_leaves_no_temporary_file() {
     assert_eq!(mode(&dir.join("root.snap")), mode(&plain), "a snapshot is created like any file");
 }
 
+#[test]
+fn mcp_servers_only_when_the_scenario_connects() {
+    let sandbox = Sandbox::new();
+    let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/oracle/mcp_server.py");
+    let python = which_python();
+    sandbox.write(
+        "opencode.json",
+        &serde_json::json!({ "mcp": { "helper": {
+            "type": "local",
+            "command": [python, server, "--instructions", "Ask the helper first."],
+        }}})
+        .to_string(),
+    );
+    sandbox.write(
+        "ctxgraph.toml",
+        "[scenario.off]\nsection = \"message\"\nmodel = \"fake/fake-model\"\n\n\
+         [scenario.on]\nsection = \"message\"\nmodel = \"fake/fake-model\"\nmcp = true\n",
+    );
+    let opencode = ctxgraph_test_support::opencode::installed();
+    let env = [("CTXGRAPH_OPENCODE", opencode.to_str().expect("utf-8"))];
+    let run = sandbox.run_with(&["snapshot"], &env);
+    assert_eq!(run.code, 0, "{run}");
+    let off = sandbox.read(&format!("{SNAP}/off.snap"));
+    let on = sandbox.read(&format!("{SNAP}/on.snap"));
+    assert!(!off.contains("<mcp_instructions>"), "{off}");
+    assert!(
+        on.contains("<mcp_instructions>\n  <server name=\"helper\">\n    Ask the helper first.\n  </server>\n</mcp_instructions>"),
+        "{on}"
+    );
+    let check = sandbox.run_with(&["check"], &env);
+    assert_eq!(check.code, 0, "{check}");
+}
+
+/// An absolute python3: a scenario's environment has no PATH.
+fn which_python() -> PathBuf {
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|dir| dir.join("python3"))
+        .find(|p| p.is_file())
+        .expect("python3 on PATH")
+}
 /// A scenario that pins the whole message: opencode's own texts come from the installation
 /// (outside the jail); without one the scenario fails saying so, it never pins a placeholder.
 #[test]

@@ -80,6 +80,11 @@ fn run_case(dir: &Path) -> String {
             .current_dir(Some(root.join(&case.cwd)).filter(|d| d.is_dir()).unwrap_or_else(|| root.clone()))
             // Remote URLs in fixtures must never reach the network: cache only.
             .env("CTXGRAPH_OFFLINE", "1")
+            // MCP servers in fixtures are the fixture server, named {env:CTXGRAPH_MCP_FIXTURE}.
+            .env(
+                "CTXGRAPH_MCP_FIXTURE",
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/oracle/mcp_server.py"),
+            )
             .envs(&case.env)
             .output()
             .expect("run ctxgraph");

@@ -71,6 +71,10 @@ impl FetcherError {
     pub(crate) fn from_io(err: &std::io::Error) -> Self {
         Self(err.to_string())
     }
+
+    pub(crate) fn from_message(message: String) -> Self {
+        Self(message)
+    }
 }
 
 /// Fetches remote documents. Cheap to share; one per process is enough.

@@ -9,6 +9,7 @@ mod codex;
 mod gemini;
 mod incremental;
 mod installation;
+mod mcp;
 mod memory;
 mod remote;
 mod remote_config;

@@ -453,9 +453,9 @@ fn apply_config(agent: &mut Agent, entry: &Node, os_home: &Path) {
 
 /// Directories opencode grants every agent besides its tool output and temp directory:
 /// each discovered skill's directory, then each configured reference's path. The skills
-/// and references stages provide them; until they do, none.
-fn granted_directories(_db: &dyn Db, _ws: Workspace) -> Vec<PathBuf> {
-    Vec::new()
+/// and references stages provide them.
+fn granted_directories(db: &dyn Db, ws: Workspace) -> Vec<PathBuf> {
+    crate::opencode::references::granted_paths(db, ws)
 }
 
 /// node's `os.tmpdir()`: `$TMPDIR`, `$TMP` or `$TEMP` (the first set, one trailing `/`

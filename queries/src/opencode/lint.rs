@@ -9,9 +9,11 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::db::{Db, Workspace};
+use crate::mcp::McpState;
 use crate::opencode::config::{LayerStatus, SourceKind, entry_line, merged_config};
 use crate::opencode::explain::{Explanation, Item, Reason, Source, Stage, Via, explain};
 use crate::opencode::instructions::{GlobMode, rule_text, system_paths};
+use crate::opencode::mcp::{Connect, mcp_servers};
 use crate::opencode::prompt::BuildError;
 use crate::path;
 use crate::remote::Pin;
@@ -67,11 +69,14 @@ pub enum Code {
     CodexBudgetOverflow,
     /// CG015: an `@import` Gemini CLI does not inline.
     GeminiImportFailed,
+    /// CG016: a configured MCP server that could not be used, so its instructions (B4) and
+    /// tools are missing.
+    McpServerFailed,
 }
 
 impl Code {
     /// Every code in id order: SARIF's rule table indexes into it.
-    pub const ALL: [Code; 15] = [
+    pub const ALL: [Code; 16] = [
         Code::ShadowedRuleFile,
         Code::AgentsBesideClaude,
         Code::OutsideRepository,
@@ -87,6 +92,7 @@ impl Code {
         Code::AgentFilesDrift,
         Code::CodexBudgetOverflow,
         Code::GeminiImportFailed,
+        Code::McpServerFailed,
     ];
 
     /// `CG001`…: what output, `--format json` and SARIF `ruleId` show.
@@ -107,6 +113,7 @@ impl Code {
             Code::AgentFilesDrift => "CG013",
             Code::CodexBudgetOverflow => "CG014",
             Code::GeminiImportFailed => "CG015",
+            Code::McpServerFailed => "CG016",
         }
     }
 
@@ -128,6 +135,7 @@ impl Code {
             Code::AgentFilesDrift => "agent-files-drift",
             Code::CodexBudgetOverflow => "codex-budget-overflow",
             Code::GeminiImportFailed => "gemini-import-failed",
+            Code::McpServerFailed => "mcp-server-failed",
         }
     }
 
@@ -163,6 +171,7 @@ impl Code {
             }
             Code::CodexBudgetOverflow => "Codex cuts or skips a rule file: project_doc_max_bytes runs out",
             Code::GeminiImportFailed => "An @import that Gemini CLI does not inline",
+            Code::McpServerFailed => "A configured MCP server could not be used",
         }
     }
 }
@@ -229,6 +238,7 @@ pub fn lint(
     linter.entries()?;
     linter.content(budget);
     linter.nearby_only_constraints();
+    linter.mcp_servers()?;
     let mut findings = linter.findings;
     findings.sort_by(|a, b| {
         let key = |f: &Finding| f.location.as_ref().map(|l| (l.uri.clone(), l.line, l.column));
@@ -427,6 +437,32 @@ impl Linter<'_> {
                     && source.path().is_some_and(|path| path.starts_with(root))
             })
         })
+    }
+
+    /// CG015: MCP servers the engine connected to and that failed (servers it did not
+    /// connect to, with `--no-mcp`, are not findings).
+    fn mcp_servers(&mut self) -> Result<(), BuildError> {
+        let servers = mcp_servers(self.db, self.ws).as_ref().map_err(|e| BuildError::Config(e.clone()))?;
+        for server in servers {
+            let Connect::Yes(request) = &server.connect else { continue };
+            let McpState::Failed(failure) = self.db.remotes().mcp().get(self.db, request).state(self.db)
+            else {
+                continue;
+            };
+            let location = server.config_location();
+            self.push(
+                Code::McpServerFailed,
+                format!(
+                    "MCP server {:?} from {} failed: {failure}; opencode leaves out its instructions and tools",
+                    server.name,
+                    server.source.name()
+                ),
+                location,
+                "fix the server's command, URL, headers or timeout, or set \"enabled\": false to leave it out on purpose"
+                    .to_owned(),
+            );
+        }
+        Ok(())
     }
 
     /// CG004, CG008, CG010: the `instructions` entries.

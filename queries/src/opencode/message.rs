@@ -12,7 +12,9 @@ use crate::db::{Db, Workspace};
 use crate::opencode::agents::{Agent, AgentPrompt, agents};
 use crate::opencode::config::merged_config;
 use crate::opencode::installation::{Asset, asset};
+use crate::opencode::mcp::mcp_block;
 use crate::opencode::prompt::{Block, BlockKind, BuildError, ModelRef, Prompt, system_prompt};
+use crate::opencode::references::references_block;
 
 /// What one model call is built for.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -196,11 +198,15 @@ pub fn system_message(db: &dyn Db, ws: Workspace, options: MessageOptions) -> Re
     };
     let model = resolve_model(db, ws, options.model.as_ref(), agent);
     let mut blocks = vec![first_block(db, agent, model.as_ref())];
-    // B2, I9 and the memory block, exactly as `system_prompt` builds them. (B3's references
-    // block goes right after the environment block.)
+    // B2, I9 and the memory block, exactly as `system_prompt` builds them, with B3's
+    // references block right after the environment block.
     let system = system_prompt(db, ws, model.clone()).as_ref().map_err(Clone::clone)?;
-    blocks.extend(system.blocks.iter().cloned());
+    let mut system_blocks = system.blocks.iter().cloned();
+    blocks.extend(system_blocks.next());
+    blocks.extend(references_block(db, ws).clone());
+    blocks.extend(system_blocks);
     // B4 (MCP) and B5 (skills) follow the instructions and memory.
+    blocks.extend(mcp_block(db, ws, options.agent.clone()).clone());
     if options.json_schema {
         blocks.push(opencode_text(
             BlockKind::StructuredOutput,

@@ -52,6 +52,10 @@ pub enum BlockKind {
     ModelPrompt,
     /// A2: the agent's own prompt, which replaces the model prompt.
     AgentPrompt,
+    /// B3: the configured project references that have a description.
+    References,
+    /// B4: the instructions of the connected MCP servers.
+    Mcp,
     /// A1: the line asking for the `StructuredOutput` tool (opencode's text), with `--json-schema`.
     StructuredOutput,
     /// A2: the user message's `system` text, last.
@@ -314,6 +318,8 @@ fn block_id(block: &Block) -> String {
         (_, BlockKind::Memory) => "memory".to_owned(),
         (_, BlockKind::ModelPrompt) => "model-prompt".to_owned(),
         (_, BlockKind::AgentPrompt) => "agent-prompt".to_owned(),
+        (_, BlockKind::References) => "references".to_owned(),
+        (_, BlockKind::Mcp) => "mcp".to_owned(),
         (_, BlockKind::StructuredOutput) => "structured-output".to_owned(),
         (_, BlockKind::UserSystem) => "user-system".to_owned(),
         (Some(source), _) => format!("file:{source}"),

@@ -1,0 +1,299 @@
+//! The MCP connector: asks each configured server for its initialize result and tool list
+//! (B4), with the official Rust SDK (rmcp) as client. Results become
+//! [`McpServer`](ctxgraph_queries::mcp::McpServer) inputs, one per server config.
+//!
+//! As opencode 1.18.33 does: a local server is its `command` spawned in its `cwd` with the
+//! process environment plus `environment` (and `BUN_BE_BUN=1` when the command is
+//! `opencode` itself); a remote one is streamable HTTP with `headers`; the server's
+//! `timeout` (default 30 s) bounds the handshake and each page of the tool list; the tool
+//! list stops at 1000 pages or a repeated cursor. Every failure is a value: the server is
+//! left out, as opencode leaves it out. opencode falls back to the legacy SSE transport
+//! when streamable HTTP fails; rmcp no longer has an SSE client, so such servers fail here.
+
+use std::collections::BTreeMap;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ctxgraph_queries::mcp::{McpAnswer, McpFailure, McpRequest, McpState, McpTransport};
+use rmcp::model::{PaginatedRequestParams, ServerCapabilities};
+use rmcp::service::{ClientInitializeError, RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ServiceError, ServiceExt};
+
+use crate::remote::FetcherError;
+
+/// opencode's cap on tool-list pages.
+const MAX_PAGES: usize = 1000;
+
+/// Connects to MCP servers. Cheap to clone; one per process is enough.
+#[derive(Clone, Debug)]
+pub struct McpConnector {
+    http: reqwest::Client,
+}
+
+impl McpConnector {
+    /// A connector with its own HTTP client (rustls) for remote servers.
+    pub fn new() -> Result<Self, FetcherError> {
+        // rustls needs a process-wide crypto provider; an error means one is installed.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let http = reqwest::Client::builder()
+            .user_agent(concat!("ctxgraph/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|err| FetcherError::from_message(err.to_string()))?;
+        Ok(Self { http })
+    }
+
+    /// Asks every server at once (opencode connects to all of them concurrently), spawning
+    /// local ones with `env` as the process environment; states in input order.
+    pub async fn connect_all(
+        &self,
+        requests: &[McpRequest],
+        env: &BTreeMap<String, String>,
+    ) -> Vec<McpState> {
+        let env = Arc::new(env.clone());
+        let mut tasks = tokio::task::JoinSet::new();
+        for (index, request) in requests.iter().enumerate() {
+            let (connector, request, env) = (self.clone(), request.clone(), Arc::clone(&env));
+            tasks.spawn(async move { (index, connector.connect(&request, &env).await) });
+        }
+        let mut states = vec![McpState::Pending; requests.len()];
+        while let Some(joined) = tasks.join_next().await {
+            // A panic inside rmcp must not take the build down: that server stays pending
+            // and is reported as not connected.
+            if let Ok((index, state)) = joined {
+                states[index] = state;
+            }
+        }
+        states
+    }
+
+    /// One server: its instructions and tool names, or why it cannot be used.
+    pub async fn connect(&self, request: &McpRequest, env: &BTreeMap<String, String>) -> McpState {
+        let timeout = Duration::from_millis(request.timeout_ms);
+        let client = match &request.transport {
+            McpTransport::Local { command, cwd, environment } => {
+                let Some((program, args)) = command.split_first() else {
+                    return McpState::Failed(McpFailure::Spawn("the command is empty".to_owned()));
+                };
+                let mut cmd = tokio::process::Command::new(program);
+                cmd.args(args).current_dir(cwd).env_clear().envs(env.iter());
+                if program == "opencode" {
+                    cmd.env("BUN_BE_BUN", "1");
+                }
+                cmd.envs(environment.iter()).kill_on_drop(true);
+                // The server's stderr is not read (opencode pipes it and ignores it);
+                // /dev/null keeps a chatty server from blocking on a full pipe.
+                let transport = match TokioChildProcess::builder(cmd).stderr(Stdio::null()).spawn() {
+                    Ok((transport, _)) => transport,
+                    Err(err) => return McpState::Failed(McpFailure::Spawn(format!("{program}: {err}"))),
+                };
+                initialize(().serve(transport), request.timeout_ms, timeout).await
+            }
+            McpTransport::Remote { url, headers } => {
+                if reqwest::Url::parse(url).is_err() {
+                    return McpState::Failed(McpFailure::InvalidConfig(format!("invalid MCP URL {url:?}")));
+                }
+                let mut custom = std::collections::HashMap::new();
+                for (name, value) in headers {
+                    let parsed = (
+                        reqwest::header::HeaderName::from_bytes(name.as_bytes()),
+                        reqwest::header::HeaderValue::from_str(value),
+                    );
+                    let (Ok(name), Ok(value)) = parsed else {
+                        return McpState::Failed(McpFailure::InvalidConfig(format!(
+                            "header {name:?} cannot be sent over HTTP"
+                        )));
+                    };
+                    custom.insert(name, value);
+                }
+                let config =
+                    StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom);
+                let transport = StreamableHttpClientTransport::with_client(self.http.clone(), config);
+                initialize(().serve(transport), request.timeout_ms, timeout).await
+            }
+        };
+        let client = match client {
+            Ok(client) => client,
+            Err(failure) => return McpState::Failed(failure),
+        };
+        let state = answer(&client, request.timeout_ms, timeout).await;
+        // Shutting down closes the transport; a local child is killed on drop in any case.
+        let _ = tokio::time::timeout(Duration::from_secs(1), client.cancel()).await;
+        state
+    }
+}
+
+async fn initialize<F>(
+    serve: F,
+    timeout_ms: u64,
+    timeout: Duration,
+) -> Result<RunningService<RoleClient, ()>, McpFailure>
+where
+    F: Future<Output = Result<RunningService<RoleClient, ()>, ClientInitializeError>>,
+{
+    match tokio::time::timeout(timeout, serve).await {
+        Err(_) => Err(McpFailure::Timeout { phase: "initialize", after_ms: timeout_ms }),
+        Ok(Err(err)) => {
+            Err(McpFailure::Protocol(format!("initialize failed: {}", describe_initialize(&err))))
+        }
+        Ok(Ok(client)) => Ok(client),
+    }
+}
+
+/// The error without rmcp's transport type names, with its causes (reqwest's own message
+/// leaves out "connection refused").
+fn describe_initialize(err: &ClientInitializeError) -> String {
+    let error: &(dyn std::error::Error + 'static) = match err {
+        ClientInitializeError::TransportError { error, .. } => error.error.as_ref(),
+        other => other,
+    };
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+async fn answer(client: &RunningService<RoleClient, ()>, timeout_ms: u64, timeout: Duration) -> McpState {
+    let Some(info) = client.peer_info() else {
+        return McpState::Failed(McpFailure::Protocol("no initialize result".to_owned()));
+    };
+    let instructions = info.instructions.clone();
+    let advertises_tools = matches!(&info.capabilities, ServerCapabilities { tools: Some(_), .. });
+    let tools = if advertises_tools {
+        match list_tools(client, timeout_ms, timeout).await {
+            Ok(tools) => tools,
+            Err(failure) => return McpState::Failed(failure),
+        }
+    } else {
+        Vec::new()
+    };
+    McpState::Connected(McpAnswer { instructions, tools })
+}
+
+async fn list_tools(
+    client: &RunningService<RoleClient, ()>,
+    timeout_ms: u64,
+    timeout: Duration,
+) -> Result<Vec<String>, McpFailure> {
+    let mut names = Vec::new();
+    let mut cursors = std::collections::HashSet::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_PAGES {
+        let params = cursor.clone().map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
+        let page = match tokio::time::timeout(timeout, client.list_tools(params)).await {
+            Err(_) => return Err(McpFailure::Timeout { phase: "tools/list", after_ms: timeout_ms }),
+            Ok(Err(err)) => {
+                return Err(McpFailure::Protocol(format!("tools/list failed: {}", describe(&err))));
+            }
+            Ok(Ok(page)) => page,
+        };
+        names.extend(page.tools.into_iter().map(|tool| tool.name.into_owned()));
+        match page.next_cursor {
+            None => return Ok(names),
+            Some(next) if !cursors.insert(next.clone()) => {
+                return Err(McpFailure::Protocol(format!("tools/list returned the cursor {next:?} twice")));
+            }
+            Some(next) => cursor = Some(next),
+        }
+    }
+    Err(McpFailure::Protocol(format!("tools/list has more than {MAX_PAGES} pages")))
+}
+
+fn describe(err: &ServiceError) -> String {
+    match err {
+        ServiceError::McpError(data) => format!("error {}: {}", data.code.0, data.message),
+        other => other.to_string(),
+    }
+}
+
+impl crate::Engine {
+    /// B3's facts: every configured reference and whether it is listed.
+    pub fn references(
+        &self,
+        ws: ctxgraph_queries::Workspace,
+    ) -> Result<ctxgraph_queries::opencode::references::References, crate::EngineError> {
+        let references = ctxgraph_queries::opencode::references::references(&self.db, ws);
+        Ok(references.as_ref().map_err(|e| crate::BuildError::Config(e.clone()))?.clone())
+    }
+
+    /// B4's facts for the opencode agent `agent`: every configured server and its fate.
+    pub fn mcp_facts(
+        &self,
+        ws: ctxgraph_queries::Workspace,
+        agent: &str,
+    ) -> Result<Vec<ctxgraph_queries::opencode::mcp::McpServerFact>, crate::EngineError> {
+        let facts = ctxgraph_queries::opencode::mcp::mcp_facts(&self.db, ws, agent.to_owned());
+        Ok(facts.as_ref().map_err(|e| crate::BuildError::Config(e.clone()))?.clone())
+    }
+
+    /// The configured servers opencode connects to whose answer the engine does not have
+    /// yet, by name (a server config already answered is never asked again: `serve`
+    /// reconnects only servers whose config changed or that are new).
+    pub fn pending_mcp(
+        &self,
+        ws: ctxgraph_queries::Workspace,
+    ) -> Result<Vec<(String, McpRequest)>, crate::EngineError> {
+        use ctxgraph_queries::Db as _;
+        use ctxgraph_queries::opencode::mcp::{Connect, mcp_servers};
+        let servers = mcp_servers(&self.db, ws).as_ref().map_err(|e| crate::BuildError::Config(e.clone()))?;
+        let mut pending: Vec<(String, McpRequest)> = Vec::new();
+        for server in servers {
+            if let Connect::Yes(request) = &server.connect
+                && *self.db.remotes().mcp().get(&self.db, request).state(&self.db) == McpState::Pending
+                && !pending.iter().any(|(_, r)| r == request)
+            {
+                pending.push((server.name.clone(), request.clone()));
+            }
+        }
+        Ok(pending)
+    }
+
+    /// Sets servers' answers, touching only those that changed.
+    pub fn set_mcp_states(&mut self, states: impl IntoIterator<Item = (McpRequest, McpState)>) {
+        use ctxgraph_queries::Db as _;
+        use salsa::Setter as _;
+        for (request, state) in states {
+            let server = self.db.remotes().mcp().get(&self.db, &request);
+            if *server.state(&self.db) != state {
+                server.set_state(&mut self.db).to(state);
+            }
+        }
+    }
+
+    /// Connects to every pending server of the workspace (see [`crate::Engine::pending_mcp`])
+    /// and sets the inputs; returns each one's name and state. Local servers are spawned with
+    /// the workspace's environment (the `Host` input), as opencode spawns them with its own.
+    pub async fn load_mcp(
+        &mut self,
+        ws: ctxgraph_queries::Workspace,
+        connector: &McpConnector,
+    ) -> Result<Vec<(String, McpState)>, crate::EngineError> {
+        let pending = self.pending_mcp(ws)?;
+        if pending.is_empty() {
+            return Ok(Vec::new());
+        }
+        let env = ws.host(&self.db).vars(&self.db).clone();
+        let requests: Vec<McpRequest> = pending.iter().map(|(_, r)| r.clone()).collect();
+        let states = connector.connect_all(&requests, &env).await;
+        self.set_mcp_states(requests.into_iter().zip(states.iter().cloned()));
+        Ok(pending.into_iter().map(|(name, _)| name).zip(states).collect())
+    }
+
+    /// [`crate::Engine::load_mcp`] on a runtime of its own, for callers without one.
+    pub fn fetch_mcp(
+        &mut self,
+        ws: ctxgraph_queries::Workspace,
+        connector: &McpConnector,
+    ) -> Result<Vec<(String, McpState)>, crate::EngineError> {
+        crate::current_thread_runtime()?.block_on(self.load_mcp(ws, connector))
+    }
+}

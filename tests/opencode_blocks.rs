@@ -1,0 +1,72 @@
+//! The references (B3) and MCP (B4) blocks of `tests/opencode-blocks/<ID>` against what the
+//! real opencode 1.18.33 sent (`oracle.out`, written only by `tests/oracle/record-blocks.sh`).
+//! The MCP servers are the fixture server, spawned for real by the engine's connector; the
+//! sentence opencode opens the references block with is loaded from the installed opencode
+//! (its own text) and compared by its blake3.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use ctxgraph_engine::installation::Locate;
+use ctxgraph_engine::mcp::McpConnector;
+use ctxgraph_engine::{Engine, OsSystem};
+use ctxgraph_queries::opencode::mcp::mcp_block;
+use ctxgraph_queries::opencode::references::references_block;
+use ctxgraph_test_support::opencode;
+use ctxgraph_tests::{lay_out_config_case, normalize};
+use serde::Deserialize;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Case {
+    description: String,
+    covers: Vec<String>,
+}
+
+/// The recording's form of a block's first line: `<opencode-text blake3=… bytes=…>`.
+fn hash_first_line(block: &str) -> String {
+    let (head, rest) = block.split_once('\n').unwrap_or((block, ""));
+    let marker =
+        format!("<opencode-text blake3={} bytes={}>", blake3::hash(head.as_bytes()).to_hex(), head.len());
+    if rest.is_empty() { marker } else { format!("{marker}\n{rest}") }
+}
+
+#[test]
+fn references_and_mcp_blocks_match_the_oracle() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("opencode-blocks");
+    let fixture_server = Path::new(env!("CARGO_MANIFEST_DIR")).join("oracle/mcp_server.py");
+    let connector = McpConnector::new().expect("connector");
+    let mut failures = Vec::new();
+    let mut count = 0;
+    for entry in std::fs::read_dir(&root).expect("tests/opencode-blocks") {
+        let dir = entry.expect("entry").path();
+        let id = dir.file_name().and_then(|n| n.to_str()).expect("id").to_owned();
+        count += 1;
+        let case: Case = toml::from_str(&std::fs::read_to_string(dir.join("case.toml")).expect("case.toml"))
+            .expect("case.toml parses");
+        assert!(!case.description.is_empty() && !case.covers.is_empty(), "{id}: describe the case");
+        let expected = std::fs::read_to_string(dir.join("oracle.out")).expect("oracle.out");
+        let temp = tempfile::tempdir().expect("temp");
+        let run = std::fs::canonicalize(temp.path()).expect("canonical");
+        let mut env = lay_out_config_case(&dir, &run, true, &BTreeMap::new());
+        env.vars.insert("CTXGRAPH_MCP_FIXTURE".to_owned(), fixture_server.display().to_string());
+        env.vars.insert("PATH".to_owned(), std::env::var("PATH").unwrap_or_default());
+        let mut engine = Engine::new(Arc::new(OsSystem), env);
+        engine.load_installation(&Locate::Flag(opencode::installed()));
+        let ws = engine.open(&run.join("proj")).expect("open");
+        engine.fetch_mcp(ws, &connector).expect("connect");
+        let references = references_block(engine.db(), ws)
+            .as_ref()
+            .map_or("(none)".to_owned(), |b| hash_first_line(&b.text));
+        let mcp = mcp_block(engine.db(), ws, "build".to_owned())
+            .as_ref()
+            .map_or("(none)".to_owned(), |b| b.text.clone());
+        let got = normalize(&format!("=== references\n{references}\n=== mcp\n{mcp}\n"), &run);
+        if got != expected {
+            failures.push(format!("{id}: ctxgraph\n{got}\nopencode\n{expected}"));
+        }
+    }
+    assert!(count >= 7, "the cases are missing");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
