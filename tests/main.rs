@@ -14,3 +14,4 @@ mod explain_agrees;
 mod queries;
 mod rule_ids;
 mod session;
+mod skills;

@@ -12,5 +12,6 @@ pub mod nearby;
 pub mod paths;
 pub mod prompt;
 pub mod session;
+pub mod skills;
 pub mod substitute;
 pub mod worktree;
