@@ -9,5 +9,6 @@ mod incremental;
 mod memory;
 mod remote;
 mod remote_config;
+mod skills;
 mod special_files;
 mod watcher;
