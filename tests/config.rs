@@ -8,11 +8,10 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
-use ctxgraph_engine::{Engine, HostEnv, OsSystem};
+use ctxgraph_engine::{Engine, OsSystem};
 use ctxgraph_queries::opencode::config::schema::redact_like_debug_config;
 use ctxgraph_queries::opencode::config::{MergedConfig, Provenance};
-use ctxgraph_test_support::tree::copy_tree_to_disk;
-use ctxgraph_tests::oracle_vars;
+use ctxgraph_tests::lay_out_config_case;
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -52,32 +51,7 @@ fn oracle(dir: &Path) -> Oracle {
 
 /// Lays the case out as `record-config.sh` does and loads its config.
 fn load(dir: &Path, case: &Case, run: &Path) -> Result<MergedConfig, String> {
-    for sub in ["home", "config/opencode", "data/opencode", "cache", "state", "managed", "proj"] {
-        std::fs::create_dir_all(run.join(sub)).expect("mkdir");
-    }
-    for part in ["proj", "home", "managed", "extra"] {
-        copy_tree_to_disk(&dir.join(part), &run.join(part));
-    }
-    copy_tree_to_disk(&dir.join("global"), &run.join("config/opencode"));
-    copy_tree_to_disk(&dir.join("data"), &run.join("data/opencode"));
-    if case.git {
-        for dir in ["objects", "refs"] {
-            std::fs::create_dir_all(run.join("proj/.git").join(dir)).expect("git");
-        }
-        std::fs::write(run.join("proj/.git/HEAD"), "ref: refs/heads/main\n").expect("HEAD");
-    }
-    let mut vars = oracle_vars(run);
-    vars.insert("USER".to_owned(), "tester".to_owned());
-    let run_text = run.to_string_lossy();
-    for (name, value) in &case.env {
-        vars.insert(name.clone(), value.replace("<RUN>", &run_text));
-    }
-    let env = HostEnv {
-        vars,
-        home: run.join("home"),
-        platform: "linux".to_owned(),
-        date: "Sun Nov 29 2026".to_owned(),
-    };
+    let env = lay_out_config_case(dir, run, case.git, &case.env);
     let mut engine = Engine::new(Arc::new(OsSystem), env);
     let ws = engine.open(&run.join("proj").join(&case.cwd)).map_err(|e| e.to_string())?;
     engine.merged_config(ws).map_err(|e| e.to_string())

@@ -19,7 +19,9 @@ use ctxgraph_engine::{Engine, EngineError, HostEnv, OsSystem};
 use ctxgraph_queries::opencode::instructions::{Origin, SystemPaths};
 use ctxgraph_queries::opencode::prompt::{Block, ModelRef, Prompt};
 use ctxgraph_queries::system::{MemorySystem, System};
-use ctxgraph_test_support::tree::{DiskWriter, MemoryWriter, TreeWriter, copy_tree, git_worktree};
+use ctxgraph_test_support::tree::{
+    DiskWriter, MemoryWriter, TreeWriter, copy_tree, copy_tree_to_disk, git_worktree,
+};
 use serde::Deserialize;
 
 /// The date the harness pins; rendered as `<DATE>` like the oracle's output.
@@ -262,6 +264,33 @@ pub fn oracle_vars(run_dir: &Path) -> BTreeMap<String, String> {
         vars.insert(format!("OPENCODE_DISABLE_{flag}"), "1".to_owned());
     }
     vars
+}
+
+/// Lays a `record-config.sh` case (`dir`: proj/, global/, home/, managed/, extra/, data/)
+/// out under `run` as that script does, and returns its environment (`<RUN>` in `env`
+/// values is `run`).
+pub fn lay_out_config_case(dir: &Path, run: &Path, git: bool, env: &BTreeMap<String, String>) -> HostEnv {
+    for sub in ["home", "config/opencode", "data/opencode", "cache", "state", "managed", "proj"] {
+        std::fs::create_dir_all(run.join(sub)).expect("mkdir");
+    }
+    for part in ["proj", "home", "managed", "extra"] {
+        copy_tree_to_disk(&dir.join(part), &run.join(part));
+    }
+    copy_tree_to_disk(&dir.join("global"), &run.join("config/opencode"));
+    copy_tree_to_disk(&dir.join("data"), &run.join("data/opencode"));
+    if git {
+        for dir in ["objects", "refs"] {
+            std::fs::create_dir_all(run.join("proj/.git").join(dir)).expect("git");
+        }
+        std::fs::write(run.join("proj/.git/HEAD"), "ref: refs/heads/main\n").expect("HEAD");
+    }
+    let mut vars = oracle_vars(run);
+    vars.insert("USER".to_owned(), "tester".to_owned());
+    let run_text = run.to_string_lossy();
+    for (name, value) in env {
+        vars.insert(name.clone(), value.replace("<RUN>", &run_text));
+    }
+    HostEnv { vars, home: run.join("home"), platform: "linux".to_owned(), date: DATE.to_owned() }
 }
 
 /// `capture.sh`'s environment for a run rooted at `run_dir`, with the provider it injects.

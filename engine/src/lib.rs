@@ -37,6 +37,7 @@ use std::sync::Arc;
 use ctxgraph_queries::Db;
 use ctxgraph_queries::codex::agents_context;
 use ctxgraph_queries::memory::{memory_context, prompt_memory, skipped_lines};
+use ctxgraph_queries::opencode::agents::{Agents, agents};
 use ctxgraph_queries::opencode::config::merged_config;
 use ctxgraph_queries::opencode::config::wellknown::pending_requests;
 use ctxgraph_queries::opencode::explain::{explain, explain_target};
@@ -252,6 +253,11 @@ impl Engine {
     /// The merged config with the provenance of every value (C1–C7).
     pub fn merged_config(&self, ws: Workspace) -> Result<MergedConfig, EngineError> {
         merged_config(&self.db, ws).clone().map_err(|e| EngineError::Build(BuildError::Config(e)))
+    }
+
+    /// AG1–AG2: opencode's agents with their permission rulesets.
+    pub fn agents(&self, ws: Workspace) -> Result<Agents, EngineError> {
+        agents(&self.db, ws).clone().map_err(|e| EngineError::Build(BuildError::Config(e)))
     }
 
     /// R1–R4: the remote config requests the workspace still needs.

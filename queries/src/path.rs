@@ -35,6 +35,19 @@ pub fn display(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
+/// `path.relative(from, to)` for two absolute paths: the `..` steps up from `from` to
+/// their common ancestor, then down to `to`; `""` when they are the same path.
+pub fn relative(from: &Path, to: &Path) -> String {
+    let from = normalize(from);
+    let to = normalize(to);
+    let from: Vec<_> = from.components().skip(1).collect();
+    let to: Vec<_> = to.components().skip(1).collect();
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<String> = vec!["..".to_owned(); from.len() - common];
+    parts.extend(to[common..].iter().map(|c| c.as_os_str().to_string_lossy().into_owned()));
+    parts.join("/")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -45,5 +58,8 @@ mod tests {
         assert_eq!(resolve(Path::new("/r"), "/x/./y/../z/"), Path::new("/x/z"));
         assert_eq!(resolve(Path::new("/"), "../../a"), Path::new("/a"));
         assert_eq!(normalize(Path::new("/")), Path::new("/"));
+        assert_eq!(relative(Path::new("/r/pkg"), Path::new("/r/docs/a.md")), "../docs/a.md");
+        assert_eq!(relative(Path::new("/r"), Path::new("/r")), "");
+        assert_eq!(relative(Path::new("/"), Path::new("/x/y")), "x/y");
     }
 }

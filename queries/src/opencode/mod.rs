@@ -1,6 +1,7 @@
 //! The opencode V1 profile (`opencode-ai` 1.18.33): every stage of its context assembly
 //! as queries. Rule ids (P, F, C, V, J, I, B, N) are defined in `docs/opencode/`.
 
+pub mod agents;
 pub mod config;
 pub mod explain;
 pub mod flags;

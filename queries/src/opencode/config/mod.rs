@@ -531,11 +531,49 @@ fn normalize_agents(node: &mut Node, source: &ConfigSource) {
                 options.insert(&key, value);
             }
             agent.insert("options", options);
-            if agent.get("permission").is_none() {
-                agent.insert("permission", Node::object(Vec::new(), origin.clone()));
-            }
+            let permission = agent.get("permission").map(permission_object);
+            let permission = match agent.get("tools").and_then(Node::as_object) {
+                Some(tools) => {
+                    let mut mapped =
+                        tools_as_permission(tools, "agent schema: an agent's tools map becomes permissions");
+                    if let Some(explicit) = permission {
+                        tree::merge_deep(&mut mapped, explicit);
+                    }
+                    mapped
+                }
+                None => permission.unwrap_or_else(|| Node::object(Vec::new(), origin.clone())),
+            };
+            agent.insert("permission", permission);
         }
     }
+    if let Some(permission) = node.get("permission").map(permission_object) {
+        node.insert("permission", permission);
+    }
+}
+
+/// The permission schema's decoding, per layer (observed with the binary): a bare action
+/// (`"permission": "deny"`) means `{"*": action}`, so a later layer's object merges into it.
+fn permission_object(node: &Node) -> Node {
+    match &node.kind {
+        NodeKind::Scalar(Value::String(_)) => Node::object(
+            vec![("*".to_owned(), node.clone())],
+            Provenance { via: vec!["a bare action means {\"*\": action}".to_owned()], ..node.origin.clone() },
+        ),
+        _ => node.clone(),
+    }
+}
+
+/// The legacy `tools` map as permissions: `true` allows, anything else denies; `write`,
+/// `edit` and `patch` all name the `edit` permission.
+fn tools_as_permission(tools: &indexmap::IndexMap<String, Node>, why: &str) -> Node {
+    let origin = derived(why);
+    let mut mapped = Node::object(Vec::new(), origin);
+    for (tool, enabled) in tools {
+        let action = if enabled.to_value() == Value::Bool(true) { "allow" } else { "deny" };
+        let key = if matches!(tool.as_str(), "write" | "edit" | "patch") { "edit" } else { tool.as_str() };
+        mapped.insert(key, Node::scalar(Value::from(action), enabled.origin.clone()));
+    }
+    mapped
 }
 
 fn derived(name: &str) -> Provenance {
@@ -758,14 +796,7 @@ fn post_process(db: &dyn Db, host: crate::Host, tree: &mut Node, warnings: &mut 
     }
     // Legacy `tools` map → permission; explicit permissions win.
     if let Some(tools) = tree.get("tools").and_then(Node::as_object).cloned() {
-        let origin = derived("C3.10: legacy tools map becomes permissions");
-        let mut mapped = Node::object(Vec::new(), origin.clone());
-        for (tool, enabled) in tools {
-            let action = if enabled.to_value() == Value::Bool(true) { "allow" } else { "deny" };
-            let key =
-                if matches!(tool.as_str(), "write" | "edit" | "patch") { "edit".to_owned() } else { tool };
-            mapped.insert(&key, Node::scalar(Value::from(action), enabled.origin.clone()));
-        }
+        let mut mapped = tools_as_permission(&tools, "C3.10: legacy tools map becomes permissions");
         if let Some(existing) = tree.get("permission") {
             tree::merge_deep(&mut mapped, existing.clone());
         }

@@ -101,15 +101,23 @@ impl Node {
         match &self.kind {
             NodeKind::Scalar(value) => value.clone(),
             NodeKind::Array(items) => Value::Array(items.iter().map(|n| n.render(secrets)).collect()),
-            NodeKind::Object(entries) => {
-                // JS objects list integer-like keys first, ascending (what JSON.stringify prints).
-                let mut ordered: Vec<(&String, &Node)> = entries.iter().collect();
-                ordered.sort_by_key(|(key, _)| array_index(key).map_or((1, 0), |i| (0, i)));
-                Value::Object(
-                    ordered.into_iter().map(|(k, n)| (k.clone(), n.render(secrets))).collect::<Map<_, _>>(),
-                )
-            }
+            // JS objects list integer-like keys first, ascending (what JSON.stringify prints).
+            NodeKind::Object(_) => Value::Object(
+                self.js_entries()
+                    .into_iter()
+                    .map(|(k, n)| (k.clone(), n.render(secrets)))
+                    .collect::<Map<_, _>>(),
+            ),
         }
+    }
+
+    /// The entries in the order JavaScript enumerates them (`Object.entries`): integer-like
+    /// keys first, ascending, then the others in insertion order. Empty unless an object.
+    pub fn js_entries(&self) -> Vec<(&String, &Node)> {
+        let mut ordered: Vec<(&String, &Node)> =
+            self.as_object().map(|e| e.iter().collect()).unwrap_or_default();
+        ordered.sort_by_key(|(key, _)| array_index(key).map_or((1, 0), |i| (0, i)));
+        ordered
     }
 
     /// The entries, if this node is an object.
