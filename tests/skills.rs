@@ -7,7 +7,7 @@
 //! that same marker as the built-in description, so every other byte is compared; that the
 //! installation's text hashes to the marker is the installation table's test.
 
-use ctxgraph_queries::opencode::skills::{render, skills};
+use ctxgraph_queries::opencode::skills::{listing_text, render, skill_listing, skills};
 use ctxgraph_tests::{Backend, Case, Opened, open, skill_cases};
 use regex::Regex;
 
@@ -23,8 +23,14 @@ fn builtin_marker(expected: &str) -> String {
 fn rendered(case: &Case, opened: &Opened, builtin: &str) -> String {
     let db = opened.engine.db();
     let skills = skills(db, opened.ws).as_ref().unwrap_or_else(|e| panic!("{}: {e}", case.id));
-    let entries = render::listed(skills, builtin, |_| true);
-    opened.normalize(&render::block_text(&entries))
+    // capture.sh runs opencode's default agent.
+    let listing = skill_listing(db, opened.ws, "build".to_owned())
+        .as_ref()
+        .unwrap_or_else(|e| panic!("{}: {e}", case.id));
+    match listing_text(skills, listing, builtin) {
+        Some(text) => opened.normalize(&text),
+        None => "<no skills block>".to_owned(),
+    }
 }
 
 /// B5.7: for a name opencode picks by a race, the recorded entry must be one ctxgraph

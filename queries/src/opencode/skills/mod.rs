@@ -11,6 +11,7 @@
 pub mod collate;
 pub mod discover;
 pub mod frontmatter;
+pub mod listing;
 pub mod render;
 
 use std::collections::HashSet;
@@ -22,6 +23,7 @@ use crate::opencode::flags::FlagError;
 
 pub use discover::{MissingPath, Root, SkillFlags, SkillSource};
 pub use frontmatter::{Frontmatter, NotASkill, YamlError};
+pub use listing::{Decision, Listing, ListingError, listing_text, skill_listing};
 
 /// The built-in skill's name (B5.4): registered before any file, so a SKILL.md with this
 /// name replaces it.
