@@ -210,6 +210,12 @@ impl Opened {
 
 /// Lays `case` out on `backend` as `capture.sh` does and opens an engine at its `cwd`.
 pub fn open(case: &Case, backend: Backend) -> Opened {
+    open_with_env(case, backend, BTreeMap::new())
+}
+
+/// [`open`], with variables added to the environment (a server's URL the case's config
+/// reads through `{env:}`).
+pub fn open_with_env(case: &Case, backend: Backend, extra: BTreeMap<String, String>) -> Opened {
     let (system, run_dir, scratch): (Arc<dyn System>, PathBuf, _) = match backend {
         Backend::Memory => (memory_system(case), PathBuf::from(MEMORY_RUN), None),
         Backend::Disk => {
@@ -219,7 +225,9 @@ pub fn open(case: &Case, backend: Backend) -> Opened {
             (Arc::new(OsSystem) as Arc<dyn System>, run_dir, Some(scratch))
         }
     };
-    let mut engine = Engine::new(system, host_env(case, &run_dir));
+    let mut env = host_env(case, &run_dir);
+    env.vars.extend(extra);
+    let mut engine = Engine::new(system, env);
     let ws = engine.open(&run_dir.join("proj").join(&case.run.cwd)).expect("the case's cwd opens");
     Opened { engine, ws, run_dir, _scratch: scratch }
 }

@@ -7,9 +7,31 @@
 //! that same marker as the built-in description, so every other byte is compared; that the
 //! installation's text hashes to the marker is the installation table's test.
 
+use ctxgraph_engine::remote::{FetchOptions, Fetcher};
 use ctxgraph_queries::opencode::skills::{listing_text, render, skill_listing, skills};
-use ctxgraph_tests::{Backend, Case, Opened, open, skill_cases};
+use ctxgraph_test_support::http::{Reply, Server};
+use ctxgraph_tests::{Backend, Case, Opened, open_with_env, skill_cases};
+use std::path::Path;
+
 use regex::Regex;
+
+/// Every file under `site` served at its path; anything else is a 404.
+fn serve(site: &Path) -> Server {
+    fn walk(dir: &Path, site: &Path, out: &mut Vec<(String, Vec<Reply>)>) {
+        for entry in std::fs::read_dir(dir).expect("site dir").map(Result::unwrap) {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, site, out);
+            } else {
+                let route = format!("/{}", path.strip_prefix(site).unwrap().to_string_lossy());
+                out.push((route, vec![Reply::ok(std::fs::read(&path).unwrap())]));
+            }
+        }
+    }
+    let mut routes = Vec::new();
+    walk(site, site, &mut routes);
+    Server::start(routes)
+}
 
 /// The marker the recording put where the built-in skill's description was.
 fn builtin_marker(expected: &str) -> String {
@@ -85,7 +107,17 @@ fn check_all(backend: Backend) {
         let recorded = std::fs::read_to_string(case.dir.join("expected.txt"))
             .unwrap_or_else(|e| panic!("{}: {e}; run tests/oracle/record-skills.sh {}", case.id, case.id));
         let recorded = recorded.strip_suffix('\n').unwrap_or(&recorded);
-        let opened = open(case, backend);
+        // A case with a `site/` gets it served on 127.0.0.1 as the recording did, its base
+        // URL in $SKILLS_URL, and the engine fetches what `skills.urls` needs.
+        let server = case.dir.join("site").is_dir().then(|| serve(&case.dir.join("site")));
+        let extra = server.iter().map(|s| ("SKILLS_URL".to_owned(), s.url(""))).collect();
+        let mut opened = open_with_env(case, backend, extra);
+        if server.is_some() {
+            let fetcher =
+                Fetcher::new(FetchOptions { retries: 0, ..FetchOptions::default() }).expect("fetcher");
+            let ws = opened.ws;
+            opened.engine.fetch_remote(ws, &fetcher).expect("fetch");
+        }
         let ours = rendered(case, &opened, &builtin_marker(recorded));
         let expected = accept_racy(case, &opened, recorded, &ours);
         if ours != expected {

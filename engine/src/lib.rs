@@ -375,12 +375,15 @@ impl Engine {
         skipped_lines(&self.db, ws)
     }
 
-    /// I8: the distinct `http(s)://` entries of the merged `instructions`, in config order.
+    /// I8: the distinct `http(s)://` entries of the merged `instructions`, in config order,
+    /// then what `skills.urls` needs now (B5.10: each index, then the SKILL.md files a
+    /// loaded index names that the cache lacks).
     pub fn remote_urls(&self, ws: Workspace) -> Result<Vec<String>, EngineError> {
         let mut urls: Vec<String> = Vec::new();
-        for entry in self.system_paths(ws)?.remote {
-            if !urls.contains(&entry.url) {
-                urls.push(entry.url);
+        let skills = ctxgraph_queries::opencode::skills::remote::skill_urls(&self.db, ws);
+        for url in self.system_paths(ws)?.remote.into_iter().map(|entry| entry.url).chain(skills) {
+            if !urls.contains(&url) {
+                urls.push(url);
             }
         }
         Ok(urls)
@@ -410,13 +413,23 @@ impl Engine {
         ws: Workspace,
         fetcher: &remote::Fetcher,
     ) -> Result<Vec<(String, RemoteState)>, EngineError> {
-        let urls = self.remote_urls(ws)?;
-        if urls.is_empty() {
-            return Ok(Vec::new());
+        // A loaded `skills.urls` index names more documents (B5.10): a second round fetches
+        // them. Nothing else adds URLs, so two rounds reach the fixed point.
+        let mut results: Vec<(String, RemoteState)> = Vec::new();
+        for _round in 0..2 {
+            let urls: Vec<String> = self
+                .remote_urls(ws)?
+                .into_iter()
+                .filter(|u| !results.iter().any(|(done, _)| done == u))
+                .collect();
+            if urls.is_empty() {
+                break;
+            }
+            let states = fetcher.load_all(&urls).await;
+            let round: Vec<(String, RemoteState)> = urls.into_iter().zip(states).collect();
+            self.set_remote_states(round.clone());
+            results.extend(round);
         }
-        let states = fetcher.load_all(&urls).await;
-        let results: Vec<(String, RemoteState)> = urls.into_iter().zip(states).collect();
-        self.set_remote_states(results.clone());
         Ok(results)
     }
 

@@ -10,6 +10,8 @@
 # come last: no structured output, no user.system), or "<no skills block>" when opencode sent
 # none. opencode's own prose in it, the built-in skill's description, becomes
 # "blake3:<hex>" of the text, so no opencode text lands in the repository.
+# A case with a site/ directory gets it served on 127.0.0.1 (python3 -m http.server, a free
+# port) for the run, its base URL in $SKILLS_URL (configs write "{env:SKILLS_URL}").
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -40,8 +42,18 @@ PY
   if [ -d "$dir/home" ]; then cp -a "$dir/home" "$scr/home"; args+=(-H "$scr/home"); fi
   if [ -d "$dir/global" ]; then cp -a "$dir/global" "$scr/global"; args+=(-g "$scr/global"); fi
   for g in "${GIT[@]}"; do git -C "$scr/proj/$g" -c init.defaultBranch=main init -q; done
-  env "${ENVS[@]}" "$HERE/capture.sh" "${args[@]}" "$scr/proj" >"$scr/full.out" 2>"$scr/err" ||
-    { cat "$scr/err" >&2; rm -rf "$scr"; exit 1; }
+  srv=
+  if [ -d "$dir/site" ]; then
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    python3 -m http.server --bind 127.0.0.1 --directory "$dir/site" "$port" >/dev/null 2>&1 &
+    srv=$!
+    for _ in $(seq 50); do python3 -c "import socket; socket.create_connection(('127.0.0.1', $port), 0.2)" 2>/dev/null && break; sleep 0.1; done
+    ENVS+=("SKILLS_URL=http://127.0.0.1:$port")
+  fi
+  rc=0
+  env "${ENVS[@]}" "$HERE/capture.sh" "${args[@]}" "$scr/proj" >"$scr/full.out" 2>"$scr/err" || rc=$?
+  [ -z "$srv" ] || { kill "$srv"; wait "$srv" 2>/dev/null || true; }
+  [ "$rc" = 0 ] || { cat "$scr/err" >&2; rm -rf "$scr"; exit 1; }
   if grep -q 'opencode run failed' "$scr/err"; then cat "$scr/err" >&2; rm -rf "$scr"; exit 1; fi
   python3 - "$scr/full.out" "$dir/expected.txt" <<'PY'
 import re, sys, blake3

@@ -30,9 +30,10 @@ pub enum SkillSource {
         /// The entry as written in the config.
         entry: String,
     },
-    /// `**/SKILL.md` under the directory a `skills.urls` index was downloaded to.
+    /// `**/SKILL.md` in the cache directory a `skills.urls` entry's skill is downloaded to
+    /// (B5.10).
     Url {
-        /// The index URL as written in the config.
+        /// The entry as written in the config.
         url: String,
     },
 }
@@ -96,7 +97,7 @@ fn skill_flags(db: &dyn Db, ws: Workspace) -> Result<SkillFlags, FlagError> {
     })
 }
 
-/// B5.1: the roots opencode scans, in its order.
+/// B5.1: the local roots opencode scans, in its order (`skills.urls` follow: B5.10).
 #[salsa::tracked(returns(ref))]
 pub fn skill_roots(db: &dyn Db, ws: Workspace) -> Result<Roots, FlagError> {
     let flags = skill_flags(db, ws)?;
@@ -135,15 +136,13 @@ pub fn skill_roots(db: &dyn Db, ws: Workspace) -> Result<Roots, FlagError> {
         }
     }
     let config = merged_config(db, ws).as_ref().ok().map(crate::opencode::config::MergedConfig::value);
-    let strings = |key: &str| -> Vec<String> {
-        config
-            .as_ref()
-            .and_then(|c| c.pointer(&format!("/skills/{key}")))
-            .and_then(|v| v.as_array())
-            .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
-            .unwrap_or_default()
-    };
-    for entry in strings("paths") {
+    let paths_entries: Vec<String> = config
+        .as_ref()
+        .and_then(|c| c.pointer("/skills/paths"))
+        .and_then(|v| v.as_array())
+        .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
+        .unwrap_or_default();
+    for entry in paths_entries {
         let expanded = match entry.strip_prefix("~/") {
             Some(rest) => paths.home.join(rest),
             None => PathBuf::from(&entry),
@@ -154,12 +153,6 @@ pub fn skill_roots(db: &dyn Db, ws: Workspace) -> Result<Roots, FlagError> {
         } else {
             missing_paths.push(MissingPath { entry, resolved });
         }
-    }
-    for url in strings("urls") {
-        // B5.2: opencode downloads each index's skills into `<cache>/skills/<name>/` and scans
-        // what it has there; the remote stage has not been wired to skills yet, so the root is
-        // the cache directory as opencode would fill it (README: skills.urls).
-        let _ = url;
     }
     Ok(Roots { roots, missing_paths, flags })
 }

@@ -12,6 +12,7 @@ pub mod collate;
 pub mod discover;
 pub mod frontmatter;
 pub mod listing;
+pub mod remote;
 pub mod render;
 
 use std::collections::HashSet;
@@ -85,6 +86,10 @@ pub struct Skills {
     pub missing_paths: Vec<MissingPath>,
     /// The flags that switched roots off.
     pub flags: SkillFlags,
+    /// B5.10: every `skills.urls` entry, with its index's state.
+    pub urls: Vec<remote::UrlEntry>,
+    /// SKILL.md URLs not fetched (yet, or the fetch failed): their skills are left out.
+    pub pending_downloads: Vec<String>,
     /// Every SKILL.md found, once each, in discovery order.
     pub found: Vec<Found>,
     /// The registered skills, sorted by name with `localeCompare` (B5.6).
@@ -121,6 +126,17 @@ pub enum Origin {
 }
 
 impl Fate {
+    fn from_parse(parsed: Result<&Frontmatter, &ReadFailure>) -> Fate {
+        match parsed {
+            Err(failure) => Fate::Unreadable(failure.clone()),
+            Ok(Frontmatter::Skill { name, description }) => {
+                Fate::Registered { name: name.clone(), description: description.clone() }
+            }
+            Ok(Frontmatter::NotASkill(why)) => Fate::NotASkill(why.clone()),
+            Ok(Frontmatter::Invalid(error)) => Fate::Invalid(error.clone()),
+        }
+    }
+
     /// The name and description of a file that is a skill (registered or shadowed).
     pub fn skill(&self) -> Option<(&str, Option<&str>)> {
         match self {
@@ -163,21 +179,43 @@ impl Skills {
 #[salsa::tracked(returns(ref))]
 pub fn skills(db: &dyn Db, ws: Workspace) -> Result<Skills, FlagError> {
     let roots = discover::skill_roots(db, ws).as_ref().map_err(Clone::clone)?;
+    let mut all_roots = roots.roots.clone();
     let mut found: Vec<Found> = Vec::new();
     let mut seen: HashSet<PathBuf> = HashSet::new();
+    let mut add =
+        |found: &mut Vec<Found>, path: PathBuf, root: usize, parsed: Result<&Frontmatter, &ReadFailure>| {
+            if seen.insert(path.clone()) {
+                found.push(Found { path, root, fate: Fate::from_parse(parsed) });
+            }
+        };
     for (index, root) in roots.roots.iter().enumerate() {
         for path in discover::scan(db, root) {
-            if seen.insert(path.clone()) {
-                let fate = match skill_file(db, db.files().get(db, &path)) {
-                    Err(failure) => Fate::Unreadable(failure.clone()),
-                    Ok(Frontmatter::Skill { name, description }) => {
-                        Fate::Registered { name: name.clone(), description: description.clone() }
+            let parsed = skill_file(db, db.files().get(db, &path)).as_ref();
+            add(&mut found, path, index, parsed);
+        }
+    }
+    // B5.10: each downloaded skill's cache directory, after the local roots.
+    let mut pending_downloads = Vec::new();
+    for entry in remote::url_entries(db, ws) {
+        for (dir, source) in &entry.skills {
+            let root =
+                Root { dir: dir.clone(), dot: false, source: SkillSource::Url { url: entry.url.clone() } };
+            let index = all_roots.len();
+            match source {
+                remote::UrlSkill::Cached(_) => {
+                    for path in discover::scan(db, &root) {
+                        let parsed = skill_file(db, db.files().get(db, &path)).as_ref();
+                        add(&mut found, path, index, parsed);
                     }
-                    Ok(Frontmatter::NotASkill(why)) => Fate::NotASkill(why.clone()),
-                    Ok(Frontmatter::Invalid(error)) => Fate::Invalid(error.clone()),
-                };
-                found.push(Found { path, root: index, fate });
+                }
+                remote::UrlSkill::Download { url, path } => {
+                    match remote::downloaded_skill(db, db.remotes().get(db, url)) {
+                        Some(parsed) => add(&mut found, path.clone(), index, Ok(parsed)),
+                        None => pending_downloads.push(url.clone()),
+                    }
+                }
             }
+            all_roots.push(root);
         }
     }
     // The registry: the built-in skill first, which any file of its name replaces; among
@@ -198,7 +236,9 @@ pub fn skills(db: &dyn Db, ws: Workspace) -> Result<Skills, FlagError> {
         by_name.into_iter().map(|(name, origin)| Registered { name, origin }).collect();
     registry.sort_by(|a, b| collate::locale_compare(&a.name, &b.name));
     Ok(Skills {
-        roots: roots.roots.clone(),
+        roots: all_roots,
+        pending_downloads,
+        urls: remote::url_entries(db, ws).clone(),
         missing_paths: roots.missing_paths.clone(),
         flags: roots.flags.clone(),
         found,
