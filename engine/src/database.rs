@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use ctxgraph_queries::Db;
 use ctxgraph_queries::files::Files;
+use ctxgraph_queries::opencode::installation::{Installation, InstallationSlot};
 use ctxgraph_queries::remote::RemoteDocs;
 use ctxgraph_queries::system::System;
 
@@ -39,6 +40,7 @@ pub struct Database {
     system: Arc<dyn System>,
     files: Arc<Files>,
     remotes: Arc<RemoteDocs>,
+    installation: Arc<InstallationSlot>,
     executions: Arc<ExecutionLog>,
 }
 
@@ -57,7 +59,14 @@ impl Database {
                 }
             }))
             .build();
-        Self { storage, system, files: Arc::default(), remotes: Arc::default(), executions }
+        Self {
+            storage,
+            system,
+            files: Arc::default(),
+            remotes: Arc::default(),
+            installation: Arc::default(),
+            executions,
+        }
     }
 
     /// How many times each query has executed (rather than being reused) so far.
@@ -81,5 +90,9 @@ impl Db for Database {
 
     fn remotes(&self) -> &RemoteDocs {
         &self.remotes
+    }
+
+    fn installation(&self) -> Installation {
+        self.installation.get(self)
     }
 }

@@ -18,6 +18,7 @@ mod changes;
 mod database;
 mod host;
 mod index;
+pub mod installation;
 mod os;
 #[cfg(feature = "serve")]
 mod protocol;
@@ -41,6 +42,7 @@ use ctxgraph_queries::opencode::agents::{Agents, agents};
 use ctxgraph_queries::opencode::config::merged_config;
 use ctxgraph_queries::opencode::config::wellknown::pending_requests;
 use ctxgraph_queries::opencode::explain::{explain, explain_target};
+use ctxgraph_queries::opencode::installation::InstallationState;
 use ctxgraph_queries::opencode::instructions::system_paths;
 use ctxgraph_queries::opencode::lint::lint;
 use ctxgraph_queries::opencode::nearby::nearby_rules;
@@ -255,7 +257,24 @@ impl Engine {
         merged_config(&self.db, ws).clone().map_err(|e| EngineError::Build(BuildError::Config(e)))
     }
 
-    /// AG1–AG2: opencode's agents with their permission rulesets.
+    /// L1–L2: locates the opencode installation, loads and verifies its texts, and sets
+    /// the installation input (only when it changed). Returns what was found.
+    pub fn load_installation(&mut self, locate: &installation::Locate) -> &InstallationState {
+        let state = installation::load(locate);
+        self.set_installation(state);
+        self.db.installation().state(&self.db)
+    }
+
+    /// Sets the installation input, comparing first (a host that reads the installation
+    /// itself, or a test).
+    pub fn set_installation(&mut self, state: InstallationState) {
+        let input = self.db.installation();
+        if *input.state(&self.db) != state {
+            input.set_state(&mut self.db).to(state);
+        }
+    }
+
+    /// G1–G2: opencode's agents with their permission rulesets.
     pub fn agents(&self, ws: Workspace) -> Result<Agents, EngineError> {
         agents(&self.db, ws).clone().map_err(|e| EngineError::Build(BuildError::Config(e)))
     }

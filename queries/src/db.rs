@@ -18,6 +18,8 @@ pub trait Db: salsa::Database {
     fn files(&self) -> &Files;
     /// The URL → [`RemoteDoc`](crate::remote::RemoteDoc) input table.
     fn remotes(&self) -> &RemoteDocs;
+    /// The opencode installation whose own texts the message contains (L1–L3).
+    fn installation(&self) -> crate::opencode::installation::Installation;
 }
 
 /// The process-wide facts opencode reads at start-up: environment variables, the OS home

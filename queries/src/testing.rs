@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use crate::db::Db;
 use crate::files::Files;
+use crate::opencode::installation::{Installation, InstallationSlot};
 use crate::remote::RemoteDocs;
 use crate::system::{MemorySystem, System};
 
@@ -14,6 +15,7 @@ pub struct TestDb {
     system: Arc<MemorySystem>,
     files: Arc<Files>,
     remotes: Arc<RemoteDocs>,
+    installation: Arc<InstallationSlot>,
 }
 
 impl TestDb {
@@ -23,6 +25,7 @@ impl TestDb {
             system: Arc::new(system),
             files: Arc::default(),
             remotes: Arc::default(),
+            installation: Arc::default(),
         }
     }
 }
@@ -42,5 +45,9 @@ impl Db for TestDb {
 
     fn remotes(&self) -> &RemoteDocs {
         &self.remotes
+    }
+
+    fn installation(&self) -> Installation {
+        self.installation.get(self)
     }
 }

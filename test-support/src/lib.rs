@@ -18,5 +18,6 @@ pub mod check;
 pub mod fixture;
 pub mod http;
 pub mod monorepo;
+pub mod opencode;
 pub mod sandbox;
 pub mod tree;

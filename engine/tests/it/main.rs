@@ -6,6 +6,7 @@
 mod churn;
 mod codex;
 mod incremental;
+mod installation;
 mod memory;
 mod remote;
 mod remote_config;

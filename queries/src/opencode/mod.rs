@@ -6,6 +6,7 @@ pub mod config;
 pub mod explain;
 pub mod flags;
 pub mod fs;
+pub mod installation;
 pub mod instructions;
 pub mod jsonc;
 pub mod lint;
