@@ -3,15 +3,19 @@
 //! `tests/oracle/record-skills.sh`), on the in-memory file system and on disk.
 //!
 //! The recording keeps opencode's own prose out of the repository: the built-in skill's
-//! description is replaced by `blake3:<hex>` of its text. The block is rendered here with
-//! that same marker as the built-in description, so every other byte is compared; that the
-//! installation's text hashes to the marker is the installation table's test.
+//! description is replaced by `blake3:<hex>` of its text. The block is rendered here with the
+//! text loaded from the installed opencode (`.ci/run` installs it) and the same replacement
+//! applied, so every byte is compared, the loaded text through its hash.
 
+use ctxgraph_engine::installation::{Locate, load};
 use ctxgraph_engine::remote::{FetchOptions, Fetcher};
-use ctxgraph_queries::opencode::skills::{listing_text, render, skill_listing, skills};
+use ctxgraph_queries::opencode::installation::InstallationState;
+use ctxgraph_queries::opencode::skills::{render, skills, skills_block};
 use ctxgraph_test_support::http::{Reply, Server};
+use ctxgraph_test_support::opencode;
 use ctxgraph_tests::{Backend, Case, Opened, open_with_env, skill_cases};
 use std::path::Path;
+use std::sync::OnceLock;
 
 use regex::Regex;
 
@@ -33,24 +37,37 @@ fn serve(site: &Path) -> Server {
     Server::start(routes)
 }
 
-/// The marker the recording put where the built-in skill's description was.
-fn builtin_marker(expected: &str) -> String {
-    let re =
-        Regex::new(r"<name>customize-opencode</name>\n    <description>(blake3:[0-9a-f]{64})</description>")
-            .unwrap();
-    re.captures(expected).map(|c| c[1].to_owned()).unwrap_or_default()
+/// opencode's texts from the installed 1.18.33 (loaded once for the whole module).
+fn installation() -> &'static InstallationState {
+    static STATE: OnceLock<InstallationState> = OnceLock::new();
+    STATE.get_or_init(|| {
+        let state = load(&Locate::Flag(opencode::installed()));
+        assert!(matches!(state, InstallationState::Found(_)), "{state:?}");
+        state
+    })
 }
 
-/// ctxgraph's block for a case, normalised like the recording.
-fn rendered(case: &Case, opened: &Opened, builtin: &str) -> String {
-    let db = opened.engine.db();
-    let skills = skills(db, opened.ws).as_ref().unwrap_or_else(|e| panic!("{}: {e}", case.id));
-    // capture.sh runs opencode's default agent.
-    let listing = skill_listing(db, opened.ws, "build".to_owned())
+/// The recording's treatment of opencode's prose: the built-in skill's description becomes
+/// `blake3:<hex>` of its text.
+fn hash_builtin(block: &str) -> String {
+    let re = Regex::new(
+        r"(?s)(<name>customize-opencode</name>\n    <description>)(.*?)(</description>\n    <location>&lt;built-in&gt;</location>)",
+    )
+    .unwrap();
+    re.replace(block, |c: &regex::Captures<'_>| {
+        format!("{}blake3:{}{}", &c[1], blake3::hash(c[2].as_bytes()).to_hex(), &c[3])
+    })
+    .into_owned()
+}
+
+/// ctxgraph's block for a case (opencode's default agent, as `capture.sh` runs it),
+/// normalised and hashed like the recording.
+fn rendered(case: &Case, opened: &Opened) -> String {
+    let block = skills_block(opened.engine.db(), opened.ws, "build".to_owned())
         .as_ref()
         .unwrap_or_else(|e| panic!("{}: {e}", case.id));
-    match listing_text(skills, listing, builtin) {
-        Some(text) => opened.normalize(&text),
+    match block {
+        Some(block) => hash_builtin(&opened.normalize(&block.text)),
         None => "<no skills block>".to_owned(),
     }
 }
@@ -118,7 +135,8 @@ fn check_all(backend: Backend) {
             let ws = opened.ws;
             opened.engine.fetch_remote(ws, &fetcher).expect("fetch");
         }
-        let ours = rendered(case, &opened, &builtin_marker(recorded));
+        opened.engine.set_installation(installation().clone());
+        let ours = rendered(case, &opened);
         let expected = accept_racy(case, &opened, recorded, &ours);
         if ours != expected {
             failures.push(format!("{}:\n--- opencode\n{expected}\n--- ctxgraph\n{ours}\n", case.id));

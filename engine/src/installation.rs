@@ -49,7 +49,9 @@ pub fn load(locate: &Locate) -> InstallationState {
         Locate::Search { env: None, path } => match search_path(path.as_deref()) {
             Some(found) => found,
             None => {
-                return missing("no `opencode` on PATH (use --opencode PATH or CTXGRAPH_OPENCODE)".to_owned());
+                return missing(
+                    "no `opencode` on PATH (use --opencode PATH or CTXGRAPH_OPENCODE)".to_owned(),
+                );
             }
         },
     };

@@ -48,6 +48,8 @@ pub enum BlockKind {
     Remote,
     /// ctxgraph's workspace memory (memory.md §11.5), only with `memory.enabled: true`.
     Memory,
+    /// B5: the skills listing for the agent.
+    Skills,
 }
 
 /// One string of opencode's system array.
@@ -276,6 +278,7 @@ fn block_id(block: &Block) -> String {
     match (&block.source, block.kind) {
         (Some(source), BlockKind::Remote) => format!("url:{source}"),
         (_, BlockKind::Memory) => "memory".to_owned(),
+        (_, BlockKind::Skills) => "skills".to_owned(),
         (Some(source), _) => format!("file:{source}"),
         (None, _) => "environment".to_owned(),
     }

@@ -4,6 +4,8 @@
 use crate::db::{Db, Workspace};
 use crate::opencode::agents::{Action, Rule, agents, wildcard_match};
 use crate::opencode::config::ConfigError;
+use crate::opencode::installation::asset;
+use crate::opencode::prompt::{Block, BlockKind};
 
 use super::{Description, Skills, render, skills};
 
@@ -90,4 +92,32 @@ pub fn listing_text(skills: &Skills, listing: &Listing, builtin: &str) -> Option
             .is_some_and(|d| d.denied_by.is_none())
     };
     Some(render::block_text(&render::listed(skills, builtin, listed)))
+}
+
+/// The asset name of the built-in skill's description in the installation table.
+pub const BUILTIN_DESCRIPTION: &str = "skill/customize-opencode/description";
+
+/// B5: the skills block for `agent`, `None` when the agent's permission omits it. The
+/// built-in skill's description comes from the opencode installation; without one it is a
+/// marked placeholder (L3).
+#[salsa::tracked(returns(ref))]
+pub fn skills_block(db: &dyn Db, ws: Workspace, agent: String) -> Result<Option<Block>, ListingError> {
+    let skills = skills(db, ws).as_ref().map_err(|e| ConfigError::Flag(e.clone()))?;
+    let listing = skill_listing(db, ws, agent.clone()).as_ref().map_err(Clone::clone)?;
+    let builtin =
+        asset(db, db.installation(), BUILTIN_DESCRIPTION).unwrap_or_else(|u| u.placeholder().into());
+    let Some(text) = listing_text(skills, listing, &builtin) else { return Ok(None) };
+    let listed = listing.decisions.iter().filter(|d| d.listed()).count();
+    Ok(Some(Block {
+        kind: BlockKind::Skills,
+        source: None,
+        text,
+        rule: "B5",
+        reason: format!(
+            "the skills listing for agent {agent}: {listed} of {} registered skill(s) listed (explain says why each is in or out)",
+            skills.registry.len()
+        ),
+        candidate: None,
+        remote: None,
+    }))
 }

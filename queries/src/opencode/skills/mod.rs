@@ -24,7 +24,7 @@ use crate::opencode::flags::FlagError;
 
 pub use discover::{MissingPath, Root, SkillFlags, SkillSource};
 pub use frontmatter::{Frontmatter, NotASkill, YamlError};
-pub use listing::{Decision, Listing, ListingError, listing_text, skill_listing};
+pub use listing::{Decision, Listing, ListingError, listing_text, skill_listing, skills_block};
 
 /// The built-in skill's name (B5.4): registered before any file, so a SKILL.md with this
 /// name replaces it.
