@@ -10,10 +10,14 @@
 use ctxgraph_engine::installation::{Locate, load};
 use ctxgraph_engine::remote::{FetchOptions, Fetcher};
 use ctxgraph_queries::opencode::installation::InstallationState;
+use ctxgraph_queries::opencode::lint::{Budget, lint};
+use ctxgraph_queries::opencode::skills::explain::explain_skills;
 use ctxgraph_queries::opencode::skills::{render, skills, skills_block};
+use ctxgraph_queries::tokens::BytesPerFour;
 use ctxgraph_test_support::http::{Reply, Server};
 use ctxgraph_test_support::opencode;
 use ctxgraph_tests::{Backend, Case, Opened, open_with_env, skill_cases};
+use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -116,6 +120,21 @@ fn accept_racy(case: &Case, opened: &Opened, expected: &str, ours: &str) -> Stri
     expected
 }
 
+/// The case opened on `backend`. A case with a `site/` gets it served on 127.0.0.1 as the
+/// recording did, its base URL in `$SKILLS_URL`, and the engine fetches what `skills.urls`
+/// needs.
+fn open_fetched(case: &Case, backend: Backend) -> (Opened, Option<Server>) {
+    let server = case.dir.join("site").is_dir().then(|| serve(&case.dir.join("site")));
+    let extra = server.iter().map(|s| ("SKILLS_URL".to_owned(), s.url(""))).collect();
+    let mut opened = open_with_env(case, backend, extra);
+    if server.is_some() {
+        let fetcher = Fetcher::new(FetchOptions { retries: 0, ..FetchOptions::default() }).expect("fetcher");
+        let ws = opened.ws;
+        opened.engine.fetch_remote(ws, &fetcher).expect("fetch");
+    }
+    (opened, server)
+}
+
 fn check_all(backend: Backend) {
     let cases = skill_cases();
     assert!(cases.len() >= 8, "expected the skills cases, found {}", cases.len());
@@ -124,17 +143,7 @@ fn check_all(backend: Backend) {
         let recorded = std::fs::read_to_string(case.dir.join("expected.txt"))
             .unwrap_or_else(|e| panic!("{}: {e}; run tests/oracle/record-skills.sh {}", case.id, case.id));
         let recorded = recorded.strip_suffix('\n').unwrap_or(&recorded);
-        // A case with a `site/` gets it served on 127.0.0.1 as the recording did, its base
-        // URL in $SKILLS_URL, and the engine fetches what `skills.urls` needs.
-        let server = case.dir.join("site").is_dir().then(|| serve(&case.dir.join("site")));
-        let extra = server.iter().map(|s| ("SKILLS_URL".to_owned(), s.url(""))).collect();
-        let mut opened = open_with_env(case, backend, extra);
-        if server.is_some() {
-            let fetcher =
-                Fetcher::new(FetchOptions { retries: 0, ..FetchOptions::default() }).expect("fetcher");
-            let ws = opened.ws;
-            opened.engine.fetch_remote(ws, &fetcher).expect("fetch");
-        }
+        let (mut opened, _server) = open_fetched(case, backend);
         opened.engine.set_installation(installation().clone());
         let ours = rendered(case, &opened);
         let expected = accept_racy(case, &opened, recorded, &ours);
@@ -158,4 +167,40 @@ fn in_memory() {
 #[test]
 fn on_disk() {
     check_all(Backend::Disk);
+}
+
+/// `explain`'s account of every case: why each skill is in or out of the build agent's block.
+#[test]
+fn explain_says_why_each_skill_is_in_or_out() {
+    for case in skill_cases() {
+        let (opened, server) = open_fetched(&case, Backend::Memory);
+        let explanation = explain_skills(opened.engine.db(), opened.ws, "build").expect("explain");
+        let mut prose = opened.normalize(&explanation.prose());
+        if let Some(server) = &server {
+            prose = prose.replace(&server.url(""), "<SKILLS_URL>");
+        }
+        insta::assert_snapshot!(format!("explain_{}", case.id), prose);
+    }
+}
+
+/// `lint`'s skill codes (CG012–CG015) on every case, with a per-block budget small enough
+/// that a listing of the case's own skills trips CG014.
+#[test]
+fn lint_reports_skill_problems() {
+    let budget = Budget { total: usize::MAX, rule: 300 };
+    for case in skill_cases() {
+        let (opened, _server) = open_fetched(&case, Backend::Memory);
+        let findings = lint(opened.engine.db(), opened.ws, &BytesPerFour, budget).expect("lint");
+        let mut out = String::new();
+        for finding in findings.iter().filter(|f| f.code.id() >= "CG012") {
+            let at = finding.location.as_ref().map_or(String::new(), |l| {
+                let pos = l.line.map(|line| format!(":{line}")).unwrap_or_default()
+                    + &l.column.map(|c| format!(":{c}")).unwrap_or_default();
+                format!(" at {}{pos}", l.uri)
+            });
+            let _ =
+                write!(out, "{} {}{at}\n    {}\n", finding.code.id(), finding.code.name(), finding.message);
+        }
+        insta::assert_snapshot!(format!("lint_{}", case.id), opened.normalize(&out));
+    }
 }

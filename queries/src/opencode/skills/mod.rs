@@ -10,6 +10,7 @@
 
 pub mod collate;
 pub mod discover;
+pub mod explain;
 pub mod frontmatter;
 pub mod listing;
 pub mod remote;
