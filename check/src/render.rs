@@ -4,11 +4,13 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
+use ctxgraph_engine::installation::Locate;
 use ctxgraph_engine::remote::{FetchOptions, Fetcher};
 use ctxgraph_engine::{Engine, EngineError};
 use ctxgraph_queries::Workspace;
 use ctxgraph_queries::agent::Agent;
-use ctxgraph_queries::opencode::prompt::{Block, Prompt, content_hash};
+use ctxgraph_queries::opencode::message::MessageOptions;
+use ctxgraph_queries::opencode::prompt::{Block, Prompt, Section, content_hash};
 use serde::Serialize;
 
 use crate::hermetic::{JailSystem, host_env};
@@ -44,6 +46,24 @@ impl BlockEntry {
     }
 }
 
+/// `section = "message"`: the whole message, which holds opencode's own texts, so it needs
+/// the installation (found as `build` finds it, outside the jail); without one, or with
+/// a text missing from it, the scenario fails rather than pinning a placeholder.
+fn message(engine: &mut Engine, ws: Workspace, scenario: &Scenario) -> Result<Prompt, EngineError> {
+    engine.load_installation(&Locate::from_process());
+    let options = MessageOptions {
+        model: scenario.model.clone(),
+        agent: scenario.opencode_agent.clone(),
+        json_schema: false,
+        user_system: None,
+    };
+    let prompt = engine.system_message(ws, options)?;
+    if let Some(reason) = prompt.blocks.iter().find_map(|b| b.unavailable.clone()) {
+        return Err(EngineError::NoInstallation { reason });
+    }
+    Ok(prompt)
+}
+
 /// Builds a scenario in its hermetic world (see [`crate::hermetic`]).
 pub fn render(scenario: &Scenario, repo: &Path) -> Result<Rendered, EngineError> {
     let env = host_env(scenario);
@@ -60,7 +80,11 @@ pub fn render(scenario: &Scenario, repo: &Path) -> Result<Rendered, EngineError>
         let fetcher = Fetcher::new(FetchOptions { cache_dir: None, ..FetchOptions::default() })?;
         engine.fetch_remote(ws, &fetcher)?;
     }
-    let prompt = engine.system_prompt(ws, scenario.model.clone())?;
+    let prompt = if scenario.section == Section::Message {
+        message(&mut engine, ws, scenario)?
+    } else {
+        engine.system_prompt(ws, scenario.model.clone())?
+    };
 
     let portable = Prompt {
         blocks: prompt
@@ -79,7 +103,7 @@ pub fn render(scenario: &Scenario, repo: &Path) -> Result<Rendered, EngineError>
         .blocks
         .iter()
         .map(|placed| {
-            let id = placed.source.clone().unwrap_or_else(|| "environment".to_owned());
+            let id = placed.source.clone().unwrap_or_else(|| placed.id.clone());
             BlockEntry::new(id, &placed.hash, format!("{}: {}", placed.rule, placed.reason))
         })
         .collect();

@@ -4,7 +4,8 @@
 //! [scenario.api]
 //! cwd = "packages/api"                        # relative to this file; default "."
 //! reads = ["packages/api/src/handlers/users.ts"]  # files the model reads (nearby rules)
-//! section = "system"                          # system | environment | instructions
+//! section = "system"                          # system | environment | instructions | message
+//! opencode_agent = "build"                    # with section = "message": the opencode agent
 //! model = "anthropic/claude-sonnet-4-5"        # the model line of the environment block
 //! home = "ci/home"                            # HOME; default: none (a path that does not exist)
 //! config_dir = "ci/global/opencode"           # plays ~/.config/opencode; default: <home>/.config/opencode
@@ -13,6 +14,10 @@
 //! platform = "linux"                          # linux | darwin | win32; the default is linux
 //! agent = "opencode"                          # opencode (the default) | codex: whose context is pinned
 //! ```
+//!
+//! `section = "message"` pins the whole system message, opencode's own texts included: it
+//! needs the opencode installation (`$CTXGRAPH_OPENCODE` or `opencode` on PATH, read outside
+//! the jail) and fails, saying so, without one.
 //!
 //! With `agent = "codex"` the snapshot pins the `AGENTS.md` message Codex sends (CX4);
 //! `reads`, `section`, `model` and `fetch_remote` are opencode's and are refused there.
@@ -59,16 +64,14 @@ pub struct Scenario {
     pub fetch_remote: bool,
     /// Whose context the snapshot pins.
     pub agent: Agent,
+    /// With `section = "message"`: the opencode agent (`build` by default).
+    pub opencode_agent: String,
 }
 
 impl Scenario {
     /// The section's name as the scenarios file and snapshot headers write it.
     pub fn section_name(&self) -> &'static str {
-        match self.section {
-            Section::System => "system",
-            Section::Environment => "environment",
-            Section::Instructions => "instructions",
-        }
+        self.section.name()
     }
 }
 
@@ -164,6 +167,7 @@ struct RawScenario {
     #[serde(default)]
     fetch_remote: bool,
     agent: Option<Spanned<String>>,
+    opencode_agent: Option<Spanned<String>>,
 }
 
 #[derive(Default, Deserialize)]
@@ -173,6 +177,7 @@ enum SectionName {
     System,
     Environment,
     Instructions,
+    Message,
 }
 
 /// node's `process.platform` values opencode distinguishes.
@@ -281,6 +286,7 @@ fn validate(
             (!matches!(raw.section, SectionName::System), "section"),
             (raw.model.is_some(), "model"),
             (raw.fetch_remote, "fetch_remote"),
+            (raw.opencode_agent.is_some(), "opencode_agent"),
         ];
         if let Some((_, key)) = opencode_only.iter().find(|(set, _)| *set) {
             let at = raw.agent.as_ref().map_or(0, |a| a.span().start);
@@ -289,6 +295,11 @@ fn validate(
                 at,
             ));
         }
+    }
+    if let Some(name) = &raw.opencode_agent
+        && !matches!(raw.section, SectionName::Message)
+    {
+        return Err(invalid("`opencode_agent` needs section = \"message\"".to_owned(), name.span().start));
     }
     let cwd = match &raw.cwd {
         Some(cwd) => directory(cwd, "cwd")?,
@@ -357,7 +368,12 @@ fn validate(
             SectionName::System => Section::System,
             SectionName::Environment => Section::Environment,
             SectionName::Instructions => Section::Instructions,
+            SectionName::Message => Section::Message,
         },
+        opencode_agent: raw
+            .opencode_agent
+            .as_ref()
+            .map_or_else(|| "build".to_owned(), |a| a.get_ref().clone()),
         model,
         home,
         config_dir,

@@ -176,6 +176,7 @@ mod tests {
             platform: "linux",
             fetch_remote: false,
             agent: ctxgraph_queries::agent::Agent::Opencode,
+            opencode_agent: "build".into(),
         }
     }
 

@@ -139,7 +139,31 @@ pub struct BuildArgs {
     pub format: Format,
 
     #[command(flatten)]
+    pub message: MessageArgs,
+
+    #[command(flatten)]
     pub remote: RemoteArgs,
+}
+
+/// What the whole message (`--section message`) is built for.
+#[derive(Clone, Debug, Args)]
+pub struct MessageArgs {
+    /// The opencode agent whose message to build (its prompt, its permissions)
+    #[arg(long, value_name = "NAME", default_value = "build")]
+    pub opencode_agent: String,
+
+    /// The opencode executable (or npm launcher) to load opencode's own texts from
+    /// [default: $CTXGRAPH_OPENCODE, else `opencode` on PATH]
+    #[arg(long, value_name = "PATH")]
+    pub opencode: Option<PathBuf>,
+
+    /// The user asked for structured output: add opencode's StructuredOutput line
+    #[arg(long)]
+    pub json_schema: bool,
+
+    /// The user message's `system` text, appended last
+    #[arg(long, value_name = "TEXT")]
+    pub user_system: Option<String>,
 }
 
 /// How remote `instructions` URLs are fetched.
@@ -319,6 +343,8 @@ pub enum SectionArg {
     System,
     Environment,
     Instructions,
+    /// The whole system message: model or agent prompt … user.system
+    Message,
 }
 
 /// The agents `--agent` can name (the profiles in `ctxgraph_queries::agent`).

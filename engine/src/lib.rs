@@ -45,6 +45,7 @@ use ctxgraph_queries::opencode::explain::{explain, explain_target};
 use ctxgraph_queries::opencode::installation::InstallationState;
 use ctxgraph_queries::opencode::instructions::system_paths;
 use ctxgraph_queries::opencode::lint::lint;
+use ctxgraph_queries::opencode::message::{MessageError, MessageOptions, system_message};
 use ctxgraph_queries::opencode::nearby::nearby_rules;
 use ctxgraph_queries::opencode::prompt::system_prompt;
 use ctxgraph_queries::opencode::session::{Message, Session};
@@ -111,6 +112,29 @@ pub enum EngineError {
     /// Codex would not start here (its `config.toml` is broken).
     #[error(transparent)]
     Codex(#[from] CodexError),
+    /// The output must hold opencode's own texts, and the installation cannot provide them.
+    #[error("the whole message holds opencode's own texts, which need its installation: {reason}")]
+    NoInstallation {
+        /// What is missing, and why.
+        reason: String,
+    },
+    /// `--opencode-agent` names an agent opencode does not have (or config disabled).
+    #[error("opencode has no agent {name:?} (agents: {})", available.join(", "))]
+    UnknownAgent {
+        /// The name asked for.
+        name: String,
+        /// The agents there are, in opencode's order.
+        available: Vec<String>,
+    },
+}
+
+impl From<MessageError> for EngineError {
+    fn from(err: MessageError) -> Self {
+        match err {
+            MessageError::Build(build) => EngineError::Build(build),
+            MessageError::UnknownAgent { name, available } => EngineError::UnknownAgent { name, available },
+        }
+    }
 }
 
 /// The warm state of an agent host: one salsa database over one file system and process
@@ -246,6 +270,12 @@ impl Engine {
         Ok(system_prompt(&self.db, ws, model).clone()?)
     }
 
+    /// §3: the whole system message opencode sends for `options` (A1–A2, B1–B5): the
+    /// installation's texts come from [`Engine::load_installation`].
+    pub fn system_message(&self, ws: Workspace, options: MessageOptions) -> Result<Prompt, EngineError> {
+        Ok(system_message(&self.db, ws, options).clone()?)
+    }
+
     /// The Codex profile: the `AGENTS.md` message and every file it considered (CX1–CX6).
     /// `max_bytes` overrides `project_doc_max_bytes` as Codex's `-c` does.
     pub fn codex_context(&self, ws: Workspace, max_bytes: Option<u64>) -> Result<CodexContext, EngineError> {
@@ -323,6 +353,11 @@ impl Engine {
     /// The memoized prompt, without copying it: what a per-turn caller compares.
     pub fn prompt(&self, ws: Workspace, model: Option<ModelRef>) -> Result<&Prompt, EngineError> {
         system_prompt(&self.db, ws, model).as_ref().map_err(|err| EngineError::Build(err.clone()))
+    }
+
+    /// [`Engine::system_message`] without a copy: the memoized message.
+    pub fn message(&self, ws: Workspace, options: MessageOptions) -> Result<&Prompt, EngineError> {
+        system_message(&self.db, ws, options).as_ref().map_err(|err| EngineError::from(err.clone()))
     }
 
     /// What discovery found, with the facts behind each decision.

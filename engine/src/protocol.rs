@@ -12,7 +12,7 @@ use ctxgraph_queries::opencode::prompt::PlacedBlock;
 
 use crate::Turn;
 
-/// `build {cwd, section?, model?, known_hash?}`.
+/// `build {cwd, section?, model?, agent?, json_schema?, user_system?, known_hash?}`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct BuildParams {
@@ -21,6 +21,15 @@ pub(crate) struct BuildParams {
     pub section: Option<SectionParam>,
     #[serde(default)]
     pub model: Option<String>,
+    /// With `section: "message"`: the opencode agent (default `build`).
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// With `section: "message"`: the user asked for structured output (A1).
+    #[serde(default)]
+    pub json_schema: bool,
+    /// With `section: "message"`: the user message's `system` text (A2).
+    #[serde(default)]
+    pub user_system: Option<String>,
     /// The `hash` of the text the client already has: the reply then leaves out what the
     /// client knows (see [`BuildReply`]).
     #[serde(default)]
@@ -33,6 +42,7 @@ pub(crate) enum SectionParam {
     System,
     Environment,
     Instructions,
+    Message,
 }
 
 /// `nearby {file, cwd}`.

@@ -18,6 +18,7 @@ use std::collections::HashMap;
 use std::io::{self, BufRead, Write};
 use std::path::Path;
 
+use ctxgraph_queries::opencode::message::MessageOptions;
 use ctxgraph_queries::opencode::prompt::{ModelRef, Section};
 use ctxgraph_queries::{Db, Workspace};
 use serde::{Deserialize, Serialize};
@@ -56,7 +57,9 @@ pub struct Server {
     watcher: Option<Watcher>,
     remote: Option<RemoteRefresh>,
     /// The hash of the last build sent per text, so a `known_hash` can be trusted.
-    sent: HashMap<(Workspace, Section, Option<ModelRef>), String>,
+    sent: HashMap<(Workspace, Section, MessageOptions), String>,
+    /// Whether the opencode installation was looked for (once, at the first message build).
+    installation_loaded: bool,
     /// Sessions opened with `session/open`, by session id.
     sessions: session::Sessions,
 }
@@ -98,6 +101,7 @@ impl Server {
             watcher,
             remote: None,
             sent: HashMap::new(),
+            installation_loaded: false,
             sessions: session::Sessions::default(),
         }
     }
@@ -244,16 +248,27 @@ impl Server {
             SectionParam::System => Section::System,
             SectionParam::Environment => Section::Environment,
             SectionParam::Instructions => Section::Instructions,
+            SectionParam::Message => Section::Message,
+        };
+        if section == Section::Message && !self.installation_loaded {
+            self.engine.load_installation(&crate::installation::Locate::from_process());
+            self.installation_loaded = true;
+        }
+        let options = MessageOptions {
+            model,
+            agent: params.agent.unwrap_or_else(|| "build".to_owned()),
+            json_schema: params.json_schema,
+            user_system: params.user_system,
         };
         self.catch_up();
         // Counted from here: loading remote documents for a new workspace runs queries too.
         let before = self.engine.db().executions().total();
         let ws = self.workspace(&params.cwd)?;
-        let turn = self.turns.build(&self.engine, ws, section, model.clone());
+        let turn = self.turns.build_message(&self.engine, ws, section, options.clone());
         self.watch_new_inputs();
         let turn = turn?;
         let executed = self.engine.db().executions().total() - before;
-        let key = (ws, section, model);
+        let key = (ws, section, options);
         let known = match (&params.known_hash, self.sent.get(&key)) {
             (Some(known), _) if *known == turn.layout.hash => Known::Current,
             (Some(known), Some(sent)) if known == sent => Known::PreviousBuild,

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use ctxgraph_queries::Workspace;
+use ctxgraph_queries::opencode::message::MessageOptions;
 use ctxgraph_queries::opencode::prompt::{Layout, ModelRef, PlacedBlock, Prompt, Section};
 use serde::Serialize;
 
@@ -63,7 +64,7 @@ impl TurnDiff {
 /// previous build of the same text (working directory, section and model).
 #[derive(Debug, Default)]
 pub struct Turns {
-    previous: HashMap<(Workspace, Section, Option<ModelRef>), (Prompt, Layout)>,
+    previous: HashMap<(Workspace, Section, MessageOptions), (Prompt, Layout)>,
 }
 
 /// A build and what it cost.
@@ -87,10 +88,26 @@ impl Turns {
         section: Section,
         model: Option<ModelRef>,
     ) -> Result<Turn, EngineError> {
+        self.build_message(engine, ws, section, MessageOptions { model, ..MessageOptions::default() })
+    }
+
+    /// [`Turns::build`] with the whole message's options (`options.model` is the only one
+    /// the other sections use).
+    pub fn build_message(
+        &mut self,
+        engine: &Engine,
+        ws: Workspace,
+        section: Section,
+        options: MessageOptions,
+    ) -> Result<Turn, EngineError> {
         let before = engine.db().executions().total();
-        let prompt = engine.prompt(ws, model.clone())?;
+        let prompt = if section == Section::Message {
+            engine.message(ws, options.clone())?
+        } else {
+            engine.prompt(ws, options.model.clone())?
+        };
         let executed = engine.db().executions().total() - before;
-        let key = (ws, section, model);
+        let key = (ws, section, options);
         let previous = self.previous.get(&key);
         // The common turn: nothing changed, so neither layout nor hashing is redone.
         if let Some((_, layout)) = previous.filter(|(before, _)| before == prompt) {
@@ -126,6 +143,7 @@ mod tests {
                 reason: String::new(),
                 candidate: None,
                 remote: None,
+                unavailable: None,
             })
             .collect();
         Prompt { blocks }.layout(Section::System)

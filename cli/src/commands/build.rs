@@ -24,12 +24,20 @@ pub fn run(args: BuildArgs) -> Result<ExitCode, CliError> {
 }
 
 fn opencode(args: BuildArgs) -> Result<ExitCode, CliError> {
-    let (engine, ws) = super::open_fetching(args.cwd, &args.remote)?;
-    let prompt = engine.system_prompt(ws, args.model)?;
+    let (mut engine, ws) = super::open_fetching(args.cwd, &args.remote)?;
     let section = match args.section {
         SectionArg::System => Section::System,
         SectionArg::Environment => Section::Environment,
         SectionArg::Instructions => Section::Instructions,
+        SectionArg::Message => Section::Message,
+    };
+    let prompt = if section == Section::Message {
+        super::load_installation(&mut engine, &args.message);
+        let prompt = engine.system_message(ws, super::message_options(args.model, &args.message))?;
+        super::warn_unavailable(&prompt);
+        prompt
+    } else {
+        engine.system_prompt(ws, args.model)?
     };
     match args.format {
         Format::Text => write_stdout(prompt.layout(section).text.as_bytes())?,
@@ -97,11 +105,7 @@ impl Report {
             })
             .collect();
         Report {
-            section: match section {
-                Section::System => "system",
-                Section::Environment => "environment",
-                Section::Instructions => "instructions",
-            },
+            section: section.name(),
             bytes: layout.text.len(),
             hash: layout.hash,
             blocks: layout.blocks,

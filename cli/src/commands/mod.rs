@@ -81,6 +81,45 @@ fn open_fetching(cwd: Option<PathBuf>, remote: &RemoteArgs) -> Result<(Engine, W
     Ok((engine, ws))
 }
 
+/// L1: loads opencode's own texts from the installation `--opencode`, `$CTXGRAPH_OPENCODE`
+/// or `opencode` on PATH names.
+fn load_installation(engine: &mut Engine, args: &crate::args::MessageArgs) {
+    let locate = match &args.opencode {
+        Some(path) => ctxgraph_engine::installation::Locate::Flag(path.clone()),
+        None => ctxgraph_engine::installation::Locate::from_process(),
+    };
+    engine.load_installation(&locate);
+}
+
+fn message_options(
+    model: Option<ctxgraph_queries::opencode::prompt::ModelRef>,
+    args: &crate::args::MessageArgs,
+) -> ctxgraph_queries::opencode::message::MessageOptions {
+    ctxgraph_queries::opencode::message::MessageOptions {
+        model,
+        agent: args.opencode_agent.clone(),
+        json_schema: args.json_schema,
+        user_system: args.user_system.clone(),
+    }
+}
+
+/// L3: a warning on stderr for each block that stands in for a text of opencode's.
+fn warn_unavailable(prompt: &ctxgraph_queries::opencode::prompt::Prompt) {
+    let mut stderr = std::io::stderr().lock();
+    for block in &prompt.blocks {
+        if let Some(reason) = &block.unavailable {
+            let _ = writeln!(
+                stderr,
+                "warning: the {} block is a placeholder: {reason}",
+                serde_json::to_value(block.kind)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default()
+            );
+        }
+    }
+}
+
 fn fetch_options(args: &RemoteArgs, env: &HostEnv) -> FetchOptions {
     FetchOptions {
         header_timeout: Duration::from_millis(args.remote_timeout_ms),

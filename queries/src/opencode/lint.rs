@@ -256,6 +256,10 @@ impl Linter<'_> {
         for file in &found.found {
             let at = |line| Some(file_location(&file.path, Some(line)));
             match &file.fate {
+                // The same file under two paths (a symlinked copy, as tools that install one
+                // skill for several agents make): whichever wins, the model reads the same
+                // skill, so there is nothing to fix.
+                Fate::Shadowed { by, .. } if self.same_file(&found.found[*by].path, &file.path) => {}
                 Fate::Shadowed { name, by, .. } => self.push(
                     Code::SkillShadowed,
                     format!(
@@ -325,6 +329,16 @@ impl Linter<'_> {
                 );
             }
         }
+    }
+
+    /// Whether two paths hold the same file: one real path, or the same bytes.
+    fn same_file(&self, a: &Path, b: &Path) -> bool {
+        if self.real_path(a) == self.real_path(b) {
+            return true;
+        }
+        let bytes =
+            |p: &Path| crate::files::file_bytes(self.db, self.db.files().get(self.db, p)).clone().ok();
+        bytes(a).is_some_and(|x| Some(x) == bytes(b))
     }
 
     fn push(&mut self, code: Code, message: String, location: Option<Location>, hint: String) {

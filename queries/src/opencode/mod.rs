@@ -10,6 +10,7 @@ pub mod installation;
 pub mod instructions;
 pub mod jsonc;
 pub mod lint;
+pub mod message;
 pub mod nearby;
 pub mod paths;
 pub mod prompt;

@@ -38,7 +38,7 @@ impl std::str::FromStr for ModelRef {
 
 /// Where a block's text comes from; hosts and `check` group blocks by it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum BlockKind {
     /// B2: the working directory, platform, date and model; always first.
     Environment,
@@ -48,8 +48,16 @@ pub enum BlockKind {
     Remote,
     /// ctxgraph's workspace memory (memory.md §11.5), only with `memory.enabled: true`.
     Memory,
+    /// B1: opencode's prompt for the model's family (opencode's text, from the installation).
+    ModelPrompt,
+    /// A2: the agent's own prompt, which replaces the model prompt.
+    AgentPrompt,
     /// B5: the skills listing for the agent.
     Skills,
+    /// A1: the line asking for the `StructuredOutput` tool (opencode's text), with `--json-schema`.
+    StructuredOutput,
+    /// A2: the user message's `system` text, last.
+    UserSystem,
 }
 
 /// One string of opencode's system array.
@@ -69,6 +77,9 @@ pub struct Block {
     pub candidate: Option<usize>,
     /// Index into [`SystemPaths::remote`](crate::opencode::instructions::SystemPaths).
     pub remote: Option<usize>,
+    /// L3: the text is a placeholder for one of opencode's texts that could not be loaded:
+    /// why.
+    pub unavailable: Option<String>,
 }
 
 /// B2. The model line comes first and only when a model is given.
@@ -122,6 +133,7 @@ pub fn instruction_blocks(db: &dyn Db, ws: Workspace) -> Result<Vec<Block>, Buil
             reason: origin.describe(),
             candidate: Some(index),
             remote: None,
+            unavailable: None,
         });
     }
     // I9: URL blocks follow the file blocks, in config order, duplicates kept.
@@ -138,6 +150,7 @@ pub fn instruction_blocks(db: &dyn Db, ws: Workspace) -> Result<Vec<Block>, Buil
                 reason: format!("remote instructions entry from {}", entry.source.name()),
                 candidate: None,
                 remote: Some(index),
+                unavailable: None,
             });
         }
     }
@@ -189,6 +202,7 @@ pub fn system_prompt(db: &dyn Db, ws: Workspace, model: Option<ModelRef>) -> Res
         reason: "the environment block (working directory, worktree, platform, date, model), which opencode recomputes on every step".to_owned(),
         candidate: None,
         remote: None,
+        unavailable: None,
     };
     let mut blocks = vec![environment];
     blocks.extend(instruction_blocks(db, ws).as_ref().map_err(Clone::clone)?.iter().cloned());
@@ -205,6 +219,7 @@ pub fn system_prompt(db: &dyn Db, ws: Workspace, model: Option<ModelRef>) -> Res
             ),
             candidate: None,
             remote: None,
+            unavailable: None,
         });
     }
     Ok(Prompt { blocks })
@@ -219,14 +234,28 @@ pub enum Section {
     Environment,
     /// Every block after the environment block: the rules themselves.
     Instructions,
+    /// §3: the whole system message, from the model or agent prompt to `user.system`.
+    Message,
 }
 
 impl Section {
     fn includes(self, kind: BlockKind) -> bool {
         match self {
-            Section::System => true,
+            Section::System | Section::Message => true,
             Section::Environment => kind == BlockKind::Environment,
-            Section::Instructions => kind != BlockKind::Environment,
+            Section::Instructions => {
+                matches!(kind, BlockKind::Instruction | BlockKind::Remote | BlockKind::Memory)
+            }
+        }
+    }
+
+    /// The name `build --section` and `check` use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Section::System => "system",
+            Section::Environment => "environment",
+            Section::Instructions => "instructions",
+            Section::Message => "message",
         }
     }
 }
@@ -263,6 +292,13 @@ pub struct PlacedBlock {
     pub rule: &'static str,
     /// Why, in one sentence.
     pub reason: String,
+    /// L3: set when the block is a placeholder for a text of opencode's that could not be
+    /// loaded (`unavailable: true` in JSON, with the reason in `unavailable_reason`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unavailable: bool,
+    /// Why it is unavailable.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unavailable_reason: Option<String>,
     /// Index into [`Prompt::blocks`], for callers that need the block itself.
     #[serde(skip)]
     pub index: usize,
@@ -278,7 +314,11 @@ fn block_id(block: &Block) -> String {
     match (&block.source, block.kind) {
         (Some(source), BlockKind::Remote) => format!("url:{source}"),
         (_, BlockKind::Memory) => "memory".to_owned(),
+        (_, BlockKind::ModelPrompt) => "model-prompt".to_owned(),
+        (_, BlockKind::AgentPrompt) => "agent-prompt".to_owned(),
         (_, BlockKind::Skills) => "skills".to_owned(),
+        (_, BlockKind::StructuredOutput) => "structured-output".to_owned(),
+        (_, BlockKind::UserSystem) => "user-system".to_owned(),
         (Some(source), _) => format!("file:{source}"),
         (None, _) => "environment".to_owned(),
     }
@@ -309,6 +349,8 @@ impl Prompt {
                 hash: content_hash(&block.text),
                 rule: block.rule,
                 reason: block.reason.clone(),
+                unavailable: block.unavailable.is_some(),
+                unavailable_reason: block.unavailable.clone(),
                 index,
             });
         }

@@ -555,10 +555,9 @@ fn normalize_agents(node: &mut Node, source: &ConfigSource) {
 /// (`"permission": "deny"`) means `{"*": action}`, so a later layer's object merges into it.
 fn permission_object(node: &Node) -> Node {
     match &node.kind {
-        NodeKind::Scalar(Value::String(_)) => Node::object(
-            vec![("*".to_owned(), node.clone())],
-            Provenance { via: vec!["a bare action means {\"*\": action}".to_owned()], ..node.origin.clone() },
-        ),
+        NodeKind::Scalar(Value::String(_)) => {
+            Node::object(vec![("*".to_owned(), node.clone())], node.origin.clone())
+        }
         _ => node.clone(),
     }
 }

@@ -7,7 +7,7 @@ use crate::opencode::config::ConfigError;
 use crate::opencode::installation::asset;
 use crate::opencode::prompt::{Block, BlockKind};
 
-use super::{Description, Skills, render, skills};
+use super::{Description, Origin, Skills, render, skills};
 
 /// Why a listing could not be computed.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, thiserror::Error)]
@@ -104,10 +104,14 @@ pub const BUILTIN_DESCRIPTION: &str = "skill/customize-opencode/description";
 pub fn skills_block(db: &dyn Db, ws: Workspace, agent: String) -> Result<Option<Block>, ListingError> {
     let skills = skills(db, ws).as_ref().map_err(|e| ConfigError::Flag(e.clone()))?;
     let listing = skill_listing(db, ws, agent.clone()).as_ref().map_err(Clone::clone)?;
-    let builtin =
-        asset(db, db.installation(), BUILTIN_DESCRIPTION).unwrap_or_else(|u| u.placeholder().into());
+    let loaded = asset(db, db.installation(), BUILTIN_DESCRIPTION);
+    let builtin = loaded.clone().unwrap_or_else(|u| u.placeholder().into());
     let Some(text) = listing_text(skills, listing, &builtin) else { return Ok(None) };
     let listed = listing.decisions.iter().filter(|d| d.listed()).count();
+    // L3: the block carries a placeholder only when the built-in skill is listed.
+    let builtin_listed =
+        listing.decisions.iter().any(|d| d.listed() && skills.registry[d.registry].origin == Origin::Builtin);
+    let unavailable = loaded.err().filter(|_| builtin_listed).map(|u| u.reason);
     Ok(Some(Block {
         kind: BlockKind::Skills,
         source: None,
@@ -119,5 +123,6 @@ pub fn skills_block(db: &dyn Db, ws: Workspace, agent: String) -> Result<Option<
         ),
         candidate: None,
         remote: None,
+        unavailable,
     }))
 }
