@@ -309,6 +309,27 @@ impl Engine {
         agents(&self.db, ws).clone().map_err(|e| EngineError::Build(BuildError::Config(e)))
     }
 
+    /// B5: why each skill is in or out of `agent`'s skills block (for `explain`).
+    pub fn explain_skills(
+        &self,
+        ws: Workspace,
+        agent: &str,
+    ) -> Result<ctxgraph_queries::opencode::skills::explain::SkillsExplanation, EngineError> {
+        use ctxgraph_queries::opencode::skills::ListingError;
+        ctxgraph_queries::opencode::skills::explain::explain_skills(&self.db, ws, agent).map_err(
+            |e| match e {
+                ListingError::Config(e) => EngineError::Build(BuildError::Config(e)),
+                ListingError::UnknownAgent(name) => EngineError::UnknownAgent {
+                    name,
+                    available: agents(&self.db, ws)
+                        .as_ref()
+                        .map(|all| all.list.iter().map(|a| a.key.clone()).collect())
+                        .unwrap_or_default(),
+                },
+            },
+        )
+    }
+
     /// R1–R4: the remote config requests the workspace still needs.
     pub fn config_requests(&self, ws: Workspace) -> Vec<ConfigRequest> {
         pending_requests(&self.db, ws)

@@ -149,3 +149,15 @@ fn a_skills_path_in_the_config_adds_one_root() {
     assert_eq!(executed.get("skill_file"), Some(&1), "{executed:?}");
     assert_eq!(text, w.fresh_build());
 }
+
+#[test]
+fn explain_names_every_skill_and_refuses_an_unknown_agent() {
+    let mut w = world();
+    let ws = w.engine.open(Path::new(CWD)).expect("cwd");
+    let explanation = w.engine.explain_skills(ws, "build").expect("explain");
+    let listed: Vec<_> =
+        explanation.items.iter().filter(|i| i.listed).filter_map(|i| i.name.clone()).collect();
+    assert_eq!(listed, ["customize-opencode", "deploy", "home", "review"]);
+    let err = w.engine.explain_skills(ws, "nobody").expect_err("no such agent");
+    assert!(err.to_string().contains("\"nobody\""), "{err}");
+}
