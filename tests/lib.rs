@@ -320,7 +320,7 @@ fn host_env(case: &Case, run_dir: &Path) -> HostEnv {
 }
 
 /// `capture.sh`'s normalisation: scratch paths to placeholders, the date line to `<DATE>`.
-fn normalize(text: &str, run_dir: &Path) -> String {
+pub fn normalize(text: &str, run_dir: &Path) -> String {
     let run = run_dir.to_string_lossy();
     let mut out = text
         .replace(&format!("{run}/proj"), "<FIXTURE>")

@@ -405,6 +405,18 @@ pub struct ExplainArgs {
     #[arg(long, value_enum, default_value_t = ExplainFormat::Text)]
     pub format: ExplainFormat,
 
+    /// Also say which prompt opens the whole message for this opencode agent (B1/A2)
+    #[arg(long, value_name = "NAME")]
+    pub opencode_agent: Option<String>,
+
+    /// With --opencode-agent: the model (its family picks opencode's model prompt)
+    #[arg(long, value_name = "PROVIDER/ID")]
+    pub model: Option<ModelRef>,
+
+    /// The opencode executable to load opencode's own texts from
+    #[arg(long, value_name = "PATH")]
+    pub opencode: Option<PathBuf>,
+
     #[command(flatten)]
     pub remote: RemoteArgs,
 }

@@ -268,7 +268,7 @@ impl Server {
         self.watch_new_inputs();
         let turn = turn?;
         let executed = self.engine.db().executions().total() - before;
-        let key = (ws, section, options);
+        let key = (ws, section, crate::turn::same_text(options));
         let known = match (&params.known_hash, self.sent.get(&key)) {
             (Some(known), _) if *known == turn.layout.hash => Known::Current,
             (Some(known), Some(sent)) if known == sent => Known::PreviousBuild,

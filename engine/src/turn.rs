@@ -107,7 +107,7 @@ impl Turns {
             engine.prompt(ws, options.model.clone())?
         };
         let executed = engine.db().executions().total() - before;
-        let key = (ws, section, options);
+        let key = (ws, section, same_text(options));
         let previous = self.previous.get(&key);
         // The common turn: nothing changed, so neither layout nor hashing is redone.
         if let Some((_, layout)) = previous.filter(|(before, _)| before == prompt) {
@@ -119,6 +119,13 @@ impl Turns {
         self.previous.insert(key, (prompt.clone(), layout.clone()));
         Ok(Turn { layout, diff, executed })
     }
+}
+
+/// What makes two builds "the same text" whose turns are compared: the model and the
+/// opencode agent. The structured-output line and `user.system` belong to one user message,
+/// so they may change from turn to turn and show up as blocks added, removed or modified.
+pub(crate) fn same_text(options: MessageOptions) -> MessageOptions {
+    MessageOptions { json_schema: false, user_system: None, ..options }
 }
 
 fn common_prefix(a: &[u8], b: &[u8]) -> usize {

@@ -18,6 +18,8 @@
 # OPENCODE_CONFIG. Scratch paths in the output become <FIXTURE>, <XDG_CONFIG>, <HOME> and
 # <RUN>, and the date line's value <DATE>. Exit status: 0, or non-zero when nothing was
 # captured; "opencode run failed" on stderr when opencode itself failed.
+# ORACLE_MODEL (default fake-model) is the model id under provider `fake` (B1 picks the model
+# prompt by it); ORACLE_AGENT, when set, is passed as --agent.
 # ORACLE_RUN_TIMEOUT (seconds, default 120) bounds the opencode run; a busy machine needs more
 # than the ~5 s an idle one takes.
 set -euo pipefail
@@ -60,12 +62,14 @@ for _ in $(seq 50); do [ -f "$RUN/requests/port" ] && break; sleep 0.1; done
 [ -f "$RUN/requests/port" ] || { echo "capture.sh: the fake model did not start" >&2; exit 1; }
 PORT=$(cat "$RUN/requests/port")
 
+MODEL=${ORACLE_MODEL:-fake-model}
 isolation_env "$RUN"
 export "${ISOLATION[@]}"
 export OPENCODE_CONFIG_CONTENT='{"provider":{"fake":{"npm":"@ai-sdk/openai-compatible","name":"Fake",
- "options":{"baseURL":"http://127.0.0.1:'"$PORT"'/v1","apiKey":"x"},"models":{"fake-model":{"name":"fake-model"}}}},
- "model":"fake/fake-model","small_model":"fake/fake-model","autoupdate":false,"share":"disabled"}'
-(cd "$RUN/proj/$SUBDIR" && timeout "$RUN_TIMEOUT" "$BIN" run -m fake/fake-model hi >"$RUN/stdout" 2>"$RUN/stderr") ||
+ "options":{"baseURL":"http://127.0.0.1:'"$PORT"'/v1","apiKey":"x"},"models":{"'"$MODEL"'":{"name":"'"$MODEL"'"}}}},
+ "model":"fake/'"$MODEL"'","small_model":"fake/'"$MODEL"'","autoupdate":false,"share":"disabled"}'
+AGENT_ARGS=(); [ -z "${ORACLE_AGENT:-}" ] || AGENT_ARGS=(--agent "$ORACLE_AGENT")
+(cd "$RUN/proj/$SUBDIR" && timeout "$RUN_TIMEOUT" "$BIN" run -m "fake/$MODEL" "${AGENT_ARGS[@]}" hi >"$RUN/stdout" 2>"$RUN/stderr") ||
   { echo "opencode run failed; stderr:" >&2; tail -20 "$RUN/stderr" >&2; }
 
 # opencode sends a title request (no tools) and the main request (with tools); after a tool

@@ -77,9 +77,8 @@ def definition(data, at, name):
     return text, (m.start(1), end + 1)
 
 
-def main():
-    path, version = sys.argv[1], sys.argv[2]
-    data = open(path, 'rb').read()
+def find_assets(data):
+    """Every asset of the table: name -> (text, (start, end) of its literal)."""
     assets = {}
     # B1: the selection function, its branches in order.
     m = re.search(rb'function [\w$]+\((\w)\)\{if\(\1\.api\.id\.includes\("muse"\)\)', data)
@@ -106,6 +105,13 @@ def main():
     # B5: the built-in skill's description, the constant after its name.
     m = re.search(rb'="customize-opencode",([\w$]+)="', data)
     assets['skill/customize-opencode/description'] = definition(data, m.start(), m.group(1))
+    return assets
+
+
+def main():
+    path, version = sys.argv[1], sys.argv[2]
+    data = open(path, 'rb').read()
+    assets = find_assets(data)
     print(f'[versions."{version}"]')
     for name in sorted(assets):
         text = assets[name][0].encode()
@@ -119,4 +125,5 @@ def main():
         print(f'"{name}" = [{start}, {end}]')
 
 
-main()
+if __name__ == '__main__':
+    main()

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use ctxgraph_engine::{EngineError, LimitOverrides};
+use ctxgraph_queries::opencode::prompt::{PlacedBlock, Section};
 
 use crate::args::{ExplainArgs, ExplainFormat, SessionInput};
 use crate::error::CliError;
@@ -14,7 +15,8 @@ pub fn run(args: ExplainArgs) -> Result<ExitCode, CliError> {
     if args.session.is_some() {
         return session(args);
     }
-    let (engine, ws) = super::open_fetching(args.cwd, &args.remote)?;
+    let (mut engine, ws) = super::open_fetching(args.cwd.clone(), &args.remote)?;
+    let message_prompt = message_prompt(&mut engine, ws, &args)?;
     let out = match &args.target {
         None => {
             let explanation = engine.explain(ws)?;
@@ -25,10 +27,15 @@ pub fn run(args: ExplainArgs) -> Result<ExitCode, CliError> {
                     if let Some(memory) = &memory {
                         text.push_str(&render::explain::memory_text(memory));
                     }
+                    if let Some(block) = &message_prompt {
+                        text.push_str(&render::explain::message_prompt_text(block));
+                    }
                     text
                 }
                 ExplainFormat::Json => render::json(
-                    &render::explain::ExplanationView::new(&explanation).with_memory(memory.as_ref()),
+                    &render::explain::ExplanationView::new(&explanation)
+                        .with_memory(memory.as_ref())
+                        .with_message_prompt(message_prompt),
                 )?,
                 ExplainFormat::Dot => render::dot::graph(&explanation.items, &explanation.entries),
             }
@@ -48,6 +55,26 @@ pub fn run(args: ExplainArgs) -> Result<ExitCode, CliError> {
     };
     write_stdout(out.as_bytes())?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// With `--opencode-agent` or `--model`: the message's first block, placed (B1/A2).
+fn message_prompt(
+    engine: &mut ctxgraph_engine::Engine,
+    ws: ctxgraph_queries::Workspace,
+    args: &ExplainArgs,
+) -> Result<Option<PlacedBlock>, CliError> {
+    if args.opencode_agent.is_none() && args.model.is_none() {
+        return Ok(None);
+    }
+    let message = crate::args::MessageArgs {
+        opencode_agent: args.opencode_agent.clone().unwrap_or_else(|| "build".to_owned()),
+        opencode: args.opencode.clone(),
+        json_schema: false,
+        user_system: None,
+    };
+    super::load_installation(engine, &message);
+    let prompt = engine.system_message(ws, super::message_options(args.model.clone(), &message))?;
+    Ok(prompt.layout(Section::Message).blocks.into_iter().next())
 }
 
 /// `explain --session`: the session's reads and its next compaction.

@@ -7,6 +7,7 @@ use ctxgraph_queries::opencode::explain::{
     EntryExpansion, EntryReport, Explanation, Item, Loaded, Reason, SessionExplanation, Source, Stage,
     Target, TargetExplanation, Via,
 };
+use ctxgraph_queries::opencode::prompt::PlacedBlock;
 use ctxgraph_queries::opencode::session::export::{Role, ToolStatus};
 use ctxgraph_queries::path::display;
 use serde::Serialize;
@@ -176,6 +177,9 @@ pub struct ExplanationView<'a> {
     /// The `<memory>` part, when `memory.enabled` puts one in the prompt.
     #[serde(skip_serializing_if = "Option::is_none")]
     memory: Option<MemoryView<'a>>,
+    /// With `--opencode-agent`/`--model`: the message's first block (B1 or A2) and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message_prompt: Option<PlacedBlock>,
 }
 
 #[derive(Serialize)]
@@ -202,7 +206,15 @@ impl<'a> ExplanationView<'a> {
             items: explanation.items.iter().map(ItemView::new).collect(),
             entries: &explanation.entries,
             memory: None,
+            message_prompt: None,
         }
+    }
+
+    /// Adds the message's first block (the model or agent prompt).
+    #[must_use]
+    pub fn with_message_prompt(mut self, block: Option<PlacedBlock>) -> Self {
+        self.message_prompt = block;
+        self
     }
 
     /// Adds the memory section.
@@ -283,6 +295,17 @@ fn cut_sentence(reason: &CutReason) -> String {
 
 /// explain's memory section as text: every recalled item with its score, every other
 /// candidate with why it was cut.
+/// The message's first block, in words: which prompt opens the message and why (B1: the
+/// model's family; A2: the agent's own prompt and where it was written).
+pub fn message_prompt_text(block: &PlacedBlock) -> String {
+    let mut out =
+        format!("\nmessage prompt ({}, {} bytes): {}\n", block.rule, block.range.len(), block.reason);
+    if let Some(reason) = &block.unavailable_reason {
+        let _ = writeln!(out, "  unavailable: {reason}");
+    }
+    out
+}
+
 pub fn memory_text(context: &MemoryContext) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "\nmemory (memory.md §11): {} of {} chars", context.chars, context.max_chars);

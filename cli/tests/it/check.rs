@@ -470,3 +470,32 @@ fn snapshots_follow_the_umask_and_a_killed_run_leaves_no_temporary_file() {
     std::fs::write(&plain, "x").expect("write");
     assert_eq!(mode(&dir.join("root.snap")), mode(&plain), "a snapshot is created like any file");
 }
+
+/// A scenario that pins the whole message: opencode's own texts come from the installation
+/// (outside the jail); without one the scenario fails saying so, it never pins a placeholder.
+#[test]
+fn a_message_scenario_needs_the_opencode_installation() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "ctxgraph.toml",
+        "[scenario.whole]\nsection = \"message\"\nmodel = \"anthropic/claude-sonnet-4-5\"\nopencode_agent = \"plan\"\n",
+    );
+    let missing = sandbox.run_with(&["snapshot"], &[("CTXGRAPH_OPENCODE", "/nonexistent/opencode")]);
+    assert_eq!(missing.code, 2, "{missing}");
+    assert!(
+        missing.stderr.contains("/nonexistent/opencode") && missing.stderr.contains("installation"),
+        "{missing}"
+    );
+    assert!(!sandbox.exists(&format!("{SNAP}/whole.snap")));
+
+    let bin = ctxgraph_test_support::opencode::installed();
+    let with = [("CTXGRAPH_OPENCODE", bin.to_str().expect("utf-8 path"))];
+    let run = sandbox.run_with(&["snapshot"], &with);
+    assert_eq!(run.code, 0, "{run}");
+    let snap = sandbox.read(&format!("{SNAP}/whole.snap"));
+    // The manifest names the model prompt's block first; the body then holds the rules.
+    assert!(snap.contains("model-prompt"), "{snap}");
+    assert!(snap.contains("Instructions from: <repo>/AGENTS.md"), "{snap}");
+    let check = sandbox.run_with(&["check"], &with);
+    assert_eq!(check.code, 0, "{check}");
+}

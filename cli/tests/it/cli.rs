@@ -436,3 +436,51 @@ fn completions_for_every_shell() {
         assert!(run.stdout.contains("explain"), "{shell}: subcommands are completed");
     }
 }
+
+/// `build --section message` without an installation: the blocks of opencode's texts are
+/// placeholders, listed `unavailable` in JSON, with a warning; `explain --opencode-agent`
+/// names the agent prompt's source; an unknown agent is bad input.
+#[test]
+fn message_without_an_installation_and_with_an_agent_prompt() {
+    let temp = tempfile::tempdir().expect("temp");
+    let root = std::fs::canonicalize(temp.path()).expect("canonical");
+    let proj = root.join("proj");
+    git_repo(&proj);
+    std::fs::write(proj.join("AGENTS.md"), "Rule.\n").expect("write");
+    std::fs::write(
+        proj.join("opencode.json"),
+        r#"{"agent": {"mine": {"mode": "primary", "prompt": "{file:./p.md}"}}}"#,
+    )
+    .expect("write");
+    std::fs::write(proj.join("p.md"), "Be brief.").expect("write");
+    let run = |args: &[&str]| {
+        Run::scrubbed(
+            &root,
+            ctxgraph(&root).args(args).current_dir(&proj).env("PATH", "").output().expect("run"),
+        )
+    };
+
+    let json =
+        run(&["build", "--section", "message", "--model", "a/claude-x", "--json-schema", "--format", "json"]);
+    assert_eq!(json.code, 0, "{}", json.stderr);
+    let report: serde_json::Value = serde_json::from_str(&json.stdout).expect("json");
+    let blocks = report["blocks"].as_array().expect("blocks");
+    let kinds: Vec<&str> = blocks.iter().map(|b| b["kind"].as_str().expect("kind")).collect();
+    assert_eq!(kinds, ["model-prompt", "environment", "instruction", "structured-output"]);
+    assert_eq!(blocks[0]["unavailable"], true);
+    assert!(blocks[0]["unavailable_reason"].as_str().expect("reason").contains("PATH"));
+    assert!(json.stderr.contains("warning: the model-prompt block is a placeholder"), "{}", json.stderr);
+
+    let text = run(&["build", "--section", "message", "--opencode-agent", "mine", "--user-system", "Last."]);
+    assert_eq!(text.code, 0, "{}", text.stderr);
+    assert!(text.stdout.starts_with("Be brief.\nHere is some useful information"), "{}", text.stdout);
+    assert!(text.stdout.ends_with("Rule.\n\nLast."), "{}", text.stdout);
+
+    let explain = run(&["explain", "--opencode-agent", "mine"]);
+    assert_eq!(explain.code, 0, "{}", explain.stderr);
+    assert!(explain.stdout.contains("message prompt (A2, 9 bytes): the mine agent's prompt from [TMP]/proj/opencode.json (written `{file:./p.md}`)"), "{}", explain.stdout);
+
+    let unknown = run(&["build", "--section", "message", "--opencode-agent", "nope"]);
+    assert_eq!(unknown.code, 2, "{}", unknown.stderr);
+    assert!(unknown.stderr.contains("opencode has no agent \"nope\""), "{}", unknown.stderr);
+}

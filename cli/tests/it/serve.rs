@@ -393,3 +393,23 @@ fn watch_does_not_rebuild_on_its_own_output() {
     let _ = child.wait();
     assert_eq!((idle, after_edit), (1, 2), "{}", std::fs::read_to_string(&log).unwrap_or_default());
 }
+
+#[test]
+fn the_whole_message_has_its_own_block_ids_and_turns() {
+    let tree = Tree::new();
+    let mut server = tree.spawn(&["serve", "--stdio"]);
+    let params = |system: &str| json!({ "cwd": tree.cwd(), "section": "message", "model": "a/claude-x", "agent": "plan", "user_system": system });
+    let first = server.call(1, "build", params("Last."))["result"].clone();
+    let ids: Vec<&str> =
+        first["blocks"].as_array().expect("blocks").iter().map(|b| b["id"].as_str().expect("id")).collect();
+    let pkg = format!("file:{}/repo/pkg/AGENTS.md", tree.root().display());
+    let root = format!("file:{}/repo/AGENTS.md", tree.root().display());
+    assert_eq!(ids, ["model-prompt", "environment", pkg.as_str(), root.as_str(), "user-system"]);
+    // No opencode on this server's PATH: the model prompt is a marked placeholder.
+    assert_eq!(first["blocks"][0]["unavailable"], json!(true), "{first}");
+    assert!(first["text"].as_str().expect("text").ends_with("root rules\nLast."), "{first}");
+    let again = server.call(2, "build", params("Last."))["result"].clone();
+    assert_eq!((again["changed"].clone(), again["executed"].clone()), (json!([]), json!(0)));
+    let other = server.call(3, "build", params("Other."))["result"].clone();
+    assert_eq!(other["changed"], json!(["user-system"]), "{other}");
+}

@@ -444,3 +444,57 @@ fn a_cold_build_stats_each_path_at_most_once_and_listed_entries_not_at_all() {
     let below_packages: Vec<_> = stats.iter().filter(|p| p.starts_with("/repo/pkg/p07")).collect();
     assert_eq!(below_packages, Vec::<&std::path::PathBuf>::new());
 }
+
+/// The whole message: editing a rule re-executes the rule's stages and the assembly, never
+/// the agents (nor anything of opencode's texts); setting the installation re-executes only
+/// the assembly (which reads it), and setting an equal one nothing.
+#[test]
+fn the_message_recomputes_only_what_an_edit_or_the_installation_touches() {
+    use ctxgraph_queries::opencode::installation::{InstallationState, Texts};
+    use ctxgraph_queries::opencode::message::MessageOptions;
+    use ctxgraph_queries::opencode::prompt::Section;
+
+    let mut w = world();
+    let ws = w.engine.open(Path::new(CWD)).expect("cwd");
+    let options =
+        MessageOptions { model: Some("a/claude-x".parse().expect("model")), ..MessageOptions::default() };
+    let build = |w: &mut World| {
+        let before = w.engine.db().executions().totals();
+        let text =
+            w.engine.system_message(ws, options.clone()).expect("message").layout(Section::Message).text;
+        let mut executed = w.engine.db().executions().totals();
+        for (query, count) in &before {
+            if let Some(now) = executed.get_mut(query) {
+                *now -= count;
+            }
+        }
+        executed.retain(|_, count| *count > 0);
+        (text, executed)
+    };
+    let (first, executed) = build(&mut w);
+    assert!(executed.contains_key("agents") && first.contains("unavailable"), "{executed:?}");
+
+    w.fs.write_file("/repo/pkg/api/AGENTS.md", "api rules, edited");
+    w.apply(&[modified("/repo/pkg/api/AGENTS.md")]);
+    let (_, executed) = build(&mut w);
+    assert_eq!(
+        executed,
+        counts(&[
+            ("file_bytes", 1),
+            ("file_text", 1),
+            ("instruction_blocks", 1),
+            ("system_message", 1),
+            ("system_prompt", 1)
+        ])
+    );
+
+    let texts = [("model/anthropic".to_owned(), Arc::from("OUR STAND-IN\n"))].into_iter().collect();
+    let state =
+        InstallationState::Found(Arc::new(Texts { binary: "/x".into(), version: "1.18.33".into(), texts }));
+    w.engine.set_installation(state.clone());
+    let (text, executed) = build(&mut w);
+    assert!(text.starts_with("OUR STAND-IN\n\n"), "{text}");
+    assert_eq!(executed, counts(&[("system_message", 1)]));
+    w.engine.set_installation(state);
+    assert_eq!(build(&mut w).1, counts(&[]));
+}
