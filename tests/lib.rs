@@ -50,6 +50,10 @@ pub struct Case {
     pub oracle_error: Option<String>,
     #[serde(default)]
     pub run: Run,
+    /// Skill names whose winner opencode picks by a race (B5.7): the recorded winner must be
+    /// one of the files ctxgraph found with that name.
+    #[serde(default)]
+    pub racy: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -82,9 +86,19 @@ fn dot() -> String {
 
 /// Every case under `tests/conformance`, sorted by id.
 pub fn cases() -> Vec<Case> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance");
+    cases_in("conformance")
+}
+
+/// Every skills case under `tests/conformance/skills` (recorded by
+/// `tests/oracle/record-skills.sh` into each case's `expected.txt`), sorted by id.
+pub fn skill_cases() -> Vec<Case> {
+    cases_in("conformance/skills")
+}
+
+fn cases_in(dir: &str) -> Vec<Case> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
     let mut cases: Vec<Case> = std::fs::read_dir(&root)
-        .expect("tests/conformance exists")
+        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
         .filter_map(Result::ok)
         .filter(|entry| entry.path().join("case.toml").is_file())
         .map(|entry| Case::load(&entry.path()))
@@ -176,6 +190,46 @@ pub fn run(case: &Case, backend: Backend, expected: Option<&str>) -> Outcome {
     }
     out.push_str("=== end\n");
     Outcome::Rendered(out)
+}
+
+/// A case laid out on a backend, with an engine open at its `cwd`.
+pub struct Opened {
+    pub engine: Engine,
+    pub ws: ctxgraph_queries::Workspace,
+    /// Where the run is laid out (`<RUN>`).
+    pub run_dir: PathBuf,
+    _scratch: Option<tempfile::TempDir>,
+}
+
+impl Opened {
+    /// `capture.sh`'s normalisation of a text of this run.
+    pub fn normalize(&self, text: &str) -> String {
+        normalize(text, &self.run_dir)
+    }
+}
+
+/// Lays `case` out on `backend` as `capture.sh` does and opens an engine at its `cwd`.
+pub fn open(case: &Case, backend: Backend) -> Opened {
+    open_with_env(case, backend, BTreeMap::new())
+}
+
+/// [`open`], with variables added to the environment (a server's URL the case's config
+/// reads through `{env:}`).
+pub fn open_with_env(case: &Case, backend: Backend, extra: BTreeMap<String, String>) -> Opened {
+    let (system, run_dir, scratch): (Arc<dyn System>, PathBuf, _) = match backend {
+        Backend::Memory => (memory_system(case), PathBuf::from(MEMORY_RUN), None),
+        Backend::Disk => {
+            let scratch = tempfile::tempdir().expect("temp dir");
+            let run_dir = std::fs::canonicalize(scratch.path()).expect("canonical temp dir");
+            lay_out(case, &run_dir, &mut DiskWriter);
+            (Arc::new(OsSystem) as Arc<dyn System>, run_dir, Some(scratch))
+        }
+    };
+    let mut env = host_env(case, &run_dir);
+    env.vars.extend(extra);
+    let mut engine = Engine::new(system, env);
+    let ws = engine.open(&run_dir.join("proj").join(&case.run.cwd)).expect("the case's cwd opens");
+    Opened { engine, ws, run_dir, _scratch: scratch }
 }
 
 /// The case laid out in memory under [`MEMORY_RUN`].

@@ -17,3 +17,4 @@ mod opencode_blocks;
 mod queries;
 mod rule_ids;
 mod session;
+mod skills;

@@ -404,6 +404,27 @@ impl Engine {
         agents(&self.db, ws).clone().map_err(|e| EngineError::Build(BuildError::Config(e)))
     }
 
+    /// B5: why each skill is in or out of `agent`'s skills block (for `explain`).
+    pub fn explain_skills(
+        &self,
+        ws: Workspace,
+        agent: &str,
+    ) -> Result<ctxgraph_queries::opencode::skills::explain::SkillsExplanation, EngineError> {
+        use ctxgraph_queries::opencode::skills::ListingError;
+        ctxgraph_queries::opencode::skills::explain::explain_skills(&self.db, ws, agent).map_err(
+            |e| match e {
+                ListingError::Config(e) => EngineError::Build(BuildError::Config(e)),
+                ListingError::UnknownAgent(name) => EngineError::UnknownAgent {
+                    name,
+                    available: agents(&self.db, ws)
+                        .as_ref()
+                        .map(|all| all.list.iter().map(|a| a.key.clone()).collect())
+                        .unwrap_or_default(),
+                },
+            },
+        )
+    }
+
     /// R1–R4: the remote config requests the workspace still needs.
     pub fn config_requests(&self, ws: Workspace) -> Vec<ConfigRequest> {
         pending_requests(&self.db, ws)
@@ -571,12 +592,15 @@ impl Engine {
         skipped_lines(&self.db, ws)
     }
 
-    /// I8: the distinct `http(s)://` entries of the merged `instructions`, in config order.
+    /// I8: the distinct `http(s)://` entries of the merged `instructions`, in config order,
+    /// then what `skills.urls` needs now (B5.10: each index, then the SKILL.md files a
+    /// loaded index names that the cache lacks).
     pub fn remote_urls(&self, ws: Workspace) -> Result<Vec<String>, EngineError> {
         let mut urls: Vec<String> = Vec::new();
-        for entry in self.system_paths(ws)?.remote {
-            if !urls.contains(&entry.url) {
-                urls.push(entry.url);
+        let skills = ctxgraph_queries::opencode::skills::remote::skill_urls(&self.db, ws);
+        for url in self.system_paths(ws)?.remote.into_iter().map(|entry| entry.url).chain(skills) {
+            if !urls.contains(&url) {
+                urls.push(url);
             }
         }
         Ok(urls)
@@ -606,13 +630,23 @@ impl Engine {
         ws: Workspace,
         fetcher: &remote::Fetcher,
     ) -> Result<Vec<(String, RemoteState)>, EngineError> {
-        let urls = self.remote_urls(ws)?;
-        if urls.is_empty() {
-            return Ok(Vec::new());
+        // A loaded `skills.urls` index names more documents (B5.10): a second round fetches
+        // them. Nothing else adds URLs, so two rounds reach the fixed point.
+        let mut results: Vec<(String, RemoteState)> = Vec::new();
+        for _round in 0..2 {
+            let urls: Vec<String> = self
+                .remote_urls(ws)?
+                .into_iter()
+                .filter(|u| !results.iter().any(|(done, _)| done == u))
+                .collect();
+            if urls.is_empty() {
+                break;
+            }
+            let states = fetcher.load_all(&urls).await;
+            let round: Vec<(String, RemoteState)> = urls.into_iter().zip(states).collect();
+            self.set_remote_states(round.clone());
+            results.extend(round);
         }
-        let states = fetcher.load_all(&urls).await;
-        let results: Vec<(String, RemoteState)> = urls.into_iter().zip(states).collect();
-        self.set_remote_states(results.clone());
         Ok(results)
     }
 

@@ -21,12 +21,12 @@ fn collator() -> Option<&'static CollatorBorrowed<'static>> {
         .as_ref()
 }
 
-/// `a.localeCompare(b)` as an [`Ordering`]; equal under collation falls back to code-point
-/// order, so sorting is deterministic (JS's sort is stable; callers sort unique names).
+/// `a.localeCompare(b)` as an [`Ordering`]. Names equal under collation stay equal: JS's
+/// sort is stable and so is `sort_by`, so such names keep the order they were found in, as
+/// in opencode.
 pub fn locale_compare(a: &str, b: &str) -> Ordering {
     // The baked root data always loads; code-point order is only the unreachable fallback.
-    let collated = collator().map_or(Ordering::Equal, |c| c.compare(a, b));
-    collated.then_with(|| a.cmp(b))
+    collator().map_or_else(|| a.cmp(b), |c| c.compare(a, b))
 }
 
 #[cfg(test)]
@@ -40,5 +40,20 @@ mod tests {
         let mut names = vec!["zeta", "beta", "Gamma", "_x", "alpha", "Alpha", "a-b", "ab", "a2", "a10", "é"];
         names.sort_by(|a, b| locale_compare(a, b));
         assert_eq!(names, ["_x", "a-b", "a10", "a2", "ab", "alpha", "Alpha", "beta", "é", "Gamma", "zeta"]);
+    }
+
+    #[test]
+    fn orders_like_node_icu() {
+        // node 20's (ICU) `names.sort((x, y) => x.localeCompare(y))`, the skills cases' names.
+        let mut names = vec![
+            "b", "B", "a", "A", "_x", "-y", "10", "9", "ab", "a-b", "a_b", "Zeta", "é", "a.b", "a b", "A1",
+            "a1", "ä", "z",
+        ];
+        names.sort_by(|a, b| locale_compare(a, b));
+        let node = [
+            "_x", "-y", "10", "9", "a", "A", "ä", "a b", "a_b", "a-b", "a.b", "a1", "A1", "ab", "b", "B",
+            "é", "z", "Zeta",
+        ];
+        assert_eq!(names, node);
     }
 }

@@ -466,7 +466,7 @@ fn message_without_an_installation_and_with_an_agent_prompt() {
     let report: serde_json::Value = serde_json::from_str(&json.stdout).expect("json");
     let blocks = report["blocks"].as_array().expect("blocks");
     let kinds: Vec<&str> = blocks.iter().map(|b| b["kind"].as_str().expect("kind")).collect();
-    assert_eq!(kinds, ["model-prompt", "environment", "instruction", "structured-output"]);
+    assert_eq!(kinds, ["model-prompt", "environment", "instruction", "skills", "structured-output"]);
     assert_eq!(blocks[0]["unavailable"], true);
     assert!(blocks[0]["unavailable_reason"].as_str().expect("reason").contains("PATH"));
     assert!(json.stderr.contains("warning: the model-prompt block is a placeholder"), "{}", json.stderr);
@@ -474,7 +474,9 @@ fn message_without_an_installation_and_with_an_agent_prompt() {
     let text = run(&["build", "--section", "message", "--opencode-agent", "mine", "--user-system", "Last."]);
     assert_eq!(text.code, 0, "{}", text.stderr);
     assert!(text.stdout.starts_with("Be brief.\nHere is some useful information"), "{}", text.stdout);
-    assert!(text.stdout.ends_with("Rule.\n\nLast."), "{}", text.stdout);
+    // B5: the skills block (only the built-in skill, its description a placeholder here).
+    assert!(text.stdout.contains("Rule.\n\nSkills provide specialized instructions"), "{}", text.stdout);
+    assert!(text.stdout.ends_with("</available_skills>\nLast."), "{}", text.stdout);
 
     let explain = run(&["explain", "--opencode-agent", "mine"]);
     assert_eq!(explain.code, 0, "{}", explain.stderr);

@@ -446,10 +446,14 @@ fn the_whole_message_has_its_own_block_ids_and_turns() {
         first["blocks"].as_array().expect("blocks").iter().map(|b| b["id"].as_str().expect("id")).collect();
     let pkg = format!("file:{}/repo/pkg/AGENTS.md", tree.root().display());
     let root = format!("file:{}/repo/AGENTS.md", tree.root().display());
-    assert_eq!(ids, ["model-prompt", "environment", pkg.as_str(), root.as_str(), "user-system"]);
+    assert_eq!(ids, ["model-prompt", "environment", pkg.as_str(), root.as_str(), "skills", "user-system"]);
     // No opencode on this server's PATH: the model prompt is a marked placeholder.
     assert_eq!(first["blocks"][0]["unavailable"], json!(true), "{first}");
-    assert!(first["text"].as_str().expect("text").ends_with("root rules\nLast."), "{first}");
+    let text = first["text"].as_str().expect("text");
+    assert!(
+        text.contains("root rules\nSkills provide") && text.ends_with("</available_skills>\nLast."),
+        "{first}"
+    );
     let again = server.call(2, "build", params("Last."))["result"].clone();
     assert_eq!((again["changed"].clone(), again["executed"].clone()), (json!([]), json!(0)));
     let other = server.call(3, "build", params("Other."))["result"].clone();

@@ -13,5 +13,6 @@ mod mcp;
 mod memory;
 mod remote;
 mod remote_config;
+mod skills;
 mod special_files;
 mod watcher;

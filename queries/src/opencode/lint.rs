@@ -72,11 +72,18 @@ pub enum Code {
     /// CG016: a configured MCP server that could not be used, so its instructions (B4) and
     /// tools are missing.
     McpServerFailed,
+    /// CG017: two SKILL.md files declare one skill name; opencode's pick is a race (B5.7).
+    SkillShadowed,
+    /// CG018: a skill without a description, which opencode never lists (B5.5).
+    SkillWithoutDescription,
+    /// CG019: the skills block is over the per-block budget (`--max-rule-tokens`).
+    SkillListingOverBudget,
+    /// CG020: a SKILL.md opencode drops: bad or missing frontmatter, a non-string field.
+    SkillNotLoaded,
 }
 
 impl Code {
     /// Every code in id order: SARIF's rule table indexes into it.
-    pub const ALL: [Code; 16] = [
         Code::ShadowedRuleFile,
         Code::AgentsBesideClaude,
         Code::OutsideRepository,
@@ -93,6 +100,10 @@ impl Code {
         Code::CodexBudgetOverflow,
         Code::GeminiImportFailed,
         Code::McpServerFailed,
+        Code::SkillShadowed,
+        Code::SkillWithoutDescription,
+        Code::SkillListingOverBudget,
+        Code::SkillNotLoaded,
     ];
 
     /// `CG001`…: what output, `--format json` and SARIF `ruleId` show.
@@ -114,6 +125,10 @@ impl Code {
             Code::CodexBudgetOverflow => "CG014",
             Code::GeminiImportFailed => "CG015",
             Code::McpServerFailed => "CG016",
+            Code::SkillShadowed => "CG017",
+            Code::SkillWithoutDescription => "CG018",
+            Code::SkillListingOverBudget => "CG019",
+            Code::SkillNotLoaded => "CG020",
         }
     }
 
@@ -136,6 +151,10 @@ impl Code {
             Code::CodexBudgetOverflow => "codex-budget-overflow",
             Code::GeminiImportFailed => "gemini-import-failed",
             Code::McpServerFailed => "mcp-server-failed",
+            Code::SkillShadowed => "skill-shadowed",
+            Code::SkillWithoutDescription => "skill-without-description",
+            Code::SkillListingOverBudget => "skill-listing-over-budget",
+            Code::SkillNotLoaded => "skill-not-loaded",
         }
     }
 
@@ -172,6 +191,10 @@ impl Code {
             Code::CodexBudgetOverflow => "Codex cuts or skips a rule file: project_doc_max_bytes runs out",
             Code::GeminiImportFailed => "An @import that Gemini CLI does not inline",
             Code::McpServerFailed => "A configured MCP server could not be used",
+            Code::SkillShadowed => "Two SKILL.md files declare the same skill name",
+            Code::SkillWithoutDescription => "A skill has no description, so the model never sees it",
+            Code::SkillListingOverBudget => "The skills listing is over the token budget",
+            Code::SkillNotLoaded => "A SKILL.md is dropped by opencode",
         }
     }
 }
@@ -239,6 +262,7 @@ pub fn lint(
     linter.content(budget);
     linter.nearby_only_constraints();
     linter.mcp_servers()?;
+    linter.skills(counter, budget);
     let mut findings = linter.findings;
     findings.sort_by(|a, b| {
         let key = |f: &Finding| f.location.as_ref().map(|l| (l.uri.clone(), l.line, l.column));
@@ -259,6 +283,99 @@ fn file_location(path: &Path, line: Option<usize>) -> Location {
 }
 
 impl Linter<'_> {
+    /// CG017–CG020, for opencode's default agent (`build`): read off the skills facts.
+    fn skills(&mut self, counter: &dyn TokenCounter, budget: Budget) {
+        use crate::opencode::skills::{Fate, NotASkill, Origin, skill_listing, skills, skills_block};
+        const AGENT: &str = "build";
+        let Ok(found) = skills(self.db, self.ws).as_ref() else { return };
+        for file in &found.found {
+            let at = |line| Some(file_location(&file.path, Some(line)));
+            match &file.fate {
+                // The same file under two paths (a symlinked copy, as tools that install one
+                // skill for several agents make): whichever wins, the model reads the same
+                // skill, so there is nothing to fix.
+                Fate::Shadowed { by, .. } if self.same_file(&found.found[*by].path, &file.path) => {}
+                Fate::Shadowed { name, by, .. } => self.push(
+                    Code::SkillShadowed,
+                    format!(
+                        "{} and {} both declare skill {name:?}; opencode keeps whichever it parses last, so which one the model sees can change between runs",
+                        path::display(&found.found[*by].path),
+                        path::display(&file.path)
+                    ),
+                    at(1),
+                    "rename one of the skills, or delete the copy you do not want".to_owned(),
+                ),
+                Fate::Registered { name, description: None } => self.push(
+                    Code::SkillWithoutDescription,
+                    format!("skill {name:?} has no description: opencode registers it but never lists it, so the model does not know it exists"),
+                    at(1),
+                    "add a `description:` to the frontmatter saying when to use the skill".to_owned(),
+                ),
+                Fate::Invalid(error) => self.push(
+                    Code::SkillNotLoaded,
+                    format!("the frontmatter does not parse as YAML ({}); opencode drops this skill", error.message),
+                    Some(Location { uri: path::display(&file.path), line: Some(error.line), column: Some(error.column) }),
+                    "fix the YAML between the `---` lines (quote values that contain `: `)".to_owned(),
+                ),
+                Fate::NotASkill(why) => {
+                    let what = match why {
+                        NotASkill::NoMapping => "it has no YAML frontmatter".to_owned(),
+                        NotASkill::NoName => "its frontmatter has no `name`".to_owned(),
+                        NotASkill::NameNotString(kind) => format!("its `name` is {kind}, not a string"),
+                        NotASkill::DescriptionNotString(kind) => format!("its `description` is {kind}, not a string"),
+                    };
+                    self.push(
+                        Code::SkillNotLoaded,
+                        format!("opencode drops this SKILL.md without a word: {what}"),
+                        at(1),
+                        "start the file with `---`, `name: …`, `description: …`, `---`; quote values YAML would read as numbers, dates or null".to_owned(),
+                    );
+                }
+                Fate::Unreadable(failure) => self.push(
+                    Code::SkillNotLoaded,
+                    format!("cannot be read ({failure}); opencode drops this skill"),
+                    at(1),
+                    "make the file readable".to_owned(),
+                ),
+                Fate::Registered { .. } => {}
+            }
+        }
+        // Only a listing that holds the project's or user's own skills: the built-in skill
+        // alone is opencode's fixed cost, which nobody here can shorten.
+        let own_listed = skill_listing(self.db, self.ws, AGENT.to_owned()).as_ref().is_ok_and(|listing| {
+            listing
+                .decisions
+                .iter()
+                .any(|d| d.listed() && found.registry[d.registry].origin != Origin::Builtin)
+        });
+        if let (true, Ok(Some(block))) =
+            (own_listed, skills_block(self.db, self.ws, AGENT.to_owned()).as_ref())
+        {
+            let tokens = counter.count(&block.text);
+            if tokens > budget.rule {
+                self.push(
+                    Code::SkillListingOverBudget,
+                    format!(
+                        "the skills listing is {tokens} tokens, over the per-block budget of {}; opencode sends it with every request",
+                        budget.rule
+                    ),
+                    None,
+                    "shorten descriptions, deny rarely used skills with permission.skill, or raise --max-rule-tokens".to_owned(),
+                );
+            }
+        }
+    }
+
+    /// Whether two paths hold the same file: one real path, or the same bytes.
+    fn same_file(&self, a: &Path, b: &Path) -> bool {
+        if self.real_path(a) == self.real_path(b) {
+            return true;
+        }
+        let bytes =
+            |p: &Path| crate::files::file_bytes(self.db, self.db.files().get(self.db, p)).clone().ok();
+        bytes(a).is_some_and(|x| Some(x) == bytes(b))
+    }
+
     fn push(&mut self, code: Code, message: String, location: Option<Location>, hint: String) {
         self.findings.push(Finding { code, severity: code.severity(), message, location, hint });
     }
@@ -439,7 +556,7 @@ impl Linter<'_> {
         })
     }
 
-    /// CG015: MCP servers the engine connected to and that failed (servers it did not
+    /// CG016: MCP servers the engine connected to and that failed (servers it did not
     /// connect to, with `--no-mcp`, are not findings).
     fn mcp_servers(&mut self) -> Result<(), BuildError> {
         let servers = mcp_servers(self.db, self.ws).as_ref().map_err(|e| BuildError::Config(e.clone()))?;

@@ -15,6 +15,7 @@ use crate::opencode::installation::{Asset, asset};
 use crate::opencode::mcp::mcp_block;
 use crate::opencode::prompt::{Block, BlockKind, BuildError, ModelRef, Prompt, system_prompt};
 use crate::opencode::references::references_block;
+use crate::opencode::skills::{ListingError, skills_block};
 
 /// What one model call is built for.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -207,6 +208,15 @@ pub fn system_message(db: &dyn Db, ws: Workspace, options: MessageOptions) -> Re
     blocks.extend(system_blocks);
     // B4 (MCP) and B5 (skills) follow the instructions and memory.
     blocks.extend(mcp_block(db, ws, options.agent.clone()).clone());
+    if let Some(skills) = skills_block(db, ws, agent.key.clone()).as_ref().map_err(|e| match e {
+        ListingError::Config(e) => MessageError::Build(BuildError::Config(e.clone())),
+        ListingError::UnknownAgent(name) => MessageError::UnknownAgent {
+            name: name.clone(),
+            available: all.list.iter().map(|a| a.key.clone()).collect(),
+        },
+    })? {
+        blocks.push(skills.clone());
+    }
     if options.json_schema {
         blocks.push(opencode_text(
             BlockKind::StructuredOutput,
@@ -258,6 +268,7 @@ mod tests {
             ("model/muse", "I am {{MODEL_NAME}}.\n"),
             ("structured-output", "USE THE TOOL."),
             ("agent/explore", "EXPLORE PROMPT"),
+            ("skill/customize-opencode/description", "BUILT-IN SKILL."),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_owned(), Arc::from(v)))
@@ -291,13 +302,18 @@ mod tests {
             ..MessageOptions::default()
         };
         let (text, rules) = message(&db, ws, options);
-        assert_eq!(rules, ["B1", "B2", "I4", "A1", "A2"]);
+        assert_eq!(rules, ["B1", "B2", "I4", "B5", "A1", "A2"]);
         assert!(
             text.starts_with("ANTHROPIC PROMPT\n\nYou are powered by the model named claude-x."),
             "{text}"
         );
         assert!(
-            text.ends_with("</env>\nInstructions from: /w/AGENTS.md\nRule.\n\nUSE THE TOOL.\nMine."),
+            text.ends_with(
+                "</env>\nInstructions from: /w/AGENTS.md\nRule.\n\nSkills provide specialized instructions and workflows for specific tasks.\n\
+                 Use the skill tool to load a skill when a task matches its description.\n<available_skills>\n  <skill>\n    \
+                 <name>customize-opencode</name>\n    <description>BUILT-IN SKILL.</description>\n    \
+                 <location>&lt;built-in&gt;</location>\n  </skill>\n</available_skills>\nUSE THE TOOL.\nMine."
+            ),
             "{text}"
         );
     }

@@ -17,5 +17,6 @@ pub mod paths;
 pub mod prompt;
 pub mod references;
 pub mod session;
+pub mod skills;
 pub mod substitute;
 pub mod worktree;

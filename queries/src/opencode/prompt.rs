@@ -56,6 +56,8 @@ pub enum BlockKind {
     References,
     /// B4: the instructions of the connected MCP servers.
     Mcp,
+    /// B5: the skills listing for the agent.
+    Skills,
     /// A1: the line asking for the `StructuredOutput` tool (opencode's text), with `--json-schema`.
     StructuredOutput,
     /// A2: the user message's `system` text, last.
@@ -320,6 +322,7 @@ fn block_id(block: &Block) -> String {
         (_, BlockKind::AgentPrompt) => "agent-prompt".to_owned(),
         (_, BlockKind::References) => "references".to_owned(),
         (_, BlockKind::Mcp) => "mcp".to_owned(),
+        (_, BlockKind::Skills) => "skills".to_owned(),
         (_, BlockKind::StructuredOutput) => "structured-output".to_owned(),
         (_, BlockKind::UserSystem) => "user-system".to_owned(),
         (Some(source), _) => format!("file:{source}"),

@@ -212,22 +212,9 @@ pub fn config_sources(db: &dyn Db, ws: Workspace) -> Result<Vec<ConfigSource>, C
             sources.push(file(SourceKind::Project, &found));
         }
     }
-    // C5: the directory list, compared as raw strings, first occurrence kept.
-    let dot_opencode = |start: &Path, stop: &Path| {
-        up(db, vec![".opencode".to_owned()], start.to_path_buf(), stop.to_path_buf())
-            .clone()
-            .unwrap_or_default()
-    };
-    let mut directories: Vec<String> = vec![path::display(&paths.config)];
-    if project_enabled {
-        directories.extend(dot_opencode(cwd, root).iter().map(|p| path::display(p)));
-    }
-    directories.extend(dot_opencode(&paths.home, &paths.home).iter().map(|p| path::display(p)));
-    directories.extend(flags.config_dir.clone());
-    let mut seen = std::collections::HashSet::new();
-    for dir in directories.into_iter().filter(|d| seen.insert(d.clone())) {
+    for dir in config_directories(db, ws).as_ref().map_err(|e| ConfigError::Flag(e.clone()))? {
         if dir.ends_with(".opencode") || flags.config_dir.as_deref() == Some(dir.as_str()) {
-            let dir = path::resolve(cwd, &dir);
+            let dir = path::resolve(cwd, dir);
             sources.push(file(SourceKind::Directory, &dir.join("opencode.json")));
             sources.push(file(SourceKind::Directory, &dir.join("opencode.jsonc")));
         }
@@ -250,6 +237,32 @@ pub fn config_sources(db: &dyn Db, ws: Workspace) -> Result<Vec<ConfigSource>, C
         PathBuf::from("/Library/Managed Preferences"),
     ));
     Ok(sources)
+}
+
+/// C5: the config directories, as opencode lists them (raw strings, first occurrence kept):
+/// the global config directory, every `.opencode` from `D` up to `W` (unless project config
+/// is disabled), `~/.opencode`, `$OPENCODE_CONFIG_DIR`. Config files, and skills (B5),
+/// are looked for in them.
+#[salsa::tracked(returns(ref))]
+pub fn config_directories(db: &dyn Db, ws: Workspace) -> Result<Vec<String>, FlagError> {
+    let flags = flags(db, ws.host(db)).as_ref().map_err(Clone::clone)?;
+    let paths = global_paths(db, ws).as_ref().map_err(Clone::clone)?;
+    let cwd = ws.cwd(db);
+    let root = &worktree(db, ws).root;
+    let dot_opencode = |start: &Path, stop: &Path| {
+        up(db, vec![".opencode".to_owned()], start.to_path_buf(), stop.to_path_buf())
+            .clone()
+            .unwrap_or_default()
+    };
+    let mut directories: Vec<String> = vec![path::display(&paths.config)];
+    if flags.disable_project_config.is_none() {
+        directories.extend(dot_opencode(cwd, root).iter().map(|p| path::display(p)));
+    }
+    directories.extend(dot_opencode(&paths.home, &paths.home).iter().map(|p| path::display(p)));
+    directories.extend(flags.config_dir.clone());
+    let mut seen = std::collections::HashSet::new();
+    directories.retain(|d| seen.insert(d.clone()));
+    Ok(directories)
 }
 
 /// What a source contributed.
