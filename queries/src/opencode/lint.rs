@@ -84,6 +84,7 @@ pub enum Code {
 
 impl Code {
     /// Every code in id order: SARIF's rule table indexes into it.
+    pub const ALL: [Code; 20] = [
         Code::ShadowedRuleFile,
         Code::AgentsBesideClaude,
         Code::OutsideRepository,
