@@ -48,6 +48,7 @@ pub(crate) enum AgentParam {
     Opencode,
     Codex,
     Gemini,
+    ClaudeCode,
 }
 
 /// The answer to `build` for an agent other than opencode: its text (Codex's message;
@@ -66,6 +67,9 @@ pub(crate) struct AgentBuildReply {
     /// Queries executed for this build.
     pub executed: u64,
     pub unchanged: bool,
+    /// Claude Code without its installation: why its own wording is placeholders in `text`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
 }
 
 /// One file an agent sends.

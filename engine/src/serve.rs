@@ -61,6 +61,9 @@ pub struct Server {
     sent: HashMap<(Workspace, Section, MessageOptions), String>,
     /// Whether the opencode installation was looked for (once, at the first message build).
     installation_loaded: bool,
+    /// Claude Code's own wording (CC10), loaded from its installation on the first build for
+    /// `agent: "claude-code"`.
+    claude_code_prose: Option<crate::Prose>,
     /// Sessions opened with `session/open`, by session id.
     sessions: session::Sessions,
 }
@@ -103,6 +106,7 @@ impl Server {
             remote: None,
             sent: HashMap::new(),
             installation_loaded: false,
+            claude_code_prose: None,
             sessions: session::Sessions::default(),
         }
     }
@@ -242,6 +246,13 @@ impl Server {
             None | Some(AgentParam::Opencode) => {}
             Some(AgentParam::Codex) => return self.agent_build(params, codex_build),
             Some(AgentParam::Gemini) => return self.agent_build(params, gemini_build),
+            Some(AgentParam::ClaudeCode) => {
+                if self.claude_code_prose.is_none() {
+                    let vars = crate::HostEnv::from_process().vars;
+                    self.claude_code_prose = Some(crate::claude_code::claude_code_prose(None, &vars));
+                }
+                return self.agent_build(params, claude_code_build);
+            }
         }
         let model = match params.model.as_deref().map(str::parse::<ModelRef>) {
             Some(Err(message)) => {
@@ -300,9 +311,9 @@ impl Server {
         self.catch_up();
         let before = self.engine.db().executions().total();
         let ws = self.workspace(&params.cwd)?;
-        let result = build(&self.engine, ws);
+        let result = build(&self.engine, ws, self.claude_code_prose.as_ref());
         self.watch_new_inputs();
-        let (name, text, blocks): (&'static str, String, Vec<AgentBlock>) = result?;
+        let AgentText { name, text, blocks, unavailable } = result?;
         let executed = self.engine.db().executions().total() - before;
         let hash = blake3::hash(text.as_bytes()).to_hex().to_string();
         let unchanged = params.known_hash.as_deref() == Some(hash.as_str());
@@ -314,6 +325,7 @@ impl Server {
             blocks: (!unchanged).then_some(blocks),
             executed,
             unchanged,
+            unavailable,
         }))
     }
 
@@ -441,7 +453,17 @@ fn read_line(input: &mut impl BufRead, buf: &mut Vec<u8>, limit: usize) -> io::R
 }
 
 /// What `build` computes for an agent other than opencode: its name, text and blocks.
-type AgentBuild = fn(&Engine, Workspace) -> Result<(&'static str, String, Vec<AgentBlock>), EngineError>;
+/// One agent's text and the files it carries.
+struct AgentText {
+    name: &'static str,
+    text: String,
+    blocks: Vec<AgentBlock>,
+    /// The text holds placeholders for the agent's own wording (Claude Code's, CC10).
+    unavailable: Option<String>,
+}
+
+/// Builds one agent's text; Claude Code's also needs its wording.
+type AgentBuild = fn(&Engine, Workspace, Option<&crate::Prose>) -> Result<AgentText, EngineError>;
 
 fn agent_block(source: &Path, placement: &'static str, text: &str, reason: String) -> AgentBlock {
     AgentBlock {
@@ -454,10 +476,7 @@ fn agent_block(source: &Path, placement: &'static str, text: &str, reason: Strin
 }
 
 /// Codex: the `AGENTS.md` message (CX4) and the files it carries.
-fn codex_build(
-    engine: &Engine,
-    ws: Workspace,
-) -> Result<(&'static str, String, Vec<AgentBlock>), EngineError> {
+fn codex_build(engine: &Engine, ws: Workspace, _: Option<&crate::Prose>) -> Result<AgentText, EngineError> {
     let ctx = engine.codex_context(ws, None)?;
     let blocks = ctx
         .docs
@@ -467,14 +486,11 @@ fn codex_build(
             agent_block(&d.source, "user message before the first prompt", &d.text, d.reason(&ctx.budget))
         })
         .collect();
-    Ok(("codex", ctx.message.clone().unwrap_or_default(), blocks))
+    Ok(AgentText { name: "codex", text: ctx.message.clone().unwrap_or_default(), blocks, unavailable: None })
 }
 
 /// Gemini CLI: the system instruction's and the first message's loaded context (GM1, GM3).
-fn gemini_build(
-    engine: &Engine,
-    ws: Workspace,
-) -> Result<(&'static str, String, Vec<AgentBlock>), EngineError> {
+fn gemini_build(engine: &Engine, ws: Workspace, _: Option<&crate::Prose>) -> Result<AgentText, EngineError> {
     let ctx = engine.gemini_context(ws)?;
     let blocks = ctx
         .docs
@@ -482,7 +498,38 @@ fn gemini_build(
         .filter(|d| d.is_sent())
         .map(|d| agent_block(&d.source, d.scope.placement(), &d.text, d.reason()))
         .collect();
-    Ok(("gemini", ctx.text(), blocks))
+    Ok(AgentText { name: "gemini", text: ctx.text(), blocks, unavailable: None })
+}
+
+/// Claude Code: the rule-file `<system-reminder>` of the first user message (CC2), with its
+/// own wording from the installation, or placeholders and the reason it is unavailable.
+fn claude_code_build(
+    engine: &Engine,
+    ws: Workspace,
+    prose: Option<&crate::Prose>,
+) -> Result<AgentText, EngineError> {
+    use ctxgraph_queries::claude_code::{ProseSource, entry};
+    let fallback;
+    let prose = if let Some(prose) = prose {
+        prose
+    } else {
+        // `build` loads the wording before it calls this; a fallback keeps it a value.
+        fallback = crate::claude_code::claude_code_prose(None, &crate::HostEnv::from_process().vars);
+        &fallback
+    };
+    let ctx = engine.claude_code_context(ws);
+    let placement = "first user message: a <system-reminder> text block before the prompt";
+    let blocks = ctx
+        .sent()
+        .map(|file| {
+            agent_block(&file.source, placement, &entry(file, prose), file.reason(&ctx.cwd, &ctx.approval))
+        })
+        .collect();
+    let unavailable = match &prose.source {
+        ProseSource::Unavailable { reason } => Some(reason.clone()),
+        _ => None,
+    };
+    Ok(AgentText { name: "claude-code", text: ctx.reminder(prose).unwrap_or_default(), blocks, unavailable })
 }
 
 #[cfg(test)]

@@ -28,10 +28,15 @@ pub fn run(args: ExplainArgs) -> Result<ExitCode, CliError> {
             // B4 applies the permissions of `--opencode-agent` (default `build`).
             let agent = args.opencode_agent.as_deref().unwrap_or("build");
             let servers = engine.mcp_facts(ws, agent)?;
+            let skills = engine.explain_skills(ws, agent)?;
             match args.format {
                 ExplainFormat::Text => {
                     let mut text = render::explain::text(&explanation);
                     text.push_str(&render::stages::text(&references, agent, &servers));
+                    if !skills.only_builtin() {
+                        text.push('\n');
+                        text.push_str(&skills.prose());
+                    }
                     if let Some(memory) = &memory {
                         text.push_str(&render::explain::memory_text(memory));
                     }
@@ -44,7 +49,8 @@ pub fn run(args: ExplainArgs) -> Result<ExitCode, CliError> {
                     &render::explain::ExplanationView::new(&explanation)
                         .with_memory(memory.as_ref())
                         .with_message_prompt(message_prompt)
-                        .with_stages(render::stages::StagesView::new(&references, agent, &servers)),
+                        .with_stages(render::stages::StagesView::new(&references, agent, &servers))
+                        .with_skills(&skills),
                 )?,
                 ExplainFormat::Dot => render::dot::graph(&explanation.items, &explanation.entries),
             }

@@ -9,6 +9,7 @@ use ctxgraph_queries::opencode::explain::{
 };
 use ctxgraph_queries::opencode::prompt::PlacedBlock;
 use ctxgraph_queries::opencode::session::export::{Role, ToolStatus};
+use ctxgraph_queries::opencode::skills::explain::SkillsExplanation;
 use ctxgraph_queries::path::display;
 use serde::Serialize;
 
@@ -183,6 +184,10 @@ pub struct ExplanationView<'a> {
     /// With `--opencode-agent`/`--model`: the message's first block (B1 or A2) and why.
     #[serde(skip_serializing_if = "Option::is_none")]
     message_prompt: Option<PlacedBlock>,
+    /// B5: each skill and SKILL.md, listed or not and why (left out when only opencode's
+    /// built-in skill is listed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    skills: Option<&'a SkillsExplanation>,
 }
 
 #[derive(Serialize)]
@@ -211,7 +216,15 @@ impl<'a> ExplanationView<'a> {
             memory: None,
             stages: None,
             message_prompt: None,
+            skills: None,
         }
+    }
+
+    /// Adds the skills section, unless there is nothing in it but the built-in skill.
+    #[must_use]
+    pub fn with_skills(mut self, skills: &'a SkillsExplanation) -> Self {
+        self.skills = (!skills.only_builtin()).then_some(skills);
+        self
     }
 
     /// Adds the references and MCP sections.

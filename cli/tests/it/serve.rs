@@ -394,9 +394,9 @@ fn watch_does_not_rebuild_on_its_own_output() {
     assert_eq!((idle, after_edit), (1, 2), "{}", std::fs::read_to_string(&log).unwrap_or_default());
 }
 
-/// `build` with `agent`: Codex's message and Gemini's context from the same warm server, a
-/// known hash answered with `unchanged`, an edit seen on the next turn, opencode's parameters
-/// refused.
+/// `build` with `agent`: Codex's message, Gemini's context and Claude Code's block from the
+/// same warm server, a known hash answered with `unchanged`, an edit seen on the next turn,
+/// opencode's parameters refused.
 #[test]
 fn build_serves_every_agent() {
     let tree = Tree::new();
@@ -433,6 +433,19 @@ fn build_serves_every_agent() {
     assert!(refused["error"]["message"].as_str().is_some_and(|m| m.contains("section, model")), "{refused}");
     let unknown = server.call(6, "build", json!({ "cwd": cwd, "agent": "nobody" }));
     assert!(unknown.get("error").is_some(), "{unknown}");
+
+    // Claude Code: its CLAUDE.md block; with no installation in the server's environment,
+    // its own wording is placeholders and the reply says why.
+    tree.write("repo/CLAUDE.md", "claude rules\n");
+    let claude = server.call(7, "build", json!({ "cwd": cwd, "agent": "claude-code" }))["result"].clone();
+    assert_eq!(claude["agent"], "claude-code", "{claude}");
+    let text = claude["text"].as_str().expect("text");
+    assert!(text.starts_with("<system-reminder>") && text.contains("claude rules"), "{text}");
+    assert_eq!(claude["blocks"][0]["source"], json!(tree.path("repo/CLAUDE.md")), "{claude}");
+    assert!(claude["unavailable"].is_string(), "{claude}");
+    let known = claude["hash"].clone();
+    let same = server.call(8, "build", json!({ "cwd": cwd, "agent": "claude-code", "known_hash": known }));
+    assert_eq!(same["result"]["unchanged"], json!(true), "{same}");
 }
 
 /// `build` with `section: "message"`: the whole message's block ids, and turns over it.

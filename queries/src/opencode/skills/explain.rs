@@ -172,6 +172,15 @@ pub fn explain_skills(db: &dyn Db, ws: Workspace, agent: &str) -> Result<SkillsE
 }
 
 impl SkillsExplanation {
+    /// Nothing to explain beyond opencode's built-in skill being listed: no skill of the
+    /// user's or project's was found, nothing omitted, skipped or pending.
+    pub fn only_builtin(&self) -> bool {
+        self.omitted.is_none()
+            && self.missing_paths.is_empty()
+            && self.pending_downloads.is_empty()
+            && self.items.iter().all(|item| item.source.is_none() && item.listed)
+    }
+
     /// The explanation in words, one line per skill.
     pub fn prose(&self) -> String {
         let mut out = format!("Skills for agent {} (B5):\n", self.agent);
