@@ -110,7 +110,8 @@ PY
 )
   case " ${args[*]} " in *" -R "*,*) capture=$(cc_oracle) ;; esac
   rm -rf "$out.fix"; cp -a "$dir" "$out.fix"
-  grep -rlZ -- '<run>' "$out.fix/proj" "$out.fix/home" 2>/dev/null | xargs -0 -r sed -i "s#<run>#$out/run#g"
+  # (grep finds nothing in a case without `<run>`: not a failure.)
+  { grep -rlZ -- '<run>' "$out.fix/proj" "$out.fix/home" 2>/dev/null || true; } | xargs -0 -r sed -i "s#<run>#$out/run#g"
   "$capture/capture_cc.sh" "${args[@]}" "$out.fix" "$out" >"$out.log" 2>&1 || true
   grep -q 'claude rc=0' "$out/stderr" || { cat "$out.log" "$out/stderr" >&2; echo "claude failed on $dir" >&2; return 1; }
   python3 - "$out" "$dir" <<'PY'

@@ -184,8 +184,14 @@ pub fn gemini_context(db: &dyn Db, ws: Workspace) -> Result<GeminiContext, Gemin
     let mut found = upward(db, &cwd, &ceiling, &home, &settings.filenames);
     found.sort_by(|a, b| js_cmp(a, b));
     found.dedup();
+    // GM2: Gemini keeps one path per file, by real path: a `CLAUDE.md -> AGENTS.md` symlink
+    // beside its target is loaded once, under the name that sorts first (recorded on a real
+    // repository, relayfile). The File input's revision is read first so that this re-runs
+    // when either path changes on disk.
+    let mut real_paths: std::collections::HashSet<PathBuf> =
+        docs.iter().map(|d| real_path(db, &d.source)).collect();
     for path in found {
-        if !docs.iter().any(|d| d.source == path) {
+        if real_paths.insert(real_path(db, &path)) {
             docs.push(load_doc(db, path, Scope::Project, &settings));
         }
     }
@@ -195,6 +201,12 @@ pub fn gemini_context(db: &dyn Db, ws: Workspace) -> Result<GeminiContext, Gemin
         format!("<loaded_context>\n<project_context>\n{project}\n</project_context>\n</loaded_context>")
     });
     Ok(GeminiContext { cwd, project_root, ceiling, settings, docs, system, user })
+}
+
+/// Where `path` leads through symlinks (itself when it does not resolve).
+fn real_path(db: &dyn Db, path: &Path) -> PathBuf {
+    let _ = db.files().get(db, path).revision(db);
+    db.system().canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// GM3: the blocks of one scope joined by a blank line, `None` when there are none.
