@@ -1,25 +1,16 @@
 //! Incrementality of the Claude Code profile: a change re-executes only the queries that
 //! looked at it, and the block (and a Read's attachment) equals what a fresh engine builds.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use ctxgraph_engine::{ChangeEvent, Engine, HostEnv, Prose};
+use ctxgraph_engine::{ChangeEvent, Engine, Prose};
 use ctxgraph_queries::system::MemorySystem;
-use ctxgraph_test_support::fixture::fixed_host;
+
+use crate::agent_world::{World, counts};
 
 const CWD: &str = "/repo/pkg";
 const READ: &str = "/repo/pkg/api/handler.ts";
-
-fn host() -> HostEnv {
-    fixed_host("/home/u")
-}
-
-struct World {
-    fs: Arc<MemorySystem>,
-    engine: Engine,
-}
 
 fn world() -> World {
     let fs = Arc::new(MemorySystem::new());
@@ -31,8 +22,7 @@ fn world() -> World {
     fs.write_file("/repo/pkg/.claude/rules/ts.md", "---\npaths: \"**/*.ts\"\n---\nts rule\n");
     fs.write_file("/repo/pkg/api/CLAUDE.md", "api rules\n");
     fs.write_file(READ, "export {}\n");
-    let engine = Engine::new(fs.clone(), host());
-    World { fs, engine }
+    World::new(fs, built)
 }
 
 /// The block and the Read's attachment, as one string.
@@ -41,32 +31,6 @@ fn built(engine: &mut Engine) -> String {
     let block = engine.claude_code_context(ws).reminder(&Prose::fingerprints()).unwrap_or_default();
     let read = engine.claude_code_read(ws, Path::new(READ)).expect("read").text();
     format!("{block}\n--- read\n{read}")
-}
-
-impl World {
-    fn build(&mut self) -> (String, BTreeMap<String, u64>) {
-        let before = self.engine.db().executions().totals();
-        let text = built(&mut self.engine);
-        let mut executed = self.engine.db().executions().totals();
-        for (query, count) in &before {
-            if let Some(now) = executed.get_mut(query) {
-                *now -= count;
-            }
-        }
-        executed.retain(|_, count| *count > 0);
-        (text, executed)
-    }
-
-    fn change(&mut self, event: ChangeEvent) -> (String, BTreeMap<String, u64>) {
-        self.engine.apply_changes(&[event]);
-        let built_warm = self.build();
-        assert_eq!(built_warm.0, built(&mut Engine::new(self.fs.clone(), host())), "warm and fresh differ");
-        built_warm
-    }
-}
-
-fn counts(pairs: &[(&str, u64)]) -> BTreeMap<String, u64> {
-    pairs.iter().map(|(name, count)| ((*name).to_owned(), *count)).collect()
 }
 
 #[test]

@@ -1,24 +1,15 @@
 //! Incrementality of the Gemini CLI profile: a change re-executes only the queries that
 //! looked at it, and the context equals what a fresh engine builds.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use ctxgraph_engine::{ChangeEvent, Engine, HostEnv};
+use ctxgraph_engine::{ChangeEvent, Engine};
 use ctxgraph_queries::system::MemorySystem;
-use ctxgraph_test_support::fixture::fixed_host;
+
+use crate::agent_world::{World, counts};
 
 const CWD: &str = "/repo/pkg/api";
-
-fn host() -> HostEnv {
-    fixed_host("/home/u")
-}
-
-struct World {
-    fs: Arc<MemorySystem>,
-    engine: Engine,
-}
 
 fn world() -> World {
     let fs = Arc::new(MemorySystem::new());
@@ -28,39 +19,12 @@ fn world() -> World {
     fs.write_file("/repo/docs/style.md", "style\n");
     fs.write_file("/repo/pkg/api/GEMINI.md", "api rules\n");
     fs.write_file("/repo/pkg/api/src/lib.rs", "fn main() {}\n");
-    let engine = Engine::new(fs.clone(), host());
-    World { fs, engine }
+    World::new(fs, context)
 }
 
 fn context(engine: &mut Engine) -> String {
     let ws = engine.open(Path::new(CWD)).expect("cwd");
     engine.gemini_context(ws).expect("gemini").text()
-}
-
-impl World {
-    fn build(&mut self) -> (String, BTreeMap<String, u64>) {
-        let before = self.engine.db().executions().totals();
-        let text = context(&mut self.engine);
-        let mut executed = self.engine.db().executions().totals();
-        for (query, count) in &before {
-            if let Some(now) = executed.get_mut(query) {
-                *now -= count;
-            }
-        }
-        executed.retain(|_, count| *count > 0);
-        (text, executed)
-    }
-
-    fn change(&mut self, event: ChangeEvent) -> (String, BTreeMap<String, u64>) {
-        self.engine.apply_changes(&[event]);
-        let built = self.build();
-        assert_eq!(built.0, context(&mut Engine::new(self.fs.clone(), host())), "warm and fresh differ");
-        built
-    }
-}
-
-fn counts(pairs: &[(&str, u64)]) -> BTreeMap<String, u64> {
-    pairs.iter().map(|(name, count)| ((*name).to_owned(), *count)).collect()
 }
 
 #[test]

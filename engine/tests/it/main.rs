@@ -3,6 +3,7 @@
 //! the whole dependency tree). Add a module here rather than a file beside `it/`; insta
 //! snapshots live in `it/snapshots/`, named `it__<module>__<name>.snap`.
 
+mod agent_world;
 mod churn;
 mod claude_code;
 mod codex;
