@@ -19,6 +19,7 @@ pub fn exit_internal_on_panic() {
 }
 
 /// The environment variable that makes a debug build panic inside the command it runs.
+#[cfg(debug_assertions)]
 pub const TEST_PANIC_VAR: &str = "CTXGRAPH_TEST_PANIC";
 
 /// Nothing in ctxgraph panics on purpose, so the end-to-end tests need a way to check the
