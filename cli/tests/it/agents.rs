@@ -25,6 +25,20 @@ pub(crate) fn run(root: &Path, cwd: &str, args: &[&str]) -> Run {
     Run::scrubbed(root, output)
 }
 
+/// `build --agent AGENT --format json` and the text `build --agent AGENT` prints, from `cwd`:
+/// the report must measure that text (bytes, blake3). The text names the temp dir, so its
+/// hash differs per run; the report comes back with it checked and replaced by `[HASH]`.
+pub(crate) fn build_report(root: &Path, cwd: &str, agent: &str) -> (serde_json::Value, Run) {
+    let json = run(root, cwd, &["build", "--agent", agent, "--format", "json"]);
+    assert_eq!(json.code, 0, "{}", json.stderr);
+    let text = run(root, cwd, &["build", "--agent", agent]);
+    let mut report: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
+    assert_eq!(report["bytes"].as_u64(), Some(text.raw_stdout.len() as u64), "the report measures the text");
+    assert_eq!(report["hash"].as_str(), Some(blake3::hash(&text.raw_stdout).to_hex().as_str()));
+    report["hash"] = "[HASH]".into();
+    (report, text)
+}
+
 const FILES: &[(&str, &str)] = &[
     ("home/.codex/AGENTS.md", "Global rules.\n"),
     ("home/.codex/config.toml", "model = \"x\"\nproject_doc_max_bytes = 40\n"),
@@ -38,15 +52,7 @@ const FILES: &[(&str, &str)] = &[
 #[test]
 fn json_lists_what_is_sent_and_why_the_rest_is_not() {
     let (_dir, root) = tree(FILES);
-    let json = run(&root, "repo/pkg/deep/empty", &["build", "--agent", "codex", "--format", "json"]);
-    assert_eq!(json.code, 0, "{}", json.stderr);
-
-    let text = run(&root, "repo/pkg/deep/empty", &["build", "--agent", "codex"]);
-    let mut report: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
-    assert_eq!(report["bytes"].as_u64(), Some(text.raw_stdout.len() as u64), "the report measures the text");
-    assert_eq!(report["hash"].as_str(), Some(blake3::hash(&text.raw_stdout).to_hex().as_str()));
-    // The message names the temp dir, so its hash differs per run; checked above.
-    report["hash"] = "[HASH]".into();
+    let (report, text) = build_report(&root, "repo/pkg/deep/empty", "codex");
     insta::assert_snapshot!("codex_json", serde_json::to_string_pretty(&report).expect("JSON"));
     assert!(
         text.stdout.contains("Override:") && !text.stdout.contains("cut by the budget"),

@@ -4,26 +4,8 @@
 //! sends is pinned by the recorded cases in `tests/agents/claude-code/`; this module checks
 //! the binary's own surface.
 
-use std::path::{Path, PathBuf};
-
-use crate::support::{Run, ctxgraph, git_repo};
-
-fn tree(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let root = std::fs::canonicalize(dir.path()).expect("canonical temp dir");
-    git_repo(&root.join("repo"));
-    for (path, text) in files {
-        let path = root.join(path);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("parent dir");
-        std::fs::write(path, text).expect("write");
-    }
-    (dir, root)
-}
-
-fn run(root: &Path, cwd: &str, args: &[&str]) -> Run {
-    let output = ctxgraph(root).args(args).current_dir(root.join(cwd)).output().expect("run ctxgraph");
-    Run::scrubbed(root, output)
-}
+use crate::agents::{build_report, run, tree};
+use crate::support::ctxgraph;
 
 const FILES: &[(&str, &str)] = &[
     ("home/.claude/CLAUDE.md", "User rules.\n"),
@@ -39,13 +21,7 @@ const FILES: &[(&str, &str)] = &[
 #[test]
 fn json_lists_what_is_sent_and_why_the_rest_is_not() {
     let (_dir, root) = tree(FILES);
-    let json = run(&root, "repo", &["build", "--agent", "claude-code", "--format", "json"]);
-    assert_eq!(json.code, 0, "{}", json.stderr);
-    let text = run(&root, "repo", &["build", "--agent", "claude-code"]);
-    let mut report: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
-    assert_eq!(report["bytes"].as_u64(), Some(text.raw_stdout.len() as u64), "the report measures the text");
-    assert_eq!(report["hash"].as_str(), Some(blake3::hash(&text.raw_stdout).to_hex().as_str()));
-    report["hash"] = "[HASH]".into();
+    let (report, text) = build_report(&root, "repo", "claude-code");
     insta::assert_snapshot!("claude_code_json", serde_json::to_string_pretty(&report).expect("JSON"));
 
     // No installation on PATH: placeholders, a warning, and the entries all the same.

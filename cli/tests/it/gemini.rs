@@ -3,7 +3,7 @@
 //! Gemini CLI sends is pinned by the recorded cases in `tests/agents/gemini/`; this module
 //! checks the binary's own surface.
 
-use crate::agents::{run, tree};
+use crate::agents::{build_report, run, tree};
 use crate::support::ctxgraph;
 
 const FILES: &[(&str, &str)] = &[
@@ -18,13 +18,7 @@ const FILES: &[(&str, &str)] = &[
 #[test]
 fn json_lists_blocks_in_send_order_with_their_imports() {
     let (_dir, root) = tree(FILES);
-    let json = run(&root, "repo/pkg", &["build", "--agent", "gemini", "--format", "json"]);
-    assert_eq!(json.code, 0, "{}", json.stderr);
-    let text = run(&root, "repo/pkg", &["build", "--agent", "gemini"]);
-    let mut report: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
-    assert_eq!(report["bytes"].as_u64(), Some(text.raw_stdout.len() as u64), "the report measures the text");
-    assert_eq!(report["hash"].as_str(), Some(blake3::hash(&text.raw_stdout).to_hex().as_str()));
-    report["hash"] = "[HASH]".into();
+    let (report, text) = build_report(&root, "repo/pkg", "gemini");
     insta::assert_snapshot!("gemini_json", serde_json::to_string_pretty(&report).expect("JSON"));
     assert!(
         text.stdout.starts_with("<loaded_context>\n--- Context from: [TMP]/home/.gemini/GEMINI.md ---\n")
