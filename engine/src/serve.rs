@@ -244,14 +244,17 @@ impl Server {
     fn build(&mut self, params: BuildParams) -> Result<Answer, RpcError> {
         match params.agent {
             None | Some(AgentParam::Opencode) => {}
-            Some(AgentParam::Codex) => return self.agent_build(params, codex_build),
-            Some(AgentParam::Gemini) => return self.agent_build(params, gemini_build),
+            Some(AgentParam::Codex) => return self.agent_build(params, &codex_build),
+            Some(AgentParam::Gemini) => return self.agent_build(params, &gemini_build),
             Some(AgentParam::ClaudeCode) => {
-                if self.claude_code_prose.is_none() {
-                    let vars = crate::HostEnv::from_process().vars;
-                    self.claude_code_prose = Some(crate::claude_code::claude_code_prose(None, &vars));
-                }
-                return self.agent_build(params, claude_code_build);
+                let prose = self
+                    .claude_code_prose
+                    .get_or_insert_with(|| {
+                        let vars = crate::HostEnv::from_process().vars;
+                        crate::claude_code::claude_code_prose(None, &vars)
+                    })
+                    .clone();
+                return self.agent_build(params, &|engine, ws| Ok(claude_code_build(engine, ws, &prose)));
             }
         }
         let model = match params.model.as_deref().map(str::parse::<ModelRef>) {
@@ -311,7 +314,7 @@ impl Server {
         self.catch_up();
         let before = self.engine.db().executions().total();
         let ws = self.workspace(&params.cwd)?;
-        let result = build(&self.engine, ws, self.claude_code_prose.as_ref());
+        let result = build(&self.engine, ws);
         self.watch_new_inputs();
         let AgentText { name, text, blocks, unavailable } = result?;
         let executed = self.engine.db().executions().total() - before;
@@ -462,8 +465,8 @@ struct AgentText {
     unavailable: Option<String>,
 }
 
-/// Builds one agent's text; Claude Code's also needs its wording.
-type AgentBuild = fn(&Engine, Workspace, Option<&crate::Prose>) -> Result<AgentText, EngineError>;
+/// Builds one agent's text.
+type AgentBuild<'a> = &'a dyn Fn(&Engine, Workspace) -> Result<AgentText, EngineError>;
 
 fn agent_block(source: &Path, placement: &'static str, text: &str, reason: String) -> AgentBlock {
     AgentBlock {
@@ -476,7 +479,7 @@ fn agent_block(source: &Path, placement: &'static str, text: &str, reason: Strin
 }
 
 /// Codex: the `AGENTS.md` message (CX4) and the files it carries.
-fn codex_build(engine: &Engine, ws: Workspace, _: Option<&crate::Prose>) -> Result<AgentText, EngineError> {
+fn codex_build(engine: &Engine, ws: Workspace) -> Result<AgentText, EngineError> {
     let ctx = engine.codex_context(ws, None)?;
     let blocks = ctx
         .docs
@@ -490,7 +493,7 @@ fn codex_build(engine: &Engine, ws: Workspace, _: Option<&crate::Prose>) -> Resu
 }
 
 /// Gemini CLI: the system instruction's and the first message's loaded context (GM1, GM3).
-fn gemini_build(engine: &Engine, ws: Workspace, _: Option<&crate::Prose>) -> Result<AgentText, EngineError> {
+fn gemini_build(engine: &Engine, ws: Workspace) -> Result<AgentText, EngineError> {
     let ctx = engine.gemini_context(ws)?;
     let blocks = ctx
         .docs
@@ -503,21 +506,8 @@ fn gemini_build(engine: &Engine, ws: Workspace, _: Option<&crate::Prose>) -> Res
 
 /// Claude Code: the rule-file `<system-reminder>` of the first user message (CC2), with its
 /// own wording from the installation, or placeholders and the reason it is unavailable.
-#[allow(clippy::unnecessary_wraps, reason = "an AgentBuild, whose Codex and Gemini builds can fail")]
-fn claude_code_build(
-    engine: &Engine,
-    ws: Workspace,
-    prose: Option<&crate::Prose>,
-) -> Result<AgentText, EngineError> {
+fn claude_code_build(engine: &Engine, ws: Workspace, prose: &crate::Prose) -> AgentText {
     use ctxgraph_queries::claude_code::{ProseSource, entry};
-    let fallback;
-    let prose = if let Some(prose) = prose {
-        prose
-    } else {
-        // `build` loads the wording before it calls this; a fallback keeps it a value.
-        fallback = crate::claude_code::claude_code_prose(None, &crate::HostEnv::from_process().vars);
-        &fallback
-    };
     let ctx = engine.claude_code_context(ws);
     let placement = "first user message: a <system-reminder> text block before the prompt";
     let blocks = ctx
@@ -530,7 +520,7 @@ fn claude_code_build(
         ProseSource::Unavailable { reason } => Some(reason.clone()),
         _ => None,
     };
-    Ok(AgentText { name: "claude-code", text: ctx.reminder(prose).unwrap_or_default(), blocks, unavailable })
+    AgentText { name: "claude-code", text: ctx.reminder(prose).unwrap_or_default(), blocks, unavailable }
 }
 
 #[cfg(test)]
