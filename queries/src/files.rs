@@ -170,6 +170,15 @@ impl std::fmt::Display for ReadFailure {
     }
 }
 
+/// `path` with every symlink resolved, or as given when that fails (a dangling link is
+/// judged by where it sits). Reads the path's `File` input first, so a tracked query that
+/// asks re-runs when the path changes on disk (a link re-pointed shows there); from an
+/// untracked caller (lint) it is simply the answer now.
+pub fn real_path(db: &dyn Db, path: &Path) -> PathBuf {
+    let _ = db.files().get(db, path).revision(db);
+    db.system().canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
 /// The raw bytes of a file.
 #[salsa::tracked(returns(ref), lru = 1024)]
 pub fn file_bytes(db: &dyn Db, file: File) -> Result<Arc<[u8]>, ReadFailure> {

@@ -206,8 +206,7 @@ fn exists(db: &dyn Db, path: &Path) -> bool {
 /// The same text, a symlink to the same file, or a file that is nothing but an import of the
 /// other (`@AGENTS.md`, `@./AGENTS.md`).
 fn same_rules(db: &dyn Db, a: &Path, b: &Path, text: &dyn Fn(&Path) -> String) -> bool {
-    let real = |p: &Path| db.system().canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    if real(a) == real(b) {
+    if crate::files::real_path(db, a) == crate::files::real_path(db, b) {
         return true;
     }
     let (ta, tb) = (text(a), text(b));

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::db::{Db, Workspace};
-use crate::files::File;
+use crate::files::{File, real_path};
 use crate::opencode::substitute::js_trim;
 use crate::system::FileKind;
 
@@ -186,8 +186,7 @@ pub fn gemini_context(db: &dyn Db, ws: Workspace) -> Result<GeminiContext, Gemin
     found.dedup();
     // GM2: Gemini keeps one path per file, by real path: a `CLAUDE.md -> AGENTS.md` symlink
     // beside its target is loaded once, under the name that sorts first (recorded on a real
-    // repository, relayfile). The File input's revision is read first so that this re-runs
-    // when either path changes on disk.
+    // repository, relayfile).
     let mut real_paths: std::collections::HashSet<PathBuf> =
         docs.iter().map(|d| real_path(db, &d.source)).collect();
     for path in found {
@@ -201,12 +200,6 @@ pub fn gemini_context(db: &dyn Db, ws: Workspace) -> Result<GeminiContext, Gemin
         format!("<loaded_context>\n<project_context>\n{project}\n</project_context>\n</loaded_context>")
     });
     Ok(GeminiContext { cwd, project_root, ceiling, settings, docs, system, user })
-}
-
-/// Where `path` leads through symlinks (itself when it does not resolve).
-fn real_path(db: &dyn Db, path: &Path) -> PathBuf {
-    let _ = db.files().get(db, path).revision(db);
-    db.system().canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// GM3: the blocks of one scope joined by a blank line, `None` when there are none.

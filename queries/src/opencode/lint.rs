@@ -421,11 +421,10 @@ impl Linter<'_> {
         winner.parent() == shadowed.parent() && rule_text(self.db, winner).text().contains(name)
     }
 
-    /// The path with every symlink resolved, or as given when that fails (a dangling
-    /// link is judged by where it sits). Through `System` but outside salsa: lint is an
-    /// untracked function run on demand, so nothing caches an answer that could go stale.
+    /// [`real_path`](crate::files::real_path): lint is an untracked function run on
+    /// demand, so nothing caches an answer that could go stale.
     fn real_path(&self, path: &Path) -> PathBuf {
-        self.db.system().canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+        crate::files::real_path(self.db, path)
     }
 
     /// CG001 and CG002. A `CLAUDE.md` beside an `AGENTS.md` gets CG002 only: that is the
