@@ -40,6 +40,12 @@ impl World {
         (text, executed)
     }
 
+    /// Writes `text` to `path`, then [`World::change`] with the edit.
+    pub fn edit(&mut self, path: &str, text: &str) -> (String, BTreeMap<String, u64>) {
+        self.fs.write_file(path, text);
+        self.change(ChangeEvent::Modified(path.into()))
+    }
+
     /// Applies `event`, builds, and checks the warm text against a fresh engine's.
     pub fn change(&mut self, event: ChangeEvent) -> (String, BTreeMap<String, u64>) {
         self.engine.apply_changes(&[event]);

@@ -50,8 +50,7 @@ fn nothing_changed_executes_nothing() {
 fn editing_a_rule_file_rereads_it_and_reassembles() {
     let mut w = world();
     w.build();
-    w.fs.write_file("/repo/pkg/CLAUDE.md", "pkg rules, edited\n");
-    let (text, executed) = w.change(ChangeEvent::Modified("/repo/pkg/CLAUDE.md".into()));
+    let (text, executed) = w.edit("/repo/pkg/CLAUDE.md", "pkg rules, edited\n");
     assert!(text.contains("pkg rules, edited"), "{text}");
     // The Read's attachment looks at the session's files, so it re-runs; nothing else.
     assert_eq!(executed, counts(&[("claude_md_context", 1), ("file_bytes", 1), ("read_attachment", 1)]));
@@ -61,8 +60,7 @@ fn editing_a_rule_file_rereads_it_and_reassembles() {
 fn editing_a_nested_file_only_touches_the_read() {
     let mut w = world();
     let (before, _) = w.build();
-    w.fs.write_file("/repo/pkg/api/CLAUDE.md", "api rules, edited\n");
-    let (text, executed) = w.change(ChangeEvent::Modified("/repo/pkg/api/CLAUDE.md".into()));
+    let (text, executed) = w.edit("/repo/pkg/api/CLAUDE.md", "api rules, edited\n");
     assert!(text.contains("api rules, edited"), "{text}");
     assert_eq!(text.split("--- read").next(), before.split("--- read").next(), "the block is unchanged");
     assert_eq!(executed, counts(&[("file_bytes", 1), ("read_attachment", 1)]));

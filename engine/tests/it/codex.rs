@@ -40,8 +40,7 @@ fn nothing_changed_executes_nothing() {
 fn editing_a_rule_file_rereads_it_and_reassembles() {
     let mut w = world();
     w.build();
-    w.fs.write_file("/repo/pkg/api/AGENTS.md", "api rules, edited\n");
-    let (text, executed) = w.change(ChangeEvent::Modified("/repo/pkg/api/AGENTS.md".into()));
+    let (text, executed) = w.edit("/repo/pkg/api/AGENTS.md", "api rules, edited\n");
     assert!(text.contains("api rules, edited"), "{text}");
     assert_eq!(executed, counts(&[("agents_context", 1), ("file_bytes", 1)]));
 }
@@ -61,8 +60,7 @@ fn an_override_appearing_shadows_agents_md() {
 fn editing_the_budget_reruns_the_config_and_the_assembly() {
     let mut w = world();
     w.build();
-    w.fs.write_file("/home/u/.codex/config.toml", "project_doc_max_bytes = 4\n");
-    let (text, executed) = w.change(ChangeEvent::Modified("/home/u/.codex/config.toml".into()));
+    let (text, executed) = w.edit("/home/u/.codex/config.toml", "project_doc_max_bytes = 4\n");
     assert!(text.contains("root\n</INSTRUCTIONS>"), "{text}");
     assert_eq!(executed, counts(&[("agents_context", 1), ("config_budget", 1), ("file_bytes", 1)]));
 }
@@ -71,7 +69,6 @@ fn editing_the_budget_reruns_the_config_and_the_assembly() {
 fn an_unrelated_file_changes_nothing() {
     let mut w = world();
     let (before, _) = w.build();
-    w.fs.write_file("/repo/pkg/api/src/lib.rs", "fn main() { edited() }\n");
-    let (after, executed) = w.change(ChangeEvent::Modified("/repo/pkg/api/src/lib.rs".into()));
+    let (after, executed) = w.edit("/repo/pkg/api/src/lib.rs", "fn main() { edited() }\n");
     assert_eq!((after, executed), (before, counts(&[])));
 }

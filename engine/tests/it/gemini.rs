@@ -41,8 +41,7 @@ fn nothing_changed_executes_nothing() {
 fn editing_a_context_file_reprocesses_that_file_only() {
     let mut w = world();
     w.build();
-    w.fs.write_file("/repo/pkg/api/GEMINI.md", "api rules, edited\n");
-    let (text, executed) = w.change(ChangeEvent::Modified("/repo/pkg/api/GEMINI.md".into()));
+    let (text, executed) = w.edit("/repo/pkg/api/GEMINI.md", "api rules, edited\n");
     assert!(text.contains("api rules, edited"), "{text}");
     assert_eq!(executed, counts(&[("expanded_doc", 1), ("file_bytes", 1), ("gemini_context", 1)]));
 }
@@ -51,8 +50,7 @@ fn editing_a_context_file_reprocesses_that_file_only() {
 fn editing_an_imported_file_reprocesses_its_importer() {
     let mut w = world();
     w.build();
-    w.fs.write_file("/repo/docs/style.md", "style, edited\n");
-    let (text, executed) = w.change(ChangeEvent::Modified("/repo/docs/style.md".into()));
+    let (text, executed) = w.edit("/repo/docs/style.md", "style, edited\n");
     assert!(text.contains("style, edited"), "{text}");
     assert_eq!(executed, counts(&[("expanded_doc", 1), ("file_bytes", 1), ("gemini_context", 1)]));
 }
@@ -84,7 +82,6 @@ fn editing_the_settings_reruns_discovery() {
 fn an_unrelated_file_changes_nothing() {
     let mut w = world();
     let (before, _) = w.build();
-    w.fs.write_file("/repo/pkg/api/src/lib.rs", "fn main() { edited() }\n");
-    let (after, executed) = w.change(ChangeEvent::Modified("/repo/pkg/api/src/lib.rs".into()));
+    let (after, executed) = w.edit("/repo/pkg/api/src/lib.rs", "fn main() { edited() }\n");
     assert_eq!((after, executed), (before, counts(&[])));
 }
