@@ -200,6 +200,11 @@ fn main() {
     let base = tempfile::tempdir().expect("temp dir");
     let (repo, generated) = monorepo::generate_reported(base.path(), shape);
     eprintln!("{generated}");
+    // For profiling a server by hand against the same tree (heaptrack, perf).
+    if std::env::var_os("CTXGRAPH_BENCH_KEEP").is_some() {
+        eprintln!("kept the tree: {} (cwd {})", base.keep().display(), repo.cwd.display());
+        return;
+    }
     let mut rows = Vec::new();
     let mut echo = Echo::new();
 
