@@ -6,8 +6,8 @@ its system message can contain, read from the JavaScript bundled in the executab
 This is the recording side, and independent of ctxgraph's extraction (which matches string
 literals by length and hash and needs no anchor): it finds each text through the CODE that
 uses it (the model-prompt selection function, the built-in agents' table, the structured
-output push, the built-in skill's constants), decodes that string literal, and prints only
-figures. Check a new table against captured messages (tests/message/) before committing it.
+output push, the built-in skill's constants, the functions building the references and skills
+blocks), decodes that string literal, and prints only figures. Check a new table against captured messages (tests/message/) before committing it.
 """
 import re
 import sys
@@ -109,6 +109,16 @@ def find_assets(data):
     m = re.search(rb'\?void 0:\[("[^"]*","<available_references>")', data)
     text, end = decode_literal(data, m.start(1))
     assets['references/intro'] = text, (m.start(1), end + 1)
+    # B5.8: the skills block's two opening lines, the literals the system prompt's skills
+    # function joins before the verbose listing.
+    m = re.search(rb'return\[("[^"]*"),("[^"]*"),[\w$]+\.fmt\([\w$]+,\{verbose:!0\}\)\]', data)
+    for name, group in [('skills/intro', 1), ('skills/how-to-load', 2)]:
+        text, end = decode_literal(data, m.start(group))
+        assets[name] = text, (m.start(group), end + 1)
+    # B5.8: what that listing says when no skill is listed, its early return.
+    m = re.search(rb'if\([\w$]+\.length===0\)return("[^"]*");if\([\w$]+\.verbose\)return\["<available_skills>"', data)
+    text, end = decode_literal(data, m.start(1))
+    assets['skills/none-available'] = text, (m.start(1), end + 1)
     return assets
 
 

@@ -6,16 +6,20 @@
 #
 # A case is laid out like the main conformance cases (README there: proj/, home/, global/,
 # case.toml with [run] cwd, git, env). capture.sh -m full runs opencode once; the block is the
-# system text from its last "Skills provide specialized instructions" line to the end (skills
-# come last: no structured output, no user.system), or "<no skills block>" when opencode sent
-# none. opencode's own prose in it, the built-in skill's description, becomes
-# "blake3:<hex>" of the text, so no opencode text lands in the repository.
+# system text from the last occurrence of its two opening lines (the assets skills/intro and
+# skills/how-to-load, read from the binary by record-assets.py) to the end (skills come last:
+# no structured output, no user.system), or "<no skills block>" when opencode sent none.
+# opencode's own prose in it becomes "blake3:<hex>" of the text, so no opencode text lands in
+# the repository: each line before the listing (the opening lines, and the line that stands
+# for an empty listing) and the built-in skill's description.
 # A case with a site/ directory gets it served on 127.0.0.1 (python3 -m http.server, a free
 # port) for the run, its base URL in $SKILLS_URL (configs write "{env:SKILLS_URL}").
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 CASES=$ROOT/tests/conformance/skills
+. "$HERE/lib.sh"
+BIN=$(oracle_bin) || { echo "record-skills.sh: installing opencode-ai@$OPENCODE_VERSION failed" >&2; exit 2; }
 for v in $(compgen -e); do case $v in OPENCODE_*) unset "$v" ;; esac; done
 export LC_ALL=C.UTF-8 PYTHONIOENCODING=utf-8
 
@@ -55,15 +59,23 @@ PY
   [ -z "$srv" ] || { kill "$srv"; wait "$srv" 2>/dev/null || true; }
   [ "$rc" = 0 ] || { cat "$scr/err" >&2; rm -rf "$scr"; exit 1; }
   if grep -q 'opencode run failed' "$scr/err"; then cat "$scr/err" >&2; rm -rf "$scr"; exit 1; fi
-  python3 - "$scr/full.out" "$dir/expected.txt" <<'PY'
-import re, sys, blake3
+  python3 - "$scr/full.out" "$dir/expected.txt" "$HERE" "$BIN" <<'PY'
+import importlib.util, os, re, sys, blake3
+spec = importlib.util.spec_from_file_location("record_assets", os.path.join(sys.argv[3], "record-assets.py"))
+record_assets = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(record_assets)
+texts = {name: text for name, (text, _) in record_assets.find_assets(open(sys.argv[4], "rb").read()).items()}
 system = open(sys.argv[1], encoding="utf-8").read()
-start = system.rfind("Skills provide specialized instructions and workflows for specific tasks.\n")
+start = system.rfind(texts["skills/intro"] + "\n" + texts["skills/how-to-load"] + "\n")
 block = system[start:] if start >= 0 else "<no skills block>"
-def hashed(m):
-    return m.group(1) + "blake3:" + blake3.blake3(m.group(2).encode()).hexdigest() + m.group(3)
+def hashed(text):
+    return "blake3:" + blake3.blake3(text.encode()).hexdigest()
+if start >= 0:
+    lines = block.split("\n")
+    listing = lines.index("<available_skills>") if "<available_skills>" in lines else len(lines)
+    block = "\n".join([hashed(line) for line in lines[:listing]] + lines[listing:])
 block = re.sub(r"(<name>customize-opencode</name>\n    <description>)(.*?)(</description>\n    <location>&lt;built-in&gt;</location>)",
-               hashed, block, flags=re.S)
+               lambda m: m.group(1) + hashed(m.group(2)) + m.group(3), block, flags=re.S)
 open(sys.argv[2], "w", encoding="utf-8").write(block + "\n")
 PY
   rm -rf "$scr"

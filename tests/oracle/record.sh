@@ -178,8 +178,9 @@ EOF
   done
 
   mkdir -p "$SNAPS"
-  python3 - "$id" "$desc" "$VERSION" "$SNAPS/conformance__$id.snap" "$scr/full.out" "${pairs[@]}" <<'EOF'
-import os, sys
+  ORACLE_DIR=$HERE ORACLE_BIN=$REALBIN \
+    python3 - "$id" "$desc" "$VERSION" "$SNAPS/conformance__$id.snap" "$scr/full.out" "${pairs[@]}" <<'EOF'
+import importlib.util, os, sys
 cid, desc, version, dest, full = sys.argv[1:6]
 pairs = sys.argv[6:]
 def die(msg):
@@ -194,7 +195,14 @@ if start < 0:
 if not s[start:].startswith("You are powered by the model named fake-model. The exact model ID is fake/fake-model\n"):
     die("unexpected model line")
 system = s[start:]
-cut = system.rfind("\nSkills provide specialized instructions and workflows")
+# The skills block follows the instructions: it starts with opencode's text skills/intro,
+# read from the binary as record-assets.py finds it.
+spec = importlib.util.spec_from_file_location("record_assets", os.path.join(os.environ["ORACLE_DIR"], "record-assets.py"))
+record_assets = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(record_assets)
+with open(os.environ["ORACLE_BIN"], "rb") as f:
+    skills_intro = record_assets.find_assets(f.read())["skills/intro"][0]
+cut = system.rfind("\n" + skills_intro + "\n")
 if cut < 0:
     die("no skills block after the instructions")
 system = system[:cut]

@@ -470,12 +470,19 @@ fn message_without_an_installation_and_with_an_agent_prompt() {
     assert_eq!(blocks[0]["unavailable"], true);
     assert!(blocks[0]["unavailable_reason"].as_str().expect("reason").contains("PATH"));
     assert!(json.stderr.contains("warning: the model-prompt block is a placeholder"), "{}", json.stderr);
+    assert_eq!(blocks[3]["unavailable"], true);
+    assert!(json.stderr.contains("warning: the skills block is a placeholder"), "{}", json.stderr);
 
     let text = run(&["build", "--section", "message", "--opencode-agent", "mine", "--user-system", "Last."]);
     assert_eq!(text.code, 0, "{}", text.stderr);
     assert!(text.stdout.starts_with("Be brief.\nHere is some useful information"), "{}", text.stdout);
-    // B5: the skills block (only the built-in skill, its description a placeholder here).
-    assert!(text.stdout.contains("Rule.\n\nSkills provide specialized instructions"), "{}", text.stdout);
+    // B5: the skills block (only the built-in skill); opencode's sentences and the skill's
+    // description are placeholders here.
+    assert!(
+        text.stdout.contains("Rule.\n\n[ctxgraph: opencode's text skills/intro is unavailable: "),
+        "{}",
+        text.stdout
+    );
     assert!(text.stdout.ends_with("</available_skills>\nLast."), "{}", text.stdout);
 
     let explain = run(&["explain", "--opencode-agent", "mine"]);

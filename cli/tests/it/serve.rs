@@ -460,11 +460,14 @@ fn the_whole_message_has_its_own_block_ids_and_turns() {
     let pkg = format!("file:{}/repo/pkg/AGENTS.md", tree.root().display());
     let root = format!("file:{}/repo/AGENTS.md", tree.root().display());
     assert_eq!(ids, ["model-prompt", "environment", pkg.as_str(), root.as_str(), "skills", "user-system"]);
-    // No opencode on this server's PATH: the model prompt is a marked placeholder.
+    // No opencode on this server's PATH: the model prompt and the skills block's own
+    // sentences are marked placeholders.
     assert_eq!(first["blocks"][0]["unavailable"], json!(true), "{first}");
+    assert_eq!(first["blocks"][4]["unavailable"], json!(true), "{first}");
     let text = first["text"].as_str().expect("text");
     assert!(
-        text.contains("root rules\nSkills provide") && text.ends_with("</available_skills>\nLast."),
+        text.contains("root rules\n[ctxgraph: opencode's text skills/intro is unavailable: ")
+            && text.ends_with("</available_skills>\nLast."),
         "{first}"
     );
     let again = server.call(2, "build", params("Last."))["result"].clone();

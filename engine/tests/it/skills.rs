@@ -12,8 +12,14 @@ use ctxgraph_queries::system::MemorySystem;
 use ctxgraph_test_support::fixture::fixed_host;
 
 const CWD: &str = "/repo/pkg";
-/// Stands for the built-in skill's description, which the installation supplies.
-const BUILTIN: &str = "(built-in description)";
+/// Stand-ins for opencode's sentences and the built-in skill's description, which the
+/// installation supplies.
+const PROSE: render::Prose<'static> = render::Prose {
+    intro: "(intro)",
+    how_to_load: "(how to load)",
+    none_available: "(none available)",
+    builtin_description: "(built-in description)",
+};
 
 fn host() -> HostEnv {
     fixed_host("/home/u")
@@ -44,7 +50,7 @@ fn world() -> World {
 fn block(engine: &mut Engine) -> String {
     let ws = engine.open(Path::new(CWD)).expect("cwd");
     let skills = skills(engine.db(), ws).as_ref().expect("skills");
-    render::block_text(&render::listed(skills, BUILTIN, |_| true))
+    render::block_text(&PROSE, &render::listed(skills, PROSE.builtin_description, |_| true))
 }
 
 impl World {

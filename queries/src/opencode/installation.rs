@@ -1,5 +1,6 @@
 //! opencode's own texts (model prompts, built-in agent prompts, the structured-output line,
-//! the built-in skill's description) as an input: never stored in this repository, they
+//! the references and skills blocks' own lines, the built-in skill's description) as an
+//! input: never stored in this repository, they
 //! are loaded from the user's opencode installation by the engine, verified against
 //! [`assets.toml`](assets.toml) (length and blake3 per release), and read here by name.
 //! Rules L1–L3 in `docs/opencode/installation.md`.
@@ -167,7 +168,14 @@ mod tests {
             assert_eq!(record.blake3.len(), 64);
             assert!(record.bytes > 0);
         }
-        assert!(assets.contains_key("skill/customize-opencode/description"));
+        for name in [
+            "skill/customize-opencode/description",
+            "skills/intro",
+            "skills/how-to-load",
+            "skills/none-available",
+        ] {
+            assert!(assets.contains_key(name), "{name}");
+        }
         assert!(assets.contains_key("structured-output"));
         assert_eq!(known_versions().collect::<Vec<_>>(), ["1.18.33"]);
         let offsets = known_offsets("1.18.33", 185_354_368).expect("the linux-x64 executable's offsets");

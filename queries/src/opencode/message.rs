@@ -269,6 +269,9 @@ mod tests {
             ("structured-output", "USE THE TOOL."),
             ("agent/explore", "EXPLORE PROMPT"),
             ("skill/customize-opencode/description", "BUILT-IN SKILL."),
+            ("skills/intro", "SKILLS INTRO."),
+            ("skills/how-to-load", "HOW TO LOAD ONE."),
+            ("skills/none-available", "NO SKILLS."),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_owned(), Arc::from(v)))
@@ -309,8 +312,7 @@ mod tests {
         );
         assert!(
             text.ends_with(
-                "</env>\nInstructions from: /w/AGENTS.md\nRule.\n\nSkills provide specialized instructions and workflows for specific tasks.\n\
-                 Use the skill tool to load a skill when a task matches its description.\n<available_skills>\n  <skill>\n    \
+                "</env>\nInstructions from: /w/AGENTS.md\nRule.\n\nSKILLS INTRO.\nHOW TO LOAD ONE.\n<available_skills>\n  <skill>\n    \
                  <name>customize-opencode</name>\n    <description>BUILT-IN SKILL.</description>\n    \
                  <location>&lt;built-in&gt;</location>\n  </skill>\n</available_skills>\nUSE THE TOOL.\nMine."
             ),

@@ -4,9 +4,10 @@
 use crate::db::{Db, Workspace};
 use crate::opencode::agents::{Action, Rule, agents, wildcard_match};
 use crate::opencode::config::ConfigError;
-use crate::opencode::installation::asset;
+use crate::opencode::installation::{Asset, Unavailable, asset};
 use crate::opencode::prompt::{Block, BlockKind};
 
+use super::render::Prose;
 use super::{Description, Origin, Skills, render, skills};
 
 /// Why a listing could not be computed.
@@ -78,9 +79,9 @@ pub fn skill_listing(db: &dyn Db, ws: Workspace, agent: String) -> Result<Listin
     Ok(Listing { agent, omitted_by, decisions })
 }
 
-/// B5.8: the block's text for a listing, `None` when the block is omitted. `builtin` is the
-/// built-in skill's description, from the opencode installation.
-pub fn listing_text(skills: &Skills, listing: &Listing, builtin: &str) -> Option<String> {
+/// B5.8: the block's text for a listing, `None` when the block is omitted, with opencode's
+/// sentences and the built-in skill's description from `prose`.
+pub fn listing_text(skills: &Skills, listing: &Listing, prose: &Prose<'_>) -> Option<String> {
     if listing.omitted_by.is_some() {
         return None;
     }
@@ -91,27 +92,51 @@ pub fn listing_text(skills: &Skills, listing: &Listing, builtin: &str) -> Option
             .find(|d| skills.registry[d.registry].name == name)
             .is_some_and(|d| d.denied_by.is_none())
     };
-    Some(render::block_text(&render::listed(skills, builtin, listed)))
+    Some(render::block_text(prose, &render::listed(skills, prose.builtin_description, listed)))
 }
 
-/// The asset name of the built-in skill's description in the installation table.
+/// The installation's asset (L2) for the block's first line.
+pub const INTRO: &str = "skills/intro";
+/// The asset for the block's second line.
+pub const HOW_TO_LOAD: &str = "skills/how-to-load";
+/// The asset for the line that replaces an empty listing.
+pub const NONE_AVAILABLE: &str = "skills/none-available";
+/// The asset for the built-in skill's description.
 pub const BUILTIN_DESCRIPTION: &str = "skill/customize-opencode/description";
 
-/// B5: the skills block for `agent`, `None` when the agent's permission omits it. The
-/// built-in skill's description comes from the opencode installation; without one it is a
-/// marked placeholder (L3).
+/// B5: the skills block for `agent`, `None` when the agent's permission omits it. opencode's
+/// sentences and the built-in skill's description come from the opencode installation;
+/// without one each is a marked placeholder, and the block is unavailable when it shows
+/// one (L3).
 #[salsa::tracked(returns(ref))]
 pub fn skills_block(db: &dyn Db, ws: Workspace, agent: String) -> Result<Option<Block>, ListingError> {
     let skills = skills(db, ws).as_ref().map_err(|e| ConfigError::Flag(e.clone()))?;
     let listing = skill_listing(db, ws, agent.clone()).as_ref().map_err(Clone::clone)?;
-    let loaded = asset(db, db.installation(), BUILTIN_DESCRIPTION);
-    let builtin = loaded.clone().unwrap_or_else(|u| u.placeholder().into());
-    let Some(text) = listing_text(skills, listing, &builtin) else { return Ok(None) };
+    let [intro, how_to_load, none_available, builtin] =
+        [INTRO, HOW_TO_LOAD, NONE_AVAILABLE, BUILTIN_DESCRIPTION]
+            .map(|name| asset(db, db.installation(), name));
+    let shown = |loaded: &Asset| loaded.as_ref().map_or_else(Unavailable::placeholder, ToString::to_string);
+    let [intro_text, how_to_load_text, none_available_text, builtin_text] =
+        [&intro, &how_to_load, &none_available, &builtin].map(shown);
+    let prose = Prose {
+        intro: &intro_text,
+        how_to_load: &how_to_load_text,
+        none_available: &none_available_text,
+        builtin_description: &builtin_text,
+    };
+    let Some(text) = listing_text(skills, listing, &prose) else { return Ok(None) };
     let listed = listing.decisions.iter().filter(|d| d.listed()).count();
-    // L3: the block carries a placeholder only when the built-in skill is listed.
     let builtin_listed =
         listing.decisions.iter().any(|d| d.listed() && skills.registry[d.registry].origin == Origin::Builtin);
-    let unavailable = loaded.err().filter(|_| builtin_listed).map(|u| u.reason);
+    // L3: only a text the block shows makes it unavailable.
+    let shown_assets = [
+        Some(&intro),
+        Some(&how_to_load),
+        (listed == 0).then_some(&none_available),
+        builtin_listed.then_some(&builtin),
+    ];
+    let unavailable =
+        shown_assets.into_iter().flatten().find_map(|loaded| loaded.as_ref().err()).map(|u| u.reason.clone());
     Ok(Some(Block {
         kind: BlockKind::Skills,
         source: None,
@@ -125,4 +150,104 @@ pub fn skills_block(db: &dyn Db, ws: Workspace, agent: String) -> Result<Option<
         remote: None,
         unavailable,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::sync::Arc;
+
+    use salsa::Setter;
+
+    use super::*;
+    use crate::db::Host;
+    use crate::opencode::installation::{InstallationState, Texts};
+    use crate::system::MemorySystem;
+    use crate::testing::TestDb;
+
+    /// The config that denies the built-in skill, the only one registered: nothing is listed.
+    const NOTHING_LISTED: &str = r#"{"permission": {"skill": {"customize-opencode": "deny"}}}"#;
+
+    /// A workspace `/w` with `config` as its `opencode.json`, and an installation holding
+    /// stand-in texts (ours, not opencode's) for `assets`, or none at all.
+    fn world(config: Option<&str>, assets: Option<&[&str]>) -> (TestDb, Workspace) {
+        let fs = MemorySystem::new();
+        fs.create_dir_all("/w");
+        if let Some(config) = config {
+            fs.write_file("/w/opencode.json", config);
+        }
+        let mut db = TestDb::new(fs);
+        if let Some(assets) = assets {
+            let texts: BTreeMap<String, Arc<str>> =
+                assets.iter().map(|name| ((*name).to_owned(), Arc::from(format!("<{name}>")))).collect();
+            let found = Texts { binary: "/opt/opencode".into(), version: "1.18.33".into(), texts };
+            db.installation().set_state(&mut db).to(InstallationState::Found(Arc::new(found)));
+        }
+        let host =
+            Host::new(&db, BTreeMap::default(), "/home".into(), "linux".into(), "Sun Nov 29 2026".into());
+        let ws = Workspace::new(&db, host, "/w".into());
+        (db, ws)
+    }
+
+    fn block(db: &TestDb, ws: Workspace) -> Block {
+        skills_block(db, ws, "build".to_owned()).clone().expect("listing").expect("a block")
+    }
+
+    const ALL: [&str; 4] = [INTRO, HOW_TO_LOAD, NONE_AVAILABLE, BUILTIN_DESCRIPTION];
+
+    #[test]
+    fn every_sentence_comes_from_the_installation() {
+        let (db, ws) = world(None, Some(&ALL));
+        let listed = block(&db, ws);
+        assert_eq!(
+            listed.text,
+            "<skills/intro>\n<skills/how-to-load>\n<available_skills>\n  <skill>\n    \
+             <name>customize-opencode</name>\n    \
+             <description><skill/customize-opencode/description></description>\n    \
+             <location>&lt;built-in&gt;</location>\n  </skill>\n</available_skills>"
+        );
+        assert_eq!(listed.unavailable, None);
+        let (db, ws) = world(Some(NOTHING_LISTED), Some(&ALL));
+        let empty = block(&db, ws);
+        assert_eq!(empty.text, "<skills/intro>\n<skills/how-to-load>\n<skills/none-available>");
+        assert_eq!(empty.unavailable, None);
+    }
+
+    #[test]
+    fn without_an_installation_each_sentence_is_a_placeholder() {
+        let placeholder = |name: &str| {
+            Unavailable {
+                asset: name.to_owned(),
+                reason: "no opencode installation was looked for".to_owned(),
+            }
+            .placeholder()
+        };
+        let (db, ws) = world(None, None);
+        let listed = block(&db, ws);
+        let lines: Vec<&str> = listed.text.lines().collect();
+        assert_eq!(
+            lines[..3],
+            [placeholder(INTRO), placeholder(HOW_TO_LOAD), "<available_skills>".to_owned()]
+        );
+        assert!(
+            listed.text.contains(&format!("<description>{}</description>", placeholder(BUILTIN_DESCRIPTION)))
+        );
+        assert_eq!(listed.unavailable.as_deref(), Some("no opencode installation was looked for"));
+        let (db, ws) = world(Some(NOTHING_LISTED), None);
+        let empty = block(&db, ws);
+        assert_eq!(empty.text, [INTRO, HOW_TO_LOAD, NONE_AVAILABLE].map(placeholder).join("\n"));
+        assert!(empty.unavailable.is_some());
+    }
+
+    /// L3: a missing text the block does not show leaves it available.
+    #[test]
+    fn only_a_shown_text_makes_the_block_unavailable() {
+        let (db, ws) = world(None, Some(&[INTRO, HOW_TO_LOAD, BUILTIN_DESCRIPTION]));
+        assert_eq!(block(&db, ws).unavailable, None, "the built-in skill is listed: no empty-listing line");
+        let (db, ws) = world(Some(NOTHING_LISTED), Some(&[INTRO, HOW_TO_LOAD, NONE_AVAILABLE]));
+        assert_eq!(block(&db, ws).unavailable, None, "nothing listed: no built-in description");
+        let (db, ws) = world(Some(NOTHING_LISTED), Some(&[INTRO, HOW_TO_LOAD]));
+        let reason = block(&db, ws).unavailable.expect("the empty-listing line is missing");
+        assert!(reason.contains("not found in /opt/opencode"), "{reason}");
+    }
 }

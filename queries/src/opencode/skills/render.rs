@@ -2,13 +2,19 @@
 
 use super::{Description, Origin, Skills};
 
-/// The block's first two lines (opencode's words; ctxgraph's spec quotes them, B5).
-const PREAMBLE: [&str; 2] = [
-    "Skills provide specialized instructions and workflows for specific tasks.",
-    "Use the skill tool to load a skill when a task matches its description.",
-];
-/// What the listing says when no skill is listed.
-const NONE_AVAILABLE: &str = "No skills are currently available.";
+/// opencode's own sentences in the block, as the installation supplies them (L2) or as
+/// their placeholders (L3): ctxgraph writes only the listing's structure around them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Prose<'a> {
+    /// The block's first line: what skills are.
+    pub intro: &'a str,
+    /// Its second line: when to load a skill with the skill tool.
+    pub how_to_load: &'a str,
+    /// The line standing in for the listing when no skill is listed.
+    pub none_available: &'a str,
+    /// The built-in skill's description.
+    pub builtin_description: &'a str,
+}
 
 /// B5.8: opencode's `escape` for a location: `&`, `<`, `>`, `"`, `'`, in that order.
 pub fn escape_location(location: &str) -> String {
@@ -51,11 +57,11 @@ pub fn listed<'a>(skills: &'a Skills, builtin: &'a str, allowed: impl Fn(&str) -
         .collect()
 }
 
-/// B5.8: the block's text for the listed skills.
-pub fn block_text(entries: &[Entry<'_>]) -> String {
-    let mut lines: Vec<String> = PREAMBLE.iter().map(|l| (*l).to_owned()).collect();
+/// B5.8: the block's text for the listed skills: the two opening lines, then the listing.
+pub fn block_text(prose: &Prose<'_>, entries: &[Entry<'_>]) -> String {
+    let mut lines: Vec<String> = vec![prose.intro.to_owned(), prose.how_to_load.to_owned()];
     if entries.is_empty() {
-        lines.push(NONE_AVAILABLE.to_owned());
+        lines.push(prose.none_available.to_owned());
     } else {
         lines.push("<available_skills>".to_owned());
         for entry in entries {
