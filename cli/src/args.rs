@@ -333,8 +333,8 @@ pub struct WatchArgs {
 
 /// Serve builds to an agent host: JSON-RPC 2.0, one JSON object per line
 ///
-/// Methods: build {cwd, section?, model?}, nearby {file, cwd}, stats, shutdown. See the
-/// README for the message shapes.
+/// Methods: build {cwd, section?, model?}, nearby {file, cwd}, installation {texts}, stats,
+/// shutdown. See the README for the message shapes.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// Talk over stdin and stdout (the only transport for now)

@@ -201,6 +201,24 @@ impl<'a> NearbyReply<'a> {
     }
 }
 
+/// `installation {texts}`: opencode's own texts, by asset name (docs/opencode/installation.md).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct InstallationParams {
+    pub texts: Vec<String>,
+}
+
+/// The answer to `installation`: the executable and release the server loaded its texts
+/// from (`null` without one), each text asked for that was found and verified (L2), and
+/// why each other one is not (L3).
+#[derive(Serialize)]
+pub(crate) struct InstallationReply {
+    pub binary: Option<PathBuf>,
+    pub version: Option<String>,
+    pub texts: BTreeMap<String, String>,
+    pub unavailable: BTreeMap<String, String>,
+}
+
 /// The answer to `stats`.
 #[derive(Serialize)]
 pub(crate) struct StatsReply {
@@ -247,6 +265,7 @@ pub(crate) enum Answer {
     /// `build` with `agent` other than opencode.
     AgentBuild(AgentBuildReply),
     Stats(StatsReply),
+    Installation(InstallationReply),
     /// The session methods' answers (`serve_session.rs`), built as JSON values there.
     Json(Value),
     /// `null` (`shutdown`).
@@ -262,6 +281,7 @@ impl Serialize for Answer {
             Answer::Nearby(nearby) => NearbyReply::new(nearby).serialize(serializer),
             Answer::AgentBuild(reply) => reply.serialize(serializer),
             Answer::Stats(stats) => stats.serialize(serializer),
+            Answer::Installation(reply) => reply.serialize(serializer),
             Answer::Json(value) => value.serialize(serializer),
             Answer::Null => serializer.serialize_unit(),
         }

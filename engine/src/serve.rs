@@ -5,8 +5,8 @@
 //! every request that reads the world, the server applies what the watcher reported (or,
 //! without a watcher, rescans every path the graph knows), so answers are never stale.
 //!
-//! Methods: `build {cwd, section?, model?, known_hash?}`, `nearby {file, cwd}`, `stats`,
-//! `shutdown` (the messages are in [`crate::protocol`]). A bad request gets a JSON-RPC error
+//! Methods: `build {cwd, section?, model?, known_hash?}`, `nearby {file, cwd}`,
+//! `installation {texts}`, `stats`, `shutdown` (the messages are in [`crate::protocol`]). A bad request gets a JSON-RPC error
 //! and the server keeps serving.
 //!
 //!
@@ -14,10 +14,11 @@
 //! error codes) is a few lines of `serde_json` here: JSON-RPC crates bring a transport and
 //! an async runtime around it, and the protocol needs neither.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::{self, BufRead, Write};
 use std::path::Path;
 
+use ctxgraph_queries::opencode::installation::{InstallationState, asset, known_assets, known_versions};
 use ctxgraph_queries::opencode::message::MessageOptions;
 use ctxgraph_queries::opencode::prompt::{ModelRef, Section};
 use ctxgraph_queries::{Db, Workspace};
@@ -25,8 +26,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::protocol::{
-    AgentBlock, AgentBuildReply, AgentParam, Answer, BuildParams, ErrorObject, Known, NearbyParams, Outcome,
-    Response, SectionParam, StatsReply,
+    AgentBlock, AgentBuildReply, AgentParam, Answer, BuildParams, ErrorObject, InstallationParams,
+    InstallationReply, Known, NearbyParams, Outcome, Response, SectionParam, StatsReply,
 };
 use crate::watch::{COOKIE_TIMEOUT, Watcher};
 
@@ -59,7 +60,8 @@ pub struct Server {
     remote: Option<RemoteRefresh>,
     /// The hash of the last build sent per text, so a `known_hash` can be trusted.
     sent: HashMap<(Workspace, Section, MessageOptions), String>,
-    /// Whether the opencode installation was looked for (once, at the first message build).
+    /// Whether the opencode installation was looked for (once, at the first request that
+    /// needs its texts: a message build or `installation`).
     installation_loaded: bool,
     /// Claude Code's own wording (CC10), loaded from its installation on the first build for
     /// `agent: "claude-code"`.
@@ -229,6 +231,10 @@ impl Server {
                 let params: NearbyParams = parse_params(params)?;
                 self.nearby(params)
             }
+            "installation" => {
+                let params: InstallationParams = parse_params(params)?;
+                self.installation(params).map(Answer::Installation)
+            }
             "stats" => Ok(Answer::Stats(self.stats())),
             "shutdown" => {
                 *shutdown = true;
@@ -270,9 +276,8 @@ impl Server {
             SectionParam::Instructions => Section::Instructions,
             SectionParam::Message => Section::Message,
         };
-        if section == Section::Message && !self.installation_loaded {
-            self.engine.load_installation(&crate::installation::Locate::from_process());
-            self.installation_loaded = true;
+        if section == Section::Message {
+            self.load_installation();
         }
         let options = MessageOptions {
             model,
@@ -341,6 +346,45 @@ impl Server {
         let nearby = self.engine.nearby(ws, &params.file);
         self.watch_new_inputs();
         Ok(Answer::Nearby(nearby?))
+    }
+
+    /// L1, once per server: opencode's texts come from the installation found at the first
+    /// request that needs them.
+    fn load_installation(&mut self) {
+        if !self.installation_loaded {
+            self.engine.load_installation(&crate::installation::Locate::from_process());
+            self.installation_loaded = true;
+        }
+    }
+
+    /// opencode's texts by asset name, so that a client placed inside opencode's own text
+    /// (the opencode plugin) can find where opencode's blocks begin without carrying their
+    /// words. A name no release's table has is a bad request.
+    fn installation(&mut self, params: InstallationParams) -> Result<InstallationReply, RpcError> {
+        let names: BTreeSet<&str> = known_versions()
+            .filter_map(known_assets)
+            .flat_map(|table| table.keys().map(String::as_str))
+            .collect();
+        if let Some(unknown) = params.texts.iter().find(|name| !names.contains(name.as_str())) {
+            let known = names.into_iter().collect::<Vec<_>>().join(", ");
+            let message = format!("texts: opencode has no text named {unknown:?} (names: {known})");
+            return Err(RpcError::new(code::INVALID_PARAMS, message));
+        }
+        self.load_installation();
+        let db = self.engine.db();
+        let (binary, version) = match db.installation().state(db) {
+            InstallationState::Found(found) => (Some(found.binary.clone()), Some(found.version.clone())),
+            InstallationState::Missing { .. } => (None, None),
+        };
+        let mut reply =
+            InstallationReply { binary, version, texts: BTreeMap::new(), unavailable: BTreeMap::new() };
+        for name in params.texts {
+            match asset(db, db.installation(), &name) {
+                Ok(text) => reply.texts.insert(name, text.to_string()),
+                Err(missing) => reply.unavailable.insert(name, missing.reason),
+            };
+        }
+        Ok(reply)
     }
 
     fn stats(&self) -> StatsReply {

@@ -9,6 +9,18 @@
 // ids of the blocks that differ (`environment`, `file:<path>`, `url:<url>`). Drift is also
 // named on stderr. With `mode: "serve"` the plugin puts ctxgraph's text in the prompt in
 // place of opencode's (pinned and cached remote rules, a stable prefix).
+//
+// Where ctxgraph's part (the environment block and the rule blocks) lies in opencode's text
+// is found by structure first: ctxgraph's blocks, matched one by one, so a rule whose text
+// holds a line like the start of another block is stepped over whole. Where opencode's
+// blocks stop being ctxgraph's (a remote rule ctxgraph serves cached or pinned: the last
+// block), nothing in ctxgraph's text says where opencode's copy ends; the first line of the
+// block opencode puts after the rules does. Those lines, like the references block's first
+// line between the environment and the rules, are opencode's own texts: the plugin names
+// them and the server loads them from the opencode that runs the plugin
+// (`process.execPath`), verified (docs/opencode/installation.md). Asking the server for the
+// whole message instead (`section: "message"`) would not do: it depends on opencode's agent,
+// which this hook does not name, and would connect to every MCP server a second time.
 
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process"
 import { appendFileSync, mkdirSync } from "node:fs"
@@ -52,8 +64,8 @@ class Server {
   private waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>()
   private child: ChildProcessWithoutNullStreams
 
-  constructor(bin: string, args: string[]) {
-    this.child = spawn(bin, ["serve", "--stdio", ...args], { stdio: ["pipe", "pipe", "pipe"] })
+  constructor(bin: string, args: string[], env: NodeJS.ProcessEnv) {
+    this.child = spawn(bin, ["serve", "--stdio", ...args], { stdio: ["pipe", "pipe", "pipe"], env })
     this.child.stderr.on("data", (chunk) => process.stderr.write(`ctxgraph: ${chunk}`))
     this.child.on("exit", (code) => this.failAll(new Error(`ctxgraph serve exited (${code})`)))
     this.child.on("error", (err) => this.failAll(err))
@@ -88,22 +100,108 @@ class Server {
   }
 }
 
-const INSTRUCTIONS = /^Instructions from: (.+)$/gm
+/** I9: every rule block starts with this line prefix, then its path or URL. */
+const HEADER = "Instructions from: "
+const INSTRUCTIONS = new RegExp(`^${HEADER}(.+)$`, "gm")
+/** B4: the MCP block's first line (ctxgraph builds the same block). */
+const MCP_OPENING = "<mcp_instructions>"
 
-/** The ids of the blocks on which the two texts disagree; empty when opencode's system
- * text holds ctxgraph's exactly, as one run of whole lines not followed by another rule. */
-function drift(theirs: string, ours: string, blocks: Span[]): string[] {
-  const at = theirs.indexOf(ours)
-  if (at >= 0 && (at === 0 || theirs[at - 1] === "\n")) {
-    const after = theirs.slice(at + ours.length)
-    if (after === "" || (after.startsWith("\n") && !after.startsWith("\nInstructions from: "))) return []
+/** The names of opencode's own texts that open the blocks around ctxgraph's part
+ * (docs/opencode/installation.md): the references block (B3) between the environment block
+ * and the rules; the skills block (B5, two lines) and the structured-output line (A1) after
+ * them. The plugin never carries opencode's words: the server loads these texts from the
+ * opencode that runs this plugin and verifies them (L1–L2). */
+const OPENING_TEXTS = ["references/intro", "skills/intro", "skills/how-to-load", "structured-output"]
+
+type InstallationReply = { texts: Record<string, string>; unavailable: Record<string, string> }
+
+/** The line prefixes that open opencode's blocks around ctxgraph's part. */
+type Openings = { references: string; after: string[] }
+
+function openingsFrom(reply: InstallationReply): Openings | string {
+  const missing = OPENING_TEXTS.filter((name) => reply.texts[name] === undefined)
+  if (missing.length > 0) return missing.map((name) => `${name}: ${reply.unavailable[name] ?? "not sent"}`).join("; ")
+  const text = reply.texts
+  return {
+    references: `${text["references/intro"]}\n`,
+    after: [`${MCP_OPENING}\n`, `${text["skills/intro"]}\n${text["skills/how-to-load"]}\n`, text["structured-output"]],
   }
+}
+
+/** The first index at or after `from` where a line starts with one of `prefixes`. */
+function lineStarting(text: string, prefixes: string[], from: number): number {
+  let first = -1
+  for (const prefix of prefixes) {
+    for (let at = text.indexOf(prefix, from); at >= 0; at = text.indexOf(prefix, at + 1)) {
+      if (at === 0 || text[at - 1] === "\n") {
+        if (first < 0 || at < first) first = at
+        break
+      }
+    }
+  }
+  return first
+}
+
+/** Where ctxgraph's part lies in opencode's system text (UTF-16 indices): the environment
+ * block [start, envEnd), then opencode's references block if any, then the rule blocks
+ * [rulesStart, end). `exact`: both parts are ctxgraph's text, byte for byte. */
+type Region = { start: number; envEnd: number; rulesStart: number; end: number; exact: boolean }
+
+/** Finds ctxgraph's part in opencode's text by structure: the environment block by its
+ * first and last lines, then ctxgraph's rule blocks one by one as long as they are exactly
+ * opencode's (so a rule whose text holds a line that opens another block is stepped over
+ * whole). Where opencode's blocks stop matching (a rule ctxgraph serves pinned or cached,
+ * one only one side has), they run to the first line that opens what opencode puts after
+ * the rules, else to the end. Without `openings` (opencode's texts unavailable) only a part
+ * that matches exactly, with nothing in between, is found. */
+function locate(theirs: string, ours: string, blocks: Span[], openings: Openings | undefined): Region | undefined {
+  const [env, ...rules] = blocks
+  if (env?.id !== "environment") return undefined
+  const bytes = Buffer.from(ours)
+  const envText = bytes.subarray(env.start, env.end).toString()
+  const envLines = envText.split("\n")
+  const start = lineStarting(theirs, [`${envLines[0]}\n`], 0)
+  if (start < 0) return undefined
+  const envExact = theirs.startsWith(envText, start) && [undefined, "\n"].includes(theirs[start + envText.length])
+  let at = envExact ? start + envText.length : theirs.indexOf(`\n${envLines[envLines.length - 1]}`, start)
+  if (at < 0) return undefined
+  if (!envExact) at += 1 + envLines[envLines.length - 1].length
+  const envEnd = at
+  const after = openings ? openings.after : []
+  if (openings && theirs.startsWith(`\n${openings.references}`, at)) {
+    const next = lineStarting(theirs, [HEADER, ...after], at + 1)
+    at = next < 0 ? theirs.length : next - 1
+  }
+  const rulesStart = at
+  let matched = 0
+  for (const span of rules) {
+    const block = `\n${bytes.subarray(span.start, span.end).toString()}`
+    const past = at + block.length
+    if (!theirs.startsWith(block, at) || (past < theirs.length && theirs[past] !== "\n")) break
+    at = past
+    matched++
+  }
+  // Past ctxgraph's last rule, opencode must have no rule of its own (without its texts,
+  // no rule anywhere after: nothing else tells where its rules would end).
+  const more = openings ? theirs.startsWith(`\n${HEADER}`, at) : lineStarting(theirs, [HEADER], at + 1) >= 0
+  if (matched === rules.length && !more) return { start, envEnd, rulesStart, end: at, exact: envExact }
+  if (!openings) return undefined
+  const next = lineStarting(theirs, after, at + 1)
+  return { start, envEnd, rulesStart, end: next < 0 ? theirs.length : next - 1, exact: false }
+}
+
+/** The ids of the blocks on which the two texts disagree; empty when opencode's part is
+ * ctxgraph's text exactly (opencode's references block aside, which ctxgraph's part does
+ * not hold). */
+function drift(theirs: string, ours: string, blocks: Span[], region: Region | undefined): string[] {
+  if (region?.exact) return []
   const bytes = Buffer.from(ours)
   const differing = blocks
     .filter((span) => !theirs.includes(bytes.subarray(span.start, span.end).toString()))
     .map((span) => span.id)
   const known = new Set(blocks.map((span) => span.id))
-  for (const match of theirs.matchAll(INSTRUCTIONS)) {
+  const rules = region ? theirs.slice(region.rulesStart, region.end) : theirs
+  for (const match of rules.matchAll(INSTRUCTIONS)) {
     const source = match[1]
     const id = /^https?:\/\//.test(source) ? `url:${source}` : `file:${source}`
     if (!known.has(id) && !differing.includes(id)) differing.push(id)
@@ -112,17 +210,19 @@ function drift(theirs: string, ours: string, blocks: Span[]): string[] {
   return differing.length > 0 ? differing : ["order"]
 }
 
-/** opencode's text with ctxgraph's in place of the part ctxgraph models (from the
- * environment block to the last rule, before skills, references or MCP instructions). */
-function substitute(theirs: string, ours: string): string {
-  const first = ours.slice(0, ours.indexOf("\n") >>> 0)
-  const start = theirs.indexOf(first)
-  if (start < 0) return theirs
-  const ends = ["\nProject references provide", "\nSkills provide specialized", "\n<mcp_instructions>"]
-    .map((marker) => theirs.indexOf(marker, start))
-    .filter((index) => index >= 0)
-  const end = ends.length > 0 ? Math.min(...ends) : theirs.length
-  return theirs.slice(0, start) + ours + theirs.slice(end)
+/** opencode's text with ctxgraph's environment block and rule blocks in place of its own;
+ * everything else (the model prompt, references, MCP, skills …) stays as opencode built it. */
+function substitute(theirs: string, ours: string, blocks: Span[], region: Region): string {
+  const bytes = Buffer.from(ours)
+  const env = bytes.subarray(blocks[0].start, blocks[0].end).toString()
+  const rules = bytes.subarray(blocks[0].end).toString()
+  return (
+    theirs.slice(0, region.start) +
+    env +
+    theirs.slice(region.envEnd, region.rulesStart) +
+    rules +
+    theirs.slice(region.end)
+  )
 }
 
 function stateFile(): string {
@@ -139,7 +239,26 @@ const CtxgraphPlugin = async (
   const bin = options.bin ?? process.env.CTXGRAPH_BIN ?? "ctxgraph"
   const envArgs = process.env.CTXGRAPH_SERVE_ARGS
   const serveArgs = options.serveArgs ?? (envArgs === undefined ? ["--no-watch"] : envArgs.split(" ").filter(Boolean))
-  const server = new Server(bin, serveArgs)
+  // The plugin runs inside opencode, so this process's executable is the installation whose
+  // texts are in the system text: the server loads the few it needs to find the blocks
+  // around ctxgraph's part (L1 reads CTXGRAPH_OPENCODE; a value the user set wins).
+  const env = { ...process.env, CTXGRAPH_OPENCODE: process.env.CTXGRAPH_OPENCODE || process.execPath }
+  const server = new Server(bin, serveArgs, env)
+  const opened = server.call<InstallationReply>("installation", { texts: OPENING_TEXTS }).then(
+    (reply) => {
+      const found = openingsFrom(reply)
+      if (typeof found !== "string") return found
+      process.stderr.write(
+        `ctxgraph: opencode's texts are unavailable (${found}): only a part that matches exactly is found` +
+          (mode === "serve" ? "; opencode's own text is sent where ctxgraph's differs\n" : "\n"),
+      )
+      return undefined
+    },
+    (err: Error) => {
+      process.stderr.write(`ctxgraph: cannot load opencode's texts: ${err.message}\n`)
+      return undefined
+    },
+  )
   const log = stateFile()
   mkdirSync(join(log, ".."), { recursive: true })
   // The last text per model, so an unchanged step costs a reply of a few bytes.
@@ -172,13 +291,17 @@ const CtxgraphPlugin = async (
         process.stderr.write(`ctxgraph: cannot build for ${directory}: ${(err as Error).message}\n`)
         return
       }
-      const blocks = drift(theirs, ours.text, ours.blocks)
+      const region = locate(theirs, ours.text, ours.blocks, await opened)
+      const blocks = drift(theirs, ours.text, ours.blocks, region)
       appendFileSync(log, JSON.stringify({ cwd: directory, equal: blocks.length === 0, blocks }) + "\n")
       if (blocks.length > 0) {
         process.stderr.write(`ctxgraph: opencode's system prompt differs in ${directory}: ${blocks.join(", ")}\n`)
       }
-      if (mode === "serve" && output.system.length > 0) {
-        output.system.splice(0, output.system.length, substitute(theirs, ours.text))
+      if (mode !== "serve" || region?.exact) return
+      if (region) {
+        output.system.splice(0, output.system.length, substitute(theirs, ours.text, ours.blocks, region))
+      } else {
+        process.stderr.write(`ctxgraph: ctxgraph's part was not found in opencode's text; sent unchanged\n`)
       }
     },
   }

@@ -3,7 +3,7 @@
 endpoint on 127.0.0.1 that stores every request body and answers with a short reply.
 
     fake_model.py OUTDIR [--tool-call JSON | --steps FILE | --script FILE [--var KEY=VALUE]...]
-                  [--max-requests N] [--timeout SECONDS]
+                  [--files DIR] [--max-requests N] [--timeout SECONDS]
 
 Writes OUTDIR/port once listening, then OUTDIR/req-<n>.json per POST (n from 1). Streaming
 requests get an SSE answer, others a JSON one. With --tool-call '{"name": ..., "arguments":
@@ -30,6 +30,9 @@ depend on when the concurrent title request arrives. A kind with no replies left
 entry of the file's "defaults" (built-in: a short text, usage 1/1). Every "{KEY}" in the file
 is replaced by VALUE (JSON-escaped) of --var KEY=VALUE before it is parsed. One line per
 request goes to OUTDIR/log.jsonl: {"n", "kind"}.
+
+With --files DIR, GET /files/NAME answers the current bytes of DIR/NAME (404 when there is
+no such file): remote `instructions` that a session's own edits change between steps.
 """
 import argparse
 import json
@@ -144,7 +147,19 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def do_GET(self):  # model listings
+    def do_GET(self):
+        files = self.server.state["files"]
+        if files is not None and self.path.startswith("/files/"):
+            name = os.path.basename(self.path[len("/files/"):])
+            try:
+                with open(os.path.join(files, name), "rb") as f:
+                    body = f.read()
+            except OSError:
+                self.send_error(404)
+                return
+            self.reply("text/markdown; charset=utf-8", body)
+            return
+        # Model listings.
         self.reply("application/json", json.dumps(
             {"object": "list", "data": [{"id": "fake", "object": "model"}]}).encode())
 
@@ -187,6 +202,7 @@ def main():
     script.add_argument("--steps")
     script.add_argument("--script")
     args.add_argument("--var", action="append", default=[], metavar="KEY=VALUE")
+    args.add_argument("--files", metavar="DIR")
     args.add_argument("--max-requests", type=int, default=6)
     args.add_argument("--timeout", type=float, default=90.0)
     a = args.parse_args()
@@ -200,7 +216,7 @@ def main():
     server = HTTPServer(("127.0.0.1", 0), Handler)
     server.timeout = 0.5  # handle_request() returns this often when idle
     server.state = {"outdir": a.outdir, "posts": 0,
-                    "calls": 0, "steps": steps,
+                    "calls": 0, "steps": steps, "files": a.files,
                     "script": Script(a.script, variables) if a.script else None}
     port_file = os.path.join(a.outdir, "port")
     with open(port_file + ".tmp", "w") as f:

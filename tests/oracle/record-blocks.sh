@@ -14,7 +14,18 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 CASES=$HERE/../opencode-blocks
 export CTXGRAPH_MCP_FIXTURE=$HERE/mcp_server.py
-oracle_bin >/dev/null || { echo "record-blocks.sh: installing opencode-ai@$OPENCODE_VERSION failed" >&2; exit 2; }
+BIN=$(oracle_bin) || { echo "record-blocks.sh: installing opencode-ai@$OPENCODE_VERSION failed" >&2; exit 2; }
+# The references block opens with opencode's text references/intro, read from the binary as
+# record-assets.py finds it.
+REFERENCES_INTRO=$(python3 - "$HERE/record-assets.py" "$BIN" <<'PY'
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("record_assets", sys.argv[1])
+record_assets = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(record_assets)
+with open(sys.argv[2], "rb") as f:
+    print(record_assets.find_assets(f.read())["references/intro"][0])
+PY
+)
 ids=("$@"); [ ${#ids[@]} -gt 0 ] || mapfile -t ids < <(ls "$CASES")
 for id in "${ids[@]}"; do
   dir=$CASES/$id
@@ -26,16 +37,17 @@ for id in "${ids[@]}"; do
   [ -d "$dir/global" ] && flags+=(-g "$dir/global")
   [ -d "$dir/home" ] && flags+=(-H "$dir/home")
   "$HERE/capture.sh" "${flags[@]}" "$scratch/proj" >"$scratch/full.out"
-  python3 - "$scratch/full.out" "$dir/oracle.out" <<'PY'
+  python3 - "$scratch/full.out" "$dir/oracle.out" "$REFERENCES_INTRO" <<'PY'
 import sys, blake3
 system = open(sys.argv[1], encoding="utf-8").read()
+references_intro = sys.argv[3]
 def cut(start, end):
     a = system.find(start)
     if a < 0:
         return "(none)"
     b = system.index(end, a) + len(end)
     return system[a:b]
-references = cut("Project references provide", "</available_references>")
+references = cut(references_intro + "\n", "</available_references>")
 head = references.split("\n", 1)[0]
 if references != "(none)":
     marker = "<opencode-text blake3=%s bytes=%d>" % (blake3.blake3(head.encode()).hexdigest(), len(head.encode()))

@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use ctxgraph_queries::opencode::installation::known_assets;
+
 use crate::support::{ctxgraph, git_repo};
 
 const REPLY_TIMEOUT: Duration = Duration::from_secs(20);
@@ -49,8 +51,14 @@ impl Tree {
     }
 
     fn spawn(&self, args: &[&str]) -> Proc {
+        self.spawn_with(args, &[])
+    }
+
+    /// `spawn` with variables added to the clean environment.
+    fn spawn_with(&self, args: &[&str], vars: &[(&str, &std::ffi::OsStr)]) -> Proc {
         let root = self.root();
         let mut child = ctxgraph(&root)
+            .envs(vars.iter().copied())
             .args(args)
             .current_dir(root.join("repo"))
             .stdin(Stdio::piped())
@@ -474,4 +482,48 @@ fn the_whole_message_has_its_own_block_ids_and_turns() {
     assert_eq!((again["changed"].clone(), again["executed"].clone()), (json!([]), json!(0)));
     let other = server.call(3, "build", params("Other."))["result"].clone();
     assert_eq!(other["changed"], json!(["user-system"]), "{other}");
+}
+
+/// `installation`: opencode's texts by asset name, loaded from `$CTXGRAPH_OPENCODE` and
+/// verified (L1–L2), so a client inside opencode (the plugin) needs none of its words.
+#[test]
+fn installation_answers_opencode_s_texts_by_name_verified() {
+    let tree = Tree::new();
+    let bin = ctxgraph_test_support::opencode::installed();
+    let mut server = tree.spawn_with(&["serve", "--stdio"], &[("CTXGRAPH_OPENCODE", bin.as_os_str())]);
+    let names = ["references/intro", "skills/intro", "skills/how-to-load", "structured-output"];
+    let reply = server.call(1, "installation", json!({ "texts": names }))["result"].clone();
+    assert_eq!(reply["version"], ctxgraph_test_support::opencode::VERSION, "{reply}");
+    // The executable the launcher leads to (L1), whatever npm named it.
+    assert!(reply["binary"].as_str().is_some_and(|b| std::path::Path::new(b).is_file()), "{reply}");
+    assert_eq!(reply["unavailable"], json!({}), "{reply}");
+    let table = known_assets(ctxgraph_test_support::opencode::VERSION).expect("table");
+    for name in names {
+        let text = reply["texts"][name].as_str().unwrap_or_else(|| panic!("no {name}: {reply}"));
+        let record = &table[name];
+        assert_eq!(text.len(), record.bytes, "{name}");
+        assert_eq!(blake3::hash(text.as_bytes()).to_hex().as_str(), record.blake3, "{name}");
+    }
+}
+
+/// Without an installation every text is unavailable, with L1's reason; a name no table has
+/// is a bad request, and the server keeps serving.
+#[test]
+fn installation_says_why_a_text_is_unavailable_and_refuses_unknown_names() {
+    let tree = Tree::new();
+    let mut server = tree.spawn(&["serve", "--stdio"]);
+    let unknown = server.call(1, "installation", json!({ "texts": ["skills/intro", "skills/outro"] }));
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    let message = unknown["error"]["message"].as_str().expect("message");
+    assert!(message.contains("\"skills/outro\"") && message.contains("skills/intro"), "{message}");
+    let reply = server.call(2, "installation", json!({ "texts": ["skills/intro"] }))["result"].clone();
+    assert_eq!(
+        (reply["binary"].clone(), reply["version"].clone(), reply["texts"].clone()),
+        (Value::Null, Value::Null, json!({}))
+    );
+    let reason = reply["unavailable"]["skills/intro"].as_str().expect("a reason");
+    assert!(reason.contains("CTXGRAPH_OPENCODE"), "{reason}");
+    let missing = server.call(3, "installation", json!({}));
+    assert_eq!(missing["error"]["code"], -32602, "{missing}");
+    assert_eq!(server.finish(), Some(0));
 }
