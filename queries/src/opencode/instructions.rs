@@ -2,6 +2,8 @@
 //! and why. Every candidate the pipeline considered is returned with the decision taken
 //! about it, so `explain` reads these facts instead of re-deriving them.
 
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::path::{Path, PathBuf};
 
 use crate::db::{Db, Workspace};
@@ -191,8 +193,17 @@ pub fn system_paths(db: &dyn Db, ws: Workspace) -> Result<SystemPaths, ConfigErr
     let claude_disabled_by = flags.disable_claude_code_prompt.clone();
 
     let mut candidates: Vec<Candidate> = Vec::new();
+    // Each path's first candidate. A `**` entry lists every match once per level of the walk
+    // above it (hundreds of paths, a dozen levels): a scan of the list per path was quadratic.
+    let mut first: HashMap<PathBuf, usize> = HashMap::new();
     let mut add = |path: PathBuf, origin: Origin| {
-        let duplicate_of = candidates.iter().position(|c| c.path == path && c.duplicate_of.is_none());
+        let duplicate_of = match first.entry(path.clone()) {
+            Entry::Occupied(seen) => Some(*seen.get()),
+            Entry::Vacant(slot) => {
+                slot.insert(candidates.len());
+                None
+            }
+        };
         candidates.push(Candidate { path, origin, duplicate_of });
     };
 
