@@ -82,6 +82,10 @@ impl System for JailSystem {
         if self.admits(path) { self.inner.read_dir(path) } else { Err(Self::not_found()) }
     }
 
+    fn kind_and_change(&self, path: &Path) -> (FileKind, Option<std::time::SystemTime>) {
+        if self.admits(path) { self.inner.kind_and_change(path) } else { (FileKind::Missing, None) }
+    }
+
     fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
         let real = self.inner.canonicalize(path)?;
         if real.starts_with(&self.root) { Ok(real) } else { Err(Self::not_found()) }

@@ -51,11 +51,13 @@ async fn run(dir: PathBuf, steps: u32) -> Result<bool, Box<dyn std::error::Error
     let mut warm = true;
     for step in 1..=steps {
         let pending = watcher.pending();
+        let started = ctxgraph_engine::watch::status_clock();
         watcher.apply(&mut engine, &pending);
         let ws = engine.open(&dir)?;
         let turn = turns.build(&engine, ws, Section::System, None)?;
-        // Watch what this build looked at, so an edit made from now on is seen.
-        watcher.track(&mut engine);
+        // Watch what this build looked at, so an edit made from now on is seen (and one
+        // made since it started, by its `ctime`).
+        watcher.track(&mut engine, started);
         println!(
             "step {step}: {} bytes, hash {}, {} blocks, changed {:?}, {} queries executed",
             turn.layout.text.len(),

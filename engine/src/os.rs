@@ -2,6 +2,7 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use ctxgraph_queries::system::{DirEntry, EntryKind, FileKind, System};
 
@@ -58,6 +59,22 @@ fn open_without_blocking(path: &Path) -> io::Result<std::fs::File> {
     std::fs::File::open(path)
 }
 
+/// `ctime`: unlike the modification time, no program can set it back, and it moves when
+/// a directory's entries change. Elsewhere the modification time is the best there is.
+fn status_changed(meta: &std::fs::Metadata) -> Option<SystemTime> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let seconds = u64::try_from(meta.ctime()).ok()?;
+        let nanos = u32::try_from(meta.ctime_nsec()).ok()?;
+        SystemTime::UNIX_EPOCH.checked_add(std::time::Duration::new(seconds, nanos))
+    }
+    #[cfg(not(unix))]
+    {
+        meta.modified().ok()
+    }
+}
+
 /// What a path that is neither a regular file nor a directory is, in words.
 fn describe_special(file_type: std::fs::FileType) -> &'static str {
     #[cfg(unix)]
@@ -82,11 +99,22 @@ fn describe_special(file_type: std::fs::FileType) -> &'static str {
 
 impl System for OsSystem {
     fn kind(&self, path: &Path) -> FileKind {
+        self.kind_and_change(path).0
+    }
+
+    fn kind_and_change(&self, path: &Path) -> (FileKind, Option<SystemTime>) {
         match std::fs::metadata(path) {
-            Ok(meta) if meta.is_file() => FileKind::File,
-            Ok(meta) if meta.is_dir() => FileKind::Directory,
-            Ok(_) => FileKind::Other,
-            Err(err) => FileKind::from_io_error(&err),
+            Ok(meta) => {
+                let kind = if meta.is_file() {
+                    FileKind::File
+                } else if meta.is_dir() {
+                    FileKind::Directory
+                } else {
+                    FileKind::Other
+                };
+                (kind, status_changed(&meta))
+            }
+            Err(err) => (FileKind::from_io_error(&err), None),
         }
     }
 

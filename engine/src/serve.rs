@@ -17,6 +17,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::{self, BufRead, Write};
 use std::path::Path;
+use std::time::SystemTime;
 
 use ctxgraph_queries::opencode::installation::{InstallationState, asset, known_assets, known_versions};
 use ctxgraph_queries::opencode::message::MessageOptions;
@@ -63,6 +64,8 @@ pub struct Server {
     /// Whether the opencode installation was looked for (once, at the first request that
     /// needs its texts: a message build or `installation`).
     installation_loaded: bool,
+    /// When the earliest request whose reads are not yet watched started.
+    untracked_since: Option<SystemTime>,
     /// Claude Code's own wording (CC10), loaded from its installation on the first build for
     /// `agent: "claude-code"`.
     claude_code_prose: Option<crate::Prose>,
@@ -108,6 +111,7 @@ impl Server {
             remote: None,
             sent: HashMap::new(),
             installation_loaded: false,
+            untracked_since: None,
             claude_code_prose: None,
             sessions: session::Sessions::default(),
         }
@@ -156,6 +160,7 @@ impl Server {
                 output.write_all(b"\n")?;
                 output.flush()?;
             }
+            self.track_new_inputs();
             if reply.shutdown {
                 break;
             }
@@ -290,7 +295,6 @@ impl Server {
         let before = self.engine.db().executions().total();
         let ws = self.workspace(&params.cwd)?;
         let turn = self.turns.build_message(&self.engine, ws, section, options.clone());
-        self.watch_new_inputs();
         let turn = turn?;
         let executed = self.engine.db().executions().total() - before;
         let key = (ws, section, crate::turn::same_text(options));
@@ -320,7 +324,6 @@ impl Server {
         let before = self.engine.db().executions().total();
         let ws = self.workspace(&params.cwd)?;
         let result = build(&self.engine, ws);
-        self.watch_new_inputs();
         let AgentText { name, text, blocks, unavailable } = result?;
         let executed = self.engine.db().executions().total() - before;
         let hash = blake3::hash(text.as_bytes()).to_hex().to_string();
@@ -344,7 +347,6 @@ impl Server {
         self.catch_up();
         let ws = self.workspace(&params.cwd)?;
         let nearby = self.engine.nearby(ws, &params.file);
-        self.watch_new_inputs();
         Ok(Answer::Nearby(nearby?))
     }
 
@@ -387,7 +389,9 @@ impl Server {
         Ok(reply)
     }
 
-    fn stats(&self) -> StatsReply {
+    fn stats(&mut self) -> StatsReply {
+        // The counts include what the last request read.
+        self.track_new_inputs();
         let executions = self.engine.db().executions();
         StatsReply {
             executions: executions.totals(),
@@ -400,8 +404,12 @@ impl Server {
 
     /// Brings the inputs up to date with every write that completed before the request
     /// arrived: the watcher's events up to a sync point, or a rescan when there is no
-    /// watcher to rely on (or it could not vouch for its events in time).
+    /// watcher to rely on (or it could not vouch for its events in time). The request
+    /// about to run reads the world: what it reads is watched after the reply
+    /// ([`Server::track_new_inputs`]).
     fn catch_up(&mut self) {
+        self.track_new_inputs();
+        let started = crate::watch::status_clock();
         let synced = match &mut self.watcher {
             Some(watcher) if !watcher.is_degraded() => match watcher.sync_point(COOKIE_TIMEOUT) {
                 Some(batch) => {
@@ -419,12 +427,19 @@ impl Server {
             }
             self.engine.apply_changes(&[ChangeEvent::Rescan]);
         }
+        if self.watcher.is_some() {
+            self.untracked_since.get_or_insert(started);
+        }
     }
 
-    /// A build may have looked at paths nobody watches yet.
-    fn watch_new_inputs(&mut self) {
-        if let Some(watcher) = &mut self.watcher {
-            watcher.track(&mut self.engine);
+    /// Watches the paths the requests since the last call read for the first time. [`Server::run`]
+    /// calls it after each reply is written, so a first build does not wait for thousands
+    /// of watches to be added; every request calls it before it reads. Writes between a
+    /// request's read and the watch are found by the watcher's `ctime` check, so none is
+    /// lost. Hosts calling [`Server::handle_line`] themselves call it after sending a reply.
+    pub fn track_new_inputs(&mut self) {
+        if let (Some(watcher), Some(since)) = (&mut self.watcher, self.untracked_since.take()) {
+            watcher.track(&mut self.engine, since);
         }
     }
 }

@@ -132,7 +132,6 @@ impl Server {
             None => ReadPoint::NextStep,
         };
         let read = self.engine.nearby_in_session(ws, session, &params.file, &point);
-        self.watch_new_inputs();
         Ok(json!(read?))
     }
 }

@@ -73,6 +73,13 @@ pub trait System: Send + Sync + std::fmt::Debug {
     fn read_dir(&self, path: &Path) -> io::Result<Vec<DirEntry>>;
     /// `realpath`: absolute, symlinks resolved.
     fn canonicalize(&self, path: &Path) -> io::Result<PathBuf>;
+    /// [`System::kind`], and when the path's status last changed (`ctime`, following
+    /// symlinks: written, truncated, renamed into place, entries added or removed) where
+    /// the system keeps such a time. A file watcher asks this of what it starts watching
+    /// after a build read it, for the writes between that read and the watch.
+    fn kind_and_change(&self, path: &Path) -> (FileKind, Option<std::time::SystemTime>) {
+        (self.kind(path), None)
+    }
 }
 
 /// An in-memory file system for tests: files, directories and symlinks, with files that

@@ -24,10 +24,11 @@ pub fn run(args: WatchArgs) -> Result<ExitCode, CliError> {
         if let Err(err) = remote.refresh(&mut engine, ws) {
             eprintln_styled(&render(&CliError::Engine(err)));
         }
+        let started = ctxgraph_engine::watch::status_clock();
         let turn = turns.build(&engine, ws, Section::System, args.model.clone());
         // Watch what this build looked at before saying it is done: an edit made after
         // the line appears is always seen.
-        watcher.track(&mut engine);
+        watcher.track(&mut engine, started);
         match (turn, args.format) {
             (Ok(turn), Format::Text) => write_stdout(line(&turn).as_bytes())?,
             (Ok(turn), Format::Json) => {

@@ -27,7 +27,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use crate::index::{PathIndex, subtree};
 use crate::{Applied, ChangeEvent, Engine};
@@ -42,6 +42,25 @@ pub const MAX_BATCH_AGE: Duration = Duration::from_secs(3);
 /// How long [`Watcher::sync_point`] waits for its cookie before giving up (the caller
 /// then rescans instead).
 pub const COOKIE_TIMEOUT: Duration = Duration::from_secs(2);
+/// The time on the clock file systems stamp `ctime` with, for [`Watcher::track`]: every
+/// change from now on carries this time or a later one. On Linux that is the coarse
+/// real-time clock (`current_time()` reads it: up to one scheduler tick behind the precise
+/// clock, so a write just after a precise "now" can carry an earlier time). Elsewhere the
+/// precise clock, less a margin wider than such a tick; either way an earlier time only
+/// costs re-reading a file changed just before a build.
+pub fn status_clock() -> SystemTime {
+    #[cfg(target_os = "linux")]
+    {
+        let now = rustix::time::clock_gettime(rustix::time::ClockId::RealtimeCoarse);
+        if let (Ok(seconds), Ok(nanos)) = (u64::try_from(now.tv_sec), u32::try_from(now.tv_nsec))
+            && let Some(at) = SystemTime::UNIX_EPOCH.checked_add(Duration::new(seconds, nanos))
+        {
+            return at;
+        }
+    }
+    let margin = Duration::from_millis(50);
+    SystemTime::now().checked_sub(margin).unwrap_or(SystemTime::UNIX_EPOCH)
+}
 /// Symlinks followed from one input before giving up (Linux's own limit).
 const MAX_LINK_HOPS: usize = 40;
 
@@ -231,13 +250,17 @@ impl Watcher {
         }
         let lexical = self.to_lexical(batch);
         let applied = engine.apply_changes(&lexical);
-        let unseen = self.sync(engine, batch, &lexical);
+        // What is below a directory that came or went was re-stated by the events already.
+        let unseen = self.sync(engine, batch, &lexical, None);
         applied.merge(engine.apply_changes(&unseen))
     }
 
-    /// Watches what the last build looked at for the first time.
-    pub fn track(&mut self, engine: &mut Engine) {
-        let unseen = self.sync(engine, &[], &[]);
+    /// Watches what the builds since the last call looked at for the first time.
+    /// `read_since` ([`status_clock`], taken before the earliest of them started) dates
+    /// their reads: what changed in a directory between a build's look and its watch being
+    /// added is found by its `ctime`, so tracking may even run after the reply was sent.
+    pub fn track(&mut self, engine: &mut Engine, read_since: SystemTime) {
+        let unseen = self.sync(engine, &[], &[], Some(read_since));
         engine.apply_changes(&unseen);
     }
 
@@ -309,7 +332,13 @@ impl Watcher {
     /// `raw` events (`lexical`, the same mapped to inputs' paths): paths that came, went or
     /// were replaced. Returns changes for inputs in directories that were not watched
     /// before: nobody reported what happened there between the query's look and the watch.
-    fn sync(&mut self, engine: &Engine, raw: &[ChangeEvent], lexical: &[ChangeEvent]) -> Vec<ChangeEvent> {
+    fn sync(
+        &mut self,
+        engine: &Engine,
+        raw: &[ChangeEvent],
+        lexical: &[ChangeEvent],
+        changed_since: Option<SystemTime>,
+    ) -> Vec<ChangeEvent> {
         let db = engine.db();
         let mut dirty: BTreeSet<PathBuf> = BTreeSet::new();
         let mut recompute: BTreeSet<PathBuf> = BTreeSet::new();
@@ -384,13 +413,19 @@ impl Watcher {
                 self.watched.remove(&dir);
             }
         }
-        self.unseen(engine, &added)
+        self.unseen(engine, &added, changed_since)
     }
 
-    /// Inputs directly in a newly watched directory whose existence differs from what the
-    /// graph last saw, and symlinked inputs whose target lives there. Existence only for
-    /// plain inputs: a re-stat is cheap, a re-read of every file is not.
-    fn unseen(&self, engine: &Engine, added: &[PathBuf]) -> Vec<ChangeEvent> {
+    /// Inputs in or directly below a newly watched directory that changed unseen: their
+    /// existence differs from what the graph last saw (created or removed), or their status
+    /// changed after `changed_since` (modified: re-read, and backdated where the bytes are
+    /// the same); and symlinked inputs whose target lives there. One `stat` per input.
+    fn unseen(
+        &self,
+        engine: &Engine,
+        added: &[PathBuf],
+        changed_since: Option<SystemTime>,
+    ) -> Vec<ChangeEvent> {
         let db = engine.db();
         let mut unseen = Changes::default();
         let dirs: HashSet<&Path> = added
@@ -400,12 +435,16 @@ impl Watcher {
             .map(PathBuf::as_path)
             .collect();
         let mut check = |path: &PathBuf| {
-            if !path.parent().is_some_and(|parent| dirs.contains(parent)) {
+            // A directory's own listing can change between its read and its watch.
+            if !dirs.contains(path.as_path()) && !path.parent().is_some_and(|parent| dirs.contains(parent)) {
                 return;
             }
             let Some(file) = db.files().existing(path) else { return };
-            if db.system().kind(path) != file.kind(db) {
+            let (kind, changed) = db.system().kind_and_change(path);
+            if kind != file.kind(db) {
                 unseen.extend([ChangeEvent::Created(path.clone())]);
+            } else if kind.exists() && changed.zip(changed_since).is_some_and(|(at, since)| at >= since) {
+                unseen.extend([ChangeEvent::Modified(path.clone())]);
             }
         };
         // The first build adds most directories at once: one pass over every input then;

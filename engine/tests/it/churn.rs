@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ctxgraph_engine::watch::Watcher;
+use ctxgraph_engine::watch::{Watcher, status_clock};
 use ctxgraph_engine::{ChangeEvent, Engine, HostEnv, OsSystem};
 use ctxgraph_test_support::fixture::fixed_host;
 
@@ -221,10 +221,11 @@ fn the_warm_prompt_matches_a_fresh_build_under_random_churn() {
     let mut warm = Engine::new(Arc::new(OsSystem), world.env());
     let mut watcher = Watcher::new().expect("watcher");
     let cwds: Vec<PathBuf> = CWDS.iter().map(|cwd| world.path(cwd)).collect();
+    let first = status_clock();
     for cwd in &cwds {
         build(&mut warm, cwd);
     }
-    watcher.track(&mut warm);
+    watcher.track(&mut warm, first);
 
     let started = Instant::now();
     let (mut done, mut batches, mut fallbacks) = (0u64, 0u64, 0u64);
@@ -260,6 +261,7 @@ fn the_warm_prompt_matches_a_fresh_build_under_random_churn() {
                 eprintln!("  input {probe}: {kind:?}");
             }
         }
+        let reads = status_clock();
         let mut fresh = Engine::new(Arc::new(OsSystem), world.env());
         for cwd in &cwds {
             let (warm_text, fresh_text) = (build(&mut warm, cwd), build(&mut fresh, cwd));
@@ -277,7 +279,7 @@ fn the_warm_prompt_matches_a_fresh_build_under_random_churn() {
                 divergences.push(String::new());
             }
         }
-        watcher.track(&mut warm);
+        watcher.track(&mut warm, reads);
     }
     eprintln!(
         "churn: seed {seed}, {done} operations in {batches} batches, {} divergent builds, {fallbacks} sync-point fallbacks, {:.1?}",

@@ -7,9 +7,9 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
-use ctxgraph_engine::watch::{BackendKind, Watcher};
+use ctxgraph_engine::watch::{BackendKind, Watcher, status_clock};
 use ctxgraph_engine::{Engine, HostEnv, OsSystem};
 use ctxgraph_test_support::fixture::fixed_host;
 
@@ -35,6 +35,7 @@ on_each_backend!(
     an_edit_on_disk_reaches_the_next_build,
     a_rule_file_created_in_an_ancestor_is_picked_up,
     a_new_directory_under_a_globstar_is_picked_up,
+    writes_between_a_build_and_its_watches_are_seen,
     a_deleted_rule_file_disappears,
     an_ancestor_renamed_away_and_back_is_watched_again,
     an_edit_to_a_symlinked_rule_files_target_is_seen,
@@ -55,6 +56,14 @@ impl Live {
     /// `repo/` (a git worktree, `instructions: ["rules/**/*.md"]`) with a root `AGENTS.md`;
     /// the working directory is `repo/pkg/api`. Built once and watched.
     fn new(backend: BackendKind) -> Self {
+        let (mut live, started) = Self::built_unwatched(backend);
+        live.watcher.track(&mut live.engine, started);
+        live
+    }
+
+    /// [`Live::new`] before its watches are added (as `serve` is between a first build and
+    /// its reply), with the time the build started.
+    fn built_unwatched(backend: BackendKind) -> (Self, SystemTime) {
         let dir = tempfile::tempdir().expect("temp dir");
         let root = std::fs::canonicalize(dir.path()).expect("canonical");
         let write = |relative: &str, content: &str| {
@@ -73,9 +82,9 @@ impl Live {
         let engine = Engine::new(Arc::new(OsSystem), env(&root));
         let watcher = Watcher::with_backend(backend).expect("watcher");
         let mut live = Live { _dir: dir, root, engine, watcher };
+        let started = status_clock();
         live.text();
-        live.watcher.track(&mut live.engine);
-        live
+        (live, started)
     }
 
     fn path(&self, relative: &str) -> PathBuf {
@@ -96,9 +105,10 @@ impl Live {
     /// The warm text after `settle`, and a fresh engine's for the same directory.
     fn warm_and_fresh(&mut self, cwd: &str) -> (String, String) {
         self.settle();
+        let started = status_clock();
         let ws = self.engine.open(&self.path(cwd)).expect("cwd");
         let warm = self.engine.system_prompt(ws, None).expect("prompt").text();
-        self.watcher.track(&mut self.engine);
+        self.watcher.track(&mut self.engine, started);
         let mut fresh = Engine::new(Arc::new(OsSystem), env(&self.root));
         let ws = fresh.open(&self.path(cwd)).expect("cwd");
         (warm, fresh.system_prompt(ws, None).expect("prompt").text())
@@ -109,8 +119,9 @@ impl Live {
     fn wait_for(&mut self, done: impl Fn(&str) -> bool) -> String {
         let start = Instant::now();
         loop {
+            let started = status_clock();
             let text = self.text();
-            self.watcher.track(&mut self.engine);
+            self.watcher.track(&mut self.engine, started);
             if done(&text) || start.elapsed() > DEADLINE {
                 return text;
             }
@@ -153,6 +164,19 @@ fn a_rule_file_created_in_an_ancestor_is_picked_up(backend: BackendKind) {
     write(&live.path("repo/pkg/AGENTS.md"), "pkg rules");
     let text = live.wait_for(|text| text.contains("pkg rules"));
     assert!(text.contains("/repo/pkg/AGENTS.md\npkg rules"), "{text}");
+}
+
+/// `serve` adds a build's watches after its reply: a rule edited in place and a file
+/// created in a directory the build had listed, both before the watches exist, reach the
+/// next build (the watcher's `ctime` check), like an edit made afterwards.
+fn writes_between_a_build_and_its_watches_are_seen(backend: BackendKind) {
+    let (mut live, started) = Live::built_unwatched(backend);
+    write(&live.path("repo/rules/base.md"), "base edited");
+    write(&live.path("repo/rules/late.md"), "late rule");
+    live.watcher.track(&mut live.engine, started);
+    let (warm, fresh) = live.warm_and_fresh("repo/pkg/api");
+    assert_eq!(warm, fresh);
+    assert!(warm.contains("base edited") && warm.contains("late rule"), "{warm}");
 }
 
 fn a_new_directory_under_a_globstar_is_picked_up(backend: BackendKind) {
