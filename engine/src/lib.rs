@@ -48,9 +48,11 @@ use ctxgraph_queries::opencode::explain::{explain, explain_target};
 use ctxgraph_queries::opencode::installation::InstallationState;
 use ctxgraph_queries::opencode::instructions::system_paths;
 use ctxgraph_queries::opencode::lint::lint;
-use ctxgraph_queries::opencode::message::{MessageError, MessageOptions, system_message};
+use ctxgraph_queries::opencode::message::{
+    MessageError, MessageOptions, system_message, system_message_layout,
+};
 use ctxgraph_queries::opencode::nearby::nearby_rules;
-use ctxgraph_queries::opencode::prompt::system_prompt;
+use ctxgraph_queries::opencode::prompt::{system_prompt, system_prompt_layout};
 use ctxgraph_queries::opencode::session::{Message, Session};
 use ctxgraph_queries::opencode::worktree::worktree;
 use salsa::Setter;
@@ -474,6 +476,25 @@ impl Engine {
     /// [`Engine::system_message`] without a copy: the memoized message.
     pub fn message(&self, ws: Workspace, options: MessageOptions) -> Result<&Prompt, EngineError> {
         system_message(&self.db, ws, options).as_ref().map_err(|err| EngineError::from(err.clone()))
+    }
+
+    /// `section` of the system prompt (or, for [`Section::Message`], of the whole message)
+    /// laid out, memoized: the same `Arc` for as long as the text is unchanged.
+    pub fn layout(
+        &self,
+        ws: Workspace,
+        section: Section,
+        options: MessageOptions,
+    ) -> Result<&Arc<Layout>, EngineError> {
+        if section == Section::Message {
+            system_message_layout(&self.db, ws, options)
+                .as_ref()
+                .map_err(|err| EngineError::from(err.clone()))
+        } else {
+            system_prompt_layout(&self.db, ws, section, options.model)
+                .as_ref()
+                .map_err(|err| EngineError::Build(err.clone()))
+        }
     }
 
     /// What discovery found, with the facts behind each decision.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use ctxgraph_queries::Workspace;
 use ctxgraph_queries::opencode::message::MessageOptions;
-use ctxgraph_queries::opencode::prompt::{Layout, ModelRef, PlacedBlock, Prompt, Section};
+use ctxgraph_queries::opencode::prompt::{Layout, ModelRef, PlacedBlock, Section};
 use serde::Serialize;
 
 use crate::{Engine, EngineError};
@@ -65,10 +65,11 @@ impl TurnDiff {
 type TextKey = (Workspace, Section, MessageOptions);
 
 /// One client's builds, turn after turn: each build is compared with that client's
-/// previous build of the same text (working directory, section and options).
+/// previous build of the same text (working directory, section and options). Each text is
+/// held as the graph's own memoized layout, so keeping it costs no copy.
 #[derive(Debug, Default)]
 pub struct Turns {
-    previous: HashMap<TextKey, (Prompt, Arc<Layout>)>,
+    previous: HashMap<TextKey, Arc<Layout>>,
 }
 
 /// A build and what it cost.
@@ -106,22 +107,20 @@ impl Turns {
         options: MessageOptions,
     ) -> Result<Turn, EngineError> {
         let before = engine.db().executions().total();
-        let prompt = if section == Section::Message {
-            engine.message(ws, options.clone())?
-        } else {
-            engine.prompt(ws, options.model.clone())?
-        };
+        let layout = Arc::clone(engine.layout(ws, section, options.clone())?);
         let executed = engine.db().executions().total() - before;
         let key = (ws, section, same_text(options));
         let previous = self.previous.get(&key);
-        // The common turn: nothing changed, so neither layout nor hashing is redone.
-        if let Some((_, layout)) = previous.filter(|(before, _)| before == prompt) {
-            let diff = TurnDiff { stable_prefix_bytes: layout.text.len(), ..TurnDiff::default() };
-            return Ok(Turn { layout: Arc::clone(layout), diff, executed });
+        // The common turn: the memo was reused (the same `Arc`, no comparison at all), or
+        // recomputed to an equal layout.
+        if let Some(previous) =
+            previous.filter(|previous| Arc::ptr_eq(previous, &layout) || ***previous == *layout)
+        {
+            let diff = TurnDiff { stable_prefix_bytes: previous.text.len(), ..TurnDiff::default() };
+            return Ok(Turn { layout: Arc::clone(previous), diff, executed });
         }
-        let layout = Arc::new(prompt.layout(section));
-        let diff = TurnDiff::between(previous.map(|(_, l)| &**l), &layout);
-        self.previous.insert(key, (prompt.clone(), Arc::clone(&layout)));
+        let diff = TurnDiff::between(previous.map(|l| &**l), &layout);
+        self.previous.insert(key, Arc::clone(&layout));
         Ok(Turn { layout, diff, executed })
     }
 }
@@ -141,7 +140,7 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
 mod tests {
     use super::*;
 
-    use ctxgraph_queries::opencode::prompt::{Block, BlockKind};
+    use ctxgraph_queries::opencode::prompt::{Block, BlockKind, Prompt};
 
     /// A layout of instruction blocks whose ids are the given ids (`file:<source>`).
     fn laid_out(blocks: &[(&str, &str)]) -> Layout {

@@ -13,7 +13,9 @@ use crate::opencode::agents::{Agent, AgentPrompt, agents};
 use crate::opencode::config::merged_config;
 use crate::opencode::installation::{Asset, asset};
 use crate::opencode::mcp::mcp_block;
-use crate::opencode::prompt::{Block, BlockKind, BuildError, ModelRef, Prompt, system_prompt};
+use crate::opencode::prompt::{
+    Block, BlockKind, BuildError, Layout, ModelRef, Prompt, Section, system_prompt,
+};
 use crate::opencode::references::references_block;
 use crate::opencode::skills::{ListingError, skills_block};
 
@@ -184,6 +186,18 @@ pub enum MessageError {
         /// The agents there are, in opencode's order.
         available: Vec<String>,
     },
+}
+
+/// [`system_message`] laid out, memoized like
+/// [`system_prompt_layout`](crate::opencode::prompt::system_prompt_layout).
+#[salsa::tracked(returns(ref))]
+pub fn system_message_layout(
+    db: &dyn Db,
+    ws: Workspace,
+    options: MessageOptions,
+) -> Result<Arc<Layout>, MessageError> {
+    let message = system_message(db, ws, options).as_ref().map_err(Clone::clone)?;
+    Ok(Arc::new(message.layout(Section::Message)))
 }
 
 /// §3: the whole system message for `options`, as blocks in opencode's order; join them

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::ops::Range;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -227,6 +228,19 @@ pub fn system_prompt(db: &dyn Db, ws: Workspace, model: Option<ModelRef>) -> Res
         });
     }
     Ok(Prompt { blocks })
+}
+
+/// A section of [`system_prompt`] laid out, memoized: a host that keeps it between turns
+/// shares this copy, and an unchanged section is the very same `Arc`.
+#[salsa::tracked(returns(ref))]
+pub fn system_prompt_layout(
+    db: &dyn Db,
+    ws: Workspace,
+    section: Section,
+    model: Option<ModelRef>,
+) -> Result<Arc<Layout>, BuildError> {
+    let prompt = system_prompt(db, ws, model).as_ref().map_err(Clone::clone)?;
+    Ok(Arc::new(prompt.layout(section)))
 }
 
 /// The parts of the system text `build` can print.
