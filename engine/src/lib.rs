@@ -464,7 +464,9 @@ impl Engine {
     /// tokio runtime, await [`Engine::load_config`] instead (a runtime cannot block on
     /// another one).
     pub fn fetch_config(&mut self, ws: Workspace, fetcher: &remote::Fetcher) -> Result<(), EngineError> {
-        current_thread_runtime()?.block_on(self.load_config(ws, fetcher));
+        if !self.config_requests(ws).is_empty() {
+            current_thread_runtime()?.block_on(self.load_config(ws, fetcher));
+        }
         Ok(())
     }
 
@@ -619,9 +621,12 @@ impl Engine {
     pub fn remote_urls(&self, ws: Workspace) -> Result<Vec<String>, EngineError> {
         let mut urls: Vec<String> = Vec::new();
         let skills = ctxgraph_queries::opencode::skills::remote::skill_urls(&self.db, ws);
-        for url in self.system_paths(ws)?.remote.into_iter().map(|entry| entry.url).chain(skills) {
-            if !urls.contains(&url) {
-                urls.push(url);
+        let paths = system_paths(&self.db, ws)
+            .as_ref()
+            .map_err(|e| EngineError::Build(BuildError::Config(e.clone())))?;
+        for url in paths.remote.iter().map(|entry| &entry.url).chain(&skills) {
+            if !urls.contains(url) {
+                urls.push(url.clone());
             }
         }
         Ok(urls)
@@ -671,13 +676,17 @@ impl Engine {
         Ok(results)
     }
 
-    /// [`Engine::load_remote`] on a runtime of its own, for callers without one. Inside a
-    /// tokio runtime, await [`Engine::load_remote`] instead.
+    /// [`Engine::load_remote`] on a runtime of its own, for callers without one (none is
+    /// started when the workspace names no URL). Inside a tokio runtime, await
+    /// [`Engine::load_remote`] instead.
     pub fn fetch_remote(
         &mut self,
         ws: Workspace,
         fetcher: &remote::Fetcher,
     ) -> Result<Vec<(String, RemoteState)>, EngineError> {
+        if self.remote_urls(ws)?.is_empty() {
+            return Ok(Vec::new());
+        }
         current_thread_runtime()?.block_on(self.load_remote(ws, fetcher))
     }
 }

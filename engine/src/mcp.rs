@@ -288,12 +288,16 @@ impl crate::Engine {
         Ok(pending.into_iter().map(|(name, _)| name).zip(states).collect())
     }
 
-    /// [`crate::Engine::load_mcp`] on a runtime of its own, for callers without one.
+    /// [`crate::Engine::load_mcp`] on a runtime of its own, for callers without one; no
+    /// runtime when no server is pending (`serve` asks on every request).
     pub fn fetch_mcp(
         &mut self,
         ws: ctxgraph_queries::Workspace,
         connector: &McpConnector,
     ) -> Result<Vec<(String, McpState)>, crate::EngineError> {
+        if self.pending_mcp(ws)?.is_empty() {
+            return Ok(Vec::new());
+        }
         crate::current_thread_runtime()?.block_on(self.load_mcp(ws, connector))
     }
 }

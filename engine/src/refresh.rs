@@ -44,10 +44,9 @@ impl RemoteRefresh {
     /// Loads what `ws` needs from the network, unless it did so less than an interval ago.
     /// Failures end up in the inputs (and so in the build's error or missing block).
     pub fn refresh(&mut self, engine: &mut Engine, ws: Workspace) -> Result<(), EngineError> {
-        // A config request appears when the auth store changes; it never waits.
-        if !engine.config_requests(ws).is_empty() {
-            engine.fetch_config(ws, &self.fetcher)?;
-        }
+        // A config request appears when the auth store changes; it never waits. Each fetch
+        // starts a runtime only when it has something to load: this runs on every request.
+        engine.fetch_config(ws, &self.fetcher)?;
         if let Some(connector) = &self.mcp {
             engine.fetch_mcp(ws, connector)?;
         }
