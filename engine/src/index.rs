@@ -28,6 +28,11 @@ impl PathIndex {
         new
     }
 
+    /// Whether inputs were created since the last [`PathIndex::catch_up`].
+    pub fn is_behind(&self, files: &Files) -> bool {
+        files.created_count() > self.seen
+    }
+
     /// Every indexed path at or below `dir`, in path order.
     pub fn subtree<'a>(&'a self, dir: &'a Path) -> impl Iterator<Item = (&'a PathBuf, &'a File)> + 'a {
         subtree(&self.paths, dir)

@@ -438,7 +438,12 @@ impl Server {
     /// request's read and the watch are found by the watcher's `ctime` check, so none is
     /// lost. Hosts calling [`Server::handle_line`] themselves call it after sending a reply.
     pub fn track_new_inputs(&mut self) {
-        if let (Some(watcher), Some(since)) = (&mut self.watcher, self.untracked_since.take()) {
+        // The common turn read nothing new: nothing to do, so `run` is back in `read` at
+        // once. (Any work between a reply and that `read` keeps the client, woken by the
+        // reply, from running on this core: on a VM that cost an unchanged turn 70 µs.)
+        if let (Some(watcher), Some(since)) = (&mut self.watcher, self.untracked_since.take())
+            && watcher.has_new_inputs(&self.engine)
+        {
             watcher.track(&mut self.engine, since);
         }
     }

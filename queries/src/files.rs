@@ -108,6 +108,11 @@ impl Files {
         created.get(seen..).map(<[_]>::to_vec).unwrap_or_default()
     }
 
+    /// How many inputs have been created: more than a reader has seen means news for it.
+    pub fn created_count(&self) -> usize {
+        self.created.lock().unwrap_or_else(PoisonError::into_inner).len()
+    }
+
     /// The input for `path` if some query has asked about it.
     pub fn existing(&self, path: &Path) -> Option<File> {
         self.by_path.get(&path::normalize(path)).map(|file| *file)

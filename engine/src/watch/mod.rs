@@ -255,6 +255,12 @@ impl Watcher {
         applied.merge(engine.apply_changes(&unseen))
     }
 
+    /// Whether a build since the last [`Watcher::track`] looked at a path for the first time
+    /// (when not, `track` has nothing to do).
+    pub fn has_new_inputs(&self, engine: &Engine) -> bool {
+        self.index.is_behind(engine.db().files())
+    }
+
     /// Watches what the builds since the last call looked at for the first time.
     /// `read_since` ([`status_clock`], taken before the earliest of them started) dates
     /// their reads: what changed in a directory between a build's look and its watch being
