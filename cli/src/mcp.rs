@@ -335,7 +335,8 @@ pub struct Options {
 /// Serves MCP on stdin/stdout until the client closes them.
 pub fn serve(env: HostEnv, options: Options) -> Result<(), CliError> {
     let vars = env.vars.clone();
-    let mut engine = Engine::new(Arc::new(OsSystem), env).with_clock(Arc::new(ctxgraph_engine::SystemClock));
+    let mut engine =
+        Engine::new(Arc::new(OsSystem), env).with_clock(Arc::new(ctxgraph_engine::SystemClock::default()));
     let cwd = match options.cwd {
         Some(cwd) => cwd,
         None => std::env::current_dir().map_err(|err| ctxgraph_engine::EngineError::WorkingDirectory {

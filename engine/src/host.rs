@@ -54,14 +54,48 @@ pub trait Clock: Send + Sync {
     fn today(&self) -> String;
 }
 
-/// The local wall clock.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct SystemClock;
+/// The local wall clock. The date is formatted once per day: asked on every request of a
+/// server, reading the time zone and formatting cost more than the rest of an unchanged
+/// turn.
+#[derive(Debug, Default)]
+pub struct SystemClock {
+    /// Today's string, and the span of wall-clock time it holds for.
+    day: std::sync::Mutex<Option<Day>>,
+}
+
+#[derive(Debug)]
+struct Day {
+    text: String,
+    starts: std::time::SystemTime,
+    ends: std::time::SystemTime,
+}
 
 impl Clock for SystemClock {
     fn today(&self) -> String {
-        local_date_string()
+        let now = std::time::SystemTime::now();
+        let mut day = self.day.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        // The clock may also have been set back: then the day is worked out again.
+        if let Some(day) = day.as_ref().filter(|day| day.starts <= now && now < day.ends) {
+            return day.text.clone();
+        }
+        let zoned = jiff::Zoned::now();
+        let text = date_string(&zoned);
+        if let Some((starts, ends)) = day_span(&zoned) {
+            *day = Some(Day { text: text.clone(), starts, ends });
+        }
+        text
     }
+}
+
+/// The wall-clock span of `zoned`'s local day, from its first instant to the next day's.
+fn day_span(zoned: &jiff::Zoned) -> Option<(std::time::SystemTime, std::time::SystemTime)> {
+    let starts = zoned.start_of_day().ok()?;
+    let ends = zoned.tomorrow().ok()?.start_of_day().ok()?;
+    Some((starts.timestamp().into(), ends.timestamp().into()))
+}
+
+fn date_string(zoned: &jiff::Zoned) -> String {
+    zoned.strftime("%a %b %d %Y").to_string()
 }
 
 /// node's `process.platform` for this build target.
@@ -75,5 +109,23 @@ pub fn node_platform() -> &'static str {
 
 /// `new Date().toDateString()` in the local time zone, e.g. `Sun Nov 29 2026`.
 pub fn local_date_string() -> String {
-    jiff::Zoned::now().strftime("%a %b %d %Y").to_string()
+    date_string(&jiff::Zoned::now())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cached_day_is_the_clock_s_day_and_spans_now() {
+        let clock = SystemClock::default();
+        let (first, second) = (clock.today(), clock.today());
+        // Both calls fall on the same day unless midnight passed in between.
+        assert!(first == second || second == local_date_string(), "{first} / {second}");
+        let day = clock.day.lock().expect("lock");
+        let day = day.as_ref().expect("a cached day");
+        let now = std::time::SystemTime::now();
+        assert!(day.starts <= now && (now < day.ends || day.text != local_date_string()));
+        assert!(day.ends.duration_since(day.starts).is_ok_and(|span| span.as_secs() >= 22 * 3600));
+    }
 }

@@ -187,7 +187,7 @@ impl Engine {
     /// An engine over the real file system and this process's environment, whose date
     /// follows the local clock.
     pub fn from_process() -> Self {
-        Self::new(Arc::new(OsSystem), HostEnv::from_process()).with_clock(Arc::new(SystemClock))
+        Self::new(Arc::new(OsSystem), HostEnv::from_process()).with_clock(Arc::new(SystemClock::default()))
     }
 
     /// Reads today's date from `clock` on every [`Engine::open`], as opencode does on every
@@ -244,8 +244,15 @@ impl Engine {
     /// Each call is a new step: the date is read from the clock (see [`Engine::with_clock`]).
     pub fn open(&mut self, cwd: &Path) -> Result<Workspace, EngineError> {
         self.sync_date();
-        let lexical = std::path::absolute(cwd).map(|p| ctxgraph_queries::path::normalize(&p));
-        let key = lexical.as_deref().unwrap_or(cwd);
+        // Keys are absolute and normalised, so a path equal to one needs neither step (a
+        // host asks with the same absolute path on every turn).
+        let lexical;
+        let key = if self.opened.contains_key(cwd) {
+            cwd
+        } else {
+            lexical = std::path::absolute(cwd).map(|p| ctxgraph_queries::path::normalize(&p));
+            lexical.as_deref().unwrap_or(cwd)
+        };
         if let Some(&ws) = self.opened.get(key) {
             let dir = self.db.files().get(&self.db, ws.cwd(&self.db));
             if dir.kind(&self.db) == FileKind::Directory {

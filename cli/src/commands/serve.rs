@@ -18,7 +18,7 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, CliError> {
         args.remote_refresh_secs,
         args.remote.no_mcp,
     )?;
-    let engine = Engine::new(Arc::new(OsSystem), env).with_clock(Arc::new(SystemClock));
+    let engine = Engine::new(Arc::new(OsSystem), env).with_clock(Arc::new(SystemClock::default()));
     let mut server = Server::new(engine, watcher).with_remote(refresh);
     let stdin = std::io::stdin().lock();
     match server.run(stdin, std::io::stdout().lock()) {

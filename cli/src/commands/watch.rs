@@ -14,7 +14,7 @@ use crate::output::{eprintln_styled, write_stdout};
 
 pub fn run(args: WatchArgs) -> Result<ExitCode, CliError> {
     let (engine, ws, options) = super::open_configured(args.cwd, &args.remote)?;
-    let mut engine = engine.with_clock(Arc::new(SystemClock));
+    let mut engine = engine.with_clock(Arc::new(SystemClock::default()));
     let mut remote = super::remote_refresh(options, args.remote_refresh_secs, args.remote.no_mcp)?;
     let mut watcher = Watcher::new().map_err(CliError::Watch)?;
     let mut turns = Turns::default();
