@@ -6,8 +6,8 @@
 //! without a watcher, rescans every path the graph knows), so answers are never stale.
 //!
 //! Methods: `build {cwd, section?, model?, known_hash?}`, `nearby {file, cwd}`,
-//! `installation {texts}`, `stats`, `shutdown` (the messages are in [`crate::protocol`]). A bad request gets a JSON-RPC error
-//! and the server keeps serving.
+//! `installation {texts}`, `stats`, `shutdown` (the messages are in [`crate::protocol`]).
+//! A bad request gets a JSON-RPC error and the server keeps serving.
 //!
 //!
 //! The framing (one JSON value per line, `jsonrpc`/`id`/`method`/`params`, the standard
@@ -432,9 +432,9 @@ impl Server {
         }
     }
 
-    /// Watches the paths the requests since the last call read for the first time. [`Server::run`]
-    /// calls it after each reply is written, so a first build does not wait for thousands
-    /// of watches to be added; every request calls it before it reads. Writes between a
+    /// Watches the paths the requests since the last call read for the first time.
+    /// [`Server::run`] calls it after each reply is written, so a first build does not wait
+    /// for thousands of watches to be added; every request calls it before it reads. Writes between a
     /// request's read and the watch are found by the watcher's `ctime` check, so none is
     /// lost. Hosts calling [`Server::handle_line`] themselves call it after sending a reply.
     pub fn track_new_inputs(&mut self) {

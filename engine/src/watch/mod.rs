@@ -20,6 +20,12 @@
 //! is marked unwatched here and re-added where still needed, and what changed there
 //! meanwhile is re-stated.
 //!
+//! **Between a read and its watch.** A build reads a directory before it is watched (and
+//! `serve` adds the watches only after its reply). [`Watcher::track`] re-states every input
+//! in or directly below a directory it starts watching: one that appeared or vanished is
+//! created or removed, one whose `ctime` is at or after the build's start
+//! ([`status_clock`]) is modified and re-read.
+//!
 //! **Backends.** On Linux the engine owns the inotify descriptor and drains its queue on
 //! the answering thread ([`kernel`]); elsewhere, and on Linux when asked for, `notify`'s
 //! watcher with a debouncer thread and watchman's cookie ([`portable`]). Both make
@@ -42,6 +48,9 @@ pub const MAX_BATCH_AGE: Duration = Duration::from_secs(3);
 /// How long [`Watcher::sync_point`] waits for its cookie before giving up (the caller
 /// then rescans instead).
 pub const COOKIE_TIMEOUT: Duration = Duration::from_secs(2);
+/// Symlinks followed from one input before giving up (Linux's own limit).
+const MAX_LINK_HOPS: usize = 40;
+
 /// The time on the clock file systems stamp `ctime` with, for [`Watcher::track`]: every
 /// change from now on carries this time or a later one. On Linux that is the coarse
 /// real-time clock (`current_time()` reads it: up to one scheduler tick behind the precise
@@ -61,8 +70,6 @@ pub fn status_clock() -> SystemTime {
     let margin = Duration::from_millis(50);
     SystemTime::now().checked_sub(margin).unwrap_or(SystemTime::UNIX_EPOCH)
 }
-/// Symlinks followed from one input before giving up (Linux's own limit).
-const MAX_LINK_HOPS: usize = 40;
 
 #[cfg(target_os = "linux")]
 mod kernel;
