@@ -156,9 +156,9 @@ pub struct Watcher {
     watched: BTreeSet<PathBuf>,
     /// Canonical directory → the lexical paths that reach it, each with the number of
     /// inputs that need it through that path. A directory is wanted while this is non-empty.
-    dirs: BTreeMap<PathBuf, BTreeMap<PathBuf, usize>>,
+    dirs: BTreeMap<PathBuf, Users>,
     /// Canonical target of a symlinked file input → the lexical inputs that point at it.
-    targets: BTreeMap<PathBuf, BTreeMap<PathBuf, usize>>,
+    targets: BTreeMap<PathBuf, Users>,
     /// Every input, with what it needs watched.
     inputs: BTreeMap<PathBuf, Needs>,
     /// Which `File` inputs have been seen.
@@ -322,12 +322,12 @@ impl Watcher {
     fn aliases(&self, path: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
         let mut paths = Vec::new();
         if let Some(lexical) = self.dirs.get(path) {
-            paths.extend(lexical.keys().cloned());
+            paths.extend(lexical.paths().cloned());
         }
         if let (Some(parent), Some(name)) = (path.parent(), path.file_name())
             && let Some(lexical) = self.dirs.get(parent)
         {
-            paths.extend(lexical.keys().map(|dir| dir.join(name)));
+            paths.extend(lexical.paths().map(|dir| dir.join(name)));
         }
         if !paths.iter().any(|p| p == path) {
             paths.push(path.to_path_buf());
@@ -335,7 +335,7 @@ impl Watcher {
         paths.sort();
         paths.dedup();
         let mut via_target: Vec<PathBuf> =
-            subtree(&self.targets, path).flat_map(|(_, links)| links.keys().cloned()).collect();
+            subtree(&self.targets, path).flat_map(|(_, links)| links.paths().cloned()).collect();
         via_target.sort();
         via_target.dedup();
         (paths, via_target)
@@ -400,11 +400,11 @@ impl Watcher {
                 release(&mut self.targets, target, &path);
             }
             for (canonical, dir) in needs.dirs {
-                *self.dirs.entry(canonical.clone()).or_default().entry(dir).or_default() += 1;
+                self.dirs.entry(canonical.clone()).or_default().add(dir);
                 dirty.insert(canonical);
             }
             for target in needs.targets {
-                *self.targets.entry(target).or_default().entry(path.clone()).or_default() += 1;
+                self.targets.entry(target).or_default().add(path.clone());
             }
         }
 
@@ -444,7 +444,7 @@ impl Watcher {
         let dirs: HashSet<&Path> = added
             .iter()
             .filter_map(|canonical| self.dirs.get(canonical))
-            .flat_map(BTreeMap::keys)
+            .flat_map(Users::paths)
             .map(PathBuf::as_path)
             .collect();
         let mut check = |path: &PathBuf| {
@@ -471,7 +471,7 @@ impl Watcher {
         }
         for canonical in added {
             for (_, links) in subtree(&self.targets, canonical) {
-                unseen.extend(links.keys().cloned().map(ChangeEvent::Created));
+                unseen.extend(links.paths().cloned().map(ChangeEvent::Created));
             }
         }
         unseen.into_vec()
@@ -560,16 +560,39 @@ fn subtree_of_set<'a>(set: &'a BTreeSet<PathBuf>, dir: &'a Path) -> impl Iterato
         .take_while(move |path| path.starts_with(dir))
 }
 
-/// Drops one reference from `map[key][user]`, removing emptied entries.
-fn release(map: &mut BTreeMap<PathBuf, BTreeMap<PathBuf, usize>>, key: &Path, user: &Path) {
-    let Some(users) = map.get_mut(key) else { return };
-    if let Some(count) = users.get_mut(user) {
-        *count -= 1;
-        if *count == 0 {
-            users.remove(user);
+/// The paths through which inputs need one directory (or symlink target), each with how
+/// many inputs need it that way. Almost always a single path: a list, where a one-entry
+/// `BTreeMap` would allocate a whole node for each of thousands of watched directories.
+#[derive(Debug, Default)]
+struct Users(Vec<(PathBuf, usize)>);
+
+impl Users {
+    fn add(&mut self, user: PathBuf) {
+        match self.0.iter_mut().find(|(path, _)| *path == user) {
+            Some((_, count)) => *count += 1,
+            None => self.0.push((user, 1)),
         }
     }
-    if users.is_empty() {
+
+    /// Drops one reference; true when none is left.
+    fn release(&mut self, user: &Path) -> bool {
+        if let Some(at) = self.0.iter().position(|(path, _)| path == user) {
+            self.0[at].1 -= 1;
+            if self.0[at].1 == 0 {
+                self.0.swap_remove(at);
+            }
+        }
+        self.0.is_empty()
+    }
+
+    fn paths(&self) -> impl Iterator<Item = &PathBuf> {
+        self.0.iter().map(|(path, _)| path)
+    }
+}
+
+/// Drops one reference from `map[key]` for `user`, removing an emptied entry.
+fn release(map: &mut BTreeMap<PathBuf, Users>, key: &Path, user: &Path) {
+    if map.get_mut(key).is_some_and(|users| users.release(user)) {
         map.remove(key);
     }
 }

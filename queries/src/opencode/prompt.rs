@@ -199,6 +199,11 @@ impl Prompt {
 /// the query every command and the server read the prompt from.
 #[salsa::tracked(returns(ref))]
 pub fn system_prompt(db: &dyn Db, ws: Workspace, model: Option<ModelRef>) -> Result<Prompt, BuildError> {
+    assemble(db, ws, model)
+}
+
+/// [`system_prompt`]'s blocks, for the queries that memoize the prompt or only its layout.
+fn assemble(db: &dyn Db, ws: Workspace, model: Option<ModelRef>) -> Result<Prompt, BuildError> {
     let environment = Block {
         kind: BlockKind::Environment,
         source: None,
@@ -231,7 +236,9 @@ pub fn system_prompt(db: &dyn Db, ws: Workspace, model: Option<ModelRef>) -> Res
 }
 
 /// A section of [`system_prompt`] laid out, memoized: a host that keeps it between turns
-/// shares this copy, and an unchanged section is the very same `Arc`.
+/// shares this copy, and an unchanged section is the very same `Arc`. The blocks are
+/// assembled here rather than read from [`system_prompt`], whose memo would be a second
+/// copy of every block per working directory that only the layout reads.
 #[salsa::tracked(returns(ref))]
 pub fn system_prompt_layout(
     db: &dyn Db,
@@ -239,8 +246,7 @@ pub fn system_prompt_layout(
     section: Section,
     model: Option<ModelRef>,
 ) -> Result<Arc<Layout>, BuildError> {
-    let prompt = system_prompt(db, ws, model).as_ref().map_err(Clone::clone)?;
-    Ok(Arc::new(prompt.layout(section)))
+    Ok(Arc::new(assemble(db, ws, model)?.layout(section)))
 }
 
 /// The parts of the system text `build` can print.
