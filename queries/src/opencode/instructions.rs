@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::db::{Db, Workspace};
 use crate::files::{DecodedText, ReadFailure, file_text};
@@ -42,11 +43,11 @@ pub enum Origin {
         /// The entry's position in the merged `instructions` list.
         index: usize,
         /// The entry as it may be printed (as written where substitution produced it).
-        entry: String,
+        entry: Arc<str>,
         /// The config layer that wrote the entry.
-        source: ConfigSource,
+        source: Arc<ConfigSource>,
         /// The directory the glob matched in.
-        dir: PathBuf,
+        dir: Arc<Path>,
     },
 }
 
@@ -258,11 +259,14 @@ pub fn system_paths(db: &dyn Db, ws: Workspace) -> Result<SystemPaths, ConfigErr
             });
             continue;
         }
-        let origin = |dir: &Path| Origin::Instruction {
+        // Shared by every match of the entry: a `**` entry has hundreds per level.
+        let (shared_entry, shared_source): (Arc<str>, Arc<ConfigSource>) =
+            (Arc::from(raw), Arc::new(entry.source.clone()));
+        let origin = |dir: &Arc<Path>| Origin::Instruction {
             index,
-            entry: raw.to_owned(),
-            source: entry.source.clone(),
-            dir: dir.to_path_buf(),
+            entry: Arc::clone(&shared_entry),
+            source: Arc::clone(&shared_source),
+            dir: Arc::clone(dir),
         };
         let expanded = match raw.strip_prefix("~/") {
             Some(rest) => path::display(&paths.home.join(rest)),
@@ -295,8 +299,9 @@ pub fn system_paths(db: &dyn Db, ws: Workspace) -> Result<SystemPaths, ConfigErr
                 (GlobMode::Up, expanded.clone(), glob_up(db, &expanded, cwd, root))
             };
         for (dir, hits) in &levels {
+            let dir: Arc<Path> = Arc::from(dir.as_path());
             for hit in hits {
-                add(hit.clone(), origin(dir));
+                add(hit.clone(), origin(&dir));
             }
         }
         expansions.push(Expansion {

@@ -161,14 +161,14 @@ impl<'a> Explainer<'a> {
                     .expansions
                     .iter()
                     .find(|e| e.index == *index)
-                    .and_then(|e| e.levels.iter().position(|l| &l.dir == dir))
+                    .and_then(|e| e.levels.iter().position(|l| l.dir.as_path() == &**dir))
                     .unwrap_or(0);
                 Via::Instruction {
                     index: *index,
-                    entry: entry.clone(),
+                    entry: entry.to_string(),
                     config: source.name(),
                     line: self.line_of(*index, source),
-                    dir: dir.clone(),
+                    dir: dir.to_path_buf(),
                     level,
                 }
             }
