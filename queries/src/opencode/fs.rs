@@ -72,11 +72,11 @@ pub fn up(
 /// Order: node-glob returns its walk order, which depends on the file system; we sort
 /// each call's matches by path (README, deviations).
 #[salsa::tracked(returns(ref))]
-pub fn glob(db: &dyn Db, cwd: PathBuf, pattern: String, dot: bool) -> Vec<PathBuf> {
+pub fn glob(db: &dyn Db, cwd: PathBuf, pattern: String, dot: bool) -> Arc<[PathBuf]> {
     // node-glob resolves `..` in its cwd lexically and returns resolved paths.
     let cwd = crate::path::normalize(&cwd);
     // `system_paths` refuses an entry with too many expansions before globbing it.
-    let Ok(alternatives) = expand_braces(&pattern) else { return Vec::new() };
+    let Ok(alternatives) = expand_braces(&pattern) else { return Arc::from([]) };
     let mut matches = Vec::new();
     for expanded in alternatives {
         let raw: Vec<String> = expanded.split('/').filter(|s| !s.is_empty()).map(str::to_owned).collect();
@@ -90,7 +90,7 @@ pub fn glob(db: &dyn Db, cwd: PathBuf, pattern: String, dot: bool) -> Vec<PathBu
     }
     matches.sort();
     matches.dedup();
-    matches
+    matches.into()
 }
 
 /// The key of one `**` walk: the pattern's segments from that `**` on, and whether that
@@ -191,7 +191,7 @@ fn collect_below<'db>(
 
 /// F5 `globUp(pattern, start, stop)`: `glob` with `dot: true` at every level of the walk,
 /// nearest level first. Each level is its own query.
-pub fn glob_up(db: &dyn Db, pattern: &str, start: &Path, stop: &Path) -> Vec<(PathBuf, Vec<PathBuf>)> {
+pub fn glob_up(db: &dyn Db, pattern: &str, start: &Path, stop: &Path) -> Vec<(PathBuf, Arc<[PathBuf]>)> {
     walk_up(start, stop)
         .into_iter()
         .map(|level| {
@@ -440,7 +440,7 @@ mod tests {
     fn fs_05_and_06_glob_matches_files_in_cwd() {
         let db = db(&["a.ts", "b.ts", "c.json", "file.txt"]);
         assert_eq!(names(glob(&db, at(""), "*.ts".into(), false)), ["a.ts", "b.ts"]);
-        assert_eq!(glob(&db, at(""), "*.txt".into(), false), &[at("file.txt")]);
+        assert_eq!(**glob(&db, at(""), "*.txt".into(), false), [at("file.txt")]);
     }
 
     #[test]
@@ -455,7 +455,7 @@ mod tests {
     fn fs_08_glob_up_visits_every_level_nearest_first() {
         let db = db(&["root.md", "a/b/leaf.md"]);
         let levels = glob_up(&db, "*.md", &at("a/b"), &at(""));
-        let found: Vec<PathBuf> = levels.into_iter().flat_map(|(_, hits)| hits).collect();
+        let found: Vec<PathBuf> = levels.into_iter().flat_map(|(_, hits)| hits.to_vec()).collect();
         assert_eq!(names(&found), ["a/b/leaf.md", "root.md"]);
     }
 

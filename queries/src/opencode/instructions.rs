@@ -170,8 +170,9 @@ pub enum GlobMode {
 pub struct GlobLevel {
     /// The directory.
     pub dir: PathBuf,
-    /// Its matches, sorted (opencode's order is unspecified within one level).
-    pub matches: Vec<PathBuf>,
+    /// Its matches, sorted (opencode's order is unspecified within one level): the `glob`
+    /// memo's own list, shared by every working directory whose walk passes here.
+    pub matches: Arc<[PathBuf]>,
 }
 
 impl SystemPaths {
@@ -180,6 +181,9 @@ impl SystemPaths {
         self.candidates.iter().any(|c| c.path == path)
     }
 }
+
+/// One directory of a glob's walk and its matches (the `glob` memo's list).
+type Level = (PathBuf, Arc<[PathBuf]>);
 
 /// opencode's `systemPaths()` for one working directory: the global rule (I3), the
 /// project rules (I4) and the `instructions` entries (I5, I8), with every probe behind
@@ -281,26 +285,25 @@ pub fn system_paths(db: &dyn Db, ws: Workspace) -> Result<SystemPaths, ConfigErr
                 limit: MAX_BRACE_EXPANSIONS,
             }),
         };
-        let (mode, pattern, levels): (GlobMode, String, Vec<(PathBuf, Vec<PathBuf>)>) =
-            if Path::new(&expanded).is_absolute() {
-                // Only the basename is a pattern; the directory is taken literally, dot off.
-                let full = path::normalize(Path::new(&expanded));
-                let dir = full.parent().map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
-                let base = full.file_name().map(|b| b.to_string_lossy().into_owned()).unwrap_or_default();
-                bounded(&base)?;
-                let hits = glob(db, dir.clone(), base.clone(), false).clone();
-                (GlobMode::Absolute, base, vec![(dir, hits)])
-            } else if let Some(flag) = &project.disabled_by {
-                bounded(&expanded)?;
-                let levels = glob_up(db, &expanded, &paths.instruction_dir, &paths.instruction_dir);
-                (GlobMode::GlobalDirOnly(flag.clone()), expanded, levels)
-            } else {
-                bounded(&expanded)?;
-                (GlobMode::Up, expanded.clone(), glob_up(db, &expanded, cwd, root))
-            };
+        let (mode, pattern, levels): (GlobMode, String, Vec<Level>) = if Path::new(&expanded).is_absolute() {
+            // Only the basename is a pattern; the directory is taken literally, dot off.
+            let full = path::normalize(Path::new(&expanded));
+            let dir = full.parent().map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
+            let base = full.file_name().map(|b| b.to_string_lossy().into_owned()).unwrap_or_default();
+            bounded(&base)?;
+            let hits = glob(db, dir.clone(), base.clone(), false).clone();
+            (GlobMode::Absolute, base, vec![(dir, hits)])
+        } else if let Some(flag) = &project.disabled_by {
+            bounded(&expanded)?;
+            let levels = glob_up(db, &expanded, &paths.instruction_dir, &paths.instruction_dir);
+            (GlobMode::GlobalDirOnly(flag.clone()), expanded, levels)
+        } else {
+            bounded(&expanded)?;
+            (GlobMode::Up, expanded.clone(), glob_up(db, &expanded, cwd, root))
+        };
         for (dir, hits) in &levels {
             let dir: Arc<Path> = Arc::from(dir.as_path());
-            for hit in hits {
+            for hit in hits.iter() {
                 add(hit.clone(), origin(&dir));
             }
         }

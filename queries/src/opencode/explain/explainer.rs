@@ -310,11 +310,11 @@ impl<'a> Explainer<'a> {
     fn nearby_items(&self, items: &mut Vec<Item>) -> Result<(), BuildError> {
         let pattern = "**/{AGENTS,CLAUDE,CONTEXT}.md".to_owned();
         let found = glob(self.db, self.cwd.clone(), pattern, false).clone();
-        for file in found {
-            if file.parent() == Some(self.cwd.as_path()) || self.paths.contains(&file) {
+        for file in found.iter() {
+            if file.parent() == Some(self.cwd.as_path()) || self.paths.contains(file) {
                 continue;
             }
-            items.push(self.nearby_item(&file)?);
+            items.push(self.nearby_item(file)?);
         }
         Ok(())
     }
@@ -367,7 +367,7 @@ impl<'a> Explainer<'a> {
                         pattern: pattern.clone(),
                         levels: levels
                             .iter()
-                            .map(|l| LevelReport { dir: l.dir.clone(), matches: l.matches.clone() })
+                            .map(|l| LevelReport { dir: l.dir.clone(), matches: l.matches.to_vec() })
                             .collect(),
                     }
                 };
