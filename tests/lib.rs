@@ -358,7 +358,7 @@ fn in_oracle_glob_order(
         blocks[start..end].sort_by_key(|b| position(b));
         start = end;
     }
-    let texts: Vec<&str> = blocks.iter().map(|b| b.text.as_str()).collect();
+    let texts: Vec<&str> = blocks.iter().map(|b| &*b.text).collect();
     normalize(&texts.join("\n"))
 }
 

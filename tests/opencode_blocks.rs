@@ -61,7 +61,7 @@ fn references_and_mcp_blocks_match_the_oracle() {
             .map_or("(none)".to_owned(), |b| hash_first_line(&b.text));
         let mcp = mcp_block(engine.db(), ws, "build".to_owned())
             .as_ref()
-            .map_or("(none)".to_owned(), |b| b.text.clone());
+            .map_or("(none)".to_owned(), |b| b.text.to_string());
         let got = normalize(&format!("=== references\n{references}\n=== mcp\n{mcp}\n"), &run);
         if got != expected {
             failures.push(format!("{id}: ctxgraph\n{got}\nopencode\n{expected}"));

@@ -99,7 +99,7 @@ pub fn render(scenario: &Scenario, repo: &Path) -> Result<Rendered, EngineError>
             .blocks
             .iter()
             .map(|block| Block {
-                text: placeholders.apply(&block.text),
+                text: placeholders.apply(&block.text).into(),
                 source: block.source.as_deref().map(|s| placeholders.apply(s)),
                 reason: placeholders.apply(&block.reason),
                 ..block.clone()

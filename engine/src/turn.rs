@@ -149,7 +149,7 @@ mod tests {
             .map(|(id, body)| Block {
                 kind: BlockKind::Instruction,
                 source: Some(id.strip_prefix("file:").unwrap_or(id).to_owned()),
-                text: (*body).to_owned(),
+                text: (*body).into(),
                 rule: "I4",
                 reason: String::new(),
                 candidate: None,

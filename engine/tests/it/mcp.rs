@@ -108,7 +108,7 @@ impl World {
 fn render(engine: &Engine, ws: Workspace, ports: &[u16]) -> String {
     let db = engine.db();
     let mut out = match mcp_block(db, ws, "build".to_owned()) {
-        Some(block) => block.text.clone(),
+        Some(block) => block.text.to_string(),
         None => "(no MCP block)".to_owned(),
     };
     out.push_str("\n--- servers\n");
@@ -188,7 +188,7 @@ fn only_new_or_changed_server_configs_are_asked_again() {
     assert_eq!(names(engine.fetch_mcp(ws, &connector).unwrap()), ["a", "c"], "b's config did not change");
     let block = mcp_block(engine.db(), ws, "build".to_owned()).clone().expect("block").text;
     assert_eq!(
-        block,
+        &*block,
         "<mcp_instructions>\n  <server name=\"a\">\n    second a\n  </server>\n  <server name=\"b\">\n    b\n  </server>\n  <server name=\"c\">\n    c\n  </server>\n</mcp_instructions>"
     );
 }

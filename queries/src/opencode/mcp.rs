@@ -293,7 +293,7 @@ pub fn mcp_block(db: &dyn Db, ws: Workspace, agent: String) -> Option<Block> {
     Some(Block {
         kind: BlockKind::Mcp,
         source: None,
-        text: lines.join("\n"),
+        text: lines.join("\n").into(),
         rule: "B4",
         reason: format!("instructions of {} connected MCP server(s)", included.len()),
         candidate: None,

@@ -105,7 +105,7 @@ fn opencode_text(kind: BlockKind, loaded: Asset, rule: &'static str, reason: Str
         Ok(text) => (text.to_string(), None),
         Err(missing) => (missing.placeholder(), Some(missing.reason)),
     };
-    Block { kind, source: None, text, rule, reason, candidate: None, remote: None, unavailable }
+    Block { kind, source: None, text: text.into(), rule, reason, candidate: None, remote: None, unavailable }
 }
 
 /// §3 item 1: the agent's own non-empty prompt (A2), else the model's prompt (B1).
@@ -117,7 +117,7 @@ fn first_block(db: &dyn Db, agent: &Agent, model: Option<&ModelRef>) -> Block {
             return Block {
                 kind: BlockKind::AgentPrompt,
                 source: None,
-                text: text.clone(),
+                text: text.as_str().into(),
                 rule: "A2",
                 reason: format!(
                     "the {} agent's prompt from {}{written}, which replaces the model prompt",
@@ -243,7 +243,7 @@ pub fn system_message(db: &dyn Db, ws: Workspace, options: MessageOptions) -> Re
         blocks.push(Block {
             kind: BlockKind::UserSystem,
             source: None,
-            text: text.clone(),
+            text: text.as_str().into(),
             rule: "A2",
             reason: "the user message's system text (--user-system), always last".to_owned(),
             candidate: None,
@@ -354,7 +354,7 @@ mod tests {
         };
         let prompt = system_message(&db, ws, options).as_ref().expect("message");
         assert_eq!(prompt.blocks[0].kind, BlockKind::AgentPrompt);
-        assert_eq!(prompt.blocks[0].text, "From a file.");
+        assert_eq!(&*prompt.blocks[0].text, "From a file.");
         assert!(prompt.blocks[0].reason.contains("{file:./p.md}"), "{}", prompt.blocks[0].reason);
         // A built-in agent's prompt comes from the installation.
         let options = MessageOptions { agent: "explore".into(), ..MessageOptions::default() };

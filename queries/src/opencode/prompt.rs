@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::db::{Db, Workspace};
-use crate::files::ReadFailure;
+use crate::files::{File, ReadFailure};
 use crate::opencode::config::ConfigError;
 use crate::opencode::instructions::{Candidate, render_block, rule_text, system_paths};
 use crate::opencode::worktree::worktree;
@@ -72,8 +72,9 @@ pub struct Block {
     pub kind: BlockKind,
     /// The path or URL after `Instructions from: `.
     pub source: Option<String>,
-    /// The exact string opencode puts in its system array.
-    pub text: String,
+    /// The exact string opencode puts in its system array (shared: a rule file's block is
+    /// the same text for every working directory whose prompt has it).
+    pub text: Arc<str>,
     /// The spec rule that put the block here.
     pub rule: &'static str,
     /// Why that rule put it here, in one sentence (without the rule id).
@@ -111,6 +112,14 @@ pub fn environment_block(db: &dyn Db, ws: Workspace, model: Option<ModelRef>) ->
     lines.join("\n")
 }
 
+/// I9: a rule file's block text, rendered once per file and shared by every working
+/// directory whose prompt has it.
+#[salsa::tracked(returns(ref))]
+fn rule_block_text(db: &dyn Db, file: File) -> Arc<str> {
+    let path = file.path(db);
+    render_block(&path::display(path), rule_text(db, path).text()).into()
+}
+
 /// I7/I9: a block per discovered path with non-empty content, in discovery order, then a
 /// block per loaded remote document.
 #[salsa::tracked(returns(ref))]
@@ -129,11 +138,10 @@ pub fn instruction_blocks(db: &dyn Db, ws: Workspace) -> Result<Vec<Block>, Buil
         if text.is_empty() {
             continue;
         }
-        let label = path::display(path);
         blocks.push(Block {
             kind: BlockKind::Instruction,
-            text: render_block(&label, text),
-            source: Some(label),
+            text: Arc::clone(rule_block_text(db, db.files().get(db, path))),
+            source: Some(path::display(path)),
             rule: origin.rule(),
             reason: origin.describe(),
             candidate: Some(index),
@@ -150,7 +158,7 @@ pub fn instruction_blocks(db: &dyn Db, ws: Workspace) -> Result<Vec<Block>, Buil
             blocks.push(Block {
                 kind: BlockKind::Remote,
                 source: Some(entry.url.clone()),
-                text: render_block(&entry.url, text),
+                text: render_block(&entry.url, text).into(),
                 rule: "I9",
                 reason: format!("remote instructions entry from {}", entry.source.name()),
                 candidate: None,
@@ -189,8 +197,7 @@ pub struct Prompt {
 impl Prompt {
     /// A2: the non-empty strings joined by a single LF.
     pub fn text(&self) -> String {
-        let texts: Vec<&str> =
-            self.blocks.iter().map(|b| b.text.as_str()).filter(|t| !t.is_empty()).collect();
+        let texts: Vec<&str> = self.blocks.iter().map(|b| &*b.text).filter(|t| !t.is_empty()).collect();
         texts.join("\n")
     }
 }
@@ -207,7 +214,7 @@ fn assemble(db: &dyn Db, ws: Workspace, model: Option<ModelRef>) -> Result<Promp
     let environment = Block {
         kind: BlockKind::Environment,
         source: None,
-        text: environment_block(db, ws, model).clone(),
+        text: environment_block(db, ws, model).as_str().into(),
         rule: "B2",
         reason: "the environment block (working directory, worktree, platform, date, model), which opencode recomputes on every step".to_owned(),
         candidate: None,
@@ -221,7 +228,7 @@ fn assemble(db: &dyn Db, ws: Workspace, model: Option<ModelRef>) -> Result<Promp
         blocks.push(Block {
             kind: BlockKind::Memory,
             source: None,
-            text: memory.text.clone(),
+            text: memory.text.as_str().into(),
             rule: "memory §11.5",
             reason: format!(
                 "workspace memory: {} recalled item(s) from .opencode/memory/ (memory.enabled is true)",

@@ -206,7 +206,7 @@ pub fn references_block(db: &dyn Db, ws: Workspace) -> Option<Block> {
     Some(Block {
         kind: BlockKind::References,
         source: None,
-        text: lines.join("\n"),
+        text: lines.join("\n").into(),
         rule: "B3",
         reason: format!("{} configured reference(s) with a description", listed.len()),
         candidate: None,

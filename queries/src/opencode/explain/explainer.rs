@@ -82,7 +82,7 @@ impl<'a> Explainer<'a> {
                 })
             })
         };
-        let environment = prompt.blocks.first().map_or("", |b| b.text.as_str());
+        let environment = prompt.blocks.first().map_or("", |b| &*b.text);
 
         let mut items = Vec::new();
         let loaded_at = |candidate: usize| block_where(&|b| b.candidate == Some(candidate));

@@ -140,7 +140,7 @@ pub fn skills_block(db: &dyn Db, ws: Workspace, agent: String) -> Result<Option<
     Ok(Some(Block {
         kind: BlockKind::Skills,
         source: None,
-        text,
+        text: text.into(),
         rule: "B5",
         reason: format!(
             "the skills listing for agent {agent}: {listed} of {} registered skill(s) listed (explain says why each is in or out)",
@@ -200,7 +200,7 @@ mod tests {
         let (db, ws) = world(None, Some(&ALL));
         let listed = block(&db, ws);
         assert_eq!(
-            listed.text,
+            &*listed.text,
             "<skills/intro>\n<skills/how-to-load>\n<available_skills>\n  <skill>\n    \
              <name>customize-opencode</name>\n    \
              <description><skill/customize-opencode/description></description>\n    \
@@ -209,7 +209,7 @@ mod tests {
         assert_eq!(listed.unavailable, None);
         let (db, ws) = world(Some(NOTHING_LISTED), Some(&ALL));
         let empty = block(&db, ws);
-        assert_eq!(empty.text, "<skills/intro>\n<skills/how-to-load>\n<skills/none-available>");
+        assert_eq!(&*empty.text, "<skills/intro>\n<skills/how-to-load>\n<skills/none-available>");
         assert_eq!(empty.unavailable, None);
     }
 
@@ -235,7 +235,7 @@ mod tests {
         assert_eq!(listed.unavailable.as_deref(), Some("no opencode installation was looked for"));
         let (db, ws) = world(Some(NOTHING_LISTED), None);
         let empty = block(&db, ws);
-        assert_eq!(empty.text, [INTRO, HOW_TO_LOAD, NONE_AVAILABLE].map(placeholder).join("\n"));
+        assert_eq!(*empty.text, [INTRO, HOW_TO_LOAD, NONE_AVAILABLE].map(placeholder).join("\n"));
         assert!(empty.unavailable.is_some());
     }
 
