@@ -39,6 +39,28 @@ pub(crate) fn build_report(root: &Path, cwd: &str, agent: &str) -> (serde_json::
     (report, text)
 }
 
+/// What every agent's `check` test does around its own assertions: `snapshot` in `repo`
+/// (returning the snapshot `name` it wrote), a clean `check`, then `edit` (a path below the
+/// root and its new text) and a `check` under CI that must fail with exit 1.
+pub(crate) fn snapshot_then_drift(root: &Path, name: &str, edit: (&str, &str)) -> String {
+    let snapshot = run(root, "repo", &["snapshot"]);
+    assert_eq!(snapshot.code, 0, "{}", snapshot.stderr);
+    let path = root.join("repo/.ctxgraph/snapshots").join(format!("{name}.snap"));
+    let snap = std::fs::read_to_string(path).expect("snapshot");
+
+    let clean = run(root, "repo", &["check"]);
+    assert_eq!(clean.code, 0, "{}{}", clean.stdout, clean.stderr);
+    std::fs::write(root.join(edit.0), edit.1).expect("write");
+    let output = ctxgraph(root)
+        .args(["check"])
+        .env("CI", "true")
+        .current_dir(root.join("repo"))
+        .output()
+        .expect("run");
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stdout));
+    snap
+}
+
 const FILES: &[(&str, &str)] = &[
     ("home/.codex/AGENTS.md", "Global rules.\n"),
     ("home/.codex/config.toml", "model = \"x\"\nproject_doc_max_bytes = 40\n"),
@@ -115,24 +137,10 @@ fn check_pins_the_codex_message() {
             "[scenario.codex-pkg]\nagent = \"codex\"\ncwd = \"pkg\"\nhome = \"ci/home\"\n",
         ),
     ]);
-    let snapshot = run(&root, "repo", &["snapshot"]);
-    assert_eq!(snapshot.code, 0, "{}", snapshot.stderr);
-    let snap =
-        std::fs::read_to_string(root.join("repo/.ctxgraph/snapshots/codex-pkg.snap")).expect("snapshot");
+    let snap = snapshot_then_drift(&root, "codex-pkg", ("repo/pkg/AGENTS.override.md", "Override.\n"));
     assert!(snap.contains("\nprofile: codex-0.171.0\n"), "{snap}");
     assert!(snap.contains("# AGENTS.md instructions for <repo>/pkg\n"), "{snap}");
     assert!(snap.contains("Global rules.\n\n--- project-doc ---\n\nRoot rules.\n\n\nPkg rules.\n"), "{snap}");
-
-    let clean = run(&root, "repo", &["check"]);
-    assert_eq!(clean.code, 0, "{}{}", clean.stdout, clean.stderr);
-    std::fs::write(root.join("repo/pkg/AGENTS.override.md"), "Override.\n").expect("write");
-    let output = ctxgraph(&root)
-        .args(["check"])
-        .env("CI", "true")
-        .current_dir(root.join("repo"))
-        .output()
-        .expect("run");
-    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stdout));
 
     std::fs::write(root.join("repo/ctxgraph.toml"), "[scenario.x]\nagent = \"codex\"\nmodel = \"a/b\"\n")
         .expect("write");

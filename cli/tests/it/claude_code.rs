@@ -4,8 +4,7 @@
 //! sends is pinned by the recorded cases in `tests/agents/claude-code/`; this module checks
 //! the binary's own surface.
 
-use crate::agents::{build_report, run, tree};
-use crate::support::ctxgraph;
+use crate::agents::{build_report, run, snapshot_then_drift, tree};
 
 const FILES: &[(&str, &str)] = &[
     ("home/.claude/CLAUDE.md", "User rules.\n"),
@@ -108,9 +107,7 @@ fn check_pins_the_claude_code_block() {
         ("repo/src/a.ts", "export {}\n"),
         ("repo/ctxgraph.toml", "[scenario.claude]\nagent = \"claude-code\"\nreads = [\"src/a.ts\"]\n"),
     ]);
-    let snapshot = run(&root, "repo", &["snapshot"]);
-    assert_eq!(snapshot.code, 0, "{}", snapshot.stderr);
-    let snap = std::fs::read_to_string(root.join("repo/.ctxgraph/snapshots/claude.snap")).expect("snapshot");
+    let snap = snapshot_then_drift(&root, "claude", ("repo/src/CLAUDE.md", "Src rules, edited.\n"));
     assert!(snap.contains("\nprofile: claude-code-2.1.332\n"), "{snap}");
     assert!(snap.contains("<system-reminder>\n<prose:blake3="), "{snap}");
     assert!(snap.contains("Contents of <repo>/CLAUDE.md<prose:blake3="), "{snap}");
@@ -118,15 +115,4 @@ fn check_pins_the_claude_code_block() {
         snap.contains("--- read <repo>/src/a.ts ---\n<system-reminder>\nContents of <repo>/src/CLAUDE.md:"),
         "{snap}"
     );
-
-    let clean = run(&root, "repo", &["check"]);
-    assert_eq!(clean.code, 0, "{}{}", clean.stdout, clean.stderr);
-    std::fs::write(root.join("repo/src/CLAUDE.md"), "Src rules, edited.\n").expect("write");
-    let output = ctxgraph(&root)
-        .args(["check"])
-        .env("CI", "true")
-        .current_dir(root.join("repo"))
-        .output()
-        .expect("run");
-    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stdout));
 }
