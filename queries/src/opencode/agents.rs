@@ -368,7 +368,7 @@ pub fn agents(db: &dyn Db, ws: Workspace) -> Result<Agents, ConfigError> {
     // `agent.*` by C3.10).
     let entries = config.tree.get("agent").map(Node::js_entries).unwrap_or_default();
     for (key, entry) in entries {
-        if entry.get("disable").is_some_and(|d| truthy(&d.to_value())) {
+        if entry.get("disable").is_some_and(Node::is_truthy) {
             list.retain(|a| &a.key != key);
             continue;
         }
@@ -469,16 +469,6 @@ fn os_tmpdir(db: &dyn Db, ws: Workspace) -> PathBuf {
         }
     }
     PathBuf::from("/tmp")
-}
-
-fn truthy(value: &Value) -> bool {
-    match value {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
-        Value::String(s) => !s.is_empty(),
-        Value::Array(_) | Value::Object(_) => true,
-    }
 }
 
 #[cfg(test)]

@@ -802,7 +802,7 @@ fn post_process(db: &dyn Db, host: crate::Host, tree: &mut Node, warnings: &mut 
         // Assigning to an existing key keeps its position.
         tree.insert("permission", mapped);
     }
-    let username_set = tree.get("username").is_some_and(|n| truthy(&n.to_value()));
+    let username_set = tree.get("username").is_some_and(Node::is_truthy);
     if !username_set {
         // `os.userInfo().username || "user"`; Bun takes the name from `$USER` and says
         // "unknown" without it (observed with the binary under `env -i`).
@@ -812,7 +812,7 @@ fn post_process(db: &dyn Db, host: crate::Host, tree: &mut Node, warnings: &mut 
         tree.insert("username", Node::scalar(Value::from(name), derived("C3.10: the OS user name ($USER)")));
     }
     let autoshare = tree.get("autoshare").is_some_and(|n| n.to_value() == Value::Bool(true));
-    let share_set = tree.get("share").is_some_and(|n| truthy(&n.to_value()));
+    let share_set = tree.get("share").is_some_and(Node::is_truthy);
     if autoshare && !share_set {
         tree.insert(
             "share",
@@ -830,17 +830,6 @@ fn post_process(db: &dyn Db, host: crate::Host, tree: &mut Node, warnings: &mut 
             compaction.insert(key, Node::scalar(Value::Bool(false), origin));
             tree.insert("compaction", compaction);
         }
-    }
-}
-
-/// JavaScript truthiness of a JSON value.
-fn truthy(value: &Value) -> bool {
-    match value {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
-        Value::String(s) => !s.is_empty(),
-        Value::Array(_) | Value::Object(_) => true,
     }
 }
 

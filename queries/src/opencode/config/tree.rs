@@ -87,6 +87,20 @@ impl Node {
         Node { kind, origin: origin.clone(), overridden: Vec::new() }
     }
 
+    /// JavaScript truthiness of the value (what opencode's `if (config.x)` tests): arrays
+    /// and objects are truthy whatever they hold, so their children are not looked at.
+    pub fn is_truthy(&self) -> bool {
+        match &self.kind {
+            NodeKind::Scalar(Value::Null) => false,
+            NodeKind::Scalar(Value::Bool(b)) => *b,
+            NodeKind::Scalar(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0),
+            NodeKind::Scalar(Value::String(s)) => !s.is_empty(),
+            NodeKind::Scalar(Value::Array(_) | Value::Object(_))
+            | NodeKind::Array(_)
+            | NodeKind::Object(_) => true,
+        }
+    }
+
     /// The plain JSON value (secrets included).
     pub fn to_value(&self) -> Value {
         self.render(true)
