@@ -274,6 +274,24 @@ pub fn oracle_vars(run_dir: &Path) -> BTreeMap<String, String> {
     vars
 }
 
+/// Every recorded case below `root` (one directory each, described by its `case.toml`), in
+/// directory order: its id (the directory's name), directory and parsed description.
+pub fn recorded_cases<T: serde::de::DeserializeOwned>(root: &Path) -> Vec<(String, PathBuf, T)> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
+        .unwrap_or_else(|err| panic!("{}: {err}", root.display()))
+        .map(|entry| entry.expect("entry").path())
+        .collect();
+    dirs.sort();
+    dirs.into_iter()
+        .map(|dir| {
+            let id = dir.file_name().and_then(|n| n.to_str()).expect("id").to_owned();
+            let text = std::fs::read_to_string(dir.join("case.toml")).expect("case.toml");
+            let case = toml::from_str(&text).unwrap_or_else(|err| panic!("{id}/case.toml: {err}"));
+            (id, dir, case)
+        })
+        .collect()
+}
+
 /// Lays a `record-config.sh` case (`dir`: proj/, global/, home/, managed/, extra/, data/)
 /// out under `run` as that script does, and returns its environment (`<RUN>` in `env`
 /// values is `run`).

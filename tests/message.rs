@@ -16,7 +16,7 @@ use ctxgraph_engine::{Engine, OsSystem};
 use ctxgraph_queries::opencode::installation::InstallationState;
 use ctxgraph_queries::opencode::message::MessageOptions;
 use ctxgraph_queries::opencode::prompt::Section;
-use ctxgraph_tests::{lay_out_config_case, normalize};
+use ctxgraph_tests::{lay_out_config_case, normalize, recorded_cases};
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -54,15 +54,9 @@ fn messages_match_the_oracle() {
     let bin = ctxgraph_test_support::opencode::installed();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("message");
     let mut failures = Vec::new();
-    let mut count = 0;
-    let mut ids: Vec<_> =
-        std::fs::read_dir(&root).expect("tests/message").map(|e| e.expect("entry").path()).collect();
-    ids.sort();
-    for dir in ids {
-        let id = dir.file_name().and_then(|n| n.to_str()).expect("id").to_owned();
-        count += 1;
-        let case: Case = toml::from_str(&std::fs::read_to_string(dir.join("case.toml")).expect("case.toml"))
-            .expect("case.toml parses");
+    let cases = recorded_cases::<Case>(&root);
+    let count = cases.len();
+    for (id, dir, case) in cases {
         assert!(!case.description.is_empty() && !case.rules.is_empty(), "{id}: describe the case");
         let recorded = std::fs::read_to_string(dir.join("oracle.out")).expect("oracle.out");
         let temp = tempfile::tempdir().expect("temp");

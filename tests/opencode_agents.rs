@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use ctxgraph_engine::{Engine, OsSystem};
 use ctxgraph_queries::opencode::agents::{Agent, AgentPrompt};
-use ctxgraph_tests::lay_out_config_case;
+use ctxgraph_tests::{lay_out_config_case, recorded_cases};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -81,13 +81,9 @@ fn debug_agent(agent: &Agent, tools: &serde_json::Map<String, Value>, builtin_pr
 fn agent_fixtures_match_the_oracle() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("opencode-agents");
     let mut failures = Vec::new();
-    let mut count = 0;
-    for entry in std::fs::read_dir(&root).expect("tests/opencode-agents") {
-        let dir = entry.expect("entry").path();
-        let id = dir.file_name().and_then(|n| n.to_str()).expect("id").to_owned();
-        count += 1;
-        let case: Case = toml::from_str(&std::fs::read_to_string(dir.join("case.toml")).expect("case.toml"))
-            .expect("case.toml parses");
+    let cases = recorded_cases::<Case>(&root);
+    let count = cases.len();
+    for (id, dir, case) in cases {
         assert!(!case.description.is_empty() && !case.covers.is_empty(), "{id}: describe the case");
         let recorded = std::fs::read_to_string(dir.join("oracle.out")).expect("oracle.out");
         let (head, rest) = recorded.split_once("\n--- stdout\n").expect("oracle.out layout");

@@ -14,7 +14,7 @@ use ctxgraph_engine::{Engine, OsSystem};
 use ctxgraph_queries::opencode::mcp::mcp_block;
 use ctxgraph_queries::opencode::references::references_block;
 use ctxgraph_test_support::opencode;
-use ctxgraph_tests::{lay_out_config_case, normalize};
+use ctxgraph_tests::{lay_out_config_case, normalize, recorded_cases};
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -38,13 +38,9 @@ fn references_and_mcp_blocks_match_the_oracle() {
     let fixture_server = Path::new(env!("CARGO_MANIFEST_DIR")).join("oracle/mcp_server.py");
     let connector = McpConnector::new().expect("connector");
     let mut failures = Vec::new();
-    let mut count = 0;
-    for entry in std::fs::read_dir(&root).expect("tests/opencode-blocks") {
-        let dir = entry.expect("entry").path();
-        let id = dir.file_name().and_then(|n| n.to_str()).expect("id").to_owned();
-        count += 1;
-        let case: Case = toml::from_str(&std::fs::read_to_string(dir.join("case.toml")).expect("case.toml"))
-            .expect("case.toml parses");
+    let cases = recorded_cases::<Case>(&root);
+    let count = cases.len();
+    for (id, dir, case) in cases {
         assert!(!case.description.is_empty() && !case.covers.is_empty(), "{id}: describe the case");
         let expected = std::fs::read_to_string(dir.join("oracle.out")).expect("oracle.out");
         let temp = tempfile::tempdir().expect("temp");
