@@ -43,7 +43,8 @@ pub enum ChangeEvent {
     Rescan,
 }
 
-/// What [`apply`] did, for logs and tests.
+/// What applying a batch of changes did ([`Engine::apply_changes`](crate::Engine::apply_changes)),
+/// for logs and tests.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Applied {
     /// `kind` fields set to a new value.

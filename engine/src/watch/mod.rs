@@ -27,8 +27,8 @@
 //! ([`status_clock`]) is modified and re-read.
 //!
 //! **Backends.** On Linux the engine owns the inotify descriptor and drains its queue on
-//! the answering thread ([`kernel`]); elsewhere, and on Linux when asked for, `notify`'s
-//! watcher with a debouncer thread and watchman's cookie ([`portable`]). Both make
+//! the answering thread (`kernel.rs`); elsewhere, and on Linux when asked for, `notify`'s
+//! watcher with a debouncer thread and watchman's cookie (`portable.rs`). Both make
 //! [`Watcher::sync_point`] see every write that completed before it was called.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
