@@ -117,24 +117,28 @@ struct BelowDir {
 
 /// `**` followed by `rest` below `dir`, one query per directory: a file added deep in the
 /// tree re-runs the walks on its path, and the same subtree walked from several `globUp`
-/// levels (or several working directories) is walked once.
+/// levels (or several working directories) is walked once. Keyed by the directory's
+/// `File` input rather than its path, so that salsa's key for each of a tree's thousands of
+/// walks is a few bytes instead of one more copy of the path.
 #[salsa::tracked(returns(ref))]
-fn glob_below<'db>(db: &'db dyn Db, dir: PathBuf, rest: GlobStarRest<'db>, dot: bool) -> BelowDir {
+fn glob_below<'db>(db: &'db dyn Db, dir: File, rest: GlobStarRest<'db>, dot: bool) -> BelowDir {
     let segments = &compiled_rest(db, rest).0;
+    let files = db.files();
+    let dir_path = dir.path(db);
     let mut here = Vec::new();
     let mut walker = GlobWalk { db, dot, raw: rest.segments(db), segments, out: &mut here };
     // Zero directories: the rest of the pattern right here.
-    walker.visit(&dir, 1);
+    walker.visit(dir_path, 1);
     let mut below_children = Vec::new();
-    for entry in walker.listing(&dir).iter() {
+    for entry in dir_listing(db, dir).iter() {
         if entry.name.starts_with('.') && !dot {
             continue;
         }
-        let child = dir.join(&entry.name);
+        let child = dir_path.join(&entry.name);
         let last = segments.len() == 1;
         match entry.kind {
             EntryKind::Directory => {
-                db.files().get_listed(db, &child, EntryKind::Directory);
+                let child = files.get_listed(db, &child, EntryKind::Directory);
                 let below = glob_below(db, child, rest, dot);
                 if !below.matches.is_empty() {
                     below_children.push(below.matches.clone());
@@ -144,7 +148,7 @@ fn glob_below<'db>(db: &'db dyn Db, dir: PathBuf, rest: GlobStarRest<'db>, dot: 
             // link): entered once, and only when `**` is not the first segment, and `**`
             // does not descend any further inside them.
             EntryKind::Symlink
-                if !rest.leading(db) && db.files().get(db, &child).kind(db) == FileKind::Directory =>
+                if !rest.leading(db) && files.get(db, &child).kind(db) == FileKind::Directory =>
             {
                 walker.visit(&child, 1);
             }
@@ -153,7 +157,6 @@ fn glob_below<'db>(db: &'db dyn Db, dir: PathBuf, rest: GlobStarRest<'db>, dot: 
             _ => {}
         }
     }
-    let files = db.files();
     let matches = here
         .iter()
         .map(|path| files.get(db, path))
@@ -185,8 +188,8 @@ fn collect_below<'db>(
     dot: bool,
     out: &mut Vec<PathBuf>,
 ) {
-    let below = glob_below(db, dir.to_path_buf(), rest, dot);
-    out.extend(below.matches.iter().map(|file| file.path(db).clone()));
+    let below = glob_below(db, db.files().get(db, dir), rest, dot);
+    out.extend(below.matches.iter().map(|file| file.path(db).to_path_buf()));
 }
 
 /// F5 `globUp(pattern, start, stop)`: `glob` with `dot: true` at every level of the walk,
