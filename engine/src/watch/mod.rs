@@ -179,15 +179,55 @@ pub struct Watcher {
     degraded: bool,
 }
 
-/// The directories one input needs watched, and the symlink target it aliases.
+/// What one input needs watched: almost always one directory reached without a symlink,
+/// kept as that directory's path alone (this map has an entry for every input of the
+/// tree); symlinks on the way make the general, boxed form.
 #[derive(Clone, Debug, Default)]
-struct Needs {
-    /// (canonical, lexical) pairs. One, without symlinks on the way: kept inline, since
-    /// every input of a large tree has one of these.
-    dirs: SmallVec<[(Arc<Path>, Arc<Path>); 1]>,
+enum Needs {
+    /// No directory at or above the input exists.
+    #[default]
+    Nothing,
+    /// One directory whose canonical path is its lexical path.
+    Dir(Arc<Path>),
+    Linked(Box<Linked>),
+}
+
+/// The directories an input needs watched, and the symlink targets it aliases.
+#[derive(Clone, Debug, Default)]
+struct Linked {
+    /// (canonical, lexical) pairs.
+    dirs: Vec<(Arc<Path>, Arc<Path>)>,
     /// Canonical targets of the symlinks the input itself is (the last one and those
     /// between).
     targets: Vec<Arc<Path>>,
+}
+
+impl Needs {
+    /// The compact form where there is one.
+    fn from_linked(linked: Linked) -> Self {
+        match (linked.dirs.as_slice(), linked.targets.as_slice()) {
+            ([], []) => Needs::Nothing,
+            ([(canonical, dir)], []) if canonical == dir => Needs::Dir(dir.clone()),
+            _ => Needs::Linked(Box::new(linked)),
+        }
+    }
+
+    /// The directories, (canonical, lexical).
+    fn dirs(&self) -> impl Iterator<Item = (&Arc<Path>, &Arc<Path>)> {
+        let (one, linked) = match self {
+            Needs::Nothing => (None, &[][..]),
+            Needs::Dir(dir) => (Some((dir, dir)), &[][..]),
+            Needs::Linked(linked) => (None, linked.dirs.as_slice()),
+        };
+        one.into_iter().chain(linked.iter().map(|(canonical, dir)| (canonical, dir)))
+    }
+
+    fn targets(&self) -> &[Arc<Path>] {
+        match self {
+            Needs::Linked(linked) => &linked.targets,
+            Needs::Nothing | Needs::Dir(_) => &[],
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -403,21 +443,21 @@ impl Watcher {
 
         for path in recompute {
             let needs = self.needs(db, &path);
-            for (canonical, dir) in &needs.dirs {
+            for (canonical, dir) in needs.dirs() {
                 self.dirs.entry(canonical.clone()).or_default().add(dir);
                 dirty.insert(canonical.clone());
             }
-            for target in &needs.targets {
+            for target in needs.targets() {
                 self.targets.entry(target.clone()).or_default().add(&path);
             }
             // Released after the new ones are added: a directory needed before and after
             // keeps its entry (and its allocation) rather than being dropped and re-made.
             let old = self.inputs.insert(path.clone(), needs).unwrap_or_default();
-            for (canonical, dir) in &old.dirs {
+            for (canonical, dir) in old.dirs() {
                 release(&mut self.dirs, canonical, dir);
                 dirty.insert(canonical.clone());
             }
-            for target in &old.targets {
+            for target in old.targets() {
                 release(&mut self.targets, target, &path);
             }
         }
@@ -501,11 +541,11 @@ impl Watcher {
             Some(file) => file.kind(db) == FileKind::Directory,
             None => db.system().kind(dir) == FileKind::Directory,
         };
-        let mut needs = Needs::default();
+        let mut needs = Linked::default();
         let own_kind = files.existing(path).map(|f| f.kind(db));
         let start = if own_kind == Some(FileKind::Directory) { Some(&**path) } else { path.parent() };
         let Some(anchor) = start.into_iter().flat_map(Path::ancestors).find(|dir| is_dir(dir)) else {
-            return needs;
+            return Needs::Nothing;
         };
         let anchor = if anchor == &**path { path.clone() } else { shared(db, anchor) };
         let resolved = self.resolve(db, &anchor);
@@ -514,12 +554,12 @@ impl Watcher {
         if anchor != *path {
             self.follow_links(db, path, &mut needs);
         }
-        needs
+        Needs::from_linked(needs)
     }
 
     /// A symlinked input: watch each link's directory (to see it re-pointed) and the
     /// final target's nearest existing directory (to see it edited, created or removed).
-    fn follow_links(&mut self, db: &Database, path: &Path, needs: &mut Needs) {
+    fn follow_links(&mut self, db: &Database, path: &Path, needs: &mut Linked) {
         let mut link = path.to_path_buf();
         for _ in 0..MAX_LINK_HOPS {
             let Ok(target) = std::fs::read_link(&link) else { break };
