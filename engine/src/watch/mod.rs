@@ -172,8 +172,9 @@ pub struct Watcher {
     inputs: BTreeMap<Arc<Path>, Needs>,
     /// How many of the `Files` table's inputs (in creation order) are in `inputs`.
     seen: usize,
-    /// Lexical directory → how to watch it, until an event at or above it.
-    resolved: BTreeMap<Arc<Path>, Resolved>,
+    /// Lexical directory → how to watch it, until an event at or above it. `None` (no
+    /// allocation) for the common case, a directory that is its own canonical path.
+    resolved: BTreeMap<Arc<Path>, Option<Box<Resolved>>>,
     /// A watch could not be added (e.g. the inotify limit): changes there go unseen, so
     /// callers must rescan before answering.
     degraded: bool,
@@ -235,6 +236,13 @@ struct Resolved {
     canonical: Arc<Path>,
     /// The parent directories of the symlinks on the way, (canonical, lexical).
     link_parents: Vec<(Arc<Path>, Arc<Path>)>,
+}
+
+impl Resolved {
+    /// A directory reached without a symlink: watched under its own path.
+    fn itself(dir: &Arc<Path>) -> Self {
+        Resolved { canonical: dir.clone(), link_parents: Vec::new() }
+    }
 }
 
 impl Watcher {
@@ -582,7 +590,7 @@ impl Watcher {
     /// rather than a `realpath` per directory) and cached until an event at or above it.
     fn resolve(&mut self, db: &Database, dir: &Arc<Path>) -> Resolved {
         if let Some(resolved) = self.resolved.get(dir) {
-            return resolved.clone();
+            return resolved.as_deref().cloned().unwrap_or_else(|| Resolved::itself(dir));
         }
         let resolved = match (dir.parent(), dir.file_name()) {
             (Some(parent), Some(name)) => {
@@ -609,9 +617,11 @@ impl Watcher {
                     Resolved { canonical, link_parents: above.link_parents }
                 }
             }
-            _ => Resolved { canonical: dir.clone(), link_parents: Vec::new() },
+            _ => Resolved::itself(dir),
         };
-        self.resolved.insert(dir.clone(), resolved.clone());
+        let cached = (resolved.canonical != *dir || !resolved.link_parents.is_empty())
+            .then(|| Box::new(resolved.clone()));
+        self.resolved.insert(dir.clone(), cached);
         resolved
     }
 }
