@@ -77,7 +77,7 @@ impl Applied {
 /// Applies a batch of events to the database's `File` inputs. Paths nobody has asked about
 /// have no input and cost nothing.
 pub fn apply(db: &mut Database, index: &mut PathIndex, changes: &[ChangeEvent]) -> Applied {
-    index.catch_up(db.files());
+    index.catch_up(&*db);
     let mut sync = InputSync { db, index, applied: Applied::default() };
     if changes.contains(&ChangeEvent::Rescan) {
         sync.rescan();

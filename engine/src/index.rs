@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use ctxgraph_queries::files::{File, Files};
+use ctxgraph_queries::Db;
+use ctxgraph_queries::files::File;
 
 #[derive(Debug, Default)]
 pub struct PathIndex {
@@ -22,10 +23,10 @@ pub struct PathIndex {
 
 impl PathIndex {
     /// Indexes the inputs created since the last call.
-    pub fn catch_up(&mut self, files: &Files) {
-        let new = files.created_since(self.seen);
+    pub fn catch_up(&mut self, db: &dyn Db) {
+        let new = db.files().created_since(self.seen);
         self.seen += new.len();
-        self.paths.extend(new);
+        self.paths.extend(new.into_iter().map(|file| (file.path(db).clone(), file)));
     }
 
     /// Every indexed path at or below `dir`, in path order.

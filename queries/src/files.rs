@@ -63,13 +63,14 @@ pub fn revision_durability(kind: FileKind) -> Durability {
 /// The side table from paths to [`File`] inputs. Lives in the database, outside salsa.
 ///
 /// Each path is allocated once, as an `Arc<Path>` shared by this table, the input's `path`
-/// field, the creation log and whatever index a reader of [`Files::created_since`] keeps.
+/// field and whatever index a reader of [`Files::created_since`] keeps.
 #[derive(Debug, Default)]
 pub struct Files {
     by_path: DashMap<Arc<Path>, File>,
     /// Every input in creation order, so the engine can index new paths without
-    /// re-listing (and re-sorting) the whole table after each build.
-    created: Mutex<Vec<(Arc<Path>, File)>>,
+    /// re-listing (and re-sorting) the whole table after each build. Ids only: a reader
+    /// gets each path from its input.
+    created: Mutex<Vec<File>>,
 }
 
 impl Files {
@@ -103,15 +104,15 @@ impl Files {
                 .kind_durability(KIND_DURABILITY)
                 .revision_durability(revision_durability(kind))
                 .new(db);
-            self.created.lock().unwrap_or_else(PoisonError::into_inner).push((path, file));
+            self.created.lock().unwrap_or_else(PoisonError::into_inner).push(file);
             file
         })
     }
 
     /// The inputs created after the first `seen` ones, in creation order. A caller that
-    /// keeps its own index passes the count it has seen so far; the paths it gets share the
-    /// table's allocations.
-    pub fn created_since(&self, seen: usize) -> Vec<(Arc<Path>, File)> {
+    /// keeps its own index passes the count it has seen so far, and keys it on each input's
+    /// `path` (a reference count, not a copy).
+    pub fn created_since(&self, seen: usize) -> Vec<File> {
         let created = self.created.lock().unwrap_or_else(PoisonError::into_inner);
         created.get(seen..).map(<[_]>::to_vec).unwrap_or_default()
     }

@@ -447,7 +447,7 @@ impl Watcher {
         }
         let new = db.files().created_since(self.seen);
         self.seen += new.len();
-        recompute.extend(new.into_iter().map(|(path, _)| path));
+        recompute.extend(new.into_iter().map(|file| file.path(db).clone()));
 
         for path in recompute {
             let needs = self.needs(db, &path);
