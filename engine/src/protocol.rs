@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use ctxgraph_queries::opencode::nearby::{Nearby, Skip};
 use serde::{Deserialize, Serialize};
@@ -121,8 +122,8 @@ pub(crate) struct BuildReply<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub blocks: Option<Vec<&'a PlacedBlock>>,
     /// Ids of the blocks added, then modified, since the previous build.
-    pub changed: Vec<String>,
-    pub removed: &'a [String],
+    pub changed: Vec<Arc<str>>,
+    pub removed: &'a [Arc<str>],
     pub stable_prefix_bytes: usize,
     /// Queries executed for this build.
     pub executed: u64,

@@ -316,6 +316,8 @@ pub fn system_paths(db: &dyn Db, ws: Workspace) -> Result<SystemPaths, ConfigErr
             levels: levels.into_iter().map(|(dir, matches)| GlobLevel { dir, matches }).collect(),
         });
     }
+    // Kept per working directory for as long as a host serves it: no spare capacity.
+    candidates.shrink_to_fit();
     Ok(SystemPaths { global, project, candidates, remote, expansions })
 }
 

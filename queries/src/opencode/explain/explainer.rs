@@ -78,7 +78,7 @@ impl<'a> Explainer<'a> {
                     position: position + 1,
                     range: placed.range.clone(),
                     size: Size::of(&block.text, self.counter),
-                    hash: placed.hash.clone(),
+                    hash: placed.hash,
                 })
             })
         };
