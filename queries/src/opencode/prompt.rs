@@ -176,6 +176,12 @@ fn rule_block(db: &dyn Db, file: File) -> RuleBlock {
 /// block per loaded remote document.
 #[salsa::tracked(returns(ref))]
 pub fn instruction_blocks(db: &dyn Db, ws: Workspace) -> Result<Vec<Block>, BuildError> {
+    collect_instruction_blocks(db, ws)
+}
+
+/// [`instruction_blocks`], unmemoized: for [`system_prompt_layout`], whose own memo is all
+/// a host keeps per working directory.
+fn collect_instruction_blocks(db: &dyn Db, ws: Workspace) -> Result<Vec<Block>, BuildError> {
     let paths = system_paths(db, ws).as_ref().map_err(|e| BuildError::Config(e.clone()))?;
     let mut blocks = Vec::new();
     // One sentence per origin: every match of an `instructions` glob in one directory has
@@ -265,21 +271,22 @@ impl Prompt {
 /// the query every command and the server read the prompt from.
 #[salsa::tracked(returns(ref))]
 pub fn system_prompt(db: &dyn Db, ws: Workspace, model: Option<ModelRef>) -> Result<Prompt, BuildError> {
-    assemble(db, ws, model)
+    let instructions = instruction_blocks(db, ws).as_ref().map_err(Clone::clone)?;
+    Ok(assemble(db, ws, model, instructions.clone()))
 }
 
-/// [`system_prompt`]'s blocks, for the queries that memoize the prompt or only its layout.
-fn assemble(db: &dyn Db, ws: Workspace, model: Option<ModelRef>) -> Result<Prompt, BuildError> {
+/// [`system_prompt`]'s blocks around the instruction blocks, for the queries that memoize
+/// the prompt or only its layout.
+fn assemble(db: &dyn Db, ws: Workspace, model: Option<ModelRef>, instructions: Vec<Block>) -> Prompt {
     let environment = Block::new(
         BlockKind::Environment,
         environment_block(db, ws, model).as_str(),
         "B2",
         "the environment block (working directory, worktree, platform, date, model), which opencode recomputes on every step",
     );
-    let instructions = instruction_blocks(db, ws).as_ref().map_err(Clone::clone)?;
     let mut blocks = Vec::with_capacity(instructions.len() + 2);
     blocks.push(environment);
-    blocks.extend(instructions.iter().cloned());
+    blocks.extend(instructions);
     // memory.md §11.5: recalled memory is one more system part, after the instructions.
     if let Some(memory) = crate::memory::prompt_memory(db, ws) {
         blocks.push(Block::new(
@@ -292,13 +299,14 @@ fn assemble(db: &dyn Db, ws: Workspace, model: Option<ModelRef>) -> Result<Promp
             ),
         ));
     }
-    Ok(Prompt { blocks })
+    Prompt { blocks }
 }
 
 /// A section of [`system_prompt`] laid out, memoized: a host that keeps it between turns
 /// shares this copy, and an unchanged section is the very same `Arc`. The blocks are
-/// assembled here rather than read from [`system_prompt`], whose memo would be a second
-/// copy of every block per working directory that only the layout reads.
+/// assembled here rather than read from [`system_prompt`] or [`instruction_blocks`], whose
+/// memos would be two more copies of every block per working directory that only the
+/// layout reads; an unchanged layout still stops the change here (its memo is compared).
 #[salsa::tracked(returns(ref))]
 pub fn system_prompt_layout(
     db: &dyn Db,
@@ -306,7 +314,8 @@ pub fn system_prompt_layout(
     section: Section,
     model: Option<ModelRef>,
 ) -> Result<Arc<Layout>, BuildError> {
-    Ok(Arc::new(assemble(db, ws, model)?.layout(section)))
+    let instructions = collect_instruction_blocks(db, ws)?;
+    Ok(Arc::new(assemble(db, ws, model, instructions).layout(section)))
 }
 
 /// The parts of the system text `build` can print.
