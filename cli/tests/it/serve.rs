@@ -217,6 +217,8 @@ fn a_session_of_good_and_bad_requests() {
     record("wrong version", reply, &server);
     let reply = server.call_raw(r#"{"jsonrpc":"2.0","id":{"x":1},"method":"stats"}"#);
     record("object id", reply, &server);
+    let reply = server.call_raw(r#"{"jsonrpc":"2.0","id":null,"method":"compile"}"#);
+    record("null id: a request, answered with a null id", reply, &server);
     let reply = server.call(5, "compile", json!({}));
     record("unknown method", reply, &server);
     let reply = server.call(6, "build", json!({}));
