@@ -25,7 +25,7 @@ fn agree(engine: &Engine, ws: Workspace, label: &str) -> Result<(), EngineError>
         .blocks
         .iter()
         .enumerate()
-        .filter_map(|(position, placed)| Some((position + 1, placed.source.clone()?)))
+        .filter_map(|(position, placed)| Some((position + 1, placed.source.as_deref()?.to_owned())))
         .collect();
     let explanation = engine.explain(ws)?;
     let explained: Vec<(usize, String)> = explanation

@@ -358,7 +358,7 @@ fn in_oracle_glob_order(
     normalize: &dyn Fn(&str) -> String,
 ) -> String {
     let group = |block: &Block| match block.candidate.map(|c| &paths.candidates[c].origin) {
-        Some(Origin::Instruction { index, dir, .. }) => Some((*index, dir.clone())),
+        Some(Origin::Instruction { entry, dir }) => Some((entry.index, dir.clone())),
         _ => None,
     };
     let position = |block: &Block| {

@@ -120,7 +120,7 @@ mod tests {
             assert!(jail.read_dir(&root.join("escape")).is_err());
             // The link itself is listed (readdir does not follow it); it leads nowhere.
             let names: Vec<String> =
-                jail.read_dir(&root).expect("list").into_iter().map(|e| e.name).collect();
+                jail.read_dir(&root).expect("list").into_iter().map(|e| e.name.to_string()).collect();
             assert!(names.contains(&"escape".to_owned()));
         }
     }

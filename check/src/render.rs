@@ -100,8 +100,9 @@ pub fn render(scenario: &Scenario, repo: &Path) -> Result<Rendered, EngineError>
             .iter()
             .map(|block| Block {
                 text: placeholders.apply(&block.text).into(),
-                source: block.source.as_deref().map(|s| placeholders.apply(s)),
-                reason: placeholders.apply(&block.reason),
+                id: placeholders.apply(&block.id).into(),
+                source: block.source.as_deref().map(|s| placeholders.apply(s).into()),
+                reason: placeholders.apply(&block.reason).into(),
                 ..block.clone()
             })
             .collect(),
@@ -111,8 +112,8 @@ pub fn render(scenario: &Scenario, repo: &Path) -> Result<Rendered, EngineError>
         .blocks
         .iter()
         .map(|placed| {
-            let id = placed.source.clone().unwrap_or_else(|| placed.id.clone());
-            BlockEntry::new(id, &placed.hash, format!("{}: {}", placed.rule, placed.reason))
+            let id = placed.source.as_ref().unwrap_or(&placed.id).to_string();
+            BlockEntry::new(id, &placed.hash.to_string(), format!("{}: {}", placed.rule, placed.reason))
         })
         .collect();
 

@@ -154,9 +154,9 @@ pub struct Engine {
     db: Database,
     host: Host,
     workspaces: HashMap<PathBuf, Workspace>,
-    /// `open` arguments (made absolute) already resolved, so a warm turn makes no system
-    /// call.
-    opened: HashMap<PathBuf, Workspace>,
+    /// `open` arguments (made absolute) already resolved, with the input of the directory
+    /// they resolved to, so a warm turn makes no system call.
+    opened: HashMap<PathBuf, (Workspace, ctxgraph_queries::files::File)>,
     /// Read on every [`Engine::open`]; `None` keeps the date the engine was made with.
     clock: Option<Arc<dyn Clock>>,
     /// The `File` inputs sorted by path, for the subtree re-stats events cause.
@@ -247,17 +247,17 @@ impl Engine {
         // Keys are absolute and normalised, so a path equal to one needs neither step (a
         // host asks with the same absolute path on every turn).
         let lexical;
-        let key = if self.opened.contains_key(cwd) {
-            cwd
+        let (key, known) = if let Some(&known) = self.opened.get(cwd) {
+            (cwd, Some(known))
         } else {
             lexical = std::path::absolute(cwd).map(|p| ctxgraph_queries::path::normalize(&p));
-            lexical.as_deref().unwrap_or(cwd)
+            let key = lexical.as_deref().unwrap_or(cwd);
+            (key, self.opened.get(key).copied())
         };
-        if let Some(&ws) = self.opened.get(key) {
-            let dir = self.db.files().get(&self.db, ws.cwd(&self.db));
-            if dir.kind(&self.db) == FileKind::Directory {
-                return Ok(ws);
-            }
+        if let Some((ws, dir)) = known
+            && dir.kind(&self.db) == FileKind::Directory
+        {
+            return Ok(ws);
         }
         let ws = self.resolve(cwd)?;
         if ws.cwd(&self.db) != key {
@@ -265,7 +265,8 @@ impl Engine {
             // that symlink re-pointed (it watches the links on the way to every input).
             self.db.files().get(&self.db, key);
         }
-        self.opened.insert(key.to_path_buf(), ws);
+        let dir = self.db.files().get(&self.db, ws.cwd(&self.db));
+        self.opened.insert(key.to_path_buf(), (ws, dir));
         Ok(ws)
     }
 

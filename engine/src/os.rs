@@ -4,7 +4,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use ctxgraph_queries::system::{DirEntry, EntryKind, FileKind, System};
+use ctxgraph_queries::system::{CompactString, DirEntry, EntryKind, FileKind, System};
 
 /// Files above this size are refused: no model context holds them, and reading them
 /// whole would only exhaust memory. opencode has no limit; ctxgraph reports an error.
@@ -128,7 +128,8 @@ impl System for OsSystem {
             let entry = entry?;
             // opencode's paths are JS strings; a name that is not UTF-8 cannot be matched
             // or printed faithfully, so it is left out.
-            let Ok(name) = entry.file_name().into_string() else { continue };
+            let file_name = entry.file_name();
+            let Some(name) = file_name.to_str().map(CompactString::new) else { continue };
             let kind = match entry.file_type() {
                 Ok(t) if t.is_symlink() => EntryKind::Symlink,
                 Ok(t) if t.is_dir() => EntryKind::Directory,

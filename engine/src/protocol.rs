@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use ctxgraph_queries::opencode::nearby::{Nearby, Skip};
 use serde::{Deserialize, Serialize};
@@ -121,8 +122,8 @@ pub(crate) struct BuildReply<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub blocks: Option<Vec<&'a PlacedBlock>>,
     /// Ids of the blocks added, then modified, since the previous build.
-    pub changed: Vec<String>,
-    pub removed: &'a [String],
+    pub changed: Vec<Arc<str>>,
+    pub removed: &'a [Arc<str>],
     pub stable_prefix_bytes: usize,
     /// Queries executed for this build.
     pub executed: u64,
@@ -237,20 +238,32 @@ pub(crate) struct ErrorObject {
 }
 
 /// A JSON-RPC response: `{"jsonrpc":"2.0","id":…,"result":…}` or `…,"error":{…}}`.
-#[derive(Serialize)]
 pub(crate) struct Response {
     pub jsonrpc: &'static str,
     /// The request's id, echoed as sent (a string, a number or null).
     pub id: Value,
-    #[serde(flatten)]
     pub outcome: Outcome,
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "lowercase")]
 pub(crate) enum Outcome {
     Result(Answer),
     Error(ErrorObject),
+}
+
+/// By hand: `#[serde(flatten)]` on the outcome would route every reply through serde's
+/// map-buffering serializer, on the path of a host's every turn.
+impl Serialize for Response {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut response = serializer.serialize_struct("Response", 3)?;
+        response.serialize_field("jsonrpc", self.jsonrpc)?;
+        response.serialize_field("id", &self.id)?;
+        match &self.outcome {
+            Outcome::Result(answer) => response.serialize_field("result", answer)?,
+            Outcome::Error(error) => response.serialize_field("error", error)?,
+        }
+        response.end()
+    }
 }
 
 /// A method's answer. It owns what the reply shows and lays the reply out only while

@@ -170,6 +170,26 @@ impl Server {
 
     /// Handles one line of input: a request, a notification, or a batch of them.
     pub fn handle_line(&mut self, line: &str) -> Reply {
+        let mut shutdown = false;
+        // The usual line, one request object, is read into its members: a host's unchanged
+        // turn spent half its time building maps for it. A `build` is read straight into
+        // its params; any other object into JSON values. Anything else, an invalid object
+        // included, takes the general path below and gets its error there.
+        if line.trim_start().starts_with('{') {
+            if let Ok(request) = serde_json::from_str::<Request<BuildParams>>(line)
+                && request.method.as_ref().and_then(Value::as_str) == Some("build")
+            {
+                let response = self.handle_request(request, |server, _, params| match params {
+                    Some(params) => server.build(params),
+                    None => server.build(parse_params(None)?),
+                });
+                return Reply { line: response.map(|response| to_line(&response)), shutdown };
+            }
+            if let Ok(request) = serde_json::from_str::<Request>(line) {
+                let response = self.handle_value_request(request, &mut shutdown);
+                return Reply { line: response.map(|response| to_line(&response)), shutdown };
+            }
+        }
         let value: Value = match serde_json::from_str(line) {
             Ok(value) => value,
             Err(err) => {
@@ -177,7 +197,6 @@ impl Server {
                 return Reply { line: Some(to_line(&error_response(Value::Null, error))), shutdown: false };
             }
         };
-        let mut shutdown = false;
         let line = match value {
             Value::Array(items) if items.is_empty() => {
                 let error = RpcError::new(code::INVALID_REQUEST, "empty batch");
@@ -193,27 +212,45 @@ impl Server {
         Reply { line, shutdown }
     }
 
-    /// One request; `None` when it is a notification (no `id`).
+    /// One element of a line; `None` when it is a notification (no `id`).
     fn handle_one(&mut self, request: Value, shutdown: &mut bool) -> Option<Response> {
         let Value::Object(mut request) = request else {
             let error = RpcError::new(code::INVALID_REQUEST, "a request must be a JSON object");
             return Some(error_response(Value::Null, error));
         };
-        let id = request.remove("id");
-        let id_valid = matches!(id, None | Some(Value::Null | Value::String(_) | Value::Number(_)));
-        let version_valid = request.get("jsonrpc").and_then(Value::as_str) == Some("2.0");
-        let method = request.get("method").and_then(Value::as_str).map(str::to_owned);
-        let params = request.remove("params");
-        let (Some(method), true, true) = (method, id_valid, version_valid) else {
-            let message = "a request needs \"jsonrpc\": \"2.0\", a string \"method\" and a string, number or null \"id\"";
-            let id = if id_valid { id.unwrap_or(Value::Null) } else { Value::Null };
-            return Some(error_response(id, RpcError::new(code::INVALID_REQUEST, message)));
+        let request = Request {
+            jsonrpc: request.remove("jsonrpc"),
+            id: request.remove("id"),
+            method: request.remove("method"),
+            params: request.remove("params"),
         };
-        if !matches!(params, None | Some(Value::Object(_) | Value::Array(_))) {
-            let error = RpcError::new(code::INVALID_REQUEST, "\"params\" must be an object or an array");
-            return Some(error_response(id.unwrap_or(Value::Null), error));
+        self.handle_value_request(request, shutdown)
+    }
+
+    /// A request whose params are JSON: checked, then dispatched by method.
+    fn handle_value_request(&mut self, request: Request, shutdown: &mut bool) -> Option<Response> {
+        if let Some(error) = request.envelope_error() {
+            return Some(error);
         }
-        let result = self.dispatch(&method, params, shutdown);
+        if !matches!(request.params, None | Some(Value::Object(_) | Value::Array(_))) {
+            let id = request.id.unwrap_or(Value::Null);
+            let error = RpcError::new(code::INVALID_REQUEST, "\"params\" must be an object or an array");
+            return Some(error_response(id, error));
+        }
+        self.handle_request(request, |server, method, params| server.dispatch(method, params, shutdown))
+    }
+
+    /// One request object, its envelope checked; `None` when it is a notification (no `id`).
+    fn handle_request<P>(
+        &mut self,
+        request: Request<P>,
+        dispatch: impl FnOnce(&mut Self, &str, Option<P>) -> Result<Answer, RpcError>,
+    ) -> Option<Response> {
+        if let Some(error) = request.envelope_error() {
+            return Some(error);
+        }
+        let Request { id, method, params, .. } = request;
+        let result = dispatch(self, method.as_ref().and_then(Value::as_str).unwrap_or_default(), params);
         let id = id?;
         Some(match result {
             Ok(answer) => Response { jsonrpc: "2.0", id, outcome: Outcome::Result(answer) },
@@ -298,12 +335,15 @@ impl Server {
         let turn = turn?;
         let executed = self.engine.db().executions().total() - before;
         let key = (ws, section, crate::turn::same_text(options));
-        let known = match (&params.known_hash, self.sent.get(&key)) {
-            (Some(known), _) if *known == turn.layout.hash => Known::Current,
-            (Some(known), Some(sent)) if known == sent => Known::PreviousBuild,
+        let sent = self.sent.entry(key).or_default();
+        let known = match &params.known_hash {
+            Some(known) if *known == turn.layout.hash => Known::Current,
+            Some(known) if known == sent => Known::PreviousBuild,
             _ => Known::Nothing,
         };
-        self.sent.insert(key, turn.layout.hash.clone());
+        if *sent != turn.layout.hash {
+            sent.clone_from(&turn.layout.hash);
+        }
         Ok(Answer::Build { turn, known, executed })
     }
 
@@ -447,6 +487,42 @@ impl Server {
             watcher.track(&mut self.engine, since);
         }
     }
+}
+
+/// A request object's members (any others are ignored), each kept as it is, present or
+/// not (`"id": null` is not a notification). `params` are JSON, or a method's own params.
+#[derive(Deserialize)]
+#[serde(bound = "P: Deserialize<'de>")]
+struct Request<P = Value> {
+    #[serde(default, deserialize_with = "present")]
+    jsonrpc: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    method: Option<Value>,
+    #[serde(default = "Option::default", deserialize_with = "present")]
+    params: Option<P>,
+}
+
+impl<P> Request<P> {
+    /// The error response for an envelope that is not a request.
+    fn envelope_error(&self) -> Option<Response> {
+        let id_valid = matches!(self.id, None | Some(Value::Null | Value::String(_) | Value::Number(_)));
+        let version_valid = self.jsonrpc.as_ref().and_then(Value::as_str) == Some("2.0");
+        let method_valid = self.method.as_ref().is_some_and(Value::is_string);
+        if id_valid && version_valid && method_valid {
+            return None;
+        }
+        let message =
+            "a request needs \"jsonrpc\": \"2.0\", a string \"method\" and a string, number or null \"id\"";
+        let id = if id_valid { self.id.clone().unwrap_or(Value::Null) } else { Value::Null };
+        Some(error_response(id, RpcError::new(code::INVALID_REQUEST, message)))
+    }
+}
+
+/// A member that is there, `null` included.
+fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(value: D) -> Result<Option<T>, D::Error> {
+    T::deserialize(value).map(Some)
 }
 
 fn parse_params<T: for<'de> Deserialize<'de>>(params: Option<Value>) -> Result<T, RpcError> {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use ctxgraph_queries::Workspace;
 use ctxgraph_queries::opencode::message::MessageOptions;
-use ctxgraph_queries::opencode::prompt::{Layout, ModelRef, PlacedBlock, Section};
+use ctxgraph_queries::opencode::prompt::{ContentHash, Layout, ModelRef, PlacedBlock, Section};
 use serde::Serialize;
 
 use crate::{Engine, EngineError};
@@ -15,11 +15,11 @@ use crate::{Engine, EngineError};
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct TurnDiff {
     /// Ids of blocks that are new.
-    pub added: Vec<String>,
+    pub added: Vec<Arc<str>>,
     /// Ids of blocks that are gone.
-    pub removed: Vec<String>,
+    pub removed: Vec<Arc<str>>,
     /// Ids of blocks present in both whose bytes differ.
-    pub modified: Vec<String>,
+    pub modified: Vec<Arc<str>>,
     /// Leading bytes identical to the previous text: what a provider's prompt cache can
     /// reuse. Zero without a previous build.
     pub stable_prefix_bytes: usize,
@@ -32,8 +32,8 @@ impl TurnDiff {
             let added = current.blocks.iter().map(|b| b.id.clone()).collect();
             return TurnDiff { added, ..TurnDiff::default() };
         };
-        let hashes = |blocks: &[PlacedBlock]| -> HashMap<String, String> {
-            blocks.iter().map(|b| (b.id.clone(), b.hash.clone())).collect()
+        let hashes = |blocks: &[PlacedBlock]| -> HashMap<Arc<str>, ContentHash> {
+            blocks.iter().map(|b| (Arc::clone(&b.id), b.hash)).collect()
         };
         let (before, now) = (hashes(&previous.blocks), hashes(&current.blocks));
         let mut diff = TurnDiff::default();
@@ -51,7 +51,7 @@ impl TurnDiff {
     }
 
     /// Added or modified: the blocks a host has to look at again.
-    pub fn changed(&self) -> Vec<String> {
+    pub fn changed(&self) -> Vec<Arc<str>> {
         self.added.iter().chain(&self.modified).cloned().collect()
     }
 
@@ -147,14 +147,9 @@ mod tests {
         let blocks = blocks
             .iter()
             .map(|(id, body)| Block {
-                kind: BlockKind::Instruction,
-                source: Some(id.strip_prefix("file:").unwrap_or(id).to_owned()),
-                text: (*body).into(),
-                rule: "I4",
-                reason: String::new(),
-                candidate: None,
-                remote: None,
-                unavailable: None,
+                id: (*id).into(),
+                source: Some(id.strip_prefix("file:").unwrap_or(id).into()),
+                ..Block::new(BlockKind::Instruction, *body, "I4", "")
             })
             .collect();
         Prompt { blocks }.layout(Section::System)
@@ -165,10 +160,11 @@ mod tests {
         let before = laid_out(&[("file:/env", "env"), ("file:/a", "aaa"), ("file:/b", "bbb")]);
         let after = laid_out(&[("file:/env", "env"), ("file:/a", "aXa"), ("file:/c", "ccc")]);
         let diff = TurnDiff::between(Some(&before), &after);
-        assert_eq!(diff.added, ["file:/c"]);
-        assert_eq!(diff.removed, ["file:/b"]);
-        assert_eq!(diff.modified, ["file:/a"]);
-        assert_eq!(diff.changed(), ["file:/c", "file:/a"]);
+        let ids = |ids: &[&str]| -> Vec<Arc<str>> { ids.iter().map(|&id| id.into()).collect() };
+        assert_eq!(diff.added, ids(&["file:/c"]));
+        assert_eq!(diff.removed, ids(&["file:/b"]));
+        assert_eq!(diff.modified, ids(&["file:/a"]));
+        assert_eq!(diff.changed(), ids(&["file:/c", "file:/a"]));
         // "env\na" is shared; the 'X' is the first differing byte.
         assert_eq!(diff.stable_prefix_bytes, "env\na".len());
     }
@@ -177,7 +173,7 @@ mod tests {
     fn first_build_adds_everything_and_shares_nothing() {
         let only = laid_out(&[("file:/env", "env")]);
         let diff = TurnDiff::between(None, &only);
-        assert_eq!(diff.added, ["file:/env"]);
+        assert_eq!(diff.added, [Arc::from("file:/env")]);
         assert_eq!(diff.stable_prefix_bytes, 0);
         assert!(TurnDiff::between(Some(&only), &only).is_empty());
     }

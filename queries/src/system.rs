@@ -9,6 +9,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 
+pub use compact_str::CompactString;
+
 /// What a path points at, after following symlinks (what `stat` or `access` sees).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FileKind {
@@ -44,7 +46,7 @@ impl FileKind {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct DirEntry {
     /// The entry's file name.
-    pub name: String,
+    pub name: CompactString,
     /// What it is, without following a symlink.
     pub kind: EntryKind,
 }
@@ -240,7 +242,7 @@ impl System for MemorySystem {
             .take_while(|(p, _)| p.starts_with(&real))
             .filter(|(p, _)| p.parent() == Some(real.as_path()))
             .filter_map(|(p, node)| {
-                let name = p.file_name()?.to_str()?.to_owned();
+                let name = CompactString::new(p.file_name()?.to_str()?);
                 let kind = match node {
                     Node::File { .. } => EntryKind::File,
                     Node::Directory => EntryKind::Directory,

@@ -78,9 +78,9 @@ struct Rebuild<'a> {
     /// blake3 of the prompt (all 64 hex digits).
     hash: &'a str,
     bytes: usize,
-    added: &'a [String],
-    removed: &'a [String],
-    modified: &'a [String],
+    added: &'a [std::sync::Arc<str>],
+    removed: &'a [std::sync::Arc<str>],
+    modified: &'a [std::sync::Arc<str>],
     stable_prefix_bytes: usize,
     /// Queries that ran for this rebuild.
     executed: u64,

@@ -110,7 +110,7 @@ fn editing_a_rule_file_rereads_that_file_and_reassembles() {
             ("file_bytes", 1),
             ("file_text", 1),
             ("instruction_blocks", 1),
-            ("rule_block_text", 1),
+            ("rule_block", 1),
             ("system_prompt", 1)
         ])
     );
@@ -159,7 +159,7 @@ fn agents_md_in_an_ancestor_reruns_that_walk_and_the_assembly() {
             ("file_text", 1),
             ("find_up", 1),
             ("instruction_blocks", 1),
-            ("rule_block_text", 1),
+            ("rule_block", 1),
             ("system_paths", 1),
             ("system_prompt", 1),
             ("up", 1),
@@ -185,7 +185,7 @@ fn a_file_matching_a_star_glob_reruns_that_glob() {
             ("file_text", 1),
             ("glob", 1),
             ("instruction_blocks", 1),
-            ("rule_block_text", 1),
+            ("rule_block", 1),
             ("system_paths", 1),
             ("system_prompt", 1),
         ])
@@ -492,7 +492,7 @@ fn the_message_recomputes_only_what_an_edit_or_the_installation_touches() {
             ("file_bytes", 1),
             ("file_text", 1),
             ("instruction_blocks", 1),
-            ("rule_block_text", 1),
+            ("rule_block", 1),
             ("system_message", 1),
             ("system_prompt", 1)
         ])

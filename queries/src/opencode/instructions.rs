@@ -38,17 +38,25 @@ pub enum Origin {
         /// Directories above `D` (0: `D` itself).
         level: usize,
     },
-    /// I5: a match of config `instructions` entry `index`, globbed in `dir`.
+    /// I5: a match of a config `instructions` entry, globbed in `dir`.
     Instruction {
-        /// The entry's position in the merged `instructions` list.
-        index: usize,
-        /// The entry as it may be printed (as written where substitution produced it).
-        entry: Arc<str>,
-        /// The config layer that wrote the entry.
-        source: Arc<ConfigSource>,
+        /// The entry, shared by all its matches (a `**` entry has hundreds per level, in
+        /// every working directory's candidates).
+        entry: Arc<LocalEntry>,
         /// The directory the glob matched in.
         dir: Arc<Path>,
     },
+}
+
+/// A config `instructions` entry that is not a URL, as its matches' [`Origin`] names it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct LocalEntry {
+    /// The entry's position in the merged `instructions` list.
+    pub index: usize,
+    /// The entry as it may be printed (as written where substitution produced it).
+    pub text: String,
+    /// The config layer that wrote the entry.
+    pub source: ConfigSource,
 }
 
 impl Origin {
@@ -263,15 +271,9 @@ pub fn system_paths(db: &dyn Db, ws: Workspace) -> Result<SystemPaths, ConfigErr
             });
             continue;
         }
-        // Shared by every match of the entry: a `**` entry has hundreds per level.
-        let (shared_entry, shared_source): (Arc<str>, Arc<ConfigSource>) =
-            (Arc::from(raw), Arc::new(entry.source.clone()));
-        let origin = |dir: &Arc<Path>| Origin::Instruction {
-            index,
-            entry: Arc::clone(&shared_entry),
-            source: Arc::clone(&shared_source),
-            dir: Arc::clone(dir),
-        };
+        let local = Arc::new(LocalEntry { index, text: raw.to_owned(), source: entry.source.clone() });
+        let origin =
+            |dir: &Arc<Path>| Origin::Instruction { entry: Arc::clone(&local), dir: Arc::clone(dir) };
         let expanded = match raw.strip_prefix("~/") {
             Some(rest) => path::display(&paths.home.join(rest)),
             None => raw.to_owned(),
@@ -316,6 +318,8 @@ pub fn system_paths(db: &dyn Db, ws: Workspace) -> Result<SystemPaths, ConfigErr
             levels: levels.into_iter().map(|(dir, matches)| GlobLevel { dir, matches }).collect(),
         });
     }
+    // Kept per working directory for as long as a host serves it: no spare capacity.
+    candidates.shrink_to_fit();
     Ok(SystemPaths { global, project, candidates, remote, expansions })
 }
 
@@ -362,9 +366,10 @@ impl Origin {
                 "project rule: {name} is the first rule name found between the working directory and the worktree root; found {level} level{} up",
                 if *level == 1 { "" } else { "s" }
             ),
-            Origin::Instruction { entry, source, dir, .. } => format!(
-                "config instructions entry {entry:?} from {}, matched in {}",
-                source.name(),
+            Origin::Instruction { entry, dir } => format!(
+                "config instructions entry {:?} from {}, matched in {}",
+                entry.text,
+                entry.source.name(),
                 dir.display()
             ),
         }

@@ -290,16 +290,12 @@ pub fn mcp_block(db: &dyn Db, ws: Workspace, agent: String) -> Option<Block> {
         lines.push("  </server>".to_owned());
     }
     lines.push("</mcp_instructions>".to_owned());
-    Some(Block {
-        kind: BlockKind::Mcp,
-        source: None,
-        text: lines.join("\n").into(),
-        rule: "B4",
-        reason: format!("instructions of {} connected MCP server(s)", included.len()),
-        candidate: None,
-        remote: None,
-        unavailable: None,
-    })
+    Some(Block::new(
+        BlockKind::Mcp,
+        lines.join("\n"),
+        "B4",
+        format!("instructions of {} connected MCP server(s)", included.len()),
+    ))
 }
 
 #[cfg(test)]

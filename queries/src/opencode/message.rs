@@ -105,7 +105,7 @@ fn opencode_text(kind: BlockKind, loaded: Asset, rule: &'static str, reason: Str
         Ok(text) => (text.to_string(), None),
         Err(missing) => (missing.placeholder(), Some(missing.reason)),
     };
-    Block { kind, source: None, text: text.into(), rule, reason, candidate: None, remote: None, unavailable }
+    Block { unavailable, ..Block::new(kind, text, rule, reason) }
 }
 
 /// §3 item 1: the agent's own non-empty prompt (A2), else the model's prompt (B1).
@@ -114,20 +114,16 @@ fn first_block(db: &dyn Db, agent: &Agent, model: Option<&ModelRef>) -> Block {
     match &agent.prompt {
         Some(AgentPrompt::Config { text, origin }) if !text.is_empty() => {
             let written = origin.written.as_deref().map(|w| format!(" (written `{w}`)")).unwrap_or_default();
-            return Block {
-                kind: BlockKind::AgentPrompt,
-                source: None,
-                text: text.as_str().into(),
-                rule: "A2",
-                reason: format!(
+            return Block::new(
+                BlockKind::AgentPrompt,
+                text.as_str(),
+                "A2",
+                format!(
                     "the {} agent's prompt from {}{written}, which replaces the model prompt",
                     agent.key,
                     origin.source.name()
                 ),
-                candidate: None,
-                remote: None,
-                unavailable: None,
-            };
+            );
         }
         Some(AgentPrompt::BuiltIn(name)) => {
             return opencode_text(
@@ -240,16 +236,12 @@ pub fn system_message(db: &dyn Db, ws: Workspace, options: MessageOptions) -> Re
         ));
     }
     if let Some(text) = &options.user_system {
-        blocks.push(Block {
-            kind: BlockKind::UserSystem,
-            source: None,
-            text: text.as_str().into(),
-            rule: "A2",
-            reason: "the user message's system text (--user-system), always last".to_owned(),
-            candidate: None,
-            remote: None,
-            unavailable: None,
-        });
+        blocks.push(Block::new(
+            BlockKind::UserSystem,
+            text.as_str(),
+            "A2",
+            "the user message's system text (--user-system), always last",
+        ));
     }
     Ok(Prompt { blocks })
 }

@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::db::{Db, Workspace};
 use crate::files::{File, ReadFailure};
 use crate::opencode::config::ConfigError;
-use crate::opencode::instructions::{Candidate, render_block, rule_text, system_paths};
+use crate::opencode::instructions::{Candidate, Origin, render_block, rule_text, system_paths};
 use crate::opencode::worktree::worktree;
 use crate::path;
 use crate::remote::RemoteState;
@@ -65,20 +65,24 @@ pub enum BlockKind {
     UserSystem,
 }
 
-/// One string of opencode's system array.
+/// One string of opencode's system array. The strings are shared (`Arc`): a rule file's
+/// id, source and text are the same for every working directory whose prompt has it, and
+/// a host serving many directories keeps one copy of each.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Block {
     /// What produced the text.
     pub kind: BlockKind,
+    /// Stable across builds for as long as the block has the same source (see
+    /// [`PlacedBlock::id`]).
+    pub id: Arc<str>,
     /// The path or URL after `Instructions from: `.
-    pub source: Option<String>,
-    /// The exact string opencode puts in its system array (shared: a rule file's block is
-    /// the same text for every working directory whose prompt has it).
+    pub source: Option<Arc<str>>,
+    /// The exact string opencode puts in its system array.
     pub text: Arc<str>,
     /// The spec rule that put the block here.
     pub rule: &'static str,
     /// Why that rule put it here, in one sentence (without the rule id).
-    pub reason: String,
+    pub reason: Arc<str>,
     /// Index into [`SystemPaths::candidates`](crate::opencode::instructions::SystemPaths).
     pub candidate: Option<usize>,
     /// Index into [`SystemPaths::remote`](crate::opencode::instructions::SystemPaths).
@@ -86,6 +90,42 @@ pub struct Block {
     /// L3: the text is a placeholder for one of opencode's texts that could not be loaded:
     /// why.
     pub unavailable: Option<String>,
+}
+
+impl Block {
+    /// A block with no path or URL of its own (every kind but rule files and URLs): its id
+    /// is its kind's.
+    pub fn new(
+        kind: BlockKind,
+        text: impl Into<Arc<str>>,
+        rule: &'static str,
+        reason: impl Into<Arc<str>>,
+    ) -> Self {
+        let id = match kind {
+            BlockKind::Environment => "environment",
+            BlockKind::Instruction => "file",
+            BlockKind::Remote => "url",
+            BlockKind::Memory => "memory",
+            BlockKind::ModelPrompt => "model-prompt",
+            BlockKind::AgentPrompt => "agent-prompt",
+            BlockKind::References => "references",
+            BlockKind::Mcp => "mcp",
+            BlockKind::Skills => "skills",
+            BlockKind::StructuredOutput => "structured-output",
+            BlockKind::UserSystem => "user-system",
+        };
+        Block {
+            kind,
+            id: id.into(),
+            source: None,
+            text: text.into(),
+            rule,
+            reason: reason.into(),
+            candidate: None,
+            remote: None,
+            unavailable: None,
+        }
+    }
 }
 
 /// B2. The model line comes first and only when a model is given.
@@ -112,20 +152,41 @@ pub fn environment_block(db: &dyn Db, ws: Workspace, model: Option<ModelRef>) ->
     lines.join("\n")
 }
 
-/// I9: a rule file's block text, rendered once per file and shared by every working
-/// directory whose prompt has it.
+/// What a rule file's block is wherever it appears: its id, source and text (I9), made
+/// once per file and shared by every working directory whose prompt has it.
+#[derive(Debug, PartialEq, Eq)]
+struct RuleBlock {
+    id: Arc<str>,
+    source: Arc<str>,
+    text: Arc<str>,
+}
+
 #[salsa::tracked(returns(ref))]
-fn rule_block_text(db: &dyn Db, file: File) -> Arc<str> {
+fn rule_block(db: &dyn Db, file: File) -> RuleBlock {
     let path = file.path(db);
-    render_block(&path::display(path), rule_text(db, path).text()).into()
+    let source = path::display(path);
+    RuleBlock {
+        id: format!("file:{source}").into(),
+        text: render_block(&source, rule_text(db, path).text()).into(),
+        source: source.into(),
+    }
 }
 
 /// I7/I9: a block per discovered path with non-empty content, in discovery order, then a
 /// block per loaded remote document.
 #[salsa::tracked(returns(ref))]
 pub fn instruction_blocks(db: &dyn Db, ws: Workspace) -> Result<Vec<Block>, BuildError> {
+    collect_instruction_blocks(db, ws)
+}
+
+/// [`instruction_blocks`], unmemoized: for [`system_prompt_layout`], whose own memo is all
+/// a host keeps per working directory.
+fn collect_instruction_blocks(db: &dyn Db, ws: Workspace) -> Result<Vec<Block>, BuildError> {
     let paths = system_paths(db, ws).as_ref().map_err(|e| BuildError::Config(e.clone()))?;
     let mut blocks = Vec::new();
+    // One sentence per origin: every match of an `instructions` glob in one directory has
+    // the same reason.
+    let mut reasons: HashMap<&Origin, Arc<str>> = HashMap::new();
     for (index, Candidate { path, origin, duplicate_of }) in paths.candidates.iter().enumerate() {
         if duplicate_of.is_some() {
             continue;
@@ -138,12 +199,14 @@ pub fn instruction_blocks(db: &dyn Db, ws: Workspace) -> Result<Vec<Block>, Buil
         if text.is_empty() {
             continue;
         }
+        let shared = rule_block(db, db.files().get(db, path));
         blocks.push(Block {
             kind: BlockKind::Instruction,
-            text: Arc::clone(rule_block_text(db, db.files().get(db, path))),
-            source: Some(path::display(path)),
+            id: Arc::clone(&shared.id),
+            source: Some(Arc::clone(&shared.source)),
+            text: Arc::clone(&shared.text),
             rule: origin.rule(),
-            reason: origin.describe(),
+            reason: Arc::clone(reasons.entry(origin).or_insert_with(|| origin.describe().into())),
             candidate: Some(index),
             remote: None,
             unavailable: None,
@@ -156,17 +219,19 @@ pub fn instruction_blocks(db: &dyn Db, ws: Workspace) -> Result<Vec<Block>, Buil
             && !text.is_empty()
         {
             blocks.push(Block {
-                kind: BlockKind::Remote,
-                source: Some(entry.url.clone()),
-                text: render_block(&entry.url, text).into(),
-                rule: "I9",
-                reason: format!("remote instructions entry from {}", entry.source.name()),
-                candidate: None,
+                id: format!("url:{}", entry.url).into(),
+                source: Some(entry.url.as_str().into()),
                 remote: Some(index),
-                unavailable: None,
+                ..Block::new(
+                    BlockKind::Remote,
+                    render_block(&entry.url, text),
+                    "I9",
+                    format!("remote instructions entry from {}", entry.source.name()),
+                )
             });
         }
     }
+    blocks.shrink_to_fit();
     Ok(blocks)
 }
 
@@ -206,46 +271,42 @@ impl Prompt {
 /// the query every command and the server read the prompt from.
 #[salsa::tracked(returns(ref))]
 pub fn system_prompt(db: &dyn Db, ws: Workspace, model: Option<ModelRef>) -> Result<Prompt, BuildError> {
-    assemble(db, ws, model)
+    let instructions = instruction_blocks(db, ws).as_ref().map_err(Clone::clone)?;
+    Ok(assemble(db, ws, model, instructions.clone()))
 }
 
-/// [`system_prompt`]'s blocks, for the queries that memoize the prompt or only its layout.
-fn assemble(db: &dyn Db, ws: Workspace, model: Option<ModelRef>) -> Result<Prompt, BuildError> {
-    let environment = Block {
-        kind: BlockKind::Environment,
-        source: None,
-        text: environment_block(db, ws, model).as_str().into(),
-        rule: "B2",
-        reason: "the environment block (working directory, worktree, platform, date, model), which opencode recomputes on every step".to_owned(),
-        candidate: None,
-        remote: None,
-        unavailable: None,
-    };
-    let mut blocks = vec![environment];
-    blocks.extend(instruction_blocks(db, ws).as_ref().map_err(Clone::clone)?.iter().cloned());
+/// [`system_prompt`]'s blocks around the instruction blocks, for the queries that memoize
+/// the prompt or only its layout.
+fn assemble(db: &dyn Db, ws: Workspace, model: Option<ModelRef>, instructions: Vec<Block>) -> Prompt {
+    let environment = Block::new(
+        BlockKind::Environment,
+        environment_block(db, ws, model).as_str(),
+        "B2",
+        "the environment block (working directory, worktree, platform, date, model), which opencode recomputes on every step",
+    );
+    let mut blocks = Vec::with_capacity(instructions.len() + 2);
+    blocks.push(environment);
+    blocks.extend(instructions);
     // memory.md §11.5: recalled memory is one more system part, after the instructions.
     if let Some(memory) = crate::memory::prompt_memory(db, ws) {
-        blocks.push(Block {
-            kind: BlockKind::Memory,
-            source: None,
-            text: memory.text.as_str().into(),
-            rule: "memory §11.5",
-            reason: format!(
+        blocks.push(Block::new(
+            BlockKind::Memory,
+            memory.text.as_str(),
+            "memory §11.5",
+            format!(
                 "workspace memory: {} recalled item(s) from .opencode/memory/ (memory.enabled is true)",
                 memory.item_count()
             ),
-            candidate: None,
-            remote: None,
-            unavailable: None,
-        });
+        ));
     }
-    Ok(Prompt { blocks })
+    Prompt { blocks }
 }
 
 /// A section of [`system_prompt`] laid out, memoized: a host that keeps it between turns
 /// shares this copy, and an unchanged section is the very same `Arc`. The blocks are
-/// assembled here rather than read from [`system_prompt`], whose memo would be a second
-/// copy of every block per working directory that only the layout reads.
+/// assembled here rather than read from [`system_prompt`] or [`instruction_blocks`], whose
+/// memos would be two more copies of every block per working directory that only the
+/// layout reads; an unchanged layout still stops the change here (its memo is compared).
 #[salsa::tracked(returns(ref))]
 pub fn system_prompt_layout(
     db: &dyn Db,
@@ -253,7 +314,8 @@ pub fn system_prompt_layout(
     section: Section,
     model: Option<ModelRef>,
 ) -> Result<Arc<Layout>, BuildError> {
-    Ok(Arc::new(assemble(db, ws, model)?.layout(section)))
+    let instructions = collect_instruction_blocks(db, ws)?;
+    Ok(Arc::new(assemble(db, ws, model, instructions).layout(section)))
 }
 
 /// The parts of the system text `build` can print.
@@ -303,26 +365,27 @@ pub struct Layout {
     pub blocks: Vec<PlacedBlock>,
 }
 
-/// One block of a [`Layout`].
+/// One block of a [`Layout`]. A host keeps one layout per working directory it serves:
+/// the strings are the blocks' own (`Arc`), the hash is inline.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct PlacedBlock {
     /// Stable across builds for as long as the block has the same source, so a host can
     /// tell which blocks changed: `environment`, `file:<path>`, `url:<url>` (`url:<url>#2`
     /// for a URL listed twice, which I8 keeps as two blocks).
-    pub id: String,
+    pub id: Arc<str>,
     /// What produced the block.
     pub kind: BlockKind,
     /// The path or URL it came from, as its `Instructions from:` line names it.
-    pub source: Option<String>,
+    pub source: Option<Arc<str>>,
     /// Byte range of the block in the text (`start`, `end` in JSON).
     #[serde(flatten)]
     pub range: Range<usize>,
-    /// [`content_hash`] of the block's bytes.
-    pub hash: String,
+    /// The hash of the block's bytes.
+    pub hash: ContentHash,
     /// The rule id that put the block here (see [`Block::rule`]).
     pub rule: &'static str,
     /// Why, in one sentence.
-    pub reason: String,
+    pub reason: Arc<str>,
     /// L3: set when the block is a placeholder for a text of opencode's that could not be
     /// loaded (`unavailable: true` in JSON, with the reason in `unavailable_reason`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -338,50 +401,69 @@ pub struct PlacedBlock {
 /// blake3 of some text, as 64 hex digits: the hash every output reports (displays may
 /// abbreviate it).
 pub fn content_hash(text: &str) -> String {
-    blake3::hash(text.as_bytes()).to_hex().to_string()
+    ContentHash::of(text).to_string()
 }
 
-fn block_id(block: &Block) -> String {
-    match (&block.source, block.kind) {
-        (Some(source), BlockKind::Remote) => format!("url:{source}"),
-        (_, BlockKind::Memory) => "memory".to_owned(),
-        (_, BlockKind::ModelPrompt) => "model-prompt".to_owned(),
-        (_, BlockKind::AgentPrompt) => "agent-prompt".to_owned(),
-        (_, BlockKind::References) => "references".to_owned(),
-        (_, BlockKind::Mcp) => "mcp".to_owned(),
-        (_, BlockKind::Skills) => "skills".to_owned(),
-        (_, BlockKind::StructuredOutput) => "structured-output".to_owned(),
-        (_, BlockKind::UserSystem) => "user-system".to_owned(),
-        (Some(source), _) => format!("file:{source}"),
-        (None, _) => "environment".to_owned(),
+/// blake3 of some text, kept as its 32 bytes; displayed and serialized as the 64 hex
+/// digits [`content_hash`] returns.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ContentHash(blake3::Hash);
+
+impl ContentHash {
+    /// The hash of `text`'s bytes.
+    pub fn of(text: &str) -> Self {
+        ContentHash(blake3::hash(text.as_bytes()))
+    }
+}
+
+impl std::fmt::Display for ContentHash {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0.to_hex())
+    }
+}
+
+impl std::fmt::Debug for ContentHash {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
+
+impl Serialize for ContentHash {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0.to_hex())
     }
 }
 
 impl Prompt {
     /// A2: the section's non-empty blocks joined by a single LF, each placed.
     pub fn layout(&self, section: Section) -> Layout {
-        let mut text = String::new();
-        let mut blocks: Vec<PlacedBlock> = Vec::new();
-        let mut seen: HashMap<String, usize> = HashMap::new();
-        for (index, block) in self.blocks.iter().enumerate() {
-            if !section.includes(block.kind) || block.text.is_empty() {
-                continue;
-            }
+        let placed =
+            || self.blocks.iter().enumerate().filter(|(_, b)| section.includes(b.kind) && !b.text.is_empty());
+        // Sized exactly: a host keeps a layout per working directory for as long as it runs.
+        let (count, bytes) =
+            placed().fold((0usize, 0), |(count, bytes), (_, b)| (count + 1, bytes + b.text.len()));
+        let mut text = String::with_capacity(bytes + count.saturating_sub(1));
+        let mut blocks: Vec<PlacedBlock> = Vec::with_capacity(count);
+        let mut seen: HashMap<&str, usize> = HashMap::new();
+        for (index, block) in placed() {
             if !text.is_empty() {
                 text.push('\n');
             }
             let start = text.len();
             text.push_str(&block.text);
-            let id = block_id(block);
-            let occurrence = seen.entry(id.clone()).and_modify(|n| *n += 1).or_insert(1);
+            let occurrence = seen.entry(&block.id).and_modify(|n| *n += 1).or_insert(1);
             blocks.push(PlacedBlock {
-                id: if *occurrence == 1 { id } else { format!("{id}#{occurrence}") },
+                id: if *occurrence == 1 {
+                    Arc::clone(&block.id)
+                } else {
+                    format!("{}#{occurrence}", block.id).into()
+                },
                 kind: block.kind,
                 source: block.source.clone(),
                 range: start..text.len(),
-                hash: content_hash(&block.text),
+                hash: ContentHash::of(&block.text),
                 rule: block.rule,
-                reason: block.reason.clone(),
+                reason: Arc::clone(&block.reason),
                 unavailable: block.unavailable.is_some(),
                 unavailable_reason: block.unavailable.clone(),
                 index,

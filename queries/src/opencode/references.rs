@@ -204,14 +204,13 @@ pub fn references_block(db: &dyn Db, ws: Workspace) -> Option<Block> {
     }
     lines.push("</available_references>".to_owned());
     Some(Block {
-        kind: BlockKind::References,
-        source: None,
-        text: lines.join("\n").into(),
-        rule: "B3",
-        reason: format!("{} configured reference(s) with a description", listed.len()),
-        candidate: None,
-        remote: None,
         unavailable,
+        ..Block::new(
+            BlockKind::References,
+            lines.join("\n"),
+            "B3",
+            format!("{} configured reference(s) with a description", listed.len()),
+        )
     })
 }
 

@@ -78,7 +78,7 @@ impl<'a> Explainer<'a> {
                     position: position + 1,
                     range: placed.range.clone(),
                     size: Size::of(&block.text, self.counter),
-                    hash: placed.hash.clone(),
+                    hash: placed.hash,
                 })
             })
         };
@@ -155,19 +155,19 @@ impl<'a> Explainer<'a> {
                 level: *level,
                 dir: candidate.path.parent().unwrap_or(Path::new("/")).to_path_buf(),
             },
-            Origin::Instruction { index, entry, source, dir } => {
+            Origin::Instruction { entry, dir } => {
                 let level = self
                     .paths
                     .expansions
                     .iter()
-                    .find(|e| e.index == *index)
+                    .find(|e| e.index == entry.index)
                     .and_then(|e| e.levels.iter().position(|l| l.dir.as_path() == &**dir))
                     .unwrap_or(0);
                 Via::Instruction {
-                    index: *index,
-                    entry: entry.to_string(),
-                    config: source.name(),
-                    line: self.line_of(*index, source),
+                    index: entry.index,
+                    entry: entry.text.clone(),
+                    config: entry.source.name(),
+                    line: self.line_of(entry.index, &entry.source),
                     dir: dir.to_path_buf(),
                     level,
                 }

@@ -113,7 +113,7 @@ pub struct Loaded {
     /// The block's bytes and tokens.
     pub size: Size,
     /// The block's hash, as the prompt's [`Layout`](crate::opencode::prompt::Layout) has it.
-    pub hash: String,
+    pub hash: crate::opencode::prompt::ContentHash,
 }
 
 /// The chain that made something a candidate.

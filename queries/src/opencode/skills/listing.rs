@@ -138,17 +138,16 @@ pub fn skills_block(db: &dyn Db, ws: Workspace, agent: String) -> Result<Option<
     let unavailable =
         shown_assets.into_iter().flatten().find_map(|loaded| loaded.as_ref().err()).map(|u| u.reason.clone());
     Ok(Some(Block {
-        kind: BlockKind::Skills,
-        source: None,
-        text: text.into(),
-        rule: "B5",
-        reason: format!(
-            "the skills listing for agent {agent}: {listed} of {} registered skill(s) listed (explain says why each is in or out)",
-            skills.registry.len()
-        ),
-        candidate: None,
-        remote: None,
         unavailable,
+        ..Block::new(
+            BlockKind::Skills,
+            text,
+            "B5",
+            format!(
+                "the skills listing for agent {agent}: {listed} of {} registered skill(s) listed (explain says why each is in or out)",
+                skills.registry.len()
+            ),
+        )
     }))
 }
 
