@@ -12,6 +12,7 @@
 //! globs that listed that directory re-run, and nothing else.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use ctxgraph_queries::Db;
 use ctxgraph_queries::files::{File, KIND_DURABILITY, revision_durability};
@@ -76,7 +77,7 @@ impl Applied {
 /// Applies a batch of events to the database's `File` inputs. Paths nobody has asked about
 /// have no input and cost nothing.
 pub fn apply(db: &mut Database, index: &mut PathIndex, changes: &[ChangeEvent]) -> Applied {
-    index.catch_up(db.files());
+    index.catch_up(&*db);
     let mut sync = InputSync { db, index, applied: Applied::default() };
     if changes.contains(&ChangeEvent::Rescan) {
         sync.rescan();
@@ -188,8 +189,8 @@ impl InputSync<'_> {
     /// directory that came, went or was replaced (a rename over it, a symlink re-pointed)
     /// may hold different files under the same names.
     fn descendants(&mut self, dir: &Path) {
-        let below: Vec<(PathBuf, File)> =
-            self.index.subtree(dir).filter(|(p, _)| *p != dir).map(|(p, f)| (p.clone(), *f)).collect();
+        let below: Vec<(Arc<Path>, File)> =
+            self.index.subtree(dir).filter(|(p, _)| ***p != *dir).map(|(p, f)| (p.clone(), *f)).collect();
         for (path, file) in below {
             let (_, new) = self.set_kind(file, self.stat(&path));
             if new != FileKind::Missing {
@@ -202,7 +203,7 @@ impl InputSync<'_> {
     /// content queries re-read, and are backdated where nothing changed).
     fn rescan(&mut self) {
         self.applied.rescanned = true;
-        let all: Vec<(PathBuf, File)> = self.index.iter().map(|(p, f)| (p.clone(), *f)).collect();
+        let all: Vec<(Arc<Path>, File)> = self.index.iter().map(|(p, f)| (p.clone(), *f)).collect();
         for (path, file) in all {
             let (_, new) = self.set_kind(file, self.stat(&path));
             if new != FileKind::Missing {

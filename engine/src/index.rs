@@ -5,57 +5,55 @@
 //! and sorting the whole table for that is O(n log n) per event; this index is fed only
 //! the inputs created since it last looked and answers a subtree with one range scan.
 
+use std::borrow::Borrow;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::sync::Arc;
 
-use ctxgraph_queries::files::{File, Files};
+use ctxgraph_queries::Db;
+use ctxgraph_queries::files::File;
 
 #[derive(Debug, Default)]
 pub struct PathIndex {
     /// How many of `Files`'s inputs (in creation order) are indexed.
     seen: usize,
-    paths: BTreeMap<PathBuf, File>,
+    /// Keyed by the `Files` table's own allocation of each path.
+    paths: BTreeMap<Arc<Path>, File>,
 }
 
 impl PathIndex {
-    /// Indexes the inputs created since the last call; returns them.
-    pub fn catch_up(&mut self, files: &Files) -> Vec<(PathBuf, File)> {
-        let new = files.created_since(self.seen);
+    /// Indexes the inputs created since the last call.
+    pub fn catch_up(&mut self, db: &dyn Db) {
+        let new = db.files().created_since(self.seen);
         self.seen += new.len();
-        for (path, file) in &new {
-            self.paths.insert(path.clone(), *file);
-        }
-        new
-    }
-
-    /// Whether inputs were created since the last [`PathIndex::catch_up`].
-    pub fn is_behind(&self, files: &Files) -> bool {
-        files.created_count() > self.seen
+        self.paths.extend(new.into_iter().map(|file| (file.path(db).clone(), file)));
     }
 
     /// Every indexed path at or below `dir`, in path order.
-    pub fn subtree<'a>(&'a self, dir: &'a Path) -> impl Iterator<Item = (&'a PathBuf, &'a File)> + 'a {
+    pub fn subtree<'a>(&'a self, dir: &'a Path) -> impl Iterator<Item = (&'a Arc<Path>, &'a File)> + 'a {
         subtree(&self.paths, dir)
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = (&PathBuf, &File)> {
+    pub fn iter(&self) -> impl Iterator<Item = (&Arc<Path>, &File)> {
         self.paths.iter()
     }
 }
 
 /// The entries of a path-keyed map at or below `dir`. `Path`'s order compares component by
 /// component, so a subtree is one contiguous range starting at `dir`.
-pub fn subtree<'a, V>(
-    map: &'a BTreeMap<PathBuf, V>,
-    dir: &'a Path,
-) -> impl Iterator<Item = (&'a PathBuf, &'a V)> + 'a {
+pub fn subtree<'a, K, V>(map: &'a BTreeMap<K, V>, dir: &'a Path) -> impl Iterator<Item = (&'a K, &'a V)> + 'a
+where
+    K: Borrow<Path> + Ord,
+{
     map.range::<Path, _>((std::ops::Bound::Included(dir), std::ops::Bound::Unbounded))
-        .take_while(move |(path, _)| path.starts_with(dir))
+        .take_while(move |(path, _)| (*path).borrow().starts_with(dir))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use std::path::PathBuf;
 
     #[test]
     fn a_subtree_is_one_contiguous_range() {

@@ -22,7 +22,8 @@ pub use input::File;
 // doc comments; this module scopes the allowance to them.
 #[allow(missing_docs)]
 mod input {
-    use std::path::PathBuf;
+    use std::path::Path;
+    use std::sync::Arc;
 
     use crate::system::FileKind;
 
@@ -30,9 +31,11 @@ mod input {
     /// engine creates and sets these (through [`Files`](super::Files)).
     #[salsa::input(debug)]
     pub struct File {
-        /// Absolute and lexically normalised; never changes for a given input.
+        /// Absolute and lexically normalised; never changes for a given input. The same
+        /// allocation as the key of [`Files`](super::Files)' table and of the engine's
+        /// indexes: a large tree has tens of thousands of these.
         #[returns(ref)]
-        pub path: PathBuf,
+        pub path: Arc<Path>,
         /// What the path is, following symlinks.
         #[returns(copy)]
         pub kind: FileKind,
@@ -58,12 +61,16 @@ pub fn revision_durability(kind: FileKind) -> Durability {
 }
 
 /// The side table from paths to [`File`] inputs. Lives in the database, outside salsa.
+///
+/// Each path is allocated once, as an `Arc<Path>` shared by this table, the input's `path`
+/// field and whatever index a reader of [`Files::created_since`] keeps.
 #[derive(Debug, Default)]
 pub struct Files {
-    by_path: DashMap<PathBuf, File>,
+    by_path: DashMap<Arc<Path>, File>,
     /// Every input in creation order, so the engine can index new paths without
-    /// re-listing (and re-sorting) the whole table after each build.
-    created: Mutex<Vec<(PathBuf, File)>>,
+    /// re-listing (and re-sorting) the whole table after each build. Ids only: a reader
+    /// gets each path from its input.
+    created: Mutex<Vec<File>>,
 }
 
 impl Files {
@@ -86,9 +93,10 @@ impl Files {
 
     fn get_or_create(&self, db: &dyn Db, path: &Path, kind: impl FnOnce(&Path) -> FileKind) -> File {
         let path = path::normalize(path);
-        if let Some(file) = self.by_path.get(&path) {
+        if let Some(file) = self.by_path.get(path.as_path()) {
             return *file;
         }
+        let path: Arc<Path> = Arc::from(path);
         *self.by_path.entry(path.clone()).or_insert_with(|| {
             let kind = kind(&path);
             let file = File::builder(path.clone(), kind, 0)
@@ -96,14 +104,15 @@ impl Files {
                 .kind_durability(KIND_DURABILITY)
                 .revision_durability(revision_durability(kind))
                 .new(db);
-            self.created.lock().unwrap_or_else(PoisonError::into_inner).push((path, file));
+            self.created.lock().unwrap_or_else(PoisonError::into_inner).push(file);
             file
         })
     }
 
     /// The inputs created after the first `seen` ones, in creation order. A caller that
-    /// keeps its own index passes the count it has seen so far.
-    pub fn created_since(&self, seen: usize) -> Vec<(PathBuf, File)> {
+    /// keeps its own index passes the count it has seen so far, and keys it on each input's
+    /// `path` (a reference count, not a copy).
+    pub fn created_since(&self, seen: usize) -> Vec<File> {
         let created = self.created.lock().unwrap_or_else(PoisonError::into_inner);
         created.get(seen..).map(<[_]>::to_vec).unwrap_or_default()
     }
@@ -115,11 +124,11 @@ impl Files {
 
     /// The input for `path` if some query has asked about it.
     pub fn existing(&self, path: &Path) -> Option<File> {
-        self.by_path.get(&path::normalize(path)).map(|file| *file)
+        self.by_path.get(path::normalize(path).as_path()).map(|file| *file)
     }
 
     /// Every path with an input, sorted. For the engine's rescans and its watch list.
-    pub fn paths(&self) -> Vec<(PathBuf, File)> {
+    pub fn paths(&self) -> Vec<(Arc<Path>, File)> {
         let mut all: Vec<_> = self.by_path.iter().map(|e| (e.key().clone(), *e.value())).collect();
         all.sort_by(|a, b| a.0.cmp(&b.0));
         all

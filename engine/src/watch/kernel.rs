@@ -17,6 +17,7 @@ use std::collections::HashMap;
 use std::io;
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask};
@@ -46,10 +47,11 @@ const BUFFER_BYTES: usize = 64 * 1024;
 pub(super) struct Kernel {
     inotify: Inotify,
     buffer: Vec<u8>,
-    /// Watch descriptor → the (canonical) directory it watches.
-    dirs: HashMap<WatchDescriptor, PathBuf>,
+    /// Watch descriptor → the (canonical) directory it watches: the watcher's own
+    /// allocation of the path.
+    dirs: HashMap<WatchDescriptor, Arc<Path>>,
     /// The reverse, to remove a watch by path.
-    descriptors: HashMap<PathBuf, WatchDescriptor>,
+    descriptors: HashMap<Arc<Path>, WatchDescriptor>,
 }
 
 impl Kernel {
@@ -59,18 +61,18 @@ impl Kernel {
         Ok(Self { inotify, buffer: vec![0; BUFFER_BYTES], dirs: HashMap::new(), descriptors: HashMap::new() })
     }
 
-    pub(super) fn watch(&mut self, dir: &Path) -> Result<(), AddError> {
+    pub(super) fn watch(&mut self, dir: &Arc<Path>) -> Result<(), AddError> {
         match self.inotify.watches().add(dir, MASK) {
             Ok(wd) => {
                 // The same inode reached again under another name (a directory renamed
                 // while its old watch was still live) gets the same descriptor back: it
                 // now reports under the new name only.
-                if let Some(old) = self.dirs.insert(wd.clone(), dir.to_path_buf())
-                    && old != dir
+                if let Some(old) = self.dirs.insert(wd.clone(), dir.clone())
+                    && old != *dir
                 {
                     self.descriptors.remove(&old);
                 }
-                self.descriptors.insert(dir.to_path_buf(), wd);
+                self.descriptors.insert(dir.clone(), wd);
                 Ok(())
             }
             Err(err) if matches!(err.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => {
@@ -161,7 +163,7 @@ impl Kernel {
                     continue;
                 }
                 let Some(dir) = self.dirs.get(&event.wd) else { continue };
-                let path = event.name.map_or_else(|| dir.clone(), |name| dir.join(name));
+                let path = event.name.map_or_else(|| dir.to_path_buf(), |name| dir.join(name));
                 let mask = event.mask;
                 let change = if mask.contains(EventMask::MOVED_FROM) {
                     moved_from.insert(event.cookie, path);

@@ -31,11 +31,16 @@
 //! watcher with a debouncer thread and watchman's cookie (`portable.rs`). Both make
 //! [`Watcher::sync_point`] see every write that completed before it was called.
 
+use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use crate::index::{PathIndex, subtree};
+use smallvec::SmallVec;
+
+use crate::database::Database;
+use crate::index::subtree;
 use crate::{Applied, ChangeEvent, Engine};
 use ctxgraph_queries::Db;
 use ctxgraph_queries::path::normalize;
@@ -131,7 +136,7 @@ impl Backend {
         }
     }
 
-    fn watch(&mut self, dir: &Path) -> Result<(), AddError> {
+    fn watch(&mut self, dir: &Arc<Path>) -> Result<(), AddError> {
         match self {
             #[cfg(target_os = "linux")]
             Backend::Kernel(kernel) => kernel.watch(dir),
@@ -150,41 +155,94 @@ impl Backend {
 
 /// Watches the directories the engine's graph looked at and turns their events into
 /// batches of [`ChangeEvent`]s for [`Engine::apply_changes`].
+///
+/// Every path held here is an `Arc<Path>`: the allocation of the path's `File` input where
+/// it has one (the common case, a directory some query listed, whose canonical path is its
+/// lexical path), so the watch set of a large tree costs reference counts, not copies.
 pub struct Watcher {
     backend: Backend,
     /// Directories with a live watch (canonical paths).
-    watched: BTreeSet<PathBuf>,
+    watched: BTreeSet<Arc<Path>>,
     /// Canonical directory → the lexical paths that reach it, each with the number of
     /// inputs that need it through that path. A directory is wanted while this is non-empty.
-    dirs: BTreeMap<PathBuf, Users>,
+    dirs: BTreeMap<Arc<Path>, Users>,
     /// Canonical target of a symlinked file input → the lexical inputs that point at it.
-    targets: BTreeMap<PathBuf, Users>,
+    targets: BTreeMap<Arc<Path>, Users>,
     /// Every input, with what it needs watched.
-    inputs: BTreeMap<PathBuf, Needs>,
-    /// Which `File` inputs have been seen.
-    index: PathIndex,
-    /// Lexical directory → how to watch it, until an event at or above it.
-    resolved: BTreeMap<PathBuf, Resolved>,
+    inputs: BTreeMap<Arc<Path>, Needs>,
+    /// How many of the `Files` table's inputs (in creation order) are in `inputs`.
+    seen: usize,
+    /// Lexical directory → how to watch it, until an event at or above it. `None` (no
+    /// allocation) for the common case, a directory that is its own canonical path.
+    resolved: BTreeMap<Arc<Path>, Option<Box<Resolved>>>,
     /// A watch could not be added (e.g. the inotify limit): changes there go unseen, so
     /// callers must rescan before answering.
     degraded: bool,
 }
 
-/// The directories one input needs watched, and the symlink target it aliases.
+/// What one input needs watched: almost always one directory reached without a symlink,
+/// kept as that directory's path alone (this map has an entry for every input of the
+/// tree); symlinks on the way make the general, boxed form.
 #[derive(Clone, Debug, Default)]
-struct Needs {
+enum Needs {
+    /// No directory at or above the input exists.
+    #[default]
+    Nothing,
+    /// One directory whose canonical path is its lexical path.
+    Dir(Arc<Path>),
+    Linked(Box<Linked>),
+}
+
+/// The directories an input needs watched, and the symlink targets it aliases.
+#[derive(Clone, Debug, Default)]
+struct Linked {
     /// (canonical, lexical) pairs.
-    dirs: Vec<(PathBuf, PathBuf)>,
+    dirs: Vec<(Arc<Path>, Arc<Path>)>,
     /// Canonical targets of the symlinks the input itself is (the last one and those
     /// between).
-    targets: Vec<PathBuf>,
+    targets: Vec<Arc<Path>>,
+}
+
+impl Needs {
+    /// The compact form where there is one.
+    fn from_linked(linked: Linked) -> Self {
+        match (linked.dirs.as_slice(), linked.targets.as_slice()) {
+            ([], []) => Needs::Nothing,
+            ([(canonical, dir)], []) if canonical == dir => Needs::Dir(dir.clone()),
+            _ => Needs::Linked(Box::new(linked)),
+        }
+    }
+
+    /// The directories, (canonical, lexical).
+    fn dirs(&self) -> impl Iterator<Item = (&Arc<Path>, &Arc<Path>)> {
+        let (one, linked) = match self {
+            Needs::Nothing => (None, &[][..]),
+            Needs::Dir(dir) => (Some((dir, dir)), &[][..]),
+            Needs::Linked(linked) => (None, linked.dirs.as_slice()),
+        };
+        one.into_iter().chain(linked.iter().map(|(canonical, dir)| (canonical, dir)))
+    }
+
+    fn targets(&self) -> &[Arc<Path>] {
+        match self {
+            Needs::Linked(linked) => &linked.targets,
+            Needs::Nothing | Needs::Dir(_) => &[],
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
 struct Resolved {
-    canonical: PathBuf,
+    canonical: Arc<Path>,
     /// The parent directories of the symlinks on the way, (canonical, lexical).
-    link_parents: Vec<(PathBuf, PathBuf)>,
+    link_parents: Vec<(Arc<Path>, Arc<Path>)>,
+}
+
+impl Resolved {
+    /// A directory reached without a symlink: watched under its own path.
+    fn itself(dir: &Arc<Path>) -> Self {
+        Resolved { canonical: dir.clone(), link_parents: Vec::new() }
+    }
 }
 
 impl Watcher {
@@ -202,14 +260,14 @@ impl Watcher {
             dirs: BTreeMap::new(),
             targets: BTreeMap::new(),
             inputs: BTreeMap::new(),
-            index: PathIndex::default(),
+            seen: 0,
             resolved: BTreeMap::new(),
             degraded: false,
         })
     }
 
     /// Directories currently watched (canonical paths).
-    pub fn watched(&self) -> &BTreeSet<PathBuf> {
+    pub fn watched(&self) -> &BTreeSet<Arc<Path>> {
         &self.watched
     }
 
@@ -265,7 +323,7 @@ impl Watcher {
     /// Whether a build since the last [`Watcher::track`] looked at a path for the first time
     /// (when not, `track` has nothing to do).
     pub fn has_new_inputs(&self, engine: &Engine) -> bool {
-        self.index.is_behind(engine.db().files())
+        engine.db().files().created_count() > self.seen
     }
 
     /// Watches what the builds since the last call looked at for the first time.
@@ -322,7 +380,7 @@ impl Watcher {
     fn aliases(&self, path: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
         let mut paths = Vec::new();
         if let Some(lexical) = self.dirs.get(path) {
-            paths.extend(lexical.paths().cloned());
+            paths.extend(lexical.paths().map(|dir| dir.to_path_buf()));
         }
         if let (Some(parent), Some(name)) = (path.parent(), path.file_name())
             && let Some(lexical) = self.dirs.get(parent)
@@ -334,8 +392,9 @@ impl Watcher {
         }
         paths.sort();
         paths.dedup();
-        let mut via_target: Vec<PathBuf> =
-            subtree(&self.targets, path).flat_map(|(_, links)| links.paths().cloned()).collect();
+        let mut via_target: Vec<PathBuf> = subtree(&self.targets, path)
+            .flat_map(|(_, links)| links.paths().map(|link| link.to_path_buf()))
+            .collect();
         via_target.sort();
         via_target.dedup();
         (paths, via_target)
@@ -353,8 +412,8 @@ impl Watcher {
         changed_since: Option<SystemTime>,
     ) -> Vec<ChangeEvent> {
         let db = engine.db();
-        let mut dirty: BTreeSet<PathBuf> = BTreeSet::new();
-        let mut recompute: BTreeSet<PathBuf> = BTreeSet::new();
+        let mut dirty: BTreeSet<Arc<Path>> = BTreeSet::new();
+        let mut recompute: BTreeSet<Arc<Path>> = BTreeSet::new();
 
         if raw.contains(&ChangeEvent::Rescan) {
             // The watcher lost track: start over from the inputs.
@@ -368,7 +427,7 @@ impl Watcher {
             // notify drops every watch at or below a directory that was renamed or
             // deleted, and a directory recreated under the same name is a new inode.
             for path in structural_paths(raw) {
-                let gone: Vec<PathBuf> = subtree_of_set(&self.watched, path).cloned().collect();
+                let gone: Vec<Arc<Path>> = subtree_of_set(&self.watched, path).cloned().collect();
                 for dir in gone {
                     self.backend.unwatch(&dir);
                     self.watched.remove(&dir);
@@ -378,52 +437,58 @@ impl Watcher {
             // What an input needs watched depends on which paths above it exist and where
             // their symlinks point: recompute every input at or below a changed path.
             for path in structural_paths(lexical) {
-                let stale: Vec<PathBuf> = subtree(&self.resolved, path).map(|(dir, _)| dir.clone()).collect();
+                let stale: Vec<Arc<Path>> =
+                    subtree(&self.resolved, path).map(|(dir, _)| dir.clone()).collect();
                 for dir in stale {
                     self.resolved.remove(&dir);
                 }
                 recompute.extend(subtree(&self.inputs, path).map(|(p, _)| p.clone()));
             }
         }
-        for (path, _) in self.index.catch_up(db.files()) {
-            recompute.insert(path);
-        }
+        let new = db.files().created_since(self.seen);
+        self.seen += new.len();
+        recompute.extend(new.into_iter().map(|file| file.path(db).clone()));
 
         for path in recompute {
-            let needs = self.needs(engine, &path);
-            let old = self.inputs.insert(path.clone(), needs.clone()).unwrap_or_default();
-            for (canonical, dir) in &old.dirs {
+            let needs = self.needs(db, &path);
+            for (canonical, dir) in needs.dirs() {
+                self.dirs.entry(canonical.clone()).or_default().add(dir);
+                dirty.insert(canonical.clone());
+            }
+            for target in needs.targets() {
+                self.targets.entry(target.clone()).or_default().add(&path);
+            }
+            // Released after the new ones are added: a directory needed before and after
+            // keeps its entry (and its allocation) rather than being dropped and re-made.
+            let old = self.inputs.insert(path.clone(), needs).unwrap_or_default();
+            for (canonical, dir) in old.dirs() {
                 release(&mut self.dirs, canonical, dir);
                 dirty.insert(canonical.clone());
             }
-            for target in &old.targets {
+            for target in old.targets() {
                 release(&mut self.targets, target, &path);
-            }
-            for (canonical, dir) in needs.dirs {
-                self.dirs.entry(canonical.clone()).or_default().add(dir);
-                dirty.insert(canonical);
-            }
-            for target in needs.targets {
-                self.targets.entry(target).or_default().add(path.clone());
             }
         }
 
         let mut added = Vec::new();
         for dir in dirty {
-            let wanted = self.dirs.contains_key(&dir);
+            // The entry's own key: `dirty` may hold another allocation of the same path.
+            let wanted = self.dirs.get_key_value(&dir).map(|(dir, _)| dir.clone());
             let live = self.watched.contains(&dir);
-            if wanted && !live {
-                match self.backend.watch(&dir) {
+            match wanted {
+                Some(dir) if !live => match self.backend.watch(&dir) {
                     Ok(()) => {
                         self.watched.insert(dir.clone());
                         added.push(dir);
                     }
                     Err(AddError::NotFound) => {}
                     Err(AddError::Other) => self.degraded = true,
+                },
+                None if live => {
+                    self.backend.unwatch(&dir);
+                    self.watched.remove(&dir);
                 }
-            } else if !wanted && live {
-                self.backend.unwatch(&dir);
-                self.watched.remove(&dir);
+                _ => {}
             }
         }
         self.unseen(engine, &added, changed_since)
@@ -436,7 +501,7 @@ impl Watcher {
     fn unseen(
         &self,
         engine: &Engine,
-        added: &[PathBuf],
+        added: &[Arc<Path>],
         changed_since: Option<SystemTime>,
     ) -> Vec<ChangeEvent> {
         let db = engine.db();
@@ -445,19 +510,19 @@ impl Watcher {
             .iter()
             .filter_map(|canonical| self.dirs.get(canonical))
             .flat_map(Users::paths)
-            .map(PathBuf::as_path)
+            .map(|dir| &**dir)
             .collect();
-        let mut check = |path: &PathBuf| {
+        let mut check = |path: &Arc<Path>| {
             // A directory's own listing can change between its read and its watch.
-            if !dirs.contains(path.as_path()) && !path.parent().is_some_and(|parent| dirs.contains(parent)) {
+            if !dirs.contains(&**path) && !path.parent().is_some_and(|parent| dirs.contains(parent)) {
                 return;
             }
             let Some(file) = db.files().existing(path) else { return };
             let (kind, changed) = db.system().kind_and_change(path);
             if kind != file.kind(db) {
-                unseen.extend([ChangeEvent::Created(path.clone())]);
+                unseen.extend([ChangeEvent::Created(path.to_path_buf())]);
             } else if kind.exists() && changed.zip(changed_since).is_some_and(|(at, since)| at >= since) {
-                unseen.extend([ChangeEvent::Modified(path.clone())]);
+                unseen.extend([ChangeEvent::Modified(path.to_path_buf())]);
             }
         };
         // The first build adds most directories at once: one pass over every input then;
@@ -471,38 +536,38 @@ impl Watcher {
         }
         for canonical in added {
             for (_, links) in subtree(&self.targets, canonical) {
-                unseen.extend(links.paths().cloned().map(ChangeEvent::Created));
+                unseen.extend(links.paths().map(|link| ChangeEvent::Created(link.to_path_buf())));
             }
         }
         unseen.into_vec()
     }
 
     /// What `path` (an input) needs watched.
-    fn needs(&mut self, engine: &Engine, path: &Path) -> Needs {
-        let db = engine.db();
+    fn needs(&mut self, db: &Database, path: &Arc<Path>) -> Needs {
         let files = db.files();
         let is_dir = |dir: &Path| match files.existing(dir) {
             Some(file) => file.kind(db) == FileKind::Directory,
             None => db.system().kind(dir) == FileKind::Directory,
         };
-        let mut needs = Needs::default();
+        let mut needs = Linked::default();
         let own_kind = files.existing(path).map(|f| f.kind(db));
-        let start = if own_kind == Some(FileKind::Directory) { Some(path) } else { path.parent() };
+        let start = if own_kind == Some(FileKind::Directory) { Some(&**path) } else { path.parent() };
         let Some(anchor) = start.into_iter().flat_map(Path::ancestors).find(|dir| is_dir(dir)) else {
-            return needs;
+            return Needs::Nothing;
         };
-        let resolved = self.resolve(anchor);
-        needs.dirs.push((resolved.canonical.clone(), anchor.to_path_buf()));
+        let anchor = if anchor == &**path { path.clone() } else { shared(db, anchor) };
+        let resolved = self.resolve(db, &anchor);
+        needs.dirs.push((resolved.canonical, anchor.clone()));
         needs.dirs.extend(resolved.link_parents);
-        if anchor != path {
-            self.follow_links(path, &mut needs);
+        if anchor != *path {
+            self.follow_links(db, path, &mut needs);
         }
-        needs
+        Needs::from_linked(needs)
     }
 
     /// A symlinked input: watch each link's directory (to see it re-pointed) and the
     /// final target's nearest existing directory (to see it edited, created or removed).
-    fn follow_links(&mut self, path: &Path, needs: &mut Needs) {
+    fn follow_links(&mut self, db: &Database, path: &Path, needs: &mut Linked) {
         let mut link = path.to_path_buf();
         for _ in 0..MAX_LINK_HOPS {
             let Ok(target) = std::fs::read_link(&link) else { break };
@@ -510,11 +575,12 @@ impl Watcher {
             let next = normalize(&parent.join(target));
             let Some(next_parent) = next.parent() else { break };
             let Some(anchor) = next_parent.ancestors().find(|dir| dir.is_dir()) else { break };
-            let resolved = self.resolve(anchor);
-            let canonical_target = resolved.canonical.join(next.strip_prefix(anchor).unwrap_or(&next));
-            needs.dirs.push((resolved.canonical.clone(), anchor.to_path_buf()));
+            let anchor = shared(db, anchor);
+            let resolved = self.resolve(db, &anchor);
+            let canonical_target = resolved.canonical.join(next.strip_prefix(&anchor).unwrap_or(&next));
+            needs.dirs.push((resolved.canonical, anchor));
             needs.dirs.extend(resolved.link_parents);
-            needs.targets.push(canonical_target);
+            needs.targets.push(shared(db, &canonical_target));
             link = next;
         }
     }
@@ -522,27 +588,50 @@ impl Watcher {
     /// The canonical path of an existing lexical directory and the parents of the
     /// symlinks on the way to it. Derived from the parent's (one `lstat` per directory
     /// rather than a `realpath` per directory) and cached until an event at or above it.
-    fn resolve(&mut self, dir: &Path) -> Resolved {
+    fn resolve(&mut self, db: &Database, dir: &Arc<Path>) -> Resolved {
         if let Some(resolved) = self.resolved.get(dir) {
-            return resolved.clone();
+            return resolved.as_deref().cloned().unwrap_or_else(|| Resolved::itself(dir));
         }
         let resolved = match (dir.parent(), dir.file_name()) {
             (Some(parent), Some(name)) => {
-                let above = self.resolve(parent);
+                let parent = match self.resolved.get_key_value(parent) {
+                    Some((parent, _)) => parent.clone(),
+                    None => shared(db, parent),
+                };
+                let above = self.resolve(db, &parent);
                 let is_link = std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink());
                 if is_link {
-                    let canonical = std::fs::canonicalize(dir).unwrap_or_else(|_| above.canonical.join(name));
+                    let canonical = match std::fs::canonicalize(dir) {
+                        Ok(canonical) => shared(db, &canonical),
+                        Err(_) => Arc::from(above.canonical.join(name)),
+                    };
                     let mut link_parents = above.link_parents;
-                    link_parents.push((above.canonical, parent.to_path_buf()));
+                    link_parents.push((above.canonical, parent));
                     Resolved { canonical, link_parents }
+                } else if above.canonical == parent {
+                    // No symlink on the way (the common case): the canonical path is the
+                    // lexical one, and shares its allocation.
+                    Resolved { canonical: dir.clone(), link_parents: above.link_parents }
                 } else {
-                    Resolved { canonical: above.canonical.join(name), link_parents: above.link_parents }
+                    let canonical = shared(db, &above.canonical.join(name));
+                    Resolved { canonical, link_parents: above.link_parents }
                 }
             }
-            _ => Resolved { canonical: dir.to_path_buf(), link_parents: Vec::new() },
+            _ => Resolved::itself(dir),
         };
-        self.resolved.insert(dir.to_path_buf(), resolved.clone());
+        let cached = (resolved.canonical != *dir || !resolved.link_parents.is_empty())
+            .then(|| Box::new(resolved.clone()));
+        self.resolved.insert(dir.clone(), cached);
         resolved
+    }
+}
+
+/// `path` in the allocation of its `File` input when it has one (almost every directory
+/// the watcher deals with does), else a new one.
+fn shared(db: &Database, path: &Path) -> Arc<Path> {
+    match db.files().existing(path) {
+        Some(file) => file.path(db).clone(),
+        None => Arc::from(path),
     }
 }
 
@@ -555,28 +644,32 @@ fn structural_paths(changes: &[ChangeEvent]) -> impl Iterator<Item = &PathBuf> {
     })
 }
 
-fn subtree_of_set<'a>(set: &'a BTreeSet<PathBuf>, dir: &'a Path) -> impl Iterator<Item = &'a PathBuf> + 'a {
+fn subtree_of_set<'a, K>(set: &'a BTreeSet<K>, dir: &'a Path) -> impl Iterator<Item = &'a K> + 'a
+where
+    K: Borrow<Path> + Ord,
+{
     set.range::<Path, _>((std::ops::Bound::Included(dir), std::ops::Bound::Unbounded))
-        .take_while(move |path| path.starts_with(dir))
+        .take_while(move |path| (*path).borrow().starts_with(dir))
 }
 
 /// The paths through which inputs need one directory (or symlink target), each with how
-/// many inputs need it that way. Almost always a single path: a list, where a one-entry
-/// `BTreeMap` would allocate a whole node for each of thousands of watched directories.
+/// many inputs need it that way. Almost always a single path: kept inline, where a list or
+/// a one-entry `BTreeMap` would make an allocation for each of thousands of watched
+/// directories.
 #[derive(Debug, Default)]
-struct Users(Vec<(PathBuf, usize)>);
+struct Users(SmallVec<[(Arc<Path>, usize); 1]>);
 
 impl Users {
-    fn add(&mut self, user: PathBuf) {
-        match self.0.iter_mut().find(|(path, _)| *path == user) {
+    fn add(&mut self, user: &Arc<Path>) {
+        match self.0.iter_mut().find(|(path, _)| path == user) {
             Some((_, count)) => *count += 1,
-            None => self.0.push((user, 1)),
+            None => self.0.push((user.clone(), 1)),
         }
     }
 
     /// Drops one reference; true when none is left.
     fn release(&mut self, user: &Path) -> bool {
-        if let Some(at) = self.0.iter().position(|(path, _)| path == user) {
+        if let Some(at) = self.0.iter().position(|(path, _)| **path == *user) {
             self.0[at].1 -= 1;
             if self.0[at].1 == 0 {
                 self.0.swap_remove(at);
@@ -585,13 +678,13 @@ impl Users {
         self.0.is_empty()
     }
 
-    fn paths(&self) -> impl Iterator<Item = &PathBuf> {
+    fn paths(&self) -> impl Iterator<Item = &Arc<Path>> {
         self.0.iter().map(|(path, _)| path)
     }
 }
 
 /// Drops one reference from `map[key]` for `user`, removing an emptied entry.
-fn release(map: &mut BTreeMap<PathBuf, Users>, key: &Path, user: &Path) {
+fn release(map: &mut BTreeMap<Arc<Path>, Users>, key: &Path, user: &Path) {
     if map.get_mut(key).is_some_and(|users| users.release(user)) {
         map.remove(key);
     }

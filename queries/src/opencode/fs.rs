@@ -109,42 +109,48 @@ struct GlobStarRest<'db> {
 /// then each child directory's list. Each directory holds its whole subtree's list, so a
 /// `glob` at any level of an upward walk reads one memo instead of re-walking the subtree
 /// (one new file used to cost every level a walk of the tree below it); matches are kept
-/// as `File` ids, four bytes per match per ancestor.
+/// as `File` ids, four bytes per match per ancestor. A boxed slice rather than an `Arc`:
+/// most directories match nothing, and an empty box, unlike an empty `Arc`, allocates
+/// nothing.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct BelowDir {
-    matches: Arc<[File]>,
+    matches: Box<[File]>,
 }
 
 /// `**` followed by `rest` below `dir`, one query per directory: a file added deep in the
 /// tree re-runs the walks on its path, and the same subtree walked from several `globUp`
-/// levels (or several working directories) is walked once.
+/// levels (or several working directories) is walked once. Keyed by the directory's
+/// `File` input rather than its path, so that salsa's key for each of a tree's thousands of
+/// walks is a few bytes instead of one more copy of the path.
 #[salsa::tracked(returns(ref))]
-fn glob_below<'db>(db: &'db dyn Db, dir: PathBuf, rest: GlobStarRest<'db>, dot: bool) -> BelowDir {
+fn glob_below<'db>(db: &'db dyn Db, dir: File, rest: GlobStarRest<'db>, dot: bool) -> BelowDir {
     let segments = &compiled_rest(db, rest).0;
+    let files = db.files();
+    let dir_path = dir.path(db);
     let mut here = Vec::new();
     let mut walker = GlobWalk { db, dot, raw: rest.segments(db), segments, out: &mut here };
     // Zero directories: the rest of the pattern right here.
-    walker.visit(&dir, 1);
-    let mut below_children = Vec::new();
-    for entry in walker.listing(&dir).iter() {
+    walker.visit(dir_path, 1);
+    let mut below_children: Vec<&'db [File]> = Vec::new();
+    for entry in dir_listing(db, dir).iter() {
         if entry.name.starts_with('.') && !dot {
             continue;
         }
-        let child = dir.join(&entry.name);
+        let child = dir_path.join(&entry.name);
         let last = segments.len() == 1;
         match entry.kind {
             EntryKind::Directory => {
-                db.files().get_listed(db, &child, EntryKind::Directory);
+                let child = files.get_listed(db, &child, EntryKind::Directory);
                 let below = glob_below(db, child, rest, dot);
                 if !below.matches.is_empty() {
-                    below_children.push(below.matches.clone());
+                    below_children.push(&below.matches);
                 }
             }
             // Symlinked directories (`follow: false`, pinned by the oracle on a `loop -> .`
             // link): entered once, and only when `**` is not the first segment, and `**`
             // does not descend any further inside them.
             EntryKind::Symlink
-                if !rest.leading(db) && db.files().get(db, &child).kind(db) == FileKind::Directory =>
+                if !rest.leading(db) && files.get(db, &child).kind(db) == FileKind::Directory =>
             {
                 walker.visit(&child, 1);
             }
@@ -153,11 +159,8 @@ fn glob_below<'db>(db: &'db dyn Db, dir: PathBuf, rest: GlobStarRest<'db>, dot: 
             _ => {}
         }
     }
-    let files = db.files();
-    let matches = here
-        .iter()
-        .map(|path| files.get(db, path))
-        .chain(below_children.iter().flat_map(|m| m.iter().copied()));
+    let matches =
+        here.iter().map(|path| files.get(db, path)).chain(below_children.into_iter().flatten().copied());
     BelowDir { matches: matches.collect() }
 }
 
@@ -185,8 +188,8 @@ fn collect_below<'db>(
     dot: bool,
     out: &mut Vec<PathBuf>,
 ) {
-    let below = glob_below(db, dir.to_path_buf(), rest, dot);
-    out.extend(below.matches.iter().map(|file| file.path(db).clone()));
+    let below = glob_below(db, db.files().get(db, dir), rest, dot);
+    out.extend(below.matches.iter().map(|file| file.path(db).to_path_buf()));
 }
 
 /// F5 `globUp(pattern, start, stop)`: `glob` with `dot: true` at every level of the walk,
