@@ -70,9 +70,10 @@ pub fn up(
 /// non-directory entries under `cwd` that match the minimatch `pattern`.
 ///
 /// Order: node-glob returns its walk order, which depends on the file system; we sort
-/// each call's matches by path (README, deviations).
+/// each call's matches by path (README, deviations). Each match is its `File` input's own
+/// path (`Arc`): the lists of every level of every working directory's walk share them.
 #[salsa::tracked(returns(ref))]
-pub fn glob(db: &dyn Db, cwd: PathBuf, pattern: String, dot: bool) -> Arc<[PathBuf]> {
+pub fn glob(db: &dyn Db, cwd: PathBuf, pattern: String, dot: bool) -> Arc<[Arc<Path>]> {
     // node-glob resolves `..` in its cwd lexically and returns resolved paths.
     let cwd = crate::path::normalize(&cwd);
     // `system_paths` refuses an entry with too many expansions before globbing it.
@@ -88,6 +89,7 @@ pub fn glob(db: &dyn Db, cwd: PathBuf, pattern: String, dot: bool) -> Arc<[PathB
         let mut walker = GlobWalk { db, dot, raw: &raw, segments: &segments, out: &mut matches };
         walker.visit(&start, 0);
     }
+    let mut matches: Vec<Arc<Path>> = matches.into_iter().map(|file| Arc::clone(file.path(db))).collect();
     matches.sort();
     matches.dedup();
     matches.into()
@@ -159,8 +161,7 @@ fn glob_below<'db>(db: &'db dyn Db, dir: File, rest: GlobStarRest<'db>, dot: boo
             _ => {}
         }
     }
-    let matches =
-        here.iter().map(|path| files.get(db, path)).chain(below_children.into_iter().flatten().copied());
+    let matches = here.iter().copied().chain(below_children.into_iter().flatten().copied());
     BelowDir { matches: matches.collect() }
 }
 
@@ -181,20 +182,14 @@ impl PartialEq for CompiledRest {
 }
 
 /// Every match of `**` + `rest` below `dir`, from the per-directory walk.
-fn collect_below<'db>(
-    db: &'db dyn Db,
-    dir: &Path,
-    rest: GlobStarRest<'db>,
-    dot: bool,
-    out: &mut Vec<PathBuf>,
-) {
+fn collect_below<'db>(db: &'db dyn Db, dir: &Path, rest: GlobStarRest<'db>, dot: bool, out: &mut Vec<File>) {
     let below = glob_below(db, db.files().get(db, dir), rest, dot);
-    out.extend(below.matches.iter().map(|file| file.path(db).to_path_buf()));
+    out.extend(below.matches.iter().copied());
 }
 
 /// F5 `globUp(pattern, start, stop)`: `glob` with `dot: true` at every level of the walk,
 /// nearest level first. Each level is its own query.
-pub fn glob_up(db: &dyn Db, pattern: &str, start: &Path, stop: &Path) -> Vec<(PathBuf, Arc<[PathBuf]>)> {
+pub fn glob_up(db: &dyn Db, pattern: &str, start: &Path, stop: &Path) -> Vec<(PathBuf, Arc<[Arc<Path>]>)> {
     walk_up(start, stop)
         .into_iter()
         .map(|level| {
@@ -257,7 +252,8 @@ struct GlobWalk<'a> {
     /// The segments as written, for the keys of `**` walks.
     raw: &'a [String],
     segments: &'a [Segment],
-    out: &'a mut Vec<PathBuf>,
+    /// The matches, as their inputs.
+    out: &'a mut Vec<File>,
 }
 
 impl GlobWalk<'_> {
@@ -266,7 +262,7 @@ impl GlobWalk<'_> {
         let Some(segment) = self.segments.get(index) else {
             let file = self.db.files().get(self.db, dir);
             if matches!(file.kind(self.db), FileKind::File | FileKind::Other) {
-                self.out.push(dir.to_path_buf());
+                self.out.push(file);
             }
             return;
         };
@@ -402,8 +398,8 @@ mod tests {
         Path::new(T).join(relative)
     }
 
-    fn names(paths: &[PathBuf]) -> Vec<String> {
-        paths.iter().map(|p| p.strip_prefix(T).unwrap().display().to_string()).collect()
+    fn names(paths: &[impl AsRef<Path>]) -> Vec<String> {
+        paths.iter().map(|p| p.as_ref().strip_prefix(T).unwrap().display().to_string()).collect()
     }
 
     // The FS-* cases are upstream's `packages/core/test/filesystem/filesystem.test.ts`
@@ -443,7 +439,7 @@ mod tests {
     fn fs_05_and_06_glob_matches_files_in_cwd() {
         let db = db(&["a.ts", "b.ts", "c.json", "file.txt"]);
         assert_eq!(names(glob(&db, at(""), "*.ts".into(), false)), ["a.ts", "b.ts"]);
-        assert_eq!(**glob(&db, at(""), "*.txt".into(), false), [at("file.txt")]);
+        assert_eq!(**glob(&db, at(""), "*.txt".into(), false), [Arc::from(at("file.txt"))]);
     }
 
     #[test]
@@ -458,7 +454,7 @@ mod tests {
     fn fs_08_glob_up_visits_every_level_nearest_first() {
         let db = db(&["root.md", "a/b/leaf.md"]);
         let levels = glob_up(&db, "*.md", &at("a/b"), &at(""));
-        let found: Vec<PathBuf> = levels.into_iter().flat_map(|(_, hits)| hits.to_vec()).collect();
+        let found: Vec<Arc<Path>> = levels.into_iter().flat_map(|(_, hits)| hits.to_vec()).collect();
         assert_eq!(names(&found), ["a/b/leaf.md", "root.md"]);
     }
 

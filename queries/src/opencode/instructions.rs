@@ -73,8 +73,9 @@ impl Origin {
 /// A path the discovery produced (before dedupe).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Candidate {
-    /// Absolute, as opencode resolves it (symlinks not followed).
-    pub path: PathBuf,
+    /// Absolute, as opencode resolves it (symlinks not followed); a glob match is its
+    /// input's own path, shared.
+    pub path: Arc<Path>,
     /// The stage and step that produced it.
     pub origin: Origin,
     /// I6: `Some(i)` when an earlier candidate `i` (in [`SystemPaths::candidates`]) already
@@ -180,18 +181,18 @@ pub struct GlobLevel {
     pub dir: PathBuf,
     /// Its matches, sorted (opencode's order is unspecified within one level): the `glob`
     /// memo's own list, shared by every working directory whose walk passes here.
-    pub matches: Arc<[PathBuf]>,
+    pub matches: Arc<[Arc<Path>]>,
 }
 
 impl SystemPaths {
     /// Whether discovery produced `path` at all (duplicates count).
     pub fn contains(&self, path: &Path) -> bool {
-        self.candidates.iter().any(|c| c.path == path)
+        self.candidates.iter().any(|c| *c.path == *path)
     }
 }
 
 /// One directory of a glob's walk and its matches (the `glob` memo's list).
-type Level = (PathBuf, Arc<[PathBuf]>);
+type Level = (PathBuf, Arc<[Arc<Path>]>);
 
 /// opencode's `systemPaths()` for one working directory: the global rule (I3), the
 /// project rules (I4) and the `instructions` entries (I5, I8), with every probe behind
@@ -208,8 +209,8 @@ pub fn system_paths(db: &dyn Db, ws: Workspace) -> Result<SystemPaths, ConfigErr
     let mut candidates: Vec<Candidate> = Vec::new();
     // Each path's first candidate. A `**` entry lists every match once per level of the walk
     // above it (hundreds of paths, a dozen levels): a scan of the list per path was quadratic.
-    let mut first: HashMap<PathBuf, usize> = HashMap::new();
-    let mut add = |path: PathBuf, origin: Origin| {
+    let mut first: HashMap<Arc<Path>, usize> = HashMap::new();
+    let mut add = |path: Arc<Path>, origin: Origin| {
         let duplicate_of = match first.entry(path.clone()) {
             Entry::Occupied(seen) => Some(*seen.get()),
             Entry::Vacant(slot) => {
@@ -227,7 +228,7 @@ pub fn system_paths(db: &dyn Db, ws: Workspace) -> Result<SystemPaths, ConfigErr
     }
     let winner = tried.iter().find(|p| db.files().get(db, p).kind(db).exists()).cloned();
     if let Some(winner) = &winner {
-        add(winner.clone(), Origin::Global);
+        add(Arc::from(winner.as_path()), Origin::Global);
     }
     let global = GlobalProbe { tried, winner, claude_disabled_by: claude_disabled_by.clone() };
 
@@ -249,7 +250,7 @@ pub fn system_paths(db: &dyn Db, ws: Workspace) -> Result<SystemPaths, ConfigErr
                     project.winner = Some(name);
                     for hit in hits {
                         let level = cwd.ancestors().position(|a| Some(a) == hit.parent()).unwrap_or(0);
-                        add(path::resolve(cwd, hit), Origin::Project { name, level });
+                        add(Arc::from(path::resolve(cwd, hit)), Origin::Project { name, level });
                     }
                     break;
                 }

@@ -126,7 +126,7 @@ impl<'a> Explainer<'a> {
         };
         let load_with = None;
         Item {
-            source: Source::File(candidate.path.clone()),
+            source: Source::File(candidate.path.to_path_buf()),
             stage,
             via: Some(via),
             loaded,
@@ -208,7 +208,7 @@ impl<'a> Explainer<'a> {
     }
 
     fn candidate_index(&self, path: &Path, origin: impl Fn(&Origin) -> bool) -> Option<usize> {
-        self.paths.candidates.iter().position(|c| c.path == path && origin(&c.origin))
+        self.paths.candidates.iter().position(|c| *c.path == *path && origin(&c.origin))
     }
 
     /// I4: the winning name's hits, then every other rule file on the walk and why its
@@ -225,7 +225,7 @@ impl<'a> Explainer<'a> {
             .candidates
             .iter()
             .filter(|c| matches!(c.origin, Origin::Project { .. }))
-            .map(|c| c.path.clone())
+            .map(|c| c.path.to_path_buf())
             .collect();
         let mut others = Vec::new();
         for name in rule_names(false) {
@@ -367,7 +367,10 @@ impl<'a> Explainer<'a> {
                         pattern: pattern.clone(),
                         levels: levels
                             .iter()
-                            .map(|l| LevelReport { dir: l.dir.clone(), matches: l.matches.to_vec() })
+                            .map(|l| LevelReport {
+                                dir: l.dir.clone(),
+                                matches: l.matches.iter().map(|m| m.to_path_buf()).collect(),
+                            })
                             .collect(),
                     }
                 };
