@@ -5,7 +5,7 @@
 //! that directory like a `skills.paths` entry. The location the listing prints is therefore
 //! the cache path.
 //!
-//! Here the index and each SKILL.md to download are [`RemoteDoc`](crate::remote::RemoteDoc)
+//! Here the index and each SKILL.md to download are [`RemoteDoc`]
 //! inputs the engine fetches ([`skill_urls`] says which, in two rounds: indexes, then the
 //! files they name); a SKILL.md already in the cache is a `File` input like any other.
 
