@@ -335,14 +335,15 @@ impl Server {
         let turn = turn?;
         let executed = self.engine.db().executions().total() - before;
         let key = (ws, section, crate::turn::same_text(options));
-        let sent = self.sent.entry(key).or_default();
-        let known = match &params.known_hash {
-            Some(known) if *known == turn.layout.hash => Known::Current,
-            Some(known) if known == sent => Known::PreviousBuild,
+        let sent = self.sent.get(&key);
+        let known = match (&params.known_hash, sent) {
+            (Some(known), _) if *known == turn.layout.hash => Known::Current,
+            (Some(known), Some(sent)) if known == sent => Known::PreviousBuild,
             _ => Known::Nothing,
         };
-        if *sent != turn.layout.hash {
-            sent.clone_from(&turn.layout.hash);
+        // Most turns send the hash they sent last: nothing to store.
+        if sent != Some(&turn.layout.hash) {
+            self.sent.insert(key, turn.layout.hash.clone());
         }
         Ok(Answer::Build { turn, known, executed })
     }
