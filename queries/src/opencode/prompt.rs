@@ -93,8 +93,8 @@ pub struct Block {
 }
 
 impl Block {
-    /// A block with no path or URL of its own (every kind but rule files and URLs): its id
-    /// is its kind's.
+    /// A block with no path or URL of its own: its id is its kind's. Rule file and URL
+    /// blocks set theirs (`file:<path>`, `url:<url>`) and their source over this.
     pub fn new(
         kind: BlockKind,
         text: impl Into<Arc<str>>,
