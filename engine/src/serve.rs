@@ -179,9 +179,11 @@ impl Server {
             if let Ok(request) = serde_json::from_str::<Request<BuildParams>>(line)
                 && request.method.as_ref().and_then(Value::as_str) == Some("build")
             {
-                let response = self.handle_request(request, |server, _, params| match params {
-                    Some(params) => server.build(params),
-                    None => server.build(parse_params(None)?),
+                let response = request.envelope_error().or_else(|| {
+                    self.answer(request, |server, _, params| match params {
+                        Some(params) => server.build(params),
+                        None => server.build(parse_params(None)?),
+                    })
                 });
                 return Reply { line: response.map(|response| to_line(&response)), shutdown };
             }
@@ -237,18 +239,15 @@ impl Server {
             let error = RpcError::new(code::INVALID_REQUEST, "\"params\" must be an object or an array");
             return Some(error_response(id, error));
         }
-        self.handle_request(request, |server, method, params| server.dispatch(method, params, shutdown))
+        self.answer(request, |server, method, params| server.dispatch(method, params, shutdown))
     }
 
-    /// One request object, its envelope checked; `None` when it is a notification (no `id`).
-    fn handle_request<P>(
+    /// Dispatches a request whose envelope was checked; `None` for a notification.
+    fn answer<P>(
         &mut self,
         request: Request<P>,
         dispatch: impl FnOnce(&mut Self, &str, Option<P>) -> Result<Answer, RpcError>,
     ) -> Option<Response> {
-        if let Some(error) = request.envelope_error() {
-            return Some(error);
-        }
         let Request { id, method, params, .. } = request;
         let result = dispatch(self, method.as_ref().and_then(Value::as_str).unwrap_or_default(), params);
         let id = id?;
