@@ -127,13 +127,6 @@ impl Files {
         self.by_path.get(path::normalize(path).as_path()).map(|file| *file)
     }
 
-    /// Every path with an input, sorted. For the engine's rescans and its watch list.
-    pub fn paths(&self) -> Vec<(Arc<Path>, File)> {
-        let mut all: Vec<_> = self.by_path.iter().map(|e| (e.key().clone(), *e.value())).collect();
-        all.sort_by(|a, b| a.0.cmp(&b.0));
-        all
-    }
-
     /// How many paths have an input (`serve`'s status reports it as `inputs`).
     pub fn len(&self) -> usize {
         self.by_path.len()
