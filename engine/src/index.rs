@@ -6,7 +6,8 @@
 //! the inputs created since it last looked and answers a subtree with one range scan.
 
 use std::borrow::Borrow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Bound;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -45,8 +46,17 @@ pub fn subtree<'a, K, V>(map: &'a BTreeMap<K, V>, dir: &'a Path) -> impl Iterato
 where
     K: Borrow<Path> + Ord,
 {
-    map.range::<Path, _>((std::ops::Bound::Included(dir), std::ops::Bound::Unbounded))
+    map.range::<Path, _>((Bound::Included(dir), Bound::Unbounded))
         .take_while(move |(path, _)| (*path).borrow().starts_with(dir))
+}
+
+/// [`subtree`] for a set of paths.
+pub fn subtree_of_set<'a, K>(set: &'a BTreeSet<K>, dir: &'a Path) -> impl Iterator<Item = &'a K> + 'a
+where
+    K: Borrow<Path> + Ord,
+{
+    set.range::<Path, _>((Bound::Included(dir), Bound::Unbounded))
+        .take_while(move |path| (*path).borrow().starts_with(dir))
 }
 
 #[cfg(test)]

@@ -31,7 +31,6 @@
 //! watcher with a debouncer thread and watchman's cookie (`portable.rs`). Both make
 //! [`Watcher::sync_point`] see every write that completed before it was called.
 
-use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -40,7 +39,7 @@ use std::time::{Duration, SystemTime};
 use smallvec::SmallVec;
 
 use crate::database::Database;
-use crate::index::subtree;
+use crate::index::{subtree, subtree_of_set};
 use crate::{Applied, ChangeEvent, Engine};
 use ctxgraph_queries::Db;
 use ctxgraph_queries::path::normalize;
@@ -642,14 +641,6 @@ fn structural_paths(changes: &[ChangeEvent]) -> impl Iterator<Item = &PathBuf> {
         ChangeEvent::Renamed { from, to } => vec![from, to],
         ChangeEvent::Modified(_) | ChangeEvent::Rescan => vec![],
     })
-}
-
-fn subtree_of_set<'a, K>(set: &'a BTreeSet<K>, dir: &'a Path) -> impl Iterator<Item = &'a K> + 'a
-where
-    K: Borrow<Path> + Ord,
-{
-    set.range::<Path, _>((std::ops::Bound::Included(dir), std::ops::Bound::Unbounded))
-        .take_while(move |path| (*path).borrow().starts_with(dir))
 }
 
 /// The paths through which inputs need one directory (or symlink target), each with how
