@@ -1,14 +1,14 @@
-//! The built-in tokenizer: OpenAI's `o200k_base` through `bpe-openai`.
+//! The built-in tokenizer: OpenAI's `o200k_base` through `tiktoken-rs`.
 //!
-//! Chosen over `tiktoken-rs` (spec/rust-stack.md §4): both ship their vocabularies in the
-//! crate and work offline, but `bpe-openai` prepares the dictionary at build time, so it
-//! loads in tens of milliseconds where `tiktoken-rs` parses its text file at start-up
-//! (about 1.5 s unoptimised, which every CLI test would pay), and it counts without
-//! materialising the token ids.
+//! `tiktoken-rs` ships the vocabulary in its compact `.tiktoken` text (3.6 MB in the binary)
+//! and builds its tables from it the first time a process counts tokens; only `explain`,
+//! `lint`, `check` and their kin ever do. It replaced `bpe-openai`, which embedded three
+//! prebuilt dictionaries (32 MB for o200k alone, most of the release binary) made by a build
+//! script that dominated a cold release build. BENCHMARKS.md has the first-use cost.
 
 use ctxgraph_queries::tokens::TokenCounter;
 
-/// `o200k_base` (GPT-4o and later). Loaded on first use, then shared by the process.
+/// `o200k_base` (GPT-4o and later). Built on first use, then shared by the process.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct O200k;
 
@@ -18,7 +18,9 @@ impl TokenCounter for O200k {
     }
 
     fn count(&self, text: &str) -> usize {
-        bpe_openai::o200k_base().count(text)
+        // Ordinary text: a special token's spelling inside a rule file is counted as the
+        // plain text it is, as a provider's tokenizer counts user content.
+        tiktoken_rs::o200k_base_singleton().encode_ordinary(text).len()
     }
 }
 
