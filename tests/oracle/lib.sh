@@ -16,9 +16,14 @@ oracle_bin() {
   local bin=$ORACLE_CACHE/node_modules/.bin/opencode
   if [ ! -x "$bin" ]; then
     mkdir -p "$ORACLE_CACHE"
-    [ -f "$ORACLE_CACHE/package.json" ] ||
-      printf '{"name":"ctxgraph-oracle","private":true}\n' >"$ORACLE_CACHE/package.json"
-    (cd "$ORACLE_CACHE" && npm install --no-audit --no-fund "opencode-ai@$OPENCODE_VERSION" >&2) || return 1
+    # The same lock the Rust tests take (test-support/src/opencode.rs) before they install it.
+    (
+      flock 9
+      [ -x "$bin" ] && exit 0
+      [ -f "$ORACLE_CACHE/package.json" ] ||
+        printf '{"name":"ctxgraph-oracle","private":true}\n' >"$ORACLE_CACHE/package.json"
+      cd "$ORACLE_CACHE" && npm install --no-audit --no-fund "opencode-ai@$OPENCODE_VERSION" >&2
+    ) 9>"$ORACLE_CACHE/.install.lock" || return 1
   fi
   # opencode-ai's postinstall links the platform binary; if npm skipped it, use that binary.
   if ! "$bin" --version >/dev/null 2>&1; then
