@@ -13,7 +13,10 @@ use ctxgraph_queries::opencode::installation::known_assets;
 
 use crate::support::{ctxgraph, git_repo};
 
-const REPLY_TIMEOUT: Duration = Duration::from_secs(20);
+/// How long a test waits for a line before it calls the server hung. Only a bound on a hang,
+/// never a claim about speed: a debug build's first turn reads opencode's 180 MB executable,
+/// and a loaded 2-core machine took longer than the 20 s this once was.
+const REPLY_TIMEOUT: Duration = Duration::from_secs(120);
 
 struct Tree {
     dir: tempfile::TempDir,
