@@ -101,7 +101,7 @@ fn editing_facts_reruns_only_the_facts_block_and_the_assembly() {
     let second = engine.memory_recall(ws, recall).unwrap();
     assert_eq!(second.item_count(), 3);
     let executed: Vec<String> = delta(&engine, &before).into_keys().collect();
-    assert_eq!(executed, ["fact_log", "facts_block", "file_bytes", "file_text", "memory_context"]);
+    assert_eq!(executed, ["fact_log", "facts_block", "file_bytes", "memory_context"]);
 
     // The build's own recall follows the same path (plus the prompt around it).
     assert!(text(&mut engine).contains("~/.pnpm"));
@@ -117,7 +117,6 @@ fn editing_facts_reruns_only_the_facts_block_and_the_assembly() {
             "fact_log",
             "facts_block",
             "file_bytes",
-            "file_text",
             "memory_context",
             "prompt_memory",
             "system_prompt"
