@@ -37,8 +37,11 @@ fn open_error(path: &Path, err: io::Error) -> StoreError {
         | io::ErrorKind::IsADirectory
         | io::ErrorKind::NotADirectory
         | io::ErrorKind::InvalidInput => unusable(path, err.to_string()),
-        // ENXIO: a FIFO opened for writing without blocking, with no reader.
-        _ if err.raw_os_error() == Some(6) => unusable(path, "is a FIFO (named pipe), not a regular file"),
+        // A FIFO opened for writing without blocking, with no reader.
+        #[cfg(unix)]
+        _ if err.raw_os_error() == Some(libc::ENXIO) => {
+            unusable(path, "is a FIFO (named pipe), not a regular file")
+        }
         _ => StoreError::Io { path: path.to_path_buf(), source: err },
     }
 }

@@ -501,10 +501,7 @@ impl Store {
         self.read_json(record::HANDOFF)
     }
 
-    pub(crate) fn read_json<T: serde::de::DeserializeOwned>(
-        &self,
-        name: &str,
-    ) -> Result<Option<T>, StoreError> {
+    fn read_json<T: serde::de::DeserializeOwned>(&self, name: &str) -> Result<Option<T>, StoreError> {
         let path = self.path(name);
         match files::read_text(&path)? {
             None => Ok(None),

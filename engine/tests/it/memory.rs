@@ -113,13 +113,6 @@ fn editing_facts_reruns_only_the_facts_block_and_the_assembly() {
     let executed: Vec<String> = delta(&engine, &before).into_keys().collect();
     assert_eq!(
         executed,
-        [
-            "fact_log",
-            "facts_block",
-            "file_bytes",
-            "memory_context",
-            "prompt_memory",
-            "system_prompt"
-        ]
+        ["fact_log", "facts_block", "file_bytes", "memory_context", "prompt_memory", "system_prompt"]
     );
 }
