@@ -305,6 +305,33 @@ mod mcp {
         });
     }
 
+    /// A store file that is a FIFO used to block the server for good: now every memory tool
+    /// answers at once with an error naming it, and the server goes on serving.
+    #[test]
+    fn a_store_file_that_is_a_fifo_is_a_tool_error() {
+        let ws = Workspace::new();
+        let path = super::facts_path(&ws);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        assert!(std::process::Command::new("mkfifo").arg(&path).status().unwrap().success());
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async {
+            let a = connect(&ws, "ses_a").await;
+            for (tool, arguments) in [
+                ("memory_remember", json!({ "text": "Use pnpm, not npm" })),
+                ("memory_recall", json!({ "query": "pnpm" })),
+                ("memory_forget", json!({ "target": "pnpm" })),
+            ] {
+                let answer =
+                    tokio::time::timeout(std::time::Duration::from_secs(20), call(&a, tool, arguments));
+                let result = answer.await.expect("answered within 20 s").unwrap();
+                let text = text(&result);
+                assert_eq!(result.is_error, Some(true), "{tool}: {text}");
+                assert!(text.contains(path.to_str().unwrap()) && text.contains("FIFO"), "{tool}: {text}");
+            }
+            a.cancel().await.unwrap();
+        });
+    }
+
     #[test]
     fn a_missing_workspace_is_refused_at_start() {
         let ws = Workspace::new();
