@@ -607,8 +607,9 @@ fn no_secret_is_stored_or_echoed() {
     }
     // A secret put in the store by hand is not printed either.
     let path = facts_path(&ws);
-    let log =
-        std::fs::read_to_string(&path).unwrap().replace("Use pnpm, not npm", &format!("Use {key} for S3"));
+    let log = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("Use pnpm, not npm", &format!("Use {key} for the bucket"));
     std::fs::write(&path, log).unwrap();
     for format in ["text", "json"] {
         let shown = ws.ok(&["memory", "show", "--format", format]);
