@@ -165,7 +165,7 @@ impl Worker {
             session: self.session.clone(),
         };
         let context = memory_command::recall(&self.engine, self.ws, &args.query, options).map_err(message)?;
-        Ok(memory_command::recall_text(&args.query, &context))
+        Ok(memory_command::recall_text(self.store.redactor(), &args.query, &context))
     }
 
     fn remember(&self, args: RememberArgs) -> Answer {
@@ -197,7 +197,7 @@ impl Worker {
         let rendered = match args.target {
             None => {
                 let explanation = self.engine.explain(self.ws).map_err(message)?;
-                let memory = self.engine.prompt_memory(self.ws);
+                let memory = self.engine.prompt_memory(self.ws).map_err(message)?;
                 if json {
                     render::json(
                         &render::explain::ExplanationView::new(&explanation).with_memory(memory.as_ref()),

@@ -40,7 +40,7 @@ use std::sync::Arc;
 use ctxgraph_queries::Db;
 use ctxgraph_queries::claude_code::{claude_md_context, read_attachment, reads_in_session};
 use ctxgraph_queries::codex::agents_context;
-use ctxgraph_queries::memory::{memory_context, prompt_memory, skipped_lines};
+use ctxgraph_queries::memory::{memory_context, prompt_memory, skipped_lines, unreadable_store_file};
 use ctxgraph_queries::opencode::agents::{Agents, agents};
 use ctxgraph_queries::opencode::config::merged_config;
 use ctxgraph_queries::opencode::config::wellknown::pending_requests;
@@ -609,14 +609,19 @@ impl Engine {
     }
 
     /// memory.md §11.1: the recalled blocks for `recall`, clamped, with every candidate's
-    /// score or the reason it was cut.
-    pub fn memory_recall(&self, ws: Workspace, recall: Recall) -> MemoryContext {
-        memory_context(&self.db, ws, recall).clone()
+    /// score or the reason it was cut. A store file that exists but cannot be read is an
+    /// error naming it, not an empty recall.
+    pub fn memory_recall(&self, ws: Workspace, recall: Recall) -> Result<MemoryContext, EngineError> {
+        if let Some((path, reason)) = unreadable_store_file(&self.db, ws) {
+            let path = ctxgraph_queries::path::display(&path);
+            return Err(EngineError::Build(BuildError::MemoryStore { path, reason }));
+        }
+        Ok(memory_context(&self.db, ws, recall).clone())
     }
 
     /// The `<memory>` part `build` appends (only with `memory.enabled: true`).
-    pub fn prompt_memory(&self, ws: Workspace) -> Option<MemoryContext> {
-        prompt_memory(&self.db, ws).clone()
+    pub fn prompt_memory(&self, ws: Workspace) -> Result<Option<MemoryContext>, EngineError> {
+        prompt_memory(&self.db, ws).clone().map_err(EngineError::Build)
     }
 
     /// Lines of the memory files that recall skipped, by file.

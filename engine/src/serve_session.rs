@@ -82,7 +82,8 @@ impl Server {
     fn session_open(&mut self, params: OpenParams) -> Result<Value, RpcError> {
         let (name, bytes) = match (params.path, params.export) {
             (Some(path), None) => {
-                let bytes = std::fs::read(&path).map_err(|e| invalid(format!("{}: {e}", path.display())))?;
+                let bytes = crate::os::read_regular_file(&path)
+                    .map_err(|e| invalid(format!("{}: {e}", path.display())))?;
                 (path.display().to_string(), bytes)
             }
             (None, Some(export)) => ("export".to_owned(), export.to_string().into_bytes()),

@@ -84,12 +84,12 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let mut engine = Engine::new(Arc::new(OsSystem), fixed_host("/nonexistent"));
             let ws = engine.open(&root).unwrap();
-            engine.memory_recall(ws, recall.clone());
+            engine.memory_recall(ws, recall.clone()).unwrap();
         });
     });
     let mut engine = Engine::new(Arc::new(OsSystem), fixed_host("/nonexistent"));
     let ws = engine.open(&root).unwrap();
-    engine.memory_recall(ws, recall.clone());
+    engine.memory_recall(ws, recall.clone()).unwrap();
     let facts = root.join(".opencode/memory/facts.jsonl");
     let mut n = 0;
     group.bench_function("warm_one_fact_appended", |b| {
@@ -102,7 +102,7 @@ fn bench(c: &mut Criterion) {
             )
             .unwrap();
             engine.apply_changes(&[ChangeEvent::Modified(facts.clone())]);
-            engine.memory_recall(ws, recall.clone());
+            engine.memory_recall(ws, recall.clone()).unwrap();
         });
     });
     group.finish();
@@ -115,7 +115,7 @@ fn bench(c: &mut Criterion) {
 fn report_executions(root: &Path, recall: &Recall) {
     let mut engine = Engine::new(Arc::new(OsSystem), fixed_host("/nonexistent"));
     let ws = engine.open(root).unwrap();
-    engine.memory_recall(ws, recall.clone());
+    engine.memory_recall(ws, recall.clone()).unwrap();
     let cold = engine.db().executions().total();
     let before = engine.db().executions().totals();
     let facts = root.join(".opencode/memory/facts.jsonl");
@@ -126,7 +126,7 @@ fn report_executions(root: &Path, recall: &Recall) {
     )
     .unwrap();
     engine.apply_changes(&[ChangeEvent::Modified(facts)]);
-    engine.memory_recall(ws, recall.clone());
+    engine.memory_recall(ws, recall.clone()).unwrap();
     let warm = engine.db().executions().total() - cold;
     let rerun: BTreeMap<String, u64> = engine
         .db()

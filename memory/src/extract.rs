@@ -63,6 +63,7 @@ pub fn observe(
     session: Option<&str>,
     model: &dyn Extractor,
 ) -> Result<Observed, StoreError> {
+    crate::check_session(session)?;
     if MEMORY_TOOLS.contains(&evidence.tool.as_str()) {
         return Ok(Observed::Skipped { why: "memory tools are not observed".to_owned() });
     }
@@ -138,8 +139,7 @@ pub fn observe(
                 None => break,
             };
         }
-        let bytes = serde_json::to_vec(&hashes).map_err(|e| StoreError::Invalid(e.to_string()))?;
-        files::replace_file(&hashes_path, &bytes)?;
+        store.write_json(record::OBSERVATION_HASHES, &hashes)?;
         Ok(Observed::Stored {
             evidence_hash: evidence_hash.clone(),
             ids: stored.into_iter().map(|o| o.id).collect(),
@@ -161,8 +161,8 @@ fn read_hashes(path: &std::path::Path) -> Result<Option<ObservationHashes>, Stor
 }
 
 fn existing_text_hashes(store: &Store) -> Result<Vec<String>, StoreError> {
-    let text = files::read_text(&store.root().join(record::OBSERVATIONS))?.unwrap_or_default();
-    Ok(record::parse_jsonl::<Observation>(&text).records.into_iter().map(|o| o.text_hash).collect())
+    let bytes = files::read_bytes(&store.root().join(record::OBSERVATIONS))?.unwrap_or_default();
+    Ok(record::parse_jsonl::<Observation>(&bytes).records.into_iter().map(|o| o.text_hash).collect())
 }
 
 /// A deterministic extractor for tests and offline runs: a function of the evidence,

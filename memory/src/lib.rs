@@ -17,6 +17,8 @@ pub mod text;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use ctxgraph_queries::memory::rank::{Doc, rank};
@@ -39,6 +41,10 @@ pub enum StoreError {
     LockTimeout { path: PathBuf, waited: Duration },
     #[error("{}: {reason}", path.display())]
     Corrupt { path: PathBuf, reason: String },
+    /// A store path that is not a regular file inside the workspace within the size limit
+    /// (a directory, a FIFO, a device, a link out of the workspace, too large).
+    #[error("{}: {reason}", path.display())]
+    Unusable { path: PathBuf, reason: String },
     /// The input itself is unusable (empty text, invalid handoff JSON, …).
     #[error("{0}")]
     Invalid(String),
@@ -56,6 +62,7 @@ impl StoreError {
         matches!(
             self,
             StoreError::Corrupt { .. }
+                | StoreError::Unusable { .. }
                 | StoreError::Invalid(_)
                 | StoreError::MostlySecret { .. }
                 | StoreError::NoMatch(_)
@@ -80,6 +87,14 @@ pub const MAX_ACTIVE_FACTS: usize = 200;
 const NEAR_DUPLICATE: f64 = 0.8;
 /// §4.2: a fact's text is at most this long.
 pub const MAX_FACT_CHARS: usize = 300;
+/// A category (`tooling`, …) is a label: at most this long, so a record stays a line.
+pub const MAX_CATEGORY_CHARS: usize = 64;
+/// A session id (`ses_…`, 30 characters in opencode) is at most this long.
+pub const MAX_SESSION_CHARS: usize = 256;
+/// §4.1 log compaction keeps an inactive fact this long after it was retired…
+const INACTIVE_KEPT_MS: i64 = 90 * 86_400_000;
+/// …and at most this many of them (the newest), so a compacted log is bounded.
+const INACTIVE_KEPT: usize = MAX_ACTIVE_FACTS;
 /// §5.2: the handoff's token target ceiling (`ceil(chars/4)`).
 const HANDOFF_MAX_TOKENS: usize = 900;
 /// §7.1: `lastError.message` is cut to this.
@@ -94,6 +109,10 @@ pub struct Store {
     lock_wait: Duration,
     clock: Clock,
     sync: bool,
+    /// The size `facts.jsonl` must pass before compaction is considered again: twice its
+    /// compacted size at the last look. Until then a write costs no read of the log, so a
+    /// long-lived writer appending thousands of records stays linear.
+    compaction_check_at: Arc<AtomicU64>,
 }
 
 /// What `remember` did.
@@ -140,6 +159,7 @@ impl Store {
             lock_wait: LOCK_WAIT,
             clock: system_clock,
             sync: true,
+            compaction_check_at: Arc::new(AtomicU64::new(0)),
         }
     }
 
@@ -181,7 +201,7 @@ impl Store {
     }
 
     pub(crate) fn locked<T>(&self, write: impl FnOnce() -> Result<T, StoreError>) -> Result<T, StoreError> {
-        files::with_lock(&self.root, self.lock_wait, write)
+        files::with_lock(&self.workspace, &self.root, self.lock_wait, write)
     }
 
     /// Redacts `text`; refuses it when it is mostly secret (§8 post-rule).
@@ -193,15 +213,95 @@ impl Store {
         Ok(redacted.text)
     }
 
+    /// Every record written to the store passes here or through [`Store::write_json`]:
+    /// each of its strings is redacted (ids, sessions, categories as well as texts), so no
+    /// field stores a secret verbatim.
+    fn redacted_json(&self, record: &impl serde::Serialize) -> Result<Value, StoreError> {
+        let mut value = serde_json::to_value(record).map_err(|e| StoreError::Invalid(e.to_string()))?;
+        self.redactor.redact_json(&mut value);
+        Ok(value)
+    }
+
     fn append(&self, name: &str, record: &impl serde::Serialize) -> Result<(), StoreError> {
-        let line = serde_json::to_string(record).map_err(|e| StoreError::Invalid(e.to_string()))?;
-        files::append_line(&self.path(name), &line, self.sync)
+        let line = self.redacted_json(record)?.to_string();
+        files::append_line(&self.workspace, &self.path(name), &line, self.sync)
+    }
+
+    /// Replaces the JSON file `name` with `record`, redacted.
+    pub(crate) fn write_json(&self, name: &str, record: &impl serde::Serialize) -> Result<(), StoreError> {
+        let bytes = serde_json::to_vec_pretty(&self.redacted_json(record)?)
+            .map_err(|e| StoreError::Invalid(e.to_string()))?;
+        files::replace_file(&self.workspace, &self.path(name), &bytes)
     }
 
     /// The folded facts, read fresh.
     pub fn facts(&self) -> Result<Vec<Fact>, StoreError> {
-        let text = files::read_text(&self.path(record::FACTS))?.unwrap_or_default();
-        Ok(record::fold_facts(record::parse_jsonl::<FactLine>(&text).records))
+        Ok(record::fold_facts(self.fact_lines()?.records))
+    }
+
+    /// `facts.jsonl` as its reader sees it: the records, and every line it skipped.
+    pub fn fact_lines(&self) -> Result<record::Parsed<FactLine>, StoreError> {
+        let bytes = files::read_bytes(&self.path(record::FACTS))?.unwrap_or_default();
+        Ok(record::parse_jsonl::<FactLine>(&bytes))
+    }
+
+    /// §4.1 log compaction, under the lock after every write of `facts.jsonl`: once the log
+    /// has more than twice as many lines as its compacted form (and more than twice the
+    /// active maximum), it is rewritten (temp file, rename) to the current state of every
+    /// fact: the active ones, and the inactive ones retired within 90 days (at most
+    /// [`INACTIVE_KEPT`], the newest), each with its status. Lines that were not records go.
+    /// Measured against the compacted size, a log that cannot shrink much is not rewritten
+    /// on every write.
+    fn compact_facts_if_due(&self) -> Result<(), StoreError> {
+        let path = self.path(record::FACTS);
+        let len = std::fs::metadata(&path).map_or(0, |m| m.len());
+        if len <= self.compaction_check_at.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let Some(bytes) = files::read_bytes(&path)? else { return Ok(()) };
+        let lines = bytes.split(|&b| b == b'\n').filter(|line| !line.is_empty()).count();
+        if lines <= 2 * MAX_ACTIVE_FACTS {
+            return Ok(());
+        }
+        let kept = self.compacted(record::fold_facts(record::parse_jsonl::<FactLine>(&bytes).records));
+        let mut text = String::new();
+        for line in &kept {
+            text.push_str(&self.redacted_json(line)?.to_string());
+            text.push('\n');
+        }
+        self.compaction_check_at.store(2 * text.len() as u64, Ordering::Relaxed);
+        if lines > 2 * kept.len() {
+            files::replace_file(&self.workspace, &path, text.as_bytes())?;
+        }
+        Ok(())
+    }
+
+    /// The lines a compacted `facts.jsonl` holds, in the facts' order.
+    fn compacted(&self, facts: Vec<Fact>) -> Vec<FactLine> {
+        let now = self.now();
+        let mut retired: Vec<&Fact> =
+            facts.iter().filter(|f| !f.is_active() && now - f.status_at <= INACTIVE_KEPT_MS).collect();
+        retired.sort_by_key(|f| std::cmp::Reverse((f.status_at, f.record.id.clone())));
+        retired.truncate(INACTIVE_KEPT);
+        let retired: std::collections::BTreeSet<&str> =
+            retired.iter().map(|f| f.record.id.as_str()).collect();
+        let mut lines = Vec::new();
+        for fact in &facts {
+            if fact.is_active() {
+                lines.push(FactLine::Fact(fact.record.clone()));
+            } else if retired.contains(fact.record.id.as_str()) {
+                lines.push(FactLine::Fact(fact.record.clone()));
+                lines.push(FactLine::Status(StatusRecord {
+                    v: SCHEMA_VERSION,
+                    id: fact.record.id.clone(),
+                    status: Status::Inactive,
+                    reason: fact.reason.clone().unwrap_or_default(),
+                    session_id: None,
+                    at: fact.status_at,
+                }));
+            }
+        }
+        lines
     }
 
     /// §4.2 explicit remember / compaction facts, with §4.3 dedupe and §4.4 caps.
@@ -213,6 +313,8 @@ impl Store {
         source: FactSource,
         session: Option<&str>,
     ) -> Result<Remembered, StoreError> {
+        check_label("category", category, MAX_CATEGORY_CHARS)?;
+        check_session(session)?;
         let text = self.redact(text.trim())?;
         if text.is_empty() {
             return Err(StoreError::Invalid("nothing to remember: the text is empty".to_owned()));
@@ -256,6 +358,7 @@ impl Store {
                 self.append_status(old, Status::Inactive, "superseded", session, now)?;
             }
             self.evict_over_cap(&facts, near.as_deref(), session, now)?;
+            self.compact_facts_if_due()?;
             Ok(match near {
                 Some(old) => Remembered::Superseded { id, old },
                 None => Remembered::Added { id },
@@ -315,7 +418,12 @@ impl Store {
         if record.id.is_empty() {
             record.id = text::new_id("fct_", self.now());
         }
-        self.locked(|| self.append(record::FACTS, &FactLine::Fact(record.clone())))?;
+        check_label("category", &record.category, MAX_CATEGORY_CHARS)?;
+        check_session(record.session_id.as_deref())?;
+        self.locked(|| {
+            self.append(record::FACTS, &FactLine::Fact(record.clone()))?;
+            self.compact_facts_if_due()
+        })?;
         Ok(record)
     }
 
@@ -327,18 +435,21 @@ impl Store {
         reason: &str,
         session: Option<&str>,
     ) -> Result<(), StoreError> {
+        check_session(session)?;
         self.locked(|| {
             if !self.facts()?.iter().any(|f| f.record.id == id) {
-                return Err(StoreError::NoMatch(id.to_owned()));
+                return Err(StoreError::NoMatch(self.redactor.redact(id).text));
             }
-            self.append_status(id, status, reason, session, self.now())
+            self.append_status(id, status, reason, session, self.now())?;
+            self.compact_facts_if_due()
         })
     }
 
     /// §4.2 forget: `target` is a fact id, or text whose best-matching active fact is
     /// retired when it scores at least half of the text's own score. Returns the ids.
     pub fn forget(&self, target: &str, session: Option<&str>) -> Result<Vec<String>, StoreError> {
-        self.locked(|| {
+        check_session(session)?;
+        let forgotten = self.locked(|| {
             let facts = self.facts()?;
             let now = self.now();
             if let Some(fact) = facts.iter().find(|f| f.record.id == target.trim()) {
@@ -348,15 +459,21 @@ impl Store {
                 }
                 return Ok(Vec::new());
             }
-            let id = best_match(&facts, target).ok_or_else(|| StoreError::NoMatch(target.to_owned()))?;
+            let id = best_match(&facts, target)
+                .ok_or_else(|| StoreError::NoMatch(self.redactor.redact(target).text))?;
             self.append_status(&id, Status::Inactive, "user-forget", session, now)?;
             Ok(vec![id])
-        })
+        })?;
+        if !forgotten.is_empty() {
+            self.locked(|| self.compact_facts_if_due())?;
+        }
+        Ok(forgotten)
     }
 
     /// §5.2: replaces the handoff with `json` (a handoff object; `v` may be left out),
     /// redacted, stamped, and trimmed to the 900-token ceiling.
     pub fn set_handoff(&self, json: &str, session: Option<&str>) -> Result<Handoff, StoreError> {
+        check_session(session)?;
         let mut value: Value = serde_json::from_str(json).map_err(|e| {
             StoreError::Invalid(format!("handoff: not JSON at line {} column {}: {e}", e.line(), e.column()))
         })?;
@@ -368,7 +485,7 @@ impl Store {
         if let Some(session) = session {
             map.insert("sessionID".to_owned(), Value::from(session));
         }
-        redact_strings(&mut value, &self.redactor);
+        self.redactor.redact_json(&mut value);
         let text = serde_json::to_string(&value).map_err(|e| StoreError::Invalid(e.to_string()))?;
         let mut handoff: Handoff =
             record::parse_record(&text).map_err(|e| StoreError::Invalid(format!("handoff: {e}")))?;
@@ -376,8 +493,7 @@ impl Store {
             "manual".clone_into(&mut handoff.source);
         }
         trim_handoff(&mut handoff);
-        let bytes = serde_json::to_vec_pretty(&handoff).map_err(|e| StoreError::Invalid(e.to_string()))?;
-        self.locked(|| files::replace_file(&self.path(record::HANDOFF), &bytes))?;
+        self.locked(|| self.write_json(record::HANDOFF, &handoff))?;
         Ok(handoff)
     }
 
@@ -408,6 +524,10 @@ impl Store {
         if tool.trim().is_empty() {
             return Err(StoreError::Invalid("the tool name is empty".to_owned()));
         }
+        check_label("tool name", tool, MAX_CATEGORY_CHARS)?;
+        // The tool's name is a key of `tools`, which the record's redaction leaves alone.
+        let tool = self.redactor.redact(tool).text;
+        let tool = tool.as_str();
         self.locked(|| {
             let now = self.now();
             let mut stats: ToolStats = self.read_json(record::TOOL_STATS)?.unwrap_or_default();
@@ -445,8 +565,7 @@ impl Store {
             let extra = stat.recent.chars().count().saturating_sub(RECENT_WINDOW);
             stat.recent = stat.recent.chars().skip(extra).collect();
             let result = stat.clone();
-            let bytes = serde_json::to_vec_pretty(&stats).map_err(|e| StoreError::Invalid(e.to_string()))?;
-            files::replace_file(&self.path(record::TOOL_STATS), &bytes)?;
+            self.write_json(record::TOOL_STATS, &stats)?;
             Ok(result)
         })
     }
@@ -459,8 +578,7 @@ impl Store {
                 card.session_id
             )));
         }
-        let mut value = serde_json::to_value(&card).map_err(|e| StoreError::Invalid(e.to_string()))?;
-        redact_strings(&mut value, &self.redactor);
+        let value = self.redacted_json(&card)?;
         card = serde_json::from_value(value).map_err(|e| StoreError::Invalid(e.to_string()))?;
         card.v = SCHEMA_VERSION;
         card.id = text::new_id("crd_", self.now());
@@ -518,13 +636,20 @@ pub fn classify_error(message: &str) -> &'static str {
     }
 }
 
-fn redact_strings(value: &mut Value, redactor: &Redactor) {
-    match value {
-        Value::String(s) => *s = redactor.redact(s).text,
-        Value::Array(items) => items.iter_mut().for_each(|v| redact_strings(v, redactor)),
-        Value::Object(map) => map.values_mut().for_each(|v| redact_strings(v, redactor)),
-        _ => {}
+/// A label (a category, a tool's name) is short: a longer one is refused, not cut.
+fn check_label(what: &str, value: &str, max: usize) -> Result<(), StoreError> {
+    let chars = value.chars().count();
+    if chars > max {
+        return Err(StoreError::Invalid(format!(
+            "a {what} is at most {max} characters (this one has {chars})"
+        )));
     }
+    Ok(())
+}
+
+/// A session id is at most [`MAX_SESSION_CHARS`] characters.
+pub(crate) fn check_session(session: Option<&str>) -> Result<(), StoreError> {
+    session.map_or(Ok(()), |s| check_label("session id", s, MAX_SESSION_CHARS))
 }
 
 fn handoff_tokens(handoff: &Handoff) -> usize {

@@ -1,43 +1,15 @@
 //! memory.md §8: secrets are replaced by `[REDACTED:<kind>]` before anything is written to
 //! the store, hashed, or sent to a model.
 //!
-//! One regex per kind of the spec's table, written for ctxgraph. Where only part of a
-//! match is the secret (a password in a URL, the value of `token = …`), the pattern names
-//! that part `s` and only it is replaced, so the text stays readable.
+//! The patterns are ctxgraph's one secrets table ([`ctxgraph_queries::secrets`], which
+//! `lint` reads too). Where only part of a match is the secret (a password in a URL, the
+//! value of `token = …`), the pattern names that part `s` and only it is replaced, so the
+//! text stays readable.
 
 use std::collections::BTreeMap;
-use std::sync::LazyLock;
 
-use regex::Regex;
-
-/// `(kind, pattern)`, applied in this order (more specific prefixes first).
-const PATTERNS: &[(&str, &str)] = &[
-    ("private_key", r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?-----END [A-Z0-9 ]*PRIVATE KEY-----"),
-    ("aws_key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-    ("github_token", r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}|\bgithub_pat_[A-Za-z0-9_]{22,}"),
-    ("anthropic_key", r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
-    ("openai_key", r"\bsk-(?:proj-)?[A-Za-z0-9_-]{20,}"),
-    ("slack_token", r"\bxox[abpros]-[A-Za-z0-9-]{10,}"),
-    ("google_key", r"\bAIza[0-9A-Za-z_-]{35}"),
-    ("jwt", r"\beyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+"),
-    ("bearer", r"(?i)\bbearer\s+(?P<s>[A-Za-z0-9._~+/=-]{16,})"),
-    ("url_creds", r"(?i)\b[a-z][a-z0-9+.-]*://[^/\s:@]+:(?P<s>[^@\s/]+)@"),
-    (
-        "assignment",
-        r#"(?i)\b[a-z0-9_-]*(?:api[_-]?key|secret|token|passw(?:or)?d|pwd|auth|credential|private[_-]key|access[_-]key)[a-z0-9_-]*"?\s*[:=]\s*"?(?P<s>[^\s"',;\[][^\s"',;]{5,})"#,
-    ),
-];
-
-static COMPILED: LazyLock<Vec<(&'static str, Regex)>> = LazyLock::new(|| {
-    // Constant patterns, checked by `every_pattern_compiles`.
-    PATTERNS.iter().filter_map(|(kind, re)| Regex::new(re).ok().map(|r| (*kind, r))).collect()
-});
-
-/// The env-var names whose values count as secrets (`env_value`).
-static SECRET_NAME: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(r"(?i)api[_-]?key|secret|token|passw(?:or)?d|pwd|auth|credential|private[_-]key|access[_-]key")
-        .ok()
-});
+use ctxgraph_queries::secrets;
+use serde_json::Value;
 
 /// Redacted text, and how much of it was secret.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -69,9 +41,7 @@ impl Redactor {
     pub fn new(env: &BTreeMap<String, String>) -> Self {
         let mut env_values: Vec<String> = env
             .iter()
-            .filter(|(name, value)| {
-                value.chars().count() >= 8 && SECRET_NAME.as_ref().is_some_and(|r| r.is_match(name))
-            })
+            .filter(|(name, value)| value.chars().count() >= 8 && secrets::is_secret_name(name))
             .map(|(_, value)| value.clone())
             .collect();
         env_values.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
@@ -90,7 +60,8 @@ impl Redactor {
                 kinds.push("env_value");
             }
         }
-        for (kind, regex) in COMPILED.iter() {
+        for (pattern, regex) in secrets::compiled() {
+            let kind = &pattern.id;
             let mut found = false;
             let replaced = regex.replace_all(&out, |caps: &regex::Captures<'_>| {
                 found = true;
@@ -113,11 +84,23 @@ impl Redactor {
             });
             let replaced = replaced.into_owned();
             if found {
-                kinds.push(*kind);
+                if !kinds.contains(kind) {
+                    kinds.push(kind);
+                }
                 out = replaced;
             }
         }
         Redacted { text: out, secret_chars, kinds }
+    }
+
+    /// Redacts every string in `value`, at any depth (keys are names, not values).
+    pub fn redact_json(&self, value: &mut Value) {
+        match value {
+            Value::String(s) => *s = self.redact(s).text,
+            Value::Array(items) => items.iter_mut().for_each(|v| self.redact_json(v)),
+            Value::Object(map) => map.values_mut().for_each(|v| self.redact_json(v)),
+            _ => {}
+        }
     }
 }
 
@@ -128,12 +111,6 @@ fn is_auth_scheme(value: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn every_pattern_compiles() {
-        assert_eq!(COMPILED.len(), PATTERNS.len());
-        assert!(SECRET_NAME.is_some());
-    }
 
     /// Key-shaped strings are built at run time so no secret-looking literal sits in the
     /// source.
@@ -240,5 +217,26 @@ mod tests {
         assert!(out.mostly_secret(&text));
         let text = format!("the deploy token for staging lives in the vault, ghp_{}", rep('a', 36));
         assert!(!Redactor::default().redact(&text).mostly_secret(&text));
+    }
+
+    /// `lint` and the store read one table: whatever `lint` flags in a rule file, the
+    /// store redacts.
+    #[test]
+    fn whatever_lint_flags_is_redacted() {
+        let samples = [
+            format!("AROA{}", rep('Q', 16)),
+            format!("glpat-{}", rep('c', 20)),
+            format!("sk_live_{}", rep('g', 24)),
+            format!("npm_{}", rep('h', 36)),
+            format!("sk-ant-api03-{}", rep('d', 80)),
+            format!("sk-{}", rep('k', 48)),
+            format!("github_pat_{}", rep('b', 82)),
+            format!("-----BEGIN {}PRIVATE KEY-----", "OPENSSH "),
+        ];
+        for secret in samples {
+            assert_eq!(secrets::find_secrets(&secret).len(), 1, "{secret}");
+            let text = Redactor::default().redact(&format!("use {secret} here")).text;
+            assert!(text.starts_with("use [REDACTED:") && text.ends_with("] here"), "{secret}: {text}");
+        }
     }
 }

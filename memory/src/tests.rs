@@ -267,3 +267,124 @@ fn model_resolution_prefers_memory_model() {
     assert_eq!(extract::resolve_model(None, Some("a/b")).as_deref(), Some("b"));
     assert_eq!(extract::resolve_model(None, None), None);
 }
+
+#[test]
+fn a_torn_multibyte_last_line_is_skipped_then_cut_off() {
+    let (_dir, store) = store();
+    store.remember("Use pnpm, not npm", Scope::Project, "tooling", FactSource::Explicit, None).unwrap();
+    let path = store.root().join("facts.jsonl");
+    // A crash on a full disk cut the next record inside "é" (0xC3 0xA9).
+    let mut log = std::fs::read(&path).unwrap();
+    let intact = log.clone();
+    log.extend_from_slice(b"{\"type\":\"fact\",\"v\":1,\"text\":\"caf\xC3");
+    std::fs::write(&path, &log).unwrap();
+    // A middle line that is not UTF-8 is skipped and listed, not fatal.
+    let mut middle = b"{\"note\":\"\xFF\"}\n".to_vec();
+    middle.extend_from_slice(&log);
+    std::fs::write(&path, &middle).unwrap();
+    let lines = store.fact_lines().unwrap();
+    let skipped: Vec<usize> = lines.skipped.iter().map(|s| s.line).collect();
+    assert_eq!(skipped, [1, 3], "{:?}", lines.skipped);
+    assert_eq!(active_texts(&store), ["Use pnpm, not npm"]);
+    store.remember("Prefers small commits", Scope::User, "preference", FactSource::Explicit, None).unwrap();
+    let after = std::fs::read(&path).unwrap();
+    assert!(after.starts_with(&[b"{\"note\":\"\xFF\"}\n".as_slice(), &intact].concat()));
+    assert!(!after.windows(4).any(|w| w == b"caf\xC3"), "the torn line is cut off");
+    assert_eq!(active_texts(&store), ["Use pnpm, not npm", "Prefers small commits"]);
+}
+
+static CLOCK: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(NOW);
+
+fn moving_clock() -> i64 {
+    CLOCK.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+fn log_lines(store: &Store) -> usize {
+    std::fs::read(store.root().join("facts.jsonl"))
+        .unwrap()
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .count()
+}
+
+#[test]
+fn the_fact_log_is_compacted_at_twice_the_active_maximum() {
+    let (_dir, store) = store();
+    let store = store.with_clock(moving_clock).with_sync(false);
+    let remember = |text: &str| {
+        store
+            .remember(text, Scope::Project, "tooling", FactSource::Explicit, Some("ses_1"))
+            .unwrap()
+            .id()
+            .to_owned()
+    };
+    let pnpm = remember("Use pnpm, not npm");
+    let _tabs = remember("Indent with tabs");
+    let old = remember("The CI runs on Jenkins");
+    store.forget(&old, None).unwrap();
+    let recent = remember("Deploys go through Argo");
+    // Ninety-one days later: `old` was retired long ago, `recent` just now.
+    CLOCK.store(NOW + 91 * 86_400_000, std::sync::atomic::Ordering::SeqCst);
+    store.forget(&recent, None).unwrap();
+    let before: Vec<(String, bool, Option<String>)> = store
+        .facts()
+        .unwrap()
+        .into_iter()
+        .filter(|f| f.record.id != old)
+        .map(|f| (f.record.id, f.record.status == Status::Active, f.reason))
+        .collect();
+    // Churn: the log grows by a status line per change, its state does not.
+    let mut most = 0;
+    for i in 0..2 * MAX_ACTIVE_FACTS {
+        let status = if i % 2 == 0 { Status::Inactive } else { Status::Active };
+        store.set_fact_status(&pnpm, status, "churn", None).unwrap();
+        most = most.max(log_lines(&store));
+    }
+    assert!(most <= 2 * MAX_ACTIVE_FACTS, "the log reached {most} lines");
+    let after: Vec<(String, bool, Option<String>)> = store
+        .facts()
+        .unwrap()
+        .into_iter()
+        .map(|f| (f.record.id, f.record.status == Status::Active, f.reason))
+        .collect();
+    assert_eq!(after, before, "compaction keeps every current state, and drops facts retired > 90 days ago");
+    assert!(log_lines(&store) < 50, "{}", log_lines(&store));
+}
+
+#[test]
+fn every_stored_field_is_redacted() {
+    let key = format!("AKIA{}", "Q".repeat(16));
+    let (_dir, store) = store();
+    store.remember("Use pnpm, not npm", Scope::Project, &key, FactSource::Explicit, Some(&key)).unwrap();
+    store.set_handoff(&format!(r#"{{"goal":"ship","sessionID":"{key}"}}"#), None).unwrap();
+    let handoff = store.set_handoff(r#"{"goal":"ship"}"#, Some(&key)).unwrap();
+    assert!(!handoff.session_id.unwrap().contains(&key));
+    store.record_tool_outcome(&format!("tool-{key}"), Outcome::Error, None, Some(&key)).unwrap();
+    let err = store.forget(&format!("the {key} thing"), Some("ses_1")).unwrap_err();
+    assert!(!err.to_string().contains(&key), "{err}");
+    let err = store.set_fact_status(&key, Status::Inactive, "x", None).unwrap_err();
+    assert!(!err.to_string().contains(&key), "{err}");
+    for entry in std::fs::read_dir(store.root()).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains(&key), "{}: {text}", path.display());
+    }
+}
+
+#[test]
+fn labels_and_sessions_are_bounded() {
+    let (_dir, store) = store();
+    let long = "c".repeat(MAX_CATEGORY_CHARS + 1);
+    let err = store.remember("Use pnpm", Scope::Project, &long, FactSource::Explicit, None).unwrap_err();
+    assert!(err.to_string().contains("category is at most 64"), "{err}");
+    let long = "s".repeat(MAX_SESSION_CHARS + 1);
+    let err =
+        store.remember("Use pnpm", Scope::Project, "other", FactSource::Explicit, Some(&long)).unwrap_err();
+    assert!(err.to_string().contains("session id is at most 256"), "{err}");
+    assert!(!store.root().join("facts.jsonl").exists());
+}
+
+#[test]
+fn the_store_limit_is_the_engines() {
+    assert_eq!(files::MAX_FILE_BYTES, ctxgraph_engine::MAX_FILE_BYTES);
+}

@@ -23,7 +23,7 @@ pub fn run(args: ExplainArgs) -> Result<ExitCode, CliError> {
     let out = match &args.target {
         None => {
             let explanation = engine.explain(ws)?;
-            let memory = engine.prompt_memory(ws);
+            let memory = engine.prompt_memory(ws)?;
             let references = engine.references(ws)?;
             // B4 applies the permissions of `--opencode-agent` (default `build`).
             let agent = args.opencode_agent.as_deref().unwrap_or("build");

@@ -1,12 +1,12 @@
 //! `ctxgraph memory …`: write the workspace memory store, and print what recall sees.
 
 use std::fmt::Write as _;
-use std::io::Read;
 use std::process::ExitCode;
 
 use ctxgraph_engine::HostEnv;
 use ctxgraph_memory::export::card_from_export;
 use ctxgraph_memory::extract::{Evidence, OpenAiCompatible, observe};
+use ctxgraph_memory::redact::Redactor;
 use ctxgraph_memory::{Outcome, Remembered, Store, StoreError, system_clock};
 use ctxgraph_queries::memory::Recall;
 use ctxgraph_queries::memory::record::{FactSource, Scope};
@@ -26,30 +26,31 @@ pub fn run(args: MemoryArgs) -> Result<ExitCode, CliError> {
     let workspace = ws.cwd(engine.db()).clone();
     let store = Store::new(&workspace, &vars);
     let session = args.session.as_deref();
+    let redactor = store.redactor();
     let out = match args.command {
         MemoryCommand::Remember { text, scope, category } => {
-            line(&remember(&store, &text, scope, &category, session)?)?
+            json_line(redactor, &remember(&store, &text, scope, &category, session)?)?
         }
         MemoryCommand::Forget { target } => {
             let ids = store.forget(&target, session)?;
-            line(&json!({ "forgotten": ids }))?
+            json_line(redactor, &json!({ "forgotten": ids }))?
         }
         MemoryCommand::Recall { query, budget, format } => {
             let options = RecallOptions { budget, limit: None, session: args.session.clone() };
             let context = recall(&engine, ws, &query, options)?;
             match format {
-                Format::Text => recall_text(&query, &context),
-                Format::Json => crate::render::json(&context)?,
+                Format::Text => recall_text(redactor, &query, &context),
+                Format::Json => pretty_json(redactor, &context)?,
             }
         }
         MemoryCommand::Show { format } => show(&engine, ws, &store, format)?,
         MemoryCommand::Handoff { action: HandoffAction::Set { file } } => {
             let text = read_input(&file)?;
             let handoff = store.set_handoff(&text, session)?;
-            crate::render::json(&handoff)?
+            pretty_json(redactor, &handoff)?
         }
         MemoryCommand::Handoff { action: HandoffAction::Show } => match store.handoff()? {
-            Some(handoff) => crate::render::json(&handoff)?,
+            Some(handoff) => pretty_json(redactor, &handoff)?,
             None => "No handoff.\n".to_owned(),
         },
         MemoryCommand::ToolOutcome { tool, outcome, kind, message } => {
@@ -58,7 +59,10 @@ pub fn run(args: MemoryArgs) -> Result<ExitCode, CliError> {
                 OutcomeArg::Error => Outcome::Error,
             };
             let stat = store.record_tool_outcome(&tool, outcome, kind.as_deref(), message.as_deref())?;
-            line(&json!({ "tool": tool, "calls": stat.calls, "errors": stat.errors, "recent": stat.recent }))?
+            json_line(
+                redactor,
+                &json!({ "tool": tool, "calls": stat.calls, "errors": stat.errors, "recent": stat.recent }),
+            )?
         }
         MemoryCommand::Observe { tool, outcome, input, output, base_url } => {
             let outcome = match outcome {
@@ -68,12 +72,12 @@ pub fn run(args: MemoryArgs) -> Result<ExitCode, CliError> {
             let evidence =
                 Evidence { tool, outcome: outcome.to_owned(), input, output: read_input(&output)? };
             let model = extraction_model(&engine, ws, base_url)?;
-            line(&observe(&store, &evidence, session, &model)?)?
+            json_line(redactor, &observe(&store, &evidence, session, &model)?)?
         }
         MemoryCommand::SessionCard { action: SessionCardAction::Add { from_export } } => {
             let text = read_input(&from_export)?;
             let card = store.add_session_card(card_from_export(&text, system_clock())?)?;
-            line(&json!({ "id": card.id, "sessionID": card.session_id }))?
+            json_line(redactor, &json!({ "id": card.id, "sessionID": card.session_id }))?
         }
     };
     write_stdout(out.as_bytes())?;
@@ -157,33 +161,51 @@ pub fn recall(
         session_id: options.session,
         ..Recall::new(query, system_clock())
     };
-    Ok(engine.memory_recall(ws, recall))
+    Ok(engine.memory_recall(ws, recall)?)
 }
 
-/// A recall as text: the `<memory>` part, or a line saying nothing matched.
-pub fn recall_text(query: &str, context: &MemoryContext) -> String {
-    if context.text.is_empty() {
+/// A recall as text: the `<memory>` part, or a line saying nothing matched (the query
+/// redacted: what is printed is redacted like what is stored).
+pub fn recall_text(redactor: &Redactor, query: &str, context: &MemoryContext) -> String {
+    let text = if context.text.is_empty() {
         format!("No stored memory matched {query:?}.\n")
     } else {
         format!("{}\n", context.text)
-    }
+    };
+    redactor.redact(&text).text
 }
 
-fn line(value: &impl serde::Serialize) -> Result<String, CliError> {
-    let mut text = serde_json::to_string(value).map_err(|e| CliError::Output(e.into()))?;
+/// `value` as JSON with every string redacted: a store edited by hand, or an echoed
+/// argument, prints no secret.
+fn redacted(redactor: &Redactor, value: &impl serde::Serialize) -> Result<serde_json::Value, CliError> {
+    let mut value = serde_json::to_value(value).map_err(|e| CliError::Output(e.into()))?;
+    redactor.redact_json(&mut value);
+    Ok(value)
+}
+
+fn json_line(redactor: &Redactor, value: &impl serde::Serialize) -> Result<String, CliError> {
+    let mut text = redacted(redactor, value)?.to_string();
     text.push('\n');
     Ok(text)
 }
 
+fn pretty_json(redactor: &Redactor, value: &impl serde::Serialize) -> Result<String, CliError> {
+    crate::render::json(&redacted(redactor, value)?)
+}
+
+/// A file given as input (a handoff, a tool's output, an `opencode export`), or stdin for
+/// `-`: a regular file only (never a FIFO or device, which could block or stream
+/// forever), and no more than the engine reads of any file.
 fn read_input(path: &std::path::Path) -> Result<String, CliError> {
-    let mut text = String::new();
-    let result = if path.as_os_str() == "-" {
-        std::io::stdin().read_to_string(&mut text).map(|_| ())
-    } else {
-        std::fs::read_to_string(path).map(|t| text = t)
-    };
-    result.map_err(|source| CliError::ReadInput { path: path.to_path_buf(), source })?;
-    Ok(text)
+    let bytes = super::read_input_bytes(path)
+        .map_err(|source| CliError::ReadInput { path: path.to_path_buf(), source })?;
+    String::from_utf8(bytes).map_err(|err| CliError::ReadInput {
+        path: path.to_path_buf(),
+        source: std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("not UTF-8 (byte {})", err.utf8_error().valid_up_to()),
+        ),
+    })
 }
 
 fn show(
@@ -196,16 +218,20 @@ fn show(
     let handoff = store.handoff()?;
     // Everything, unclamped: `show` lists the store, it does not budget it.
     let recall = Recall { max_chars: 1 << 40, ..Recall::new("", system_clock()) };
-    let context = engine.memory_recall(ws, recall);
+    let context = engine.memory_recall(ws, recall)?;
     let skipped = engine.memory_skipped(ws);
+    let redactor = store.redactor();
     match format {
-        Format::Json => crate::render::json(&json!({
-            "root": store.root(),
-            "facts": facts.iter().map(|f| json!({"record": f.record, "reason": f.reason})).collect::<Vec<_>>(),
-            "handoff": handoff,
-            "recall": context,
-            "skipped": skipped,
-        })),
+        Format::Json => pretty_json(
+            redactor,
+            &json!({
+                "root": store.root(),
+                "facts": facts.iter().map(|f| json!({"record": f.record, "reason": f.reason})).collect::<Vec<_>>(),
+                "handoff": handoff,
+                "recall": context,
+                "skipped": skipped,
+            }),
+        ),
         Format::Text => {
             let mut out = format!("memory at {}\n", store.root().display());
             let _ = writeln!(out, "\nfacts ({}):", facts.len());
@@ -231,7 +257,7 @@ fn show(
             if !context.text.is_empty() {
                 let _ = writeln!(out, "\n{}", context.text);
             }
-            Ok(out)
+            Ok(redactor.redact(&out).text)
         }
     }
 }

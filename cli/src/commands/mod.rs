@@ -228,3 +228,22 @@ fn load_remote_config(engine: &mut Engine, ws: Workspace, options: &FetchOptions
     engine.fetch_config(ws, &fetcher)?;
     Ok(())
 }
+
+/// A file named on the command line (an `opencode export`, a handoff, a tool's output), or
+/// stdin for `-`. A path must be a regular file (a FIFO could block forever, a device
+/// stream forever) within the engine's size limit; stdin is read up to that limit.
+pub(crate) fn read_input_bytes(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    if path != std::path::Path::new("-") {
+        return ctxgraph_engine::read_regular_file(path);
+    }
+    let mut bytes = Vec::new();
+    std::io::stdin().lock().take(ctxgraph_engine::MAX_FILE_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > ctxgraph_engine::MAX_FILE_BYTES {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            format!("stdin holds more than ctxgraph's limit of {} bytes", ctxgraph_engine::MAX_FILE_BYTES),
+        ));
+    }
+    Ok(bytes)
+}

@@ -1,7 +1,6 @@
 //! `ctxgraph session compact|messages`: what opencode does next in a recorded session.
 
 use std::fmt::Write as _;
-use std::io::Read;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -78,13 +77,7 @@ pub(super) fn open(input: &SessionInput) -> Result<(Engine, Workspace, Session),
 }
 
 fn read_bytes(path: &Path) -> Result<Vec<u8>, CliError> {
-    let result = if path == Path::new("-") {
-        let mut bytes = Vec::new();
-        std::io::stdin().lock().read_to_end(&mut bytes).map(|_| bytes)
-    } else {
-        std::fs::read(path)
-    };
-    result.map_err(|err| {
+    super::read_input_bytes(path).map_err(|err| {
         CliError::Engine(EngineError::ReadTarget { path: path.to_path_buf(), reason: err.to_string() })
     })
 }

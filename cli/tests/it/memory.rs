@@ -305,6 +305,33 @@ mod mcp {
         });
     }
 
+    /// A store file that is a FIFO used to block the server for good: now every memory tool
+    /// answers at once with an error naming it, and the server goes on serving.
+    #[test]
+    fn a_store_file_that_is_a_fifo_is_a_tool_error() {
+        let ws = Workspace::new();
+        let path = super::facts_path(&ws);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        assert!(std::process::Command::new("mkfifo").arg(&path).status().unwrap().success());
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async {
+            let a = connect(&ws, "ses_a").await;
+            for (tool, arguments) in [
+                ("memory_remember", json!({ "text": "Use pnpm, not npm" })),
+                ("memory_recall", json!({ "query": "pnpm" })),
+                ("memory_forget", json!({ "target": "pnpm" })),
+            ] {
+                let answer =
+                    tokio::time::timeout(std::time::Duration::from_secs(20), call(&a, tool, arguments));
+                let result = answer.await.expect("answered within 20 s").unwrap();
+                let text = text(&result);
+                assert_eq!(result.is_error, Some(true), "{tool}: {text}");
+                assert!(text.contains(path.to_str().unwrap()) && text.contains("FIFO"), "{tool}: {text}");
+            }
+            a.cancel().await.unwrap();
+        });
+    }
+
     #[test]
     fn a_missing_workspace_is_refused_at_start() {
         let ws = Workspace::new();
@@ -434,4 +461,173 @@ fn observe_without_a_model_or_endpoint_exits_2() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains(&url), "{stderr}");
     assert!(!ws.repo().join(".opencode/memory/observations.jsonl").exists());
+}
+
+/// Runs `command` for at most 20 s (a FIFO used to block it for good): its exit code (-1
+/// when it had to be killed) and stderr.
+fn bounded(mut command: Command) -> (i32, String) {
+    let mut child =
+        command.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    for _ in 0..400 {
+        if child.try_wait().unwrap().is_some() {
+            let output = child.wait_with_output().unwrap();
+            return (
+                output.status.code().unwrap_or(-1),
+                String::from_utf8_lossy(&output.stderr).into_owned(),
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    (-1, "killed after 20 s".to_owned())
+}
+
+fn facts_path(ws: &Workspace) -> PathBuf {
+    ws.repo().join(".opencode/memory/facts.jsonl")
+}
+
+#[test]
+fn a_torn_multibyte_last_line_does_not_brick_the_store() {
+    let ws = Workspace::new();
+    ws.ok(&["memory", "remember", "Use pnpm, not npm"]);
+    let path = facts_path(&ws);
+    let mut log = std::fs::read(&path).unwrap();
+    // What a full disk leaves: the next record cut inside "é" (0xC3 0xA9).
+    log.extend_from_slice(b"{\"type\":\"fact\",\"v\":1,\"text\":\"caf\xC3");
+    std::fs::write(&path, &log).unwrap();
+    let shown = ws.ok(&["memory", "show"]);
+    assert!(shown.contains("Use pnpm, not npm"), "{shown}");
+    assert!(shown.contains("skipped facts.jsonl:2: torn last line"), "{shown}");
+    ws.ok(&["memory", "remember", "Prefers small commits"]);
+    let log = std::fs::read(&path).unwrap();
+    assert!(std::str::from_utf8(&log).is_ok(), "the torn line is cut off");
+    assert!(!ws.ok(&["memory", "show"]).contains("skipped"));
+    // A line that is not UTF-8 in the middle is listed, and the rest still read.
+    let mut log = b"{\"v\":1,\"note\":\"\xFF\"}\n".to_vec();
+    log.extend_from_slice(&std::fs::read(&path).unwrap());
+    std::fs::write(&path, &log).unwrap();
+    let shown = ws.ok(&["memory", "show"]);
+    assert!(shown.contains("skipped facts.jsonl:1: not UTF-8"), "{shown}");
+    assert!(shown.contains("Prefers small commits"), "{shown}");
+}
+
+#[test]
+fn store_files_that_cannot_be_read_exit_2_naming_them() {
+    let ws = Workspace::new();
+    ws.write("opencode.json", r#"{ "memory": { "enabled": true } }"#);
+    ws.ok(&["memory", "remember", "Use pnpm, not npm"]);
+    let path = facts_path(&ws);
+    let named = path.to_str().unwrap().to_owned();
+    let check = |what: &str, reason: &str| {
+        for args in [
+            &["memory", "show"][..],
+            &["memory", "recall", "pnpm"],
+            &["memory", "remember", "Prefers small commits"],
+            &["memory", "forget", "pnpm"],
+            &["build"],
+        ] {
+            let (code, stderr) = bounded(ws.command(args));
+            assert_eq!(code, 2, "{what}, {args:?}: {stderr}");
+            assert!(stderr.contains(&named) && stderr.contains(reason), "{what}, {args:?}: {stderr}");
+        }
+    };
+    std::fs::remove_file(&path).unwrap();
+    std::fs::create_dir(&path).unwrap();
+    check("a directory", "directory");
+    std::fs::remove_dir(&path).unwrap();
+    assert!(Command::new("mkfifo").arg(&path).status().unwrap().success());
+    check("a FIFO", "FIFO");
+    std::fs::remove_file(&path).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &path).unwrap();
+    check("a link to /dev/zero", "not a regular file");
+    std::fs::remove_file(&path).unwrap();
+    // Past the limit (a 68 MB garbage line): loud, never an empty recall or a silent drop.
+    let file = std::fs::File::create(&path).unwrap();
+    file.set_len(68_000_000).unwrap();
+    check("68 MB", "67108864");
+}
+
+#[test]
+fn the_store_never_writes_through_a_link_out_of_the_workspace() {
+    let ws = Workspace::new();
+    ws.ok(&["memory", "remember", "Use pnpm, not npm"]);
+    let outside = ws.root.join("outside.jsonl");
+    std::fs::write(&outside, "").unwrap();
+    let path = facts_path(&ws);
+    std::fs::remove_file(&path).unwrap();
+    std::os::unix::fs::symlink(&outside, &path).unwrap();
+    let (code, stderr) = ws.fails(&["memory", "remember", "Prefers small commits"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("outside the workspace"), "{stderr}");
+    assert_eq!(std::fs::read(&outside).unwrap(), b"");
+}
+
+#[test]
+fn a_session_export_must_be_a_regular_file() {
+    let ws = Workspace::new();
+    let fifo = ws.root.join("export.json");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let zero = ws.root.join("zero.json");
+    std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+    for export in [&fifo, &zero] {
+        let export = export.to_str().unwrap();
+        for args in [
+            &["explain", "--session", export][..],
+            &["session", "compact", "--session", export],
+            &["memory", "session-card", "add", "--from-export", export],
+            &["memory", "handoff", "set", export],
+        ] {
+            let (code, stderr) = bounded(ws.command(args));
+            assert_eq!(code, 2, "{args:?}: {stderr}");
+            assert!(stderr.contains(export) && stderr.contains("not a regular file"), "{args:?}: {stderr}");
+        }
+    }
+}
+
+#[test]
+fn no_secret_is_stored_or_echoed() {
+    let ws = Workspace::new();
+    let key = format!("AKIA{}", "IOSFODNN7EXAMPLE");
+    ws.ok(&["memory", "--session", &key, "remember", "--category", &key, "Use pnpm, not npm"]);
+    let recalled = ws.ok(&["memory", "recall", &format!("where is {key} kept")]);
+    assert_eq!(recalled, "No stored memory matched \"where is [REDACTED:aws_key] kept\".\n");
+    let (code, stderr) = ws.fails(&["memory", "forget", &format!("the {key} thing")]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(!stderr.contains(&key) && stderr.contains("[REDACTED:aws_key]"), "{stderr}");
+    let handoff = ws.write("handoff.json", &format!(r#"{{"goal":"ship","sessionID":"{key}"}}"#));
+    let printed = ws.ok(&["memory", "handoff", "set", handoff.to_str().unwrap()]);
+    assert!(!printed.contains(&key), "{printed}");
+    let printed = ws.ok(&["memory", "--session", &key, "handoff", "set", handoff.to_str().unwrap()]);
+    assert!(!printed.contains(&key), "{printed}");
+    for entry in std::fs::read_dir(ws.repo().join(".opencode/memory")).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains(&key), "{}: {text}", path.display());
+    }
+    // A secret put in the store by hand is not printed either.
+    let path = facts_path(&ws);
+    let log = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("Use pnpm, not npm", &format!("Use {key} for the bucket"));
+    std::fs::write(&path, log).unwrap();
+    for format in ["text", "json"] {
+        let shown = ws.ok(&["memory", "show", "--format", format]);
+        assert!(!shown.contains(&key) && shown.contains("[REDACTED:aws_key]"), "{shown}");
+    }
+}
+
+#[test]
+fn temporary_files_of_killed_writers_are_removed_by_the_next_write() {
+    let ws = Workspace::new();
+    let root = ws.repo().join(".opencode/memory");
+    std::fs::create_dir_all(&root).unwrap();
+    for name in [".handoff.json.aB3dEf.tmp", ".tool_stats.json.Zx81Qa.tmp"] {
+        std::fs::write(root.join(name), "{").unwrap();
+    }
+    ws.ok(&["memory", "tool-outcome", "bash", "ok"]);
+    let mut names: Vec<String> =
+        std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    names.sort();
+    assert_eq!(names, [".lock", "tool_stats.json"]);
 }

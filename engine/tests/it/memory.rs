@@ -67,7 +67,7 @@ fn memory_is_in_the_prompt_only_when_enabled() {
 fn the_budget_comes_from_config() {
     let (_fs, mut engine) = world(r#"{"memory": {"enabled": true, "maxTotalChars": 300}}"#);
     let ws = engine.open(Path::new("/w")).unwrap();
-    let memory = engine.prompt_memory(ws).unwrap();
+    let memory = engine.prompt_memory(ws).unwrap().unwrap();
     assert!(memory.chars <= 300, "{}", memory.chars);
 }
 
@@ -88,7 +88,7 @@ fn editing_facts_reruns_only_the_facts_block_and_the_assembly() {
     let (fs, mut engine) = world(r#"{"memory": {"enabled": true}}"#);
     let ws = engine.open(Path::new("/w")).unwrap();
     let recall = Recall::new("pnpm", NOW);
-    let first = engine.memory_recall(ws, recall.clone());
+    let first = engine.memory_recall(ws, recall.clone()).unwrap();
     assert_eq!(first.item_count(), 2);
     let _ = text(&mut engine);
 
@@ -98,10 +98,10 @@ fn editing_facts_reruns_only_the_facts_block_and_the_assembly() {
     );
     engine.apply_changes(&[ChangeEvent::Modified(FACTS.into())]);
     let before = engine.db().executions().totals();
-    let second = engine.memory_recall(ws, recall);
+    let second = engine.memory_recall(ws, recall).unwrap();
     assert_eq!(second.item_count(), 3);
     let executed: Vec<String> = delta(&engine, &before).into_keys().collect();
-    assert_eq!(executed, ["fact_log", "facts_block", "file_bytes", "file_text", "memory_context"]);
+    assert_eq!(executed, ["fact_log", "facts_block", "file_bytes", "memory_context"]);
 
     // The build's own recall follows the same path (plus the prompt around it).
     assert!(text(&mut engine).contains("~/.pnpm"));
@@ -113,14 +113,6 @@ fn editing_facts_reruns_only_the_facts_block_and_the_assembly() {
     let executed: Vec<String> = delta(&engine, &before).into_keys().collect();
     assert_eq!(
         executed,
-        [
-            "fact_log",
-            "facts_block",
-            "file_bytes",
-            "file_text",
-            "memory_context",
-            "prompt_memory",
-            "system_prompt"
-        ]
+        ["fact_log", "facts_block", "file_bytes", "memory_context", "prompt_memory", "system_prompt"]
     );
 }

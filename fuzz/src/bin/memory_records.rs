@@ -14,9 +14,9 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     let Some((&budget, rest)) = data.split_first() else { return };
     let text = String::from_utf8_lossy(rest);
-    let facts = fold_facts(parse_jsonl::<FactLine>(&text).records);
-    let observations = parse_jsonl::<Observation>(&text).records;
-    let _ = parse_jsonl::<SessionCard>(&text);
+    let facts = fold_facts(parse_jsonl::<FactLine>(rest).records);
+    let observations = parse_jsonl::<Observation>(rest).records;
+    let _ = parse_jsonl::<SessionCard>(rest);
     let _ = parse_record::<Handoff>(&text);
     let _ = parse_record::<ToolStats>(&text);
     let docs: Vec<Doc<'_>> = facts

@@ -66,7 +66,7 @@ fn spawn(dir: &Path, writer: &str, count: usize, sync: bool) -> std::process::Ch
 
 fn facts(dir: &Path) -> (Vec<FactRecord>, usize) {
     let text = std::fs::read_to_string(dir.join(".opencode/memory/facts.jsonl")).unwrap_or_default();
-    let parsed = parse_jsonl::<FactLine>(&text);
+    let parsed = parse_jsonl::<FactLine>(text.as_bytes());
     let records = parsed
         .records
         .into_iter()

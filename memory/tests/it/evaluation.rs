@@ -213,7 +213,7 @@ fn run_workspace(seed: u64, dir: &Path) -> Score {
     for (area, (tool, gold)) in &current {
         let query = format!("which {area} tool do we use");
         let recall = Recall::new(query, 20_786 * 86_400_000);
-        let context = engine.memory_recall(ws, recall.clone());
+        let context = engine.memory_recall(ws, recall.clone()).unwrap();
         tally.probes += 1;
         let facts: Vec<&str> = context
             .blocks
@@ -239,21 +239,21 @@ fn run_workspace(seed: u64, dir: &Path) -> Score {
         let fresh = Engine::new(Arc::new(OsSystem), fixed_host("/nonexistent"));
         let mut fresh = fresh;
         let fresh_ws = fresh.open(dir).unwrap();
-        if fresh.memory_recall(fresh_ws, recall).text != context.text {
+        if fresh.memory_recall(fresh_ws, recall).unwrap().text != context.text {
             tally.nondeterministic += 1;
         }
     }
     // Abstention: areas never stored must recall no fact.
     for area in AREAS.iter().filter(|a| !current.contains_key(*a)) {
         tally.abstain_probes += 1;
-        let context = engine.memory_recall(ws, Recall::new(format!("which {area} tool"), 0));
+        let context = engine.memory_recall(ws, Recall::new(format!("which {area} tool"), 0)).unwrap();
         if context.blocks.iter().all(|b| b.id != BlockId::Facts) {
             tally.abstained += 1;
         }
     }
     // Small budgets: the clamp always fits.
     for max in [600, 1500, 4000] {
-        let context = engine.memory_recall(ws, Recall { max_chars: max, ..Recall::new("", 0) });
+        let context = engine.memory_recall(ws, Recall { max_chars: max, ..Recall::new("", 0) }).unwrap();
         if context.chars > max || context.hard_cut {
             tally.over_budget += 1;
         }

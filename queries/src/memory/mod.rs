@@ -13,10 +13,12 @@ pub mod tokenize;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::db::{Db, Workspace};
-use crate::files::file_text;
+use crate::files::{ReadFailure, file_bytes};
 use crate::opencode::config::{MemorySettings, merged_config};
+use crate::opencode::prompt::BuildError;
 use rank::{Doc, RankCut, Ranking, rank};
 use record::{
     Fact, FactLine, FactSource, Handoff, Note, Observation, SessionCard, Skipped, ToolStat, ToolStats,
@@ -62,52 +64,64 @@ impl Recall {
     }
 }
 
-/// A store file that could not be read as a whole (the JSON files), or lines skipped.
+/// What a reader made of one store file: its records, the lines it skipped, or why the
+/// file could not be read at all.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Loaded<T> {
     /// What was read.
     pub value: T,
     /// Lines (or the whole file, as line 1) that could not be read, and why.
     pub skipped: Vec<Skipped>,
+    /// Why the file could not be read (a directory, a FIFO, over the size limit, no
+    /// permission): recall refuses to answer rather than answer from an empty store.
+    pub unreadable: Option<String>,
 }
 
-fn read_store_file(db: &dyn Db, ws: Workspace, name: &str) -> Option<String> {
+/// A store file's bytes; empty when it does not exist (a new store), an error when it
+/// exists but cannot be read.
+fn read_store_file(db: &dyn Db, ws: Workspace, name: &str) -> Result<Arc<[u8]>, String> {
     let file = db.files().get(db, &memory_root(db, ws).join(name));
-    match file_text(db, file) {
-        Ok(decoded) => Some(decoded.text.to_string()),
-        // A missing store is an empty one; an unreadable file recalls nothing, and the
-        // writer reports it loudly the next time it touches the file.
-        Err(_) => None,
+    match file_bytes(db, file) {
+        Ok(bytes) => Ok(bytes.clone()),
+        Err(ReadFailure::NotFound) => Ok(Arc::from([])),
+        Err(failure) => Err(failure.to_string()),
+    }
+}
+
+/// Every record of a JSONL store file, and the lines skipped.
+fn read_jsonl<T: serde::de::DeserializeOwned>(db: &dyn Db, ws: Workspace, name: &str) -> Loaded<Vec<T>> {
+    match read_store_file(db, ws, name) {
+        Ok(bytes) => {
+            let parsed = record::parse_jsonl::<T>(&bytes);
+            Loaded { value: parsed.records, skipped: parsed.skipped, unreadable: None }
+        }
+        Err(reason) => Loaded { value: Vec::new(), skipped: Vec::new(), unreadable: Some(reason) },
     }
 }
 
 /// `facts.jsonl`, folded (§4.1).
 #[salsa::tracked(returns(ref))]
 pub fn fact_log(db: &dyn Db, ws: Workspace) -> Loaded<Vec<Fact>> {
-    let text = read_store_file(db, ws, record::FACTS).unwrap_or_default();
-    let parsed = record::parse_jsonl::<FactLine>(&text);
-    Loaded { value: record::fold_facts(parsed.records), skipped: parsed.skipped }
+    let Loaded { value, skipped, unreadable } = read_jsonl::<FactLine>(db, ws, record::FACTS);
+    Loaded { value: record::fold_facts(value), skipped, unreadable }
 }
 
 /// `observations.jsonl`, every readable record in file order (§6.1).
 #[salsa::tracked(returns(ref))]
 pub fn observation_log(db: &dyn Db, ws: Workspace) -> Loaded<Vec<Observation>> {
-    let text = read_store_file(db, ws, record::OBSERVATIONS).unwrap_or_default();
-    let parsed = record::parse_jsonl::<Observation>(&text);
-    Loaded { value: parsed.records, skipped: parsed.skipped }
+    read_jsonl(db, ws, record::OBSERVATIONS)
 }
 
 /// `sessions.jsonl`: the latest card per session (§9.2), in file order of that card.
 #[salsa::tracked(returns(ref))]
 pub fn session_log(db: &dyn Db, ws: Workspace) -> Loaded<Vec<SessionCard>> {
-    let text = read_store_file(db, ws, record::SESSIONS).unwrap_or_default();
-    let parsed = record::parse_jsonl::<SessionCard>(&text);
+    let Loaded { value, skipped, unreadable } = read_jsonl::<SessionCard>(db, ws, record::SESSIONS);
     let mut latest: Vec<SessionCard> = Vec::new();
-    for card in parsed.records {
+    for card in value {
         latest.retain(|c| c.session_id != card.session_id);
         latest.push(card);
     }
-    Loaded { value: latest, skipped: parsed.skipped }
+    Loaded { value: latest, skipped, unreadable }
 }
 
 fn read_json<T: serde::de::DeserializeOwned + Default>(
@@ -115,10 +129,17 @@ fn read_json<T: serde::de::DeserializeOwned + Default>(
     ws: Workspace,
     name: &str,
 ) -> Loaded<Option<T>> {
-    let Some(text) = read_store_file(db, ws, name) else { return Loaded::default() };
-    match record::parse_record::<T>(&text) {
-        Ok(value) => Loaded { value: Some(value), skipped: Vec::new() },
-        Err(reason) => Loaded { value: None, skipped: vec![Skipped { line: 1, reason }] },
+    let bytes = match read_store_file(db, ws, name) {
+        Ok(bytes) if bytes.is_empty() => return Loaded::default(),
+        Ok(bytes) => bytes,
+        Err(reason) => return Loaded { unreadable: Some(reason), ..Loaded::default() },
+    };
+    let parsed = std::str::from_utf8(&bytes)
+        .map_err(|e| format!("not UTF-8 at byte {}", e.valid_up_to()))
+        .and_then(record::parse_record::<T>);
+    match parsed {
+        Ok(value) => Loaded { value: Some(value), ..Loaded::default() },
+        Err(reason) => Loaded { skipped: vec![Skipped { line: 1, reason }], ..Loaded::default() },
     }
 }
 
@@ -522,32 +543,53 @@ pub fn session_start_recall(db: &dyn Db, ws: Workspace, settings: &MemorySetting
 }
 
 /// The `<memory>` part of a build, when the merged config enables memory and something
-/// was recalled. A config error yields nothing here: the build reports it elsewhere.
+/// was recalled. A config error yields nothing here: the build reports it elsewhere. A
+/// store file that cannot be read fails the build by name: an empty memory block would
+/// hide it.
 #[salsa::tracked(returns(ref))]
-pub fn prompt_memory(db: &dyn Db, ws: Workspace) -> Option<MemoryContext> {
-    let settings = merged_config(db, ws).as_ref().ok()?.memory();
+pub fn prompt_memory(db: &dyn Db, ws: Workspace) -> Result<Option<MemoryContext>, BuildError> {
+    let Ok(config) = merged_config(db, ws).as_ref() else { return Ok(None) };
+    let settings = config.memory();
     if !settings.enabled {
-        return None;
+        return Ok(None);
+    }
+    if let Some((path, reason)) = unreadable_store_file(db, ws) {
+        return Err(BuildError::MemoryStore { path: crate::path::display(&path), reason });
     }
     let context = memory_context(db, ws, session_start_recall(db, ws, &settings));
-    (!context.text.is_empty()).then(|| context.clone())
+    Ok((!context.text.is_empty()).then(|| context.clone()))
+}
+
+/// Every store file as its reader loaded it: (name, skipped lines, why it is unreadable).
+fn loaded_files(db: &dyn Db, ws: Workspace) -> [(&'static str, &[Skipped], Option<&String>); 5] {
+    let facts = fact_log(db, ws);
+    let observations = observation_log(db, ws);
+    let sessions = session_log(db, ws);
+    let handoff = handoff_doc(db, ws);
+    let stats = tool_stats_doc(db, ws);
+    [
+        (record::FACTS, &facts.skipped, facts.unreadable.as_ref()),
+        (record::OBSERVATIONS, &observations.skipped, observations.unreadable.as_ref()),
+        (record::SESSIONS, &sessions.skipped, sessions.unreadable.as_ref()),
+        (record::HANDOFF, &handoff.skipped, handoff.unreadable.as_ref()),
+        (record::TOOL_STATS, &stats.skipped, stats.unreadable.as_ref()),
+    ]
 }
 
 /// Lines every store file skipped, by file name (for `memory show` and explain).
 pub fn skipped_lines(db: &dyn Db, ws: Workspace) -> BTreeMap<&'static str, Vec<Skipped>> {
-    let mut all = BTreeMap::new();
-    for (name, skipped) in [
-        (record::FACTS, &fact_log(db, ws).skipped),
-        (record::OBSERVATIONS, &observation_log(db, ws).skipped),
-        (record::SESSIONS, &session_log(db, ws).skipped),
-        (record::HANDOFF, &handoff_doc(db, ws).skipped),
-        (record::TOOL_STATS, &tool_stats_doc(db, ws).skipped),
-    ] {
-        if !skipped.is_empty() {
-            all.insert(name, skipped.clone());
-        }
-    }
-    all
+    loaded_files(db, ws)
+        .into_iter()
+        .filter(|(_, skipped, _)| !skipped.is_empty())
+        .map(|(name, skipped, _)| (name, skipped.to_vec()))
+        .collect()
+}
+
+/// The first store file that exists but cannot be read (its path), and why.
+pub fn unreadable_store_file(db: &dyn Db, ws: Workspace) -> Option<(PathBuf, String)> {
+    loaded_files(db, ws)
+        .into_iter()
+        .find_map(|(name, _, unreadable)| Some((memory_root(db, ws).join(name), unreadable?.clone())))
 }
 
 /// Midnight UTC of a `Date.toDateString()` day (`Sun Nov 29 2026`), in epoch ms: the

@@ -28,6 +28,10 @@ pub const SESSIONS: &str = "sessions.jsonl";
 /// The cross-process lock file (§3.4).
 pub const LOCK: &str = ".lock";
 
+/// The largest store file that is read or written (64 MiB, the engine's limit for any
+/// file it reads). A larger one is refused by name, never read as empty.
+pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
 /// Whom a fact is about (§4.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -421,25 +425,32 @@ impl<T> Default for Parsed<T> {
 }
 
 /// §3.1: one object per line. A final line without `\n` is a write that was cut short and
-/// is skipped (the writer repairs it before its next append); so is any line that is not a
-/// `T`, and any record whose `v` is newer than [`SCHEMA_VERSION`].
-pub fn parse_jsonl<T: serde::de::DeserializeOwned>(text: &str) -> Parsed<T> {
+/// is skipped (the writer cuts it off before its next append), whatever it holds (a crash
+/// on a full disk can cut a character in half); so is a line that is not UTF-8, any line
+/// that is not a `T`, and any record whose `v` is newer than [`SCHEMA_VERSION`]. Every
+/// skipped line is listed.
+pub fn parse_jsonl<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Parsed<T> {
     let mut parsed = Parsed::default();
-    let mut rest = text;
+    let mut rest = bytes;
     let mut number = 0;
     while !rest.is_empty() {
         number += 1;
-        let (line, torn) = if let Some((line, tail)) = rest.split_once('\n') {
-            rest = tail;
-            (line, false)
-        } else {
-            (std::mem::take(&mut rest), true)
+        let Some(end) = rest.iter().position(|&b| b == b'\n') else {
+            let reason = format!("torn last line ({} bytes, no newline)", rest.len());
+            parsed.skipped.push(Skipped { line: number, reason });
+            break;
         };
-        let line = line.strip_suffix('\r').unwrap_or(line);
-        if torn {
-            parsed.skipped.push(Skipped { line: number, reason: "torn last line (no newline)".to_owned() });
-            continue;
-        }
+        let line = &rest[..end];
+        rest = &rest[end + 1..];
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let line = match std::str::from_utf8(line) {
+            Ok(line) => line,
+            Err(err) => {
+                let reason = format!("not UTF-8 at byte {} of the line", err.valid_up_to());
+                parsed.skipped.push(Skipped { line: number, reason });
+                continue;
+            }
+        };
         if line.trim().is_empty() {
             continue;
         }
@@ -557,11 +568,32 @@ mod tests {
         let good = serde_json::to_string(&FactLine::Fact(fact("fct_1", "a"))).unwrap();
         let newer = good.replace("\"v\":1", "\"v\":2");
         let text = format!("{good}\n{{oops\n\n{newer}\n{good}\n{}", &good[..10]);
-        let parsed = parse_jsonl::<FactLine>(&text);
+        let parsed = parse_jsonl::<FactLine>(text.as_bytes());
         assert_eq!(parsed.records.len(), 2);
         let lines: Vec<usize> = parsed.skipped.iter().map(|s| s.line).collect();
         assert_eq!(lines, [2, 4, 6]);
         assert!(parsed.skipped[2].reason.contains("torn"));
+    }
+
+    #[test]
+    fn reader_skips_and_lists_lines_that_are_not_utf8() {
+        let good = serde_json::to_string(&FactLine::Fact(fact("fct_1", "a"))).unwrap();
+        // A middle line with an invalid byte inside a string, then a last line cut inside
+        // a two-byte character (what a full disk leaves).
+        let at = good.find("\"text\":\"a").unwrap() + 9;
+        let bad = [&good.as_bytes()[..at], &[0xFF], &good.as_bytes()[at..]].concat();
+        let mut bytes = format!("{good}\n").into_bytes();
+        bytes.extend_from_slice(&bad);
+        bytes.push(b'\n');
+        bytes.extend_from_slice(format!("{good}\n").as_bytes());
+        bytes.extend_from_slice(&good.as_bytes()[..20]);
+        bytes.push(0xC3);
+        let parsed = parse_jsonl::<FactLine>(&bytes);
+        assert_eq!(parsed.records.len(), 2);
+        let skipped: Vec<(usize, bool)> =
+            parsed.skipped.iter().map(|s| (s.line, s.reason.contains("UTF-8"))).collect();
+        assert_eq!(skipped, [(2, true), (4, false)], "{:?}", parsed.skipped);
+        assert!(parsed.skipped[1].reason.contains("torn"));
     }
 
     #[test]

@@ -249,6 +249,14 @@ pub enum BuildError {
         /// The limit it broke, in words.
         reason: String,
     },
+    /// A workspace memory file that exists but cannot be read (memory enabled).
+    #[error("{path}: {reason} (a file of the workspace memory store)")]
+    MemoryStore {
+        /// The store file.
+        path: String,
+        /// Why it cannot be read.
+        reason: String,
+    },
 }
 
 /// The system text from the environment block to the last instruction block (§3 items
@@ -272,12 +280,17 @@ impl Prompt {
 #[salsa::tracked(returns(ref))]
 pub fn system_prompt(db: &dyn Db, ws: Workspace, model: Option<ModelRef>) -> Result<Prompt, BuildError> {
     let instructions = instruction_blocks(db, ws).as_ref().map_err(Clone::clone)?;
-    Ok(assemble(db, ws, model, instructions.clone()))
+    assemble(db, ws, model, instructions.clone())
 }
 
 /// [`system_prompt`]'s blocks around the instruction blocks, for the queries that memoize
 /// the prompt or only its layout.
-fn assemble(db: &dyn Db, ws: Workspace, model: Option<ModelRef>, instructions: Vec<Block>) -> Prompt {
+fn assemble(
+    db: &dyn Db,
+    ws: Workspace,
+    model: Option<ModelRef>,
+    instructions: Vec<Block>,
+) -> Result<Prompt, BuildError> {
     let environment = Block::new(
         BlockKind::Environment,
         environment_block(db, ws, model).as_str(),
@@ -288,7 +301,7 @@ fn assemble(db: &dyn Db, ws: Workspace, model: Option<ModelRef>, instructions: V
     blocks.push(environment);
     blocks.extend(instructions);
     // memory.md §11.5: recalled memory is one more system part, after the instructions.
-    if let Some(memory) = crate::memory::prompt_memory(db, ws) {
+    if let Some(memory) = crate::memory::prompt_memory(db, ws).as_ref().map_err(Clone::clone)? {
         blocks.push(Block::new(
             BlockKind::Memory,
             memory.text.as_str(),
@@ -299,7 +312,7 @@ fn assemble(db: &dyn Db, ws: Workspace, model: Option<ModelRef>, instructions: V
             ),
         ));
     }
-    Prompt { blocks }
+    Ok(Prompt { blocks })
 }
 
 /// A section of [`system_prompt`] laid out, memoized: a host that keeps it between turns
@@ -315,7 +328,7 @@ pub fn system_prompt_layout(
     model: Option<ModelRef>,
 ) -> Result<Arc<Layout>, BuildError> {
     let instructions = collect_instruction_blocks(db, ws)?;
-    Ok(Arc::new(assemble(db, ws, model, instructions).layout(section)))
+    Ok(Arc::new(assemble(db, ws, model, instructions)?.layout(section)))
 }
 
 /// The parts of the system text `build` can print.
