@@ -5,7 +5,6 @@ use crate::remote::FetchFailure;
 
 use super::model::{Reason, RemoteStatus, Via};
 use super::session::{Compacts, EarlierLoad, Fate, Lapse};
-use crate::opencode::nearby::ReadKind;
 use crate::opencode::session::compaction::{CompactionPlan, PlanParams};
 use crate::opencode::session::reads::RuleState;
 
@@ -196,27 +195,23 @@ impl Reason {
 }
 
 /// A rule file found by a read in a session: the rule id that decided it and the words.
-pub(super) fn session_rule(
-    state: &RuleState,
-    kind: ReadKind,
-    earlier: Option<&EarlierLoad>,
-) -> (&'static str, String) {
+pub(super) fn session_rule(state: &RuleState, earlier: Option<&EarlierLoad>) -> (&'static str, String) {
     match state {
-        RuleState::Attached => {
-            let what = match kind {
-                ReadKind::Text => ("N5", "attached: its text is in this read's <system-reminder>".to_owned()),
-                ReadKind::Image | ReadKind::Pdf => (
+        RuleState::Attached | RuleState::LoadedNotShown | RuleState::ReadFails => {
+            let what = match state {
+                RuleState::LoadedNotShown => (
                     "N6",
                     "loaded but not shown: an image or PDF read lists it in metadata.loaded without a \
                      reminder, so its text never reaches the model, and later reads count it as attached"
                         .to_owned(),
                 ),
-                ReadKind::Binary | ReadKind::Directory => (
+                RuleState::ReadFails => (
                     "N6",
                     "claimed, then lost: the read fails (a binary file), so nothing is shown or recorded \
                      and a later step attaches it again"
                         .to_owned(),
                 ),
+                _ => ("N5", "attached: its text is in this read's <system-reminder>".to_owned()),
             };
             match earlier {
                 None => what,

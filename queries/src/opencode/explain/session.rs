@@ -54,6 +54,8 @@ pub struct NextStep {
     pub turns: Vec<TurnSize>,
     /// The first message kept verbatim after the summary.
     pub tail_start_id: Option<String>,
+    /// K8: why there is no tail, when there is none.
+    pub no_tail: Option<&'static str>,
     /// K11's running numbers.
     pub prune: PruneScan,
     /// The rule that decides `compacts`.
@@ -255,7 +257,7 @@ pub fn explain_session(
                 attached: read
                     .rules
                     .iter()
-                    .filter(|r| r.state == RuleState::Attached)
+                    .filter(|r| r.state.claimed_here())
                     .map(|r| r.path.clone())
                     .collect(),
             });
@@ -323,10 +325,9 @@ fn explained(
     read.rules = rules
         .into_iter()
         .map(|rule| {
-            let attached = rule.state == RuleState::Attached;
-            let earlier = if attached { earlier(&rule.path) } else { None };
-            let shown = attached && read.kind == ReadKind::Text;
-            let (id, why) = super::prose::session_rule(&rule.state, read.kind, earlier.as_ref());
+            let earlier = if rule.state.claimed_here() { earlier(&rule.path) } else { None };
+            let shown = rule.state == RuleState::Attached;
+            let (id, why) = super::prose::session_rule(&rule.state, earlier.as_ref());
             RuleExplanation { path: rule.path, state: rule.state, shown, earlier, rule: id, why }
         })
         .collect();
@@ -391,6 +392,7 @@ fn next_step(db: &dyn Db, messages: &[Message], plan: &CompactionPlan, params: &
         compacts,
         turns: plan.turns.clone(),
         tail_start_id: plan.tail_start_id.clone(),
+        no_tail: plan.no_tail_reason(),
         prune: plan.prune.clone(),
         rule,
         why,

@@ -34,8 +34,14 @@ pub enum ReadPoint {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum RuleState {
-    /// Attached: in `metadata.loaded` and, for text files, in the reminder (N5).
+    /// Attached: in `metadata.loaded` and in the reminder of a text file's read (N5).
     Attached,
+    /// N6: an image or PDF read lists it in `metadata.loaded` but shows no reminder: the
+    /// model never sees the text, and later reads count it as attached.
+    LoadedNotShown,
+    /// N6: claimed, then the read fails (a binary file): nothing is shown or recorded, and
+    /// a later step attaches it again.
+    ReadFails,
     /// The file being read.
     IsTarget,
     /// Already in the system prompt.
@@ -52,6 +58,23 @@ pub enum RuleState {
     },
     /// Claimed, but read as empty.
     Empty,
+}
+
+impl RuleState {
+    /// This read claimed the rule (N4), whatever its file type then made of it.
+    pub fn claimed_here(&self) -> bool {
+        matches!(self, RuleState::Attached | RuleState::LoadedNotShown | RuleState::ReadFails)
+    }
+
+    /// N6: what a claim becomes for the file type read: attached only for text; loaded but
+    /// not shown for images and PDFs; lost when the read fails.
+    fn for_kind(self, kind: ReadKind) -> Self {
+        match (self, kind) {
+            (RuleState::Attached, ReadKind::Image | ReadKind::Pdf) => RuleState::LoadedNotShown,
+            (RuleState::Attached, ReadKind::Binary) => RuleState::ReadFails,
+            (state, _) => state,
+        }
+    }
 }
 
 /// A rule file a read's walk found, and its fate.
@@ -167,15 +190,13 @@ pub fn nearby_in_session(
 }
 
 fn outcome(nearby: &Nearby, states: Vec<RuleState>) -> SessionNearby {
-    let attached = |s: &RuleState| *s == RuleState::Attached;
-    let blocks =
-        nearby.rules.iter().zip(&states).filter(|(_, s)| attached(s)).filter_map(|(r, _)| r.block.as_deref());
-    let reminder = reminder(nearby.kind, blocks);
-    let loaded = if nearby.kind.records_loaded() {
-        nearby.rules.iter().zip(&states).filter(|(_, s)| attached(s)).map(|(r, _)| r.path.clone()).collect()
-    } else {
-        Vec::new()
-    };
+    let states: Vec<RuleState> = states.into_iter().map(|s| s.for_kind(nearby.kind)).collect();
+    let with = |keep: fn(&RuleState) -> bool| nearby.rules.iter().zip(&states).filter(move |(_, s)| keep(s));
+    let shown = with(|s| *s == RuleState::Attached).filter_map(|(r, _)| r.block.as_deref());
+    let reminder = reminder(nearby.kind, shown);
+    let loaded = with(|s| matches!(s, RuleState::Attached | RuleState::LoadedNotShown))
+        .map(|(r, _)| r.path.clone())
+        .collect();
     SessionNearby {
         kind: nearby.kind,
         reminder,
