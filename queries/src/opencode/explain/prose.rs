@@ -1,12 +1,14 @@
 //! The prose of explanations: what a chain or a reason means, in words, and what to do.
 
+use std::fmt::Write as _;
+
 use crate::path;
 use crate::remote::FetchFailure;
 
 use super::model::{Reason, RemoteStatus, Via};
 use super::session::{Compacts, EarlierLoad, Fate, Lapse};
 use crate::opencode::session::compaction::{CompactionPlan, PlanParams};
-use crate::opencode::session::reads::RuleState;
+use crate::opencode::session::reads::{Holder, RuleState};
 
 impl Via {
     /// One sentence, for people.
@@ -192,6 +194,32 @@ impl Reason {
             }
         })
     }
+}
+
+/// N4.1's caveats on a session rule's verdict, in words (empty when there is none): the
+/// reads opencode's own race may give it to, and the model's answer where the recorded
+/// one differs.
+pub(super) fn race_and_model(race: Option<&[Holder]>, computed: Option<&RuleState>) -> String {
+    let mut out = String::new();
+    if let Some(holders) = race {
+        let names: Vec<String> = holders
+            .iter()
+            .map(|h| match &h.part {
+                Some(part) => format!("{part} ({})", h.file.display()),
+                None => format!("this read ({})", h.file.display()),
+            })
+            .collect();
+        let _ = write!(
+            out,
+            "; which parallel read gets it is opencode's race (N4.1): any of {}",
+            names.join(", ")
+        );
+    }
+    if let Some(computed) = computed {
+        let (_, said) = session_rule(computed, None);
+        let _ = write!(out, "; this is what the export records, ctxgraph's model said: {said}");
+    }
+    out
 }
 
 /// A rule file found by a read in a session: the rule id that decided it and the words.

@@ -20,7 +20,7 @@ use crate::opencode::session::compaction::{
 use crate::opencode::session::convert::model_messages;
 use crate::opencode::session::export::{PartKind, Role, ToolState, ToolStatus};
 use crate::opencode::session::history::{filter_compacted, filtered_history};
-use crate::opencode::session::reads::{ReadPoint, RuleState, nearby_in_session};
+use crate::opencode::session::reads::{Holder, ReadPoint, RuleState, nearby_in_session};
 use crate::opencode::session::{Message, Session, SessionError};
 use crate::path;
 
@@ -162,6 +162,13 @@ pub struct RuleExplanation {
     /// Attached, or why not.
     #[serde(flatten)]
     pub state: RuleState,
+    /// N4.1: the reads that may hold it when that is opencode's race (`state` is the
+    /// likelier).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub race: Option<Vec<Holder>>,
+    /// For a completed read: ctxgraph's model, where it differs from the record (`state`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub computed: Option<RuleState>,
     /// Its text reaches the model in this read's `<system-reminder>`.
     pub shown: bool,
     /// For a rule attached again: the latest earlier read that attached it, and why that
@@ -327,8 +334,18 @@ fn explained(
         .map(|rule| {
             let earlier = if rule.state.claimed_here() { earlier(&rule.path) } else { None };
             let shown = rule.state == RuleState::Attached;
-            let (id, why) = super::prose::session_rule(&rule.state, earlier.as_ref());
-            RuleExplanation { path: rule.path, state: rule.state, shown, earlier, rule: id, why }
+            let (id, mut why) = super::prose::session_rule(&rule.state, earlier.as_ref());
+            why.push_str(&super::prose::race_and_model(rule.race.as_deref(), rule.computed.as_ref()));
+            RuleExplanation {
+                path: rule.path,
+                state: rule.state,
+                race: rule.race,
+                computed: rule.computed,
+                shown,
+                earlier,
+                rule: id,
+                why,
+            }
         })
         .collect();
     read
