@@ -212,3 +212,30 @@ fn lint_reports_skill_problems() {
         insta::assert_snapshot!(format!("lint_{}", case.id), opened.normalize(&out));
     }
 }
+
+/// B5.7's cost: a case whose recording marks a skill racy (two files, or one file under two
+/// paths) has a skills block `build --format json` marks unstable, and no other case does;
+/// one skill under two paths (`two-paths`, the layout `npx skills` makes) is CG021, whose fix
+/// removes the symlink, never the directory it points to.
+#[test]
+fn racy_skills_make_the_block_unstable_and_two_paths_is_cg021() {
+    let mut two_paths = 0;
+    for case in skill_cases() {
+        let (opened, _server) = open_fetched(&case, Backend::Memory);
+        let db = opened.engine.db();
+        let block = skills_block(db, opened.ws, "build".to_owned()).as_ref().expect("block").clone();
+        let unstable = block.and_then(|b| b.unstable);
+        assert_eq!(unstable.is_some(), !case.racy.is_empty(), "{}: {unstable:?}", case.id);
+        let findings = lint(db, opened.ws, &BytesPerFour, Budget::default()).expect("lint");
+        for finding in findings.iter().filter(|f| f.code.id() == "CG021") {
+            assert_eq!(case.id, "two-paths", "{}: {}", case.id, finding.message);
+            let hint = opened.normalize(&finding.hint);
+            assert!(
+                hint.starts_with("keep one path: remove the symlink <FIXTURE>/.claude/skills/shared;"),
+                "{hint}"
+            );
+            two_paths += 1;
+        }
+    }
+    assert_eq!(two_paths, 1, "CG021 findings");
+}

@@ -121,16 +121,13 @@ fn text(plan: &CompactionPlan, request: &str) -> String {
     }
     let _ = writeln!(out, "turns, newest first:");
     for turn in &plan.turns {
-        let kept = if turn.kept { "kept" } else { "does not fit" };
-        let _ = writeln!(out, "  {} {} tokens, {kept}", turn.id, turn.tokens);
+        let _ = writeln!(out, "  {} {} tokens, {}", turn.id, turn.tokens, turn.verdict());
     }
-    match &plan.tail_start_id {
-        Some(id) => {
-            let _ = writeln!(out, "tail starts at {id}; {} message(s) summarised", plan.head.len());
-        }
-        None => {
-            let _ = writeln!(out, "no tail: all {} message(s) summarised", plan.head.len());
-        }
+    if let Some(id) = &plan.tail_start_id {
+        let _ = writeln!(out, "tail starts at {id}; {} message(s) summarised", plan.head.len());
+    } else {
+        let why = plan.no_tail_reason().unwrap_or_default();
+        let _ = writeln!(out, "no tail ({why}): all {} message(s) summarised", plan.head.len());
     }
     if plan.prune.enabled {
         let _ = writeln!(

@@ -422,16 +422,13 @@ pub fn session_text(answer: &SessionExplanation) -> String {
         next.usable, next.budget
     );
     for turn in &next.turns {
-        let kept = if turn.kept { "kept whole" } else { "does not fit whole" };
-        let _ = writeln!(out, "  turn {}: {} tokens, {kept} (K8)", turn.id, turn.tokens);
+        let _ = writeln!(out, "  turn {}: {} tokens, {} (K8)", turn.id, turn.tokens, turn.verdict());
     }
-    match &next.tail_start_id {
-        Some(id) => {
-            let _ = writeln!(out, "  the tail starts at {id} (K8)");
-        }
-        None => {
-            let _ = writeln!(out, "  no tail: everything before the compaction is summarised (K8)");
-        }
+    if let Some(id) = &next.tail_start_id {
+        let _ = writeln!(out, "  the tail starts at {id} (K8)");
+    } else {
+        let why = next.no_tail.unwrap_or_default();
+        let _ = writeln!(out, "  no tail ({why}): everything before the compaction is summarised (K8)");
     }
     if next.prune.enabled {
         let _ = writeln!(

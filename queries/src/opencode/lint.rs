@@ -80,11 +80,14 @@ pub enum Code {
     SkillListingOverBudget,
     /// CG020: a SKILL.md opencode drops: bad or missing frontmatter, a non-string field.
     SkillNotLoaded,
+    /// CG021: one SKILL.md under two paths (through a symlink): opencode lists it under
+    /// either, so the skills block changes between starts (B5.7).
+    SkillUnderTwoPaths,
 }
 
 impl Code {
     /// Every code in id order: SARIF's rule table indexes into it.
-    pub const ALL: [Code; 20] = [
+    pub const ALL: [Code; 21] = [
         Code::ShadowedRuleFile,
         Code::AgentsBesideClaude,
         Code::OutsideRepository,
@@ -105,6 +108,7 @@ impl Code {
         Code::SkillWithoutDescription,
         Code::SkillListingOverBudget,
         Code::SkillNotLoaded,
+        Code::SkillUnderTwoPaths,
     ];
 
     /// `CG001`…: what output, `--format json` and SARIF `ruleId` show.
@@ -130,6 +134,7 @@ impl Code {
             Code::SkillWithoutDescription => "CG018",
             Code::SkillListingOverBudget => "CG019",
             Code::SkillNotLoaded => "CG020",
+            Code::SkillUnderTwoPaths => "CG021",
         }
     }
 
@@ -156,6 +161,7 @@ impl Code {
             Code::SkillWithoutDescription => "skill-without-description",
             Code::SkillListingOverBudget => "skill-listing-over-budget",
             Code::SkillNotLoaded => "skill-not-loaded",
+            Code::SkillUnderTwoPaths => "skill-under-two-paths",
         }
     }
 
@@ -196,6 +202,9 @@ impl Code {
             Code::SkillWithoutDescription => "A skill has no description, so the model never sees it",
             Code::SkillListingOverBudget => "The skills listing is over the token budget",
             Code::SkillNotLoaded => "A SKILL.md is dropped by opencode",
+            Code::SkillUnderTwoPaths => {
+                "One skill under two paths, so opencode's skills block changes between its starts"
+            }
         }
     }
 }
@@ -292,9 +301,27 @@ impl Linter<'_> {
         for file in &found.found {
             let at = |line| Some(file_location(&file.path, Some(line)));
             match &file.fate {
-                // The same file under two paths (a symlinked copy, as tools that install one
-                // skill for several agents make): whichever wins, the model reads the same
-                // skill, so there is nothing to fix.
+                // One file under two paths (a symlink, as `npx skills` makes for several
+                // agents): the model reads the same skill, but the listed location flips
+                // between opencode starts, so the prompt cache misses.
+                Fate::Shadowed { name, by, .. }
+                    if self.real_path(&found.found[*by].path) == self.real_path(&file.path) =>
+                {
+                    let kept = &found.found[*by].path;
+                    let hint = self.one_path_hint(kept, &file.path);
+                    self.push(
+                        Code::SkillUnderTwoPaths,
+                        format!(
+                            "skill {name:?} is found under two paths, {} and {} (one file, reached through a symlink); opencode lists it under whichever it parses last, which changes between its starts, so the system prompt differs between sessions for nothing and the provider's prompt cache misses",
+                            path::display(kept),
+                            path::display(&file.path)
+                        ),
+                        at(1),
+                        hint,
+                    );
+                }
+                // Two copies with the same bytes: the same skill whichever wins (the listed
+                // location still flips, which `build --format json` marks as unstable).
                 Fate::Shadowed { by, .. } if self.same_file(&found.found[*by].path, &file.path) => {}
                 Fate::Shadowed { name, by, .. } => self.push(
                     Code::SkillShadowed,
@@ -364,6 +391,33 @@ impl Linter<'_> {
                     "shorten descriptions, deny rarely used skills with permission.skill, or raise --max-rule-tokens".to_owned(),
                 );
             }
+        }
+    }
+
+    /// CG021's fix for a skill at `a` and `b`: remove the skill directory that is a symlink
+    /// (never the real directory it points to), or else the link that leads to `b`.
+    fn one_path_hint(&self, a: &Path, b: &Path) -> String {
+        let linked_dir = |file: &Path| {
+            let dir = file.parent()?;
+            let parent = dir.parent()?;
+            (self.real_path(dir) != self.real_path(parent).join(dir.file_name()?)).then(|| dir.to_path_buf())
+        };
+        match (linked_dir(b), linked_dir(a)) {
+            (Some(link), _) => format!(
+                "keep one path: remove the symlink {}; opencode still finds the skill at {}",
+                path::display(&link),
+                path::display(a)
+            ),
+            (None, Some(link)) => format!(
+                "keep one path: remove the symlink {}; opencode still finds the skill at {}",
+                path::display(&link),
+                path::display(b)
+            ),
+            (None, None) => format!(
+                "keep one path: remove the symlink that puts the skill at {}; opencode still finds it at {}",
+                path::display(b),
+                path::display(a)
+            ),
         }
     }
 

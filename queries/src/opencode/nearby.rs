@@ -32,6 +32,10 @@ pub struct NearbyRule {
     pub block: Option<String>,
     /// Why it was not attached, when it was not.
     pub skipped: Option<Skip>,
+    /// N4.1: the existence checks the walk has made when it finds this file, counted from
+    /// the target's directory: one per rule name tried in each directory (all of them where
+    /// none exists), this directory's included.
+    pub checks: usize,
 }
 
 /// The rules the read tool attaches to one file read (N1–N5).
@@ -166,14 +170,16 @@ pub fn nearby_rules(db: &dyn Db, ws: Workspace, target: PathBuf) -> Result<Nearb
     let names = rule_names(flags.disable_claude_code_prompt.is_some());
     let root_text = path::display(root);
     let mut rules = Vec::new();
+    let mut checks = 0;
     let mut dir = target.parent().map(Path::to_path_buf);
     // N3: a plain string-prefix test, so a sibling `D2` of `D` sharing its prefix is walked.
     while let Some(cur) = dir.take().filter(|cur| path::display(cur).starts_with(&root_text) && cur != root) {
         let found = names
             .iter()
             .map(|name| cur.join(name))
-            .find(|candidate| db.files().get(db, candidate).kind(db).exists());
-        if let Some(found) = found {
+            .position(|candidate| db.files().get(db, &candidate).kind(db).exists());
+        checks += found.map_or(names.len(), |at| at + 1);
+        if let Some(found) = found.map(|at| cur.join(names[at])) {
             let skipped = if found == target {
                 Some(Skip::IsTarget)
             } else if system.contains(&found) {
@@ -182,14 +188,14 @@ pub fn nearby_rules(db: &dyn Db, ws: Workspace, target: PathBuf) -> Result<Nearb
                 None
             };
             let rule = if skipped.is_some() {
-                NearbyRule { path: found, block: None, skipped }
+                NearbyRule { path: found, block: None, skipped, checks }
             } else {
                 let text = rule_text(db, &found);
                 if text.text().is_empty() {
-                    NearbyRule { path: found, block: None, skipped: Some(Skip::Empty) }
+                    NearbyRule { path: found, block: None, skipped: Some(Skip::Empty), checks }
                 } else {
                     let block = render_block(&path::display(&found), text.text());
-                    NearbyRule { path: found, block: Some(block), skipped: None }
+                    NearbyRule { path: found, block: Some(block), skipped: None, checks }
                 }
             };
             rules.push(rule);

@@ -90,6 +90,9 @@ pub struct Block {
     /// L3: the text is a placeholder for one of opencode's texts that could not be loaded:
     /// why.
     pub unavailable: Option<String>,
+    /// The text opencode sends can change between its starts with nothing changed on disk
+    /// (a race inside opencode, e.g. B5.7): why. A provider's prompt cache misses then.
+    pub unstable: Option<String>,
 }
 
 impl Block {
@@ -124,6 +127,7 @@ impl Block {
             candidate: None,
             remote: None,
             unavailable: None,
+            unstable: None,
         }
     }
 }
@@ -210,6 +214,7 @@ fn collect_instruction_blocks(db: &dyn Db, ws: Workspace) -> Result<Vec<Block>, 
             candidate: Some(index),
             remote: None,
             unavailable: None,
+            unstable: None,
         });
     }
     // I9: URL blocks follow the file blocks, in config order, duplicates kept.
@@ -406,6 +411,13 @@ pub struct PlacedBlock {
     /// Why it is unavailable.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unavailable_reason: Option<String>,
+    /// The block's text can differ between opencode starts (`unstable: true` in JSON, with
+    /// the reason in `unstable_reason`): a prompt cache keyed on it misses.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unstable: bool,
+    /// Why it is unstable.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unstable_reason: Option<String>,
     /// Index into [`Prompt::blocks`], for callers that need the block itself.
     #[serde(skip)]
     pub index: usize,
@@ -479,6 +491,8 @@ impl Prompt {
                 reason: Arc::clone(&block.reason),
                 unavailable: block.unavailable.is_some(),
                 unavailable_reason: block.unavailable.clone(),
+                unstable: block.unstable.is_some(),
+                unstable_reason: block.unstable.clone(),
                 index,
             });
         }

@@ -1,8 +1,8 @@
 //! B3: the project references block, and the facts behind it (which configured reference
 //! is listed, and why the others are not).
 //!
-//! opencode 1.18.33 reads `references` through its v2 config documents, not the merged V1
-//! config: each config file's own entries, in file order, later files replacing a name; the
+//! opencode 1.18.33 reads `references` (or, in a file without it, the deprecated `reference`)
+//! through its v2 config documents, not the merged V1 config: each config file's own entries, in file order, later files replacing a name; the
 //! values as written (no `{env:}`/`{file:}` substitution); relative paths resolved from the
 //! file's own directory. The documents are the global `opencode.json{,c}`, the project files
 //! and the `.opencode` directories on the walk from the working directory to the worktree.
@@ -11,6 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
+use serde_json::Value;
 
 use crate::collate::locale_compare;
 use crate::db::{Db, Workspace};
@@ -130,8 +131,7 @@ pub fn references(db: &dyn Db, ws: Workspace) -> Result<References, ConfigError>
     let mut entries: Vec<Reference> = Vec::new();
     for source in sources.iter().filter(|s| read_by_reference_loader(s, cwd, root)) {
         let layer = config_layer(db, ws, source.clone()).as_ref().map_err(Clone::clone)?;
-        let Some(NodeKind::Object(refs)) =
-            layer.tree.as_ref().and_then(|t| t.get("references")).map(|n| &n.kind)
+        let Some(NodeKind::Object(refs)) = layer.tree.as_ref().and_then(references_of).map(|n| &n.kind)
         else {
             continue;
         };
@@ -212,6 +212,14 @@ pub fn references_block(db: &dyn Db, ws: Workspace) -> Option<Block> {
             format!("{} configured reference(s) with a description", listed.len()),
         )
     })
+}
+
+/// A file's references: `references`, or when that is absent or null the deprecated
+/// `reference` (opencode converts a file with an old key to its v2 form with
+/// `references ?? reference`).
+fn references_of(tree: &Node) -> Option<&Node> {
+    let present = |key| tree.get(key).filter(|n| !matches!(&n.kind, NodeKind::Scalar(Value::Null)));
+    present("references").or_else(|| present("reference"))
 }
 
 /// The config documents opencode's reference loader reads: the global `opencode.json{,c}`,

@@ -1,13 +1,14 @@
 //! The prose of explanations: what a chain or a reason means, in words, and what to do.
 
+use std::fmt::Write as _;
+
 use crate::path;
 use crate::remote::FetchFailure;
 
 use super::model::{Reason, RemoteStatus, Via};
 use super::session::{Compacts, EarlierLoad, Fate, Lapse};
-use crate::opencode::nearby::ReadKind;
 use crate::opencode::session::compaction::{CompactionPlan, PlanParams};
-use crate::opencode::session::reads::RuleState;
+use crate::opencode::session::reads::{Holder, RuleState};
 
 impl Via {
     /// One sentence, for people.
@@ -195,28 +196,50 @@ impl Reason {
     }
 }
 
+/// N4.1's caveats on a session rule's verdict, in words (empty when there is none): the
+/// reads opencode's own race may give it to, and the model's answer where the recorded
+/// one differs.
+pub(super) fn race_and_model(race: Option<&[Holder]>, computed: Option<&RuleState>) -> String {
+    let mut out = String::new();
+    if let Some(holders) = race {
+        let names: Vec<String> = holders
+            .iter()
+            .map(|h| match &h.part {
+                Some(part) => format!("{part} ({})", h.file.display()),
+                None => format!("this read ({})", h.file.display()),
+            })
+            .collect();
+        let _ = write!(
+            out,
+            "; which parallel read gets it is opencode's race (N4.1): any of {}",
+            names.join(", ")
+        );
+    }
+    if let Some(computed) = computed {
+        let (_, said) = session_rule(computed, None);
+        let _ = write!(out, "; this is what the export records, ctxgraph's model said: {said}");
+    }
+    out
+}
+
 /// A rule file found by a read in a session: the rule id that decided it and the words.
-pub(super) fn session_rule(
-    state: &RuleState,
-    kind: ReadKind,
-    earlier: Option<&EarlierLoad>,
-) -> (&'static str, String) {
+pub(super) fn session_rule(state: &RuleState, earlier: Option<&EarlierLoad>) -> (&'static str, String) {
     match state {
-        RuleState::Attached => {
-            let what = match kind {
-                ReadKind::Text => ("N5", "attached: its text is in this read's <system-reminder>".to_owned()),
-                ReadKind::Image | ReadKind::Pdf => (
+        RuleState::Attached | RuleState::LoadedNotShown | RuleState::ReadFails => {
+            let what = match state {
+                RuleState::LoadedNotShown => (
                     "N6",
                     "loaded but not shown: an image or PDF read lists it in metadata.loaded without a \
                      reminder, so its text never reaches the model, and later reads count it as attached"
                         .to_owned(),
                 ),
-                ReadKind::Binary | ReadKind::Directory => (
+                RuleState::ReadFails => (
                     "N6",
                     "claimed, then lost: the read fails (a binary file), so nothing is shown or recorded \
                      and a later step attaches it again"
                         .to_owned(),
                 ),
+                _ => ("N5", "attached: its text is in this read's <system-reminder>".to_owned()),
             };
             match earlier {
                 None => what,

@@ -20,7 +20,7 @@ use crate::opencode::session::compaction::{
 use crate::opencode::session::convert::model_messages;
 use crate::opencode::session::export::{PartKind, Role, ToolState, ToolStatus};
 use crate::opencode::session::history::{filter_compacted, filtered_history};
-use crate::opencode::session::reads::{ReadPoint, RuleState, nearby_in_session};
+use crate::opencode::session::reads::{Holder, ReadPoint, RuleState, nearby_in_session};
 use crate::opencode::session::{Message, Session, SessionError};
 use crate::path;
 
@@ -54,6 +54,8 @@ pub struct NextStep {
     pub turns: Vec<TurnSize>,
     /// The first message kept verbatim after the summary.
     pub tail_start_id: Option<String>,
+    /// K8: why there is no tail, when there is none.
+    pub no_tail: Option<&'static str>,
     /// K11's running numbers.
     pub prune: PruneScan,
     /// The rule that decides `compacts`.
@@ -160,6 +162,13 @@ pub struct RuleExplanation {
     /// Attached, or why not.
     #[serde(flatten)]
     pub state: RuleState,
+    /// N4.1: the reads that may hold it when that is opencode's race (`state` is the
+    /// likelier).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub race: Option<Vec<Holder>>,
+    /// For a completed read: ctxgraph's model, where it differs from the record (`state`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub computed: Option<RuleState>,
     /// Its text reaches the model in this read's `<system-reminder>`.
     pub shown: bool,
     /// For a rule attached again: the latest earlier read that attached it, and why that
@@ -255,7 +264,7 @@ pub fn explain_session(
                 attached: read
                     .rules
                     .iter()
-                    .filter(|r| r.state == RuleState::Attached)
+                    .filter(|r| r.state.claimed_here())
                     .map(|r| r.path.clone())
                     .collect(),
             });
@@ -323,11 +332,20 @@ fn explained(
     read.rules = rules
         .into_iter()
         .map(|rule| {
-            let attached = rule.state == RuleState::Attached;
-            let earlier = if attached { earlier(&rule.path) } else { None };
-            let shown = attached && read.kind == ReadKind::Text;
-            let (id, why) = super::prose::session_rule(&rule.state, read.kind, earlier.as_ref());
-            RuleExplanation { path: rule.path, state: rule.state, shown, earlier, rule: id, why }
+            let earlier = if rule.state.claimed_here() { earlier(&rule.path) } else { None };
+            let shown = rule.state == RuleState::Attached;
+            let (id, mut why) = super::prose::session_rule(&rule.state, earlier.as_ref());
+            why.push_str(&super::prose::race_and_model(rule.race.as_deref(), rule.computed.as_ref()));
+            RuleExplanation {
+                path: rule.path,
+                state: rule.state,
+                race: rule.race,
+                computed: rule.computed,
+                shown,
+                earlier,
+                rule: id,
+                why,
+            }
         })
         .collect();
     read
@@ -391,6 +409,7 @@ fn next_step(db: &dyn Db, messages: &[Message], plan: &CompactionPlan, params: &
         compacts,
         turns: plan.turns.clone(),
         tail_start_id: plan.tail_start_id.clone(),
+        no_tail: plan.no_tail_reason(),
         prune: plan.prune.clone(),
         rule,
         why,

@@ -91,7 +91,10 @@ pub struct TurnSize {
     pub id: String,
     /// The K1 estimate of the turn's model messages.
     pub tokens: u64,
-    /// Kept whole in the tail.
+    /// It fits whole in what was left of the budget when the walk reached it.
+    pub fits: bool,
+    /// Kept whole in the tail: it fits, and there is a tail (K8 keeps none when it would
+    /// start at the first message).
     pub kept: bool,
 }
 
@@ -127,6 +130,32 @@ pub struct CompactionPlan {
     pub pruned: Vec<String>,
     /// K11's numbers behind `pruned`.
     pub prune: PruneScan,
+}
+
+impl TurnSize {
+    /// What K8 does with the turn, in words.
+    pub fn verdict(&self) -> &'static str {
+        match (self.fits, self.kept) {
+            (true, true) => "kept whole",
+            (true, false) => "fits, but summarised (no tail)",
+            (false, _) => "does not fit whole",
+        }
+    }
+}
+
+impl CompactionPlan {
+    /// K8: why there is no tail, in words (`None` when there is one).
+    pub fn no_tail_reason(&self) -> Option<&'static str> {
+        if self.tail_start_id.is_some() {
+            None
+        } else if self.tail_turns == Some(0) || self.turns.is_empty() {
+            Some("no turn is a candidate")
+        } else if self.turns.iter().any(|t| t.fits) {
+            Some("every turn fits, so the tail would start at the first message, and K8 keeps none then")
+        } else {
+            Some("the newest turn does not fit the budget, not even from a later message")
+        }
+    }
 }
 
 /// K11's running numbers.
@@ -265,10 +294,10 @@ fn select_tail(
         if total + size <= budget {
             total += size;
             start = Some(turn_start);
-            sizes.push(TurnSize { id, tokens: size, kept: true });
+            sizes.push(TurnSize { id, tokens: size, fits: true, kept: true });
             continue;
         }
-        sizes.push(TurnSize { id, tokens: size, kept: false });
+        sizes.push(TurnSize { id, tokens: size, fits: false, kept: false });
         let remaining = budget - total;
         if remaining > 0 && turn_end - turn_start > 1 {
             let split = (turn_start + 1..turn_end)
@@ -279,7 +308,14 @@ fn select_tail(
         }
         break;
     }
-    (sizes, start.filter(|&s| s > 0))
+    let start = start.filter(|&s| s > 0);
+    if start.is_none() {
+        // No tail: the turns that fit are summarised with the rest.
+        for turn in &mut sizes {
+            turn.kept = false;
+        }
+    }
+    (sizes, start)
 }
 
 /// One message as the summarizer reads it (erratum): `[User]: …`, `[Assistant]: …`,

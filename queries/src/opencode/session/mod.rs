@@ -10,6 +10,7 @@ pub mod compaction;
 pub mod convert;
 pub mod export;
 pub mod history;
+mod race;
 pub mod reads;
 pub mod runs;
 

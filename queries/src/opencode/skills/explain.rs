@@ -141,7 +141,7 @@ pub fn explain_skills(db: &dyn Db, ws: Workspace, agent: &str) -> Result<SkillsE
                 Some(name.clone()),
                 "B5.7",
                 format!(
-                    "shadowed: {} also declares {name:?}; opencode keeps whichever file's parse finishes last (a race), ctxgraph the first found",
+                    "shadowed: {} also declares {name:?}; opencode keeps whichever file's parse finishes last (a race), ctxgraph the first found; the listed entry can change between opencode starts, which changes the system prompt and makes a provider's prompt cache miss",
                     path::display(&skills.found[*by].path)
                 ),
                 None,

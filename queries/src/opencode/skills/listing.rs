@@ -8,7 +8,7 @@ use crate::opencode::installation::{Asset, Unavailable, asset};
 use crate::opencode::prompt::{Block, BlockKind};
 
 use super::render::Prose;
-use super::{Description, Origin, Skills, render, skills};
+use super::{Description, Fate, Origin, Skills, render, skills};
 
 /// Why a listing could not be computed.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, thiserror::Error)]
@@ -139,6 +139,7 @@ pub fn skills_block(db: &dyn Db, ws: Workspace, agent: String) -> Result<Option<
         shown_assets.into_iter().flatten().find_map(|loaded| loaded.as_ref().err()).map(|u| u.reason.clone());
     Ok(Some(Block {
         unavailable,
+        unstable: racy_listing(skills, listing),
         ..Block::new(
             BlockKind::Skills,
             text,
@@ -149,6 +150,27 @@ pub fn skills_block(db: &dyn Db, ws: Workspace, agent: String) -> Result<Option<
             ),
         )
     }))
+}
+
+/// B5.7: the listed skills more than one file declares. opencode lists whichever file's
+/// parse finishes last, so the entry (its location, or its description) can change between
+/// starts: the reason the block is unstable, or `None`.
+fn racy_listing(skills: &Skills, listing: &Listing) -> Option<String> {
+    let racy: Vec<&str> = listing
+        .decisions
+        .iter()
+        .filter(|d| d.listed())
+        .map(|d| skills.registry[d.registry].name.as_str())
+        .filter(|name| {
+            skills.found.iter().any(|f| matches!(&f.fate, Fate::Shadowed { name: n, .. } if n == name))
+        })
+        .collect();
+    (!racy.is_empty()).then(|| {
+        format!(
+            "more than one SKILL.md path declares {}: opencode lists whichever it parses last, which can change between its starts (B5.7; lint CG017/CG021)",
+            racy.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(", ")
+        )
+    })
 }
 
 #[cfg(test)]

@@ -1,0 +1,184 @@
+//! N4.1: which of the parallel reads of one step claims each nearby rule, and where the
+//! answer is opencode's own race.
+//!
+//! The model, read off opencode 1.18.33's `Instruction.resolve` and checked against
+//! recordings (`tests/session/s17`, `s18`, `s19`): the reads start together in call order.
+//! A read's walk advances by I/O: one existence check per rule name tried in each directory
+//! (all of them where none exists) and, when it claims a rule, the read of that file. A
+//! rule found already claimed is skipped without a file read. So a read decides a rule
+//! after its existence checks so far plus one step per rule it claimed on the way, and the
+//! first read to decide takes it (call order breaks a tie).
+//!
+//! The recordings show this as a tendency, not a law: I/O completes in whatever order the
+//! machine's load gives it. Two reads of one directory went to the one listed second once in
+//! eight runs, a lead of one step went either way, and a read that needed four steps lost
+//! once in four runs to one that needed seven. So the model is sure of a winner only when it
+//! decides in less than half the steps any other read needs (counting every claim it might
+//! have made before as a step, the other read's as free). Otherwise every read that could
+//! have come first is a possible holder: opencode's race, with the model's pick (ties to the
+//! read listed first) as the likelier.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crate::opencode::nearby::NearbyRule;
+
+/// One racing read: the rules its walk finds.
+pub(super) struct Racer<'a> {
+    /// Its walk, nearest first.
+    pub rules: &'a [NearbyRule],
+}
+
+/// What the race made of one rule of one read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Verdict {
+    /// Not contested: skipped before any claim (the target, the system prompt, loaded by
+    /// an earlier completed read) or claimed before the race began.
+    Settled,
+    /// This read claims it.
+    Claims,
+    /// The racer at this index claimed it first.
+    Lost(usize),
+}
+
+/// A rule's verdict, and the racers that may hold it (more than one: opencode's race).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Outcome {
+    /// The likelier outcome.
+    pub verdict: Verdict,
+    /// The racers that may end up holding the rule, in call order; empty when settled.
+    pub holders: Vec<usize>,
+}
+
+/// Runs the race among `racers` (in call order). `settled` says which rules no racer
+/// contests.
+pub(super) fn run(racers: &[Racer<'_>], settled: impl Fn(&NearbyRule) -> bool) -> Vec<Vec<Outcome>> {
+    let n = racers.len();
+    let mut next = vec![0usize; n];
+    let mut claimed = vec![0usize; n];
+    let mut holder: BTreeMap<&PathBuf, usize> = BTreeMap::new();
+    let mut verdicts: Vec<Vec<Verdict>> =
+        racers.iter().map(|r| vec![Verdict::Settled; r.rules.len()]).collect();
+    // The claims in the order they happen, for the race pass.
+    let mut claims: Vec<(usize, usize)> = Vec::new();
+    // The likelier run: each step, the racer whose next decision comes first.
+    while let Some(k) = (0..n)
+        .filter(|&k| next[k] < racers[k].rules.len())
+        .min_by_key(|&k| (racers[k].rules[next[k]].checks + claimed[k], k))
+    {
+        let i = next[k];
+        next[k] += 1;
+        let rule = &racers[k].rules[i];
+        verdicts[k][i] = if settled(rule) {
+            Verdict::Settled
+        } else if let Some(&first) = holder.get(&rule.path) {
+            Verdict::Lost(first)
+        } else {
+            holder.insert(&rule.path, k);
+            claimed[k] += 1;
+            claims.push((k, i));
+            Verdict::Claims
+        };
+    }
+    let holders = possible_holders(racers, &verdicts, &claims);
+    verdicts
+        .into_iter()
+        .enumerate()
+        .map(|(k, row)| {
+            row.into_iter()
+                .enumerate()
+                .map(|(i, verdict)| {
+                    let holders = match verdict {
+                        Verdict::Settled => Vec::new(),
+                        _ => holders.get(&racers[k].rules[i].path).cloned().unwrap_or_default(),
+                    };
+                    Outcome { verdict, holders }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Every claimed rule's possible holders, taken in claim order so that a racer's earlier
+/// possible claims (each a file read that may have slowed it) are known when it races on.
+fn possible_holders<'a>(
+    racers: &'a [Racer<'_>],
+    verdicts: &[Vec<Verdict>],
+    claims: &[(usize, usize)],
+) -> BTreeMap<&'a PathBuf, Vec<usize>> {
+    let mut may_hold: Vec<Vec<bool>> = racers.iter().map(|r| vec![false; r.rules.len()]).collect();
+    let mut out = BTreeMap::new();
+    for &(w, i) in claims {
+        let path = &racers[w].rules[i].path;
+        // The latest the winner decides: every claim it may have made before cost a step.
+        let latest = racers[w].rules[i].checks + may_hold[w][..i].iter().filter(|&&m| m).count();
+        let mut holders = vec![w];
+        for (b, racer) in racers.iter().enumerate().filter(|&(b, _)| b != w) {
+            let Some(j) = racer.rules.iter().position(|r| &r.path == path) else { continue };
+            if verdicts[b][j] != Verdict::Lost(w) {
+                continue;
+            }
+            // The earliest the other read decides: its checks alone.
+            let earliest = racer.rules[j].checks;
+            if 2 * latest >= earliest {
+                holders.push(b);
+                may_hold[b][j] = true;
+            }
+        }
+        may_hold[w][i] = true;
+        holders.sort_unstable();
+        out.insert(path, holders);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(path: &str, checks: usize) -> NearbyRule {
+        NearbyRule {
+            path: PathBuf::from(path),
+            block: Some(format!("Instructions from: {path}\nx")),
+            skipped: None,
+            checks,
+        }
+    }
+
+    /// s18's first step: `h3/frame.rs`, `h3/ffi.rs`, `recovery/bw.rs`. frame.rs likely takes
+    /// `h3/AGENTS.md` (a tie at their first directory, frame.rs listed first; recorded 7 of
+    /// 8); `q/AGENTS.md` likely goes to ffi.rs, which skipped `h3` without a file read
+    /// (recorded 5 of 8, frame.rs 3), and bw.rs, at 7 checks against 5, may join that race.
+    #[test]
+    fn a_claimed_rule_file_read_can_lose_the_parent() {
+        let frame = [rule("/p/q/src/h3/AGENTS.md", 1), rule("/p/q/AGENTS.md", 5)];
+        let ffi = frame.clone();
+        let bw = [rule("/p/q/AGENTS.md", 7)];
+        let racers = [Racer { rules: &frame }, Racer { rules: &ffi }, Racer { rules: &bw }];
+        let out = run(&racers, |_| false);
+        assert_eq!(out[0][0], Outcome { verdict: Verdict::Claims, holders: vec![0, 1] });
+        assert_eq!(out[1][0], Outcome { verdict: Verdict::Lost(0), holders: vec![0, 1] });
+        assert_eq!(out[1][1], Outcome { verdict: Verdict::Claims, holders: vec![0, 1, 2] });
+        assert_eq!(out[0][1], Outcome { verdict: Verdict::Lost(1), holders: vec![0, 1, 2] });
+        assert_eq!(out[2][0], Outcome { verdict: Verdict::Lost(1), holders: vec![0, 1, 2] });
+    }
+
+    /// s18's third step: a claim one directory below the rule and its file read (three
+    /// steps) against three directories without rules (ten checks) is sure; s19's first,
+    /// four steps against seven, is a race (recorded: 3 of 4 runs to the nearer read).
+    #[test]
+    fn only_a_wide_lead_is_sure() {
+        let near = [rule("/p/e/n/AGENTS.md", 1), rule("/p/e/AGENTS.md", 2)];
+        let far = [rule("/p/e/AGENTS.md", 10)];
+        let racers = [Racer { rules: &far }, Racer { rules: &near }];
+        let out = run(&racers, |_| false);
+        assert_eq!(out[1][1], Outcome { verdict: Verdict::Claims, holders: vec![1] });
+        assert_eq!(out[0][0], Outcome { verdict: Verdict::Lost(1), holders: vec![1] });
+
+        let claude = [rule("/p/g/m/CLAUDE.md", 2), rule("/p/g/AGENTS.md", 3)];
+        let far = [rule("/p/g/AGENTS.md", 7)];
+        let racers = [Racer { rules: &far }, Racer { rules: &claude }];
+        let out = run(&racers, |_| false);
+        assert_eq!(out[1][1], Outcome { verdict: Verdict::Claims, holders: vec![0, 1] });
+    }
+}
