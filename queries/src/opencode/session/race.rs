@@ -18,7 +18,8 @@
 //! have come first is a possible holder: opencode's race, with the model's pick (ties to the
 //! read listed first) as the likelier.
 
-use std::collections::BTreeMap;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use std::path::PathBuf;
 
 use crate::opencode::nearby::NearbyRule;
@@ -61,11 +62,13 @@ pub(super) fn run(racers: &[Racer<'_>], settled: impl Fn(&NearbyRule) -> bool) -
         racers.iter().map(|r| vec![Verdict::Settled; r.rules.len()]).collect();
     // The claims in the order they happen, for the race pass.
     let mut claims: Vec<(usize, usize)> = Vec::new();
-    // The likelier run: each step, the racer whose next decision comes first.
-    while let Some(k) = (0..n)
-        .filter(|&k| next[k] < racers[k].rules.len())
-        .min_by_key(|&k| (racers[k].rules[next[k]].checks + claimed[k], k))
-    {
+    // The likelier run: each step, the racer whose next decision comes first (a heap keyed
+    // by when that is, call order breaking ties: a step costs log n, not n, so a message of
+    // thousands of parallel reads stays linear in its reads).
+    let due = |k: usize, claimed: usize| racers[k].rules.get(next[k]).map(|rule| rule.checks + claimed);
+    let mut queue: BinaryHeap<Reverse<(usize, usize)>> =
+        (0..n).filter_map(|k| due(k, 0).map(|at| Reverse((at, k)))).collect();
+    while let Some(Reverse((_, k))) = queue.pop() {
         let i = next[k];
         next[k] += 1;
         let rule = &racers[k].rules[i];
@@ -79,6 +82,9 @@ pub(super) fn run(racers: &[Racer<'_>], settled: impl Fn(&NearbyRule) -> bool) -
             claims.push((k, i));
             Verdict::Claims
         };
+        if let Some(rule) = racers[k].rules.get(next[k]) {
+            queue.push(Reverse((rule.checks + claimed[k], k)));
+        }
     }
     let holders = possible_holders(racers, &verdicts, &claims);
     verdicts
@@ -107,19 +113,26 @@ fn possible_holders<'a>(
     claims: &[(usize, usize)],
 ) -> BTreeMap<&'a PathBuf, Vec<usize>> {
     let mut may_hold: Vec<Vec<bool>> = racers.iter().map(|r| vec![false; r.rules.len()]).collect();
+    // Each rule's place in every walk that finds it, in call order: a claim looks at the
+    // reads that share its rule, not at every read of the step.
+    let mut walks_finding: HashMap<&PathBuf, Vec<(usize, usize)>> = HashMap::new();
+    for (b, racer) in racers.iter().enumerate() {
+        for (j, rule) in racer.rules.iter().enumerate() {
+            walks_finding.entry(&rule.path).or_default().push((b, j));
+        }
+    }
     let mut out = BTreeMap::new();
     for &(w, i) in claims {
         let path = &racers[w].rules[i].path;
         // The latest the winner decides: every claim it may have made before cost a step.
         let latest = racers[w].rules[i].checks + may_hold[w][..i].iter().filter(|&&m| m).count();
         let mut holders = vec![w];
-        for (b, racer) in racers.iter().enumerate().filter(|&(b, _)| b != w) {
-            let Some(j) = racer.rules.iter().position(|r| &r.path == path) else { continue };
-            if verdicts[b][j] != Verdict::Lost(w) {
+        for &(b, j) in walks_finding.get(path).map_or(&[][..], Vec::as_slice) {
+            if b == w || verdicts[b][j] != Verdict::Lost(w) {
                 continue;
             }
             // The earliest the other read decides: its checks alone.
-            let earliest = racer.rules[j].checks;
+            let earliest = racers[b].rules[j].checks;
             if 2 * latest >= earliest {
                 holders.push(b);
                 may_hold[b][j] = true;
