@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::export::{PartKind, Role, ToolStatus};
-use super::history::filter_compacted;
+use super::export::{Part, PartKind, Role, ToolStatus};
+use super::history::{GrowingHistory, Growth, filter_compacted};
 use super::{Message, Session, SessionError};
 use crate::db::{Db, Workspace};
 use crate::opencode::nearby::{Nearby, NearbyRule, ReadKind, Skip, nearby_rules, reminder};
@@ -117,53 +117,150 @@ pub fn nearby_in_session(
         }
     };
     let already = loaded_by(db, &history);
-    // The concurrent reads: (part id, file); the one asked about is at `asked`.
-    let mut group: Vec<(String, PathBuf)> = Vec::new();
+    // The concurrent reads: (part id, file); the one asked about is at `asked` (the last
+    // part with its id).
+    let mut group: Vec<(&str, PathBuf)> = Vec::new();
     let mut asked = None;
     if let (Some(current), ReadPoint::InMessage { before_part, .. }) = (current, point) {
-        for part in current.parts(db) {
-            let Some(file) = read_target(part) else { continue };
-            if before_part.as_deref() == Some(part.id.as_str()) {
-                asked = Some(group.len());
-            }
-            group.push((part.id.clone(), path::resolve(ws.cwd(db), Path::new(file))));
-        }
+        group = group_of(db, ws, current).map(|(part, file)| (part.id.as_str(), file)).collect();
+        asked = group.iter().rposition(|(id, _)| before_part.as_deref() == Some(*id));
     }
-    let asked = if let Some(at) = asked {
-        at
-    } else {
-        group.push((String::new(), path::resolve(ws.cwd(db), target)));
+    let asked = asked.unwrap_or_else(|| {
+        group.push(("", path::resolve(ws.cwd(db), target)));
         group.len() - 1
-    };
-    let walks: Vec<&Nearby> = group
+    });
+    let walks = walk_all(db, ws, &group)?;
+    let mut states = claim(&group, &walks, &already);
+    Ok(outcome(walks[asked].walk, states.swap_remove(asked)))
+}
+
+/// The reads of a message that got as far as the rules ([`read_target`]), in call order,
+/// each with its file resolved against the workspace.
+fn group_of(db: &dyn Db, ws: Workspace, message: Message) -> impl Iterator<Item = (&Part, PathBuf)> {
+    message.parts(db).iter().filter_map(move |part| {
+        let file = read_target(part)?;
+        Some((part, path::resolve(ws.cwd(db), Path::new(file))))
+    })
+}
+
+/// One read's walk, and for each of its rules the round of N4.1 in which the read reaches
+/// it (how many directories up from the file it is).
+struct Walked<'db> {
+    walk: &'db Nearby,
+    rounds: Vec<usize>,
+}
+
+fn walk_all<'db>(
+    db: &'db dyn Db,
+    ws: Workspace,
+    group: &[(&str, PathBuf)],
+) -> Result<Vec<Walked<'db>>, SessionError> {
+    let depth = |path: &Path| path.parent().map_or(0, |d| d.components().count());
+    group
         .iter()
-        .map(|(_, file)| nearby_rules(db, ws, file.clone()).as_ref().map_err(Clone::clone))
-        .collect::<Result<_, _>>()?;
+        .map(|(_, file)| {
+            let walk = nearby_rules(db, ws, file.clone()).as_ref().map_err(Clone::clone)?;
+            let rounds = walk.rules.iter().map(|r| depth(file).saturating_sub(depth(&r.path))).collect();
+            Ok(Walked { walk, rounds })
+        })
+        .collect()
+}
+
+/// N3/N4.1 for a message's concurrent reads: every rule's state, read by read. Each rule
+/// is decided once, round by round and in call order within a round.
+fn claim(
+    group: &[(&str, PathBuf)],
+    walks: &[Walked<'_>],
+    already: &BTreeMap<PathBuf, String>,
+) -> Vec<Vec<RuleState>> {
+    let mut order: Vec<(usize, usize, usize)> = walks
+        .iter()
+        .enumerate()
+        .flat_map(|(k, w)| w.rounds.iter().enumerate().map(move |(i, &round)| (round, k, i)))
+        .collect();
+    order.sort_unstable();
     let mut claims: BTreeMap<PathBuf, String> = BTreeMap::new();
-    let mut states: Vec<Vec<Option<RuleState>>> = walks.iter().map(|w| vec![None; w.rules.len()]).collect();
-    let depth = |file: &Path, rule: &Path| {
-        let from = file.parent().map_or(0, |d| d.components().count());
-        from.saturating_sub(rule.parent().map_or(0, |d| d.components().count()))
-    };
-    let rounds = group
-        .iter()
-        .zip(&walks)
-        .flat_map(|((_, file), walk)| walk.rules.iter().map(|r| depth(file, &r.path)))
-        .max()
-        .map_or(0, |d| d + 1);
-    for round in 0..rounds {
-        for (k, ((id, file), walk)) in group.iter().zip(&walks).enumerate() {
-            for (i, rule) in walk.rules.iter().enumerate().filter(|(_, r)| depth(file, &r.path) == round) {
-                let decided = state(rule, &already, &claims);
-                if matches!(decided, RuleState::Attached | RuleState::Empty) {
-                    claims.insert(rule.path.clone(), id.clone());
-                }
-                states[k][i] = Some(decided);
-            }
+    let mut states: Vec<Vec<Option<RuleState>>> =
+        walks.iter().map(|w| vec![None; w.walk.rules.len()]).collect();
+    for (_, k, i) in order {
+        let rule = &walks[k].walk.rules[i];
+        let decided = state(rule, already, &claims);
+        if matches!(decided, RuleState::Attached | RuleState::Empty) {
+            claims.insert(rule.path.clone(), group[k].0.to_owned());
         }
+        states[k][i] = Some(decided);
     }
-    let states = states.swap_remove(asked).into_iter().map(|s| s.unwrap_or(RuleState::Empty)).collect();
-    Ok(outcome(walks[asked], states))
+    states.into_iter().map(|s| s.into_iter().map(|s| s.unwrap_or(RuleState::Empty)).collect()).collect()
+}
+
+/// A read of a session, as [`nearby_in_session`] answers it at its own part.
+pub struct SessionRead<'db> {
+    /// Its tool part.
+    pub part: &'db Part,
+    /// The file read, resolved against the workspace.
+    pub file: PathBuf,
+    /// What it attaches.
+    pub nearby: SessionNearby,
+}
+
+/// Every message's reads, in session order, each as [`nearby_in_session`] answers it at its
+/// own part, in time linear in the session: the history before each message grows along
+/// the session ([`GrowingHistory`]) and N2's loaded rules with it, and the concurrent
+/// reads of a message are claimed once for all of them.
+pub struct SessionReads<'db> {
+    history: GrowingHistory<'db>,
+    /// [`loaded_by`] of the history.
+    loaded: BTreeMap<PathBuf, String>,
+    messages: &'db [Message],
+    /// The message whose reads come next.
+    at: usize,
+}
+
+impl<'db> SessionReads<'db> {
+    /// Before the first message of `messages`.
+    pub fn new(messages: &'db [Message]) -> Self {
+        SessionReads { history: GrowingHistory::new(messages), loaded: BTreeMap::new(), messages, at: 0 }
+    }
+
+    /// K10's history of the messages before the current one.
+    pub fn history(&self) -> &GrowingHistory<'db> {
+        &self.history
+    }
+
+    /// The current message's reads (none once past the last message).
+    pub fn reads(&self, db: &'db dyn Db, ws: Workspace) -> Result<Vec<SessionRead<'db>>, SessionError> {
+        let Some(&message) = self.messages.get(self.at) else { return Ok(Vec::new()) };
+        let group: Vec<(&Part, PathBuf)> = group_of(db, ws, message).collect();
+        if group.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids: Vec<(&str, PathBuf)> =
+            group.iter().map(|(part, file)| (part.id.as_str(), file.clone())).collect();
+        let walks = walk_all(db, ws, &ids)?;
+        // N4: a user-attached file is read with no history.
+        let none = BTreeMap::new();
+        let already = if message.info(db).role == Role::User { &none } else { &self.loaded };
+        let states = claim(&ids, &walks, already);
+        Ok(group
+            .into_iter()
+            .zip(walks.iter().zip(states))
+            .map(|((part, file), (walked, states))| SessionRead {
+                part,
+                file,
+                nearby: outcome(walked.walk, states),
+            })
+            .collect())
+    }
+
+    /// Moves to the next message: the current one joins the history.
+    pub fn advance(&mut self, db: &'db dyn Db) {
+        match self.history.grow(db) {
+            Some(Growth::Appended(message)) => add_loads(db, &mut self.loaded, message),
+            Some(Growth::Refiltered) => self.loaded = loaded_by(db, self.history.history()),
+            None => {}
+        }
+        self.at += 1;
+    }
 }
 
 fn outcome(nearby: &Nearby, states: Vec<RuleState>) -> SessionNearby {
@@ -216,23 +313,28 @@ fn state(
 /// first part that loaded it.
 fn loaded_by(db: &dyn Db, history: &[Message]) -> BTreeMap<PathBuf, String> {
     let mut loaded = BTreeMap::new();
-    for message in history {
-        for part in message.parts(db) {
-            let Some(state) = part.completed_tool() else { continue };
-            if part.tool.as_deref() != Some("read") || state.is_compacted() {
-                continue;
-            }
-            for path in state.loaded() {
-                loaded.entry(PathBuf::from(path)).or_insert_with(|| part.id.clone());
-            }
-        }
+    for &message in history {
+        add_loads(db, &mut loaded, message);
     }
     loaded
 }
 
+/// [`loaded_by`] for one more message at the end of the history.
+fn add_loads(db: &dyn Db, loaded: &mut BTreeMap<PathBuf, String>, message: Message) {
+    for part in message.parts(db) {
+        let Some(state) = part.completed_tool() else { continue };
+        if part.tool.as_deref() != Some("read") || state.is_compacted() {
+            continue;
+        }
+        for path in state.loaded() {
+            loaded.entry(PathBuf::from(path)).or_insert_with(|| part.id.clone());
+        }
+    }
+}
+
 /// The file a `read` tool part asked for, when the call got as far as resolving rules
 /// (completed, or failed after the rules were claimed).
-fn read_target(part: &super::export::Part) -> Option<&str> {
+fn read_target(part: &Part) -> Option<&str> {
     if part.kind() != PartKind::Tool || part.tool.as_deref() != Some("read") {
         return None;
     }
