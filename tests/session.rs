@@ -491,6 +491,29 @@ fn appending_a_message_recomputes_only_the_new_message_and_the_session_queries()
     assert_eq!(engine.db().executions().total(), total);
 }
 
+#[test]
+fn the_history_grown_message_by_message_is_k10_of_every_prefix() {
+    use ctxgraph_queries::opencode::session::history::{GrowingHistory, filter_compacted};
+    let mut compactions = 0;
+    for fixture in fixtures() {
+        let mut engine = bare_engine();
+        let session = engine.open_session(fixture.export.clone());
+        let db = engine.db();
+        let messages = session.messages(db);
+        let mut grown = GrowingHistory::new(messages);
+        for n in 0..=messages.len() {
+            let expected = filter_compacted(db, &messages[..n]);
+            assert_eq!(grown.history(), expected, "{}: the first {n} messages", fixture.name);
+            for message in messages {
+                assert_eq!(grown.contains_id(message.id(db)), expected.contains(message), "{}", fixture.name);
+            }
+            grown.grow(db);
+        }
+        compactions += usize::from(messages.iter().any(|m| m.info(db).is_completed_summary()));
+    }
+    assert!(compactions >= 3, "the fixtures cut the history {compactions} times");
+}
+
 fn overrides(fixture: &Fixture) -> ctxgraph_engine::LimitOverrides {
     let params = fixture.params();
     ctxgraph_engine::LimitOverrides {

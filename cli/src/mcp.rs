@@ -7,6 +7,8 @@
 //! lock, remote fetches with their own runtime), which must not stall the protocol's.
 //! Before each call the engine re-checks every path it knows, so a fact another session
 //! wrote a moment ago is seen, exactly as a fresh `ctxgraph` process would see it.
+//! Lines reach `rmcp` through [`lines`], which answers those it cannot read as `ctxgraph
+//! serve` does.
 
 use std::fmt::Display;
 use std::path::PathBuf;
@@ -23,6 +25,7 @@ use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
     CallToolResult, ContentBlock, Implementation, JsonObject, ServerCapabilities, ServerConfig,
 };
+use rmcp::service::ServerInitializeError;
 use rmcp::{ErrorData, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -32,6 +35,8 @@ use crate::args::ScopeArg;
 use crate::commands::memory::{self as memory_command, RecallOptions};
 use crate::error::CliError;
 use crate::render;
+
+mod lines;
 
 /// What a tool call answers: text for the model, or a message for a tool error.
 type Answer = Result<String, String>;
@@ -368,15 +373,23 @@ pub fn serve(env: HostEnv, options: Options) -> Result<(), CliError> {
         .map_err(CliError::Output)?;
     let runtime =
         tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(CliError::Output)?;
+    let (transport, lines) = lines::start(std::io::BufReader::new(std::io::stdin()), std::io::stdout())
+        .map_err(CliError::Output)?;
     let served = runtime.block_on(async move {
         let server = Server { jobs, tool_router: Server::tool_router() };
-        let running =
-            server.serve(rmcp::transport::stdio()).await.map_err(|e| std::io::Error::other(e.to_string()))?;
+        let running = match server.serve(transport).await {
+            Ok(running) => running,
+            // The client left before `initialize` was done: its choice, not a failure.
+            Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+            Err(err) => return Err(std::io::Error::other(err.to_string())),
+        };
         running.waiting().await.map_err(|e| std::io::Error::other(e.to_string()))?;
         Ok::<(), std::io::Error>(())
     });
-    // The server (and with it the job sender) is gone: the worker's queue ends.
+    // The server (and with it the job sender and the transport) is gone: the worker's
+    // queue ends, and the writer ends once it has written every reply.
     drop(runtime);
     let _ = thread.join();
+    lines.finish();
     served.map_err(CliError::Output)
 }

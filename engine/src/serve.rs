@@ -9,10 +9,10 @@
 //! `installation {texts}`, `stats`, `shutdown` (the messages are in [`crate::protocol`]).
 //! A bad request gets a JSON-RPC error and the server keeps serving.
 //!
-//!
 //! The framing (one JSON value per line, `jsonrpc`/`id`/`method`/`params`, the standard
 //! error codes) is a few lines of `serde_json` here: JSON-RPC crates bring a transport and
-//! an async runtime around it, and the protocol needs neither.
+//! an async runtime around it, and the protocol needs neither. `ctxgraph mcp` reads its
+//! lines through the same framing ([`next_line`], [`parse_line`], [`request_error`]).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::{self, BufRead, Write};
@@ -138,22 +138,11 @@ impl Server {
     pub fn run(&mut self, mut input: impl BufRead, mut output: impl Write) -> io::Result<()> {
         let mut line = Vec::new();
         loop {
-            let reply = match read_line(&mut input, &mut line, MAX_REQUEST_BYTES)? {
-                Line::End => break,
-                Line::TooLong => {
-                    let message = format!("invalid request: the line is over {MAX_REQUEST_BYTES} bytes");
-                    let error = RpcError::new(code::INVALID_REQUEST, message);
-                    Reply { line: Some(to_line(&error_response(Value::Null, error))), shutdown: false }
-                }
-                Line::Read => match std::str::from_utf8(&line) {
-                    Ok(text) if text.trim().is_empty() => continue,
-                    Ok(text) => self.handle_line(text),
-                    // Not UTF-8: one bad request, not the end of the session.
-                    Err(_) => {
-                        let error = RpcError::new(code::PARSE_ERROR, "parse error: the line is not UTF-8");
-                        Reply { line: Some(to_line(&error_response(Value::Null, error))), shutdown: false }
-                    }
-                },
+            let reply = match next_line(&mut input, &mut line)? {
+                Incoming::End => break,
+                Incoming::Blank => continue,
+                Incoming::Refused(reply) => Reply { line: Some(reply), shutdown: false },
+                Incoming::Text(text) => self.handle_line(text),
             };
             if let Some(text) = reply.line {
                 output.write_all(text.as_bytes())?;
@@ -192,12 +181,9 @@ impl Server {
                 return Reply { line: response.map(|response| to_line(&response)), shutdown };
             }
         }
-        let value: Value = match serde_json::from_str(line) {
+        let value = match parse_line(line) {
             Ok(value) => value,
-            Err(err) => {
-                let error = RpcError::new(code::PARSE_ERROR, format!("parse error: {err}"));
-                return Reply { line: Some(to_line(&error_response(Value::Null, error))), shutdown: false };
-            }
+            Err(reply) => return Reply { line: Some(reply), shutdown: false },
         };
         let line = match value {
             Value::Array(items) if items.is_empty() => {
@@ -217,8 +203,7 @@ impl Server {
     /// One element of a line; `None` when it is a notification (no `id`).
     fn handle_one(&mut self, request: Value, shutdown: &mut bool) -> Option<Response> {
         let Value::Object(mut request) = request else {
-            let error = RpcError::new(code::INVALID_REQUEST, "a request must be a JSON object");
-            return Some(error_response(Value::Null, error));
+            return Some(not_an_object());
         };
         let request = Request {
             jsonrpc: request.remove("jsonrpc"),
@@ -231,13 +216,10 @@ impl Server {
 
     /// A request whose params are JSON: checked, then dispatched by method.
     fn handle_value_request(&mut self, request: Request, shutdown: &mut bool) -> Option<Response> {
-        if let Some(error) = request.envelope_error() {
+        if let Some(error) =
+            request.envelope_error().or_else(|| params_error(request.id.as_ref(), request.params.as_ref()))
+        {
             return Some(error);
-        }
-        if !matches!(request.params, None | Some(Value::Object(_) | Value::Array(_))) {
-            let id = request.id.unwrap_or(Value::Null);
-            let error = RpcError::new(code::INVALID_REQUEST, "\"params\" must be an object or an array");
-            return Some(error_response(id, error));
         }
         self.answer(request, |server, method, params| server.dispatch(method, params, shutdown))
     }
@@ -507,17 +489,36 @@ struct Request<P = Value> {
 impl<P> Request<P> {
     /// The error response for an envelope that is not a request.
     fn envelope_error(&self) -> Option<Response> {
-        let id_valid = matches!(self.id, None | Some(Value::Null | Value::String(_) | Value::Number(_)));
-        let version_valid = self.jsonrpc.as_ref().and_then(Value::as_str) == Some("2.0");
-        let method_valid = self.method.as_ref().is_some_and(Value::is_string);
-        if id_valid && version_valid && method_valid {
-            return None;
-        }
-        let message =
-            "a request needs \"jsonrpc\": \"2.0\", a string \"method\" and a string, number or null \"id\"";
-        let id = if id_valid { self.id.clone().unwrap_or(Value::Null) } else { Value::Null };
-        Some(error_response(id, RpcError::new(code::INVALID_REQUEST, message)))
+        envelope_error(self.jsonrpc.as_ref(), self.id.as_ref(), self.method.as_ref())
     }
+}
+
+/// The error response for members that do not make a request's envelope.
+fn envelope_error(jsonrpc: Option<&Value>, id: Option<&Value>, method: Option<&Value>) -> Option<Response> {
+    let id_valid = matches!(id, None | Some(Value::Null | Value::String(_) | Value::Number(_)));
+    let version_valid = jsonrpc.and_then(Value::as_str) == Some("2.0");
+    let method_valid = method.is_some_and(Value::is_string);
+    if id_valid && version_valid && method_valid {
+        return None;
+    }
+    let message =
+        "a request needs \"jsonrpc\": \"2.0\", a string \"method\" and a string, number or null \"id\"";
+    let id = if id_valid { id.cloned().unwrap_or(Value::Null) } else { Value::Null };
+    Some(error_response(id, RpcError::new(code::INVALID_REQUEST, message)))
+}
+
+/// The error response for `params` that are neither an object nor an array (JSON-RPC 2.0:
+/// "a Structured value"). `id` was checked by [`envelope_error`].
+fn params_error(id: Option<&Value>, params: Option<&Value>) -> Option<Response> {
+    if matches!(params, None | Some(Value::Object(_) | Value::Array(_))) {
+        return None;
+    }
+    let error = RpcError::new(code::INVALID_REQUEST, "\"params\" must be an object or an array");
+    Some(error_response(id.cloned().unwrap_or(Value::Null), error))
+}
+
+fn not_an_object() -> Response {
+    error_response(Value::Null, RpcError::new(code::INVALID_REQUEST, "a request must be a JSON object"))
 }
 
 /// A member that is there, `null` included.
@@ -547,6 +548,66 @@ fn to_line(response: &impl Serialize) -> String {
 /// The longest request line served (in bytes); a longer one is skipped to its end and refused, so a
 /// client cannot make the server buffer without bound.
 pub const MAX_REQUEST_BYTES: usize = 8 * 1024 * 1024;
+
+// The line framing below is shared with `ctxgraph mcp`, whose MCP layer (rmcp) would leave
+// an over-long, non-UTF-8 or unparsable line unanswered: every line it serves passes these
+// same checks first, so both servers answer a bad line alike.
+
+/// One line of input, as far as the framing goes.
+pub enum Incoming<'a> {
+    /// The input ended.
+    End,
+    /// Only whitespace: nothing to answer.
+    Blank,
+    /// A line of UTF-8 text, for the server to parse.
+    Text(&'a str),
+    /// A line refused before parsing (over [`MAX_REQUEST_BYTES`], not UTF-8): the reply.
+    Refused(String),
+}
+
+/// Reads the next line of `input` into `buf` (never more than [`MAX_REQUEST_BYTES`] of it).
+pub fn next_line<'a>(input: &mut impl BufRead, buf: &'a mut Vec<u8>) -> io::Result<Incoming<'a>> {
+    Ok(match read_line(input, buf, MAX_REQUEST_BYTES)? {
+        Line::End => Incoming::End,
+        Line::TooLong => {
+            let message = format!("invalid request: the line is over {MAX_REQUEST_BYTES} bytes");
+            Incoming::Refused(error_line(Value::Null, code::INVALID_REQUEST, message))
+        }
+        Line::Read => match std::str::from_utf8(buf) {
+            Ok(text) if text.trim().is_empty() => Incoming::Blank,
+            Ok(text) => Incoming::Text(text),
+            // Not UTF-8: one bad request, not the end of the session.
+            Err(_) => Incoming::Refused(error_line(
+                Value::Null,
+                code::PARSE_ERROR,
+                "parse error: the line is not UTF-8",
+            )),
+        },
+    })
+}
+
+/// A line's JSON value, or the parse error reply. `serde_json` stops at 128 levels of
+/// nesting, so a deeply nested line is refused here, not by a stack overflow.
+pub fn parse_line(line: &str) -> Result<Value, String> {
+    serde_json::from_str(line)
+        .map_err(|err| error_line(Value::Null, code::PARSE_ERROR, format!("parse error: {err}")))
+}
+
+/// The reply refusing `value` as one JSON-RPC 2.0 request (not an object; no `"jsonrpc":
+/// "2.0"`, string `method` or valid `id`; `params` neither an object nor an array), or
+/// `None` when it is a well-formed request or notification.
+pub fn request_error(value: &Value) -> Option<String> {
+    let Value::Object(request) = value else { return Some(to_line(&not_an_object())) };
+    let id = request.get("id");
+    envelope_error(request.get("jsonrpc"), id, request.get("method"))
+        .or_else(|| params_error(id, request.get("params")))
+        .map(|response| to_line(&response))
+}
+
+/// An error response line.
+pub fn error_line(id: Value, code: i64, message: impl Into<String>) -> String {
+    to_line(&error_response(id, RpcError::new(code, message)))
+}
 
 enum Line {
     /// `buf` holds the next line, without its newline.

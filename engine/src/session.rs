@@ -1,7 +1,7 @@
 //! Sessions as inputs: loading an export, appending messages, and the questions asked of
 //! a session (compaction plan, next call's history, nearby rules in its state).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use ctxgraph_queries::opencode::explain::{SessionExplanation, explain_session};
@@ -208,7 +208,7 @@ impl Engine {
                 // except markers still pending at that point: opencode writes a marker's
                 // `tail_start_id` only once its summary is done (K7.3), so it had none yet.
                 let prefix: Vec<Message> = messages[..=at].to_vec();
-                let answered: Vec<&str> = prefix
+                let answered: HashSet<&str> = prefix
                     .iter()
                     .filter(|m| m.info(&self.db).is_completed_summary())
                     .filter_map(|m| m.info(&self.db).parent_id.as_deref())
@@ -216,7 +216,7 @@ impl Engine {
                 let pending: Vec<usize> = (0..prefix.len())
                     .filter(|&i| {
                         prefix[i].compaction_part(&self.db).is_some_and(|p| p.tail_start_id.is_some())
-                            && !answered.contains(&prefix[i].id(&self.db))
+                            && !answered.contains(prefix[i].id(&self.db))
                     })
                     .collect();
                 let mut prefix = prefix;

@@ -12,6 +12,7 @@ mod claude_code;
 mod cli;
 mod explain_lint;
 mod gemini;
+mod mcp;
 mod memory;
 mod secrets;
 mod serve;

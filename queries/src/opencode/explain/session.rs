@@ -2,15 +2,15 @@
 //! and what the next call summarises, keeps and prunes (K4–K11).
 //!
 //! Like the rest of `explain`, nothing here decides anything: the verdicts are the ones
-//! [`nearby_in_session`], [`filtered_history`] and [`compaction_plan`] compute; this module
-//! traces each one to its rule and, for a rule attached again, to the earlier read whose
-//! load no longer counts.
+//! [`nearby_in_session`] (for every read at once: [`SessionReads`]), [`filtered_history`]
+//! and [`compaction_plan`] compute; this module traces each one to its rule and, for a rule
+//! attached again, to the earlier read whose load no longer counts.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::db::{Db, Workspace};
 use crate::opencode::nearby::ReadKind;
@@ -18,9 +18,11 @@ use crate::opencode::session::compaction::{
     CompactionPlan, PlanParams, PruneScan, TurnSize, compaction_plan,
 };
 use crate::opencode::session::convert::model_messages;
-use crate::opencode::session::export::{PartKind, Role, ToolState, ToolStatus};
-use crate::opencode::session::history::{filter_compacted, filtered_history};
-use crate::opencode::session::reads::{Holder, ReadPoint, RuleState, nearby_in_session};
+use crate::opencode::session::export::{Role, ToolStatus};
+use crate::opencode::session::history::{GrowingHistory, filtered_history};
+use crate::opencode::session::reads::{
+    Holder, ReadPoint, RuleState, SessionRead, SessionReads, nearby_in_session,
+};
 use crate::opencode::session::{Message, Session, SessionError};
 use crate::path;
 
@@ -227,22 +229,23 @@ pub fn explain_session(
     }
     let plan = compaction_plan(db, session, params.clone());
     let history = filtered_history(db, session);
-    let cut_by = last_completed_marker(db, messages);
 
     let mut reads = Vec::new();
-    let mut walked: Vec<Walked> = Vec::new();
-    for (at, &message) in messages.iter().enumerate() {
-        for part in message.parts(db) {
-            let Some((file, status)) = read_call(part) else { continue };
-            let point = ReadPoint::InMessage {
-                message: message.id(db).to_owned(),
-                before_part: Some(part.id.clone()),
-            };
-            let file = path::resolve(ws.cwd(db), Path::new(file));
-            let nearby = nearby_in_session(db, ws, session, &file, &point)?;
-            let state = part.state.as_ref();
-            let recorded = (status == ToolStatus::Completed)
-                .then(|| state.into_iter().flat_map(ToolState::loaded).map(PathBuf::from).collect());
+    let mut walk = SessionReads::new(messages);
+    let mut earlier = EarlierReads::default();
+    for &message in messages {
+        let before = Before {
+            user_attached: message.info(db).role == Role::User,
+            history: walk.history(),
+            cut_by: earlier.cut_by.as_deref(),
+        };
+        let mut walked = Vec::new();
+        for SessionRead { part, file, nearby } in walk.reads(db, ws)? {
+            // A read that reached the rules has a state (completed or failed).
+            let Some(state) = &part.state else { continue };
+            let status = state.status;
+            let recorded =
+                (status == ToolStatus::Completed).then(|| state.loaded().map(PathBuf::from).collect());
             let read = ReadExplanation {
                 message: message.id(db).to_owned(),
                 part: Some(part.id.clone()),
@@ -253,14 +256,12 @@ pub fn explain_session(
                 loaded: nearby.loaded.clone(),
                 recorded,
             };
-            let earlier = |rule: &Path| lapsed_load(db, messages, at, &walked, rule);
-            let read = explained(read, nearby.rules, earlier);
+            let read = explained(read, nearby.rules, |rule| earlier.lapsed(rule, &before));
             walked.push(Walked {
-                at,
                 message: read.message.clone(),
                 part: part.id.clone(),
                 failed: status == ToolStatus::Error,
-                pruned: state.is_some_and(ToolState::is_compacted),
+                pruned: state.is_compacted(),
                 attached: read
                     .rules
                     .iter()
@@ -272,6 +273,11 @@ pub fn explain_session(
                 reads.push(read);
             }
         }
+        earlier.add(walked);
+        if message.info(db).is_completed_summary() {
+            earlier.cut_by.clone_from(&message.info(db).parent_id);
+        }
+        walk.advance(db);
     }
     if let Some(file) = asked {
         let file = path::resolve(ws.cwd(db), file);
@@ -286,11 +292,13 @@ pub fn explain_session(
             loaded: nearby.loaded.clone(),
             recorded: None,
         };
-        let earlier = |rule: &Path| lapsed_load(db, messages, messages.len(), &walked, rule);
-        reads.push(explained(read, nearby.rules, earlier));
+        let before =
+            Before { user_attached: false, history: walk.history(), cut_by: earlier.cut_by.as_deref() };
+        reads.push(explained(read, nearby.rules, |rule| earlier.lapsed(rule, &before)));
     }
 
-    let fates = fates(db, messages, history, plan, params, cut_by.as_deref());
+    // Past the last message, the cut is the session's.
+    let fates = fates(db, messages, history, plan, params, earlier.cut_by.as_deref());
     Ok(SessionExplanation {
         session: session.info(db).id.clone(),
         messages: messages.len(),
@@ -302,7 +310,6 @@ pub fn explain_session(
 
 /// A read already explained, as later reads look back at it.
 struct Walked {
-    at: usize,
     message: String,
     part: String,
     failed: bool,
@@ -311,17 +318,53 @@ struct Walked {
     attached: Vec<PathBuf>,
 }
 
-/// The file a `read` part asked for and its status, for calls that got as far as the
-/// rules (completed, or failed after claiming them).
-fn read_call(part: &crate::opencode::session::export::Part) -> Option<(&str, ToolStatus)> {
-    if part.kind() != PartKind::Tool || part.tool.as_deref() != Some("read") {
-        return None;
+/// The reads of the messages before the current one, as its reads look back at them.
+#[derive(Default)]
+struct EarlierReads {
+    /// Each rule file's latest read that attached it.
+    latest: HashMap<PathBuf, Rc<Walked>>,
+    /// The marker of the last completed compaction (K10's cut).
+    cut_by: Option<String>,
+}
+
+/// Where the current message stands: what [`EarlierReads::lapsed`] asks of it.
+struct Before<'a, 'db> {
+    /// A user message: its reads are user-attached files.
+    user_attached: bool,
+    /// K10's history of the messages before it.
+    history: &'a GrowingHistory<'db>,
+    /// The marker of the last completed compaction before it.
+    cut_by: Option<&'a str>,
+}
+
+impl EarlierReads {
+    /// A message's reads, once explained.
+    fn add(&mut self, walked: Vec<Walked>) {
+        for read in walked.into_iter().map(Rc::new) {
+            for rule in &read.attached {
+                self.latest.insert(rule.clone(), Rc::clone(&read));
+            }
+        }
     }
-    let state = part.state.as_ref()?;
-    if !matches!(state.status, ToolStatus::Completed | ToolStatus::Error) {
-        return None;
+
+    /// The latest earlier read that attached `rule` and no longer counts.
+    fn lapsed(&self, rule: &Path, before: &Before<'_, '_>) -> Option<EarlierLoad> {
+        let earlier = self.latest.get(rule)?;
+        let lapse = if before.user_attached {
+            Lapse::UserAttached
+        } else if earlier.failed {
+            Lapse::Failed
+        } else if earlier.pruned {
+            Lapse::Pruned
+        } else if before.history.contains_id(&earlier.message) {
+            // Still in the history and completed: it counts (the walk would have said
+            // `already_loaded`); nothing lapsed.
+            return None;
+        } else {
+            Lapse::CompactedAway { by: before.cut_by.unwrap_or_default().to_owned() }
+        };
+        Some(EarlierLoad { message: earlier.message.clone(), part: earlier.part.clone(), lapse })
     }
-    Some((state.input.as_ref()?.get("filePath").and_then(Value::as_str)?, state.status))
 }
 
 fn explained(
@@ -349,42 +392,6 @@ fn explained(
         })
         .collect();
     read
-}
-
-/// The latest read before message `at` that attached `rule` and no longer counts at `at`.
-fn lapsed_load(
-    db: &dyn Db,
-    messages: &[Message],
-    at: usize,
-    walked: &[Walked],
-    rule: &Path,
-) -> Option<EarlierLoad> {
-    let earlier = walked.iter().rev().find(|w| w.at < at && w.attached.iter().any(|p| p == rule))?;
-    let lapse = if messages.get(at).is_some_and(|m| m.info(db).role == Role::User) {
-        Lapse::UserAttached
-    } else if earlier.failed {
-        Lapse::Failed
-    } else if earlier.pruned {
-        Lapse::Pruned
-    } else {
-        let history = filter_compacted(db, &messages[..at]);
-        if history.iter().any(|m| m.id(db) == earlier.message) {
-            // Still in the history and completed: it counts (the walk would have said
-            // `already_loaded`); nothing lapsed.
-            return None;
-        }
-        Lapse::CompactedAway { by: last_completed_marker(db, &messages[..at]).unwrap_or_default() }
-    };
-    Some(EarlierLoad { message: earlier.message.clone(), part: earlier.part.clone(), lapse })
-}
-
-/// The marker of the last completed compaction in `messages` (K10's cut).
-fn last_completed_marker(db: &dyn Db, messages: &[Message]) -> Option<String> {
-    messages
-        .iter()
-        .rev()
-        .find(|m| m.info(db).is_completed_summary())
-        .and_then(|m| m.info(db).parent_id.clone())
 }
 
 fn next_step(db: &dyn Db, messages: &[Message], plan: &CompactionPlan, params: &PlanParams) -> NextStep {

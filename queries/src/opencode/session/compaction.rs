@@ -2,6 +2,7 @@
 //! the usable window, overflow, the tail kept verbatim, the head rendered for the
 //! summarizer, the previous summary it anchors to, and what pruning marks.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use serde::Serialize;
@@ -229,14 +230,16 @@ pub fn compaction_plan(db: &dyn Db, session: Session, params: PlanParams) -> Com
 fn without_compactions(db: &dyn Db, history: &[Message], facts: &[&Facts]) -> (Vec<usize>, Option<String>) {
     let mut dropped = vec![false; facts.len()];
     let mut previous = None;
+    // Each marker by id (the first of duplicates, as a scan from the start finds it).
+    let mut markers: HashMap<&str, usize> = HashMap::new();
+    for (i, m) in facts.iter().enumerate().rev().filter(|(_, m)| m.role == Role::User && m.marker.is_some()) {
+        markers.insert(m.id.as_str(), i);
+    }
     for (i, summary) in facts.iter().enumerate() {
         if !summary.completed_summary {
             continue;
         }
-        let marker = facts.iter().position(|m| {
-            Some(m.id.as_str()) == summary.parent_id.as_deref() && m.role == Role::User && m.marker.is_some()
-        });
-        let Some(marker) = marker else { continue };
+        let Some(&marker) = summary.parent_id.as_deref().and_then(|id| markers.get(id)) else { continue };
         dropped[marker] = true;
         dropped[i] = true;
         // Summaries are few: their text is read off the message itself.
@@ -300,10 +303,9 @@ fn select_tail(
         sizes.push(TurnSize { id, tokens: size, fits: false, kept: false });
         let remaining = budget - total;
         if remaining > 0 && turn_end - turn_start > 1 {
-            let split = (turn_start + 1..turn_end)
-                .find(|&from| estimate_messages(db, &messages[from..turn_end], &params.target) <= remaining);
-            if split.is_some() {
-                start = split;
+            let split = split_tail(db, &messages[turn_start + 1..turn_end], &params.target, remaining);
+            if let Some(from) = split {
+                start = Some(turn_start + 1 + from);
             }
         }
         break;
@@ -316,6 +318,22 @@ fn select_tail(
         }
     }
     (sizes, start)
+}
+
+/// The first `from` whose `messages[from..]` fit in `remaining` (erratum: the binary tries
+/// each start in turn, oldest first). A suffix only grows as `from` moves back, so the ones
+/// that fit are the shortest few: summed from the end, newest first, in one pass.
+fn split_tail(db: &dyn Db, messages: &[Message], target: &TargetModel, remaining: u64) -> Option<usize> {
+    let mut len = JsonLen::default();
+    let mut split = None;
+    for (from, &message) in messages.iter().enumerate().rev() {
+        len = model_json_len(db, message, target.clone()).plus(len);
+        if estimate_units(len.list_units()) > remaining {
+            break;
+        }
+        split = Some(from);
+    }
+    split
 }
 
 /// One message as the summarizer reads it (erratum): `[User]: …`, `[Assistant]: …`,

@@ -27,6 +27,62 @@ pub fn filter_compacted(db: &dyn Db, messages: &[Message]) -> Vec<Message> {
     filter_indices(&facts).into_iter().map(|i| messages[i]).collect()
 }
 
+/// [`filter_compacted`] of each prefix of a list in turn (`messages[..0]`, `[..1]`, …),
+/// for a walk that needs the history before every message.
+///
+/// Filtering every prefix anew costs time quadratic in the session. It need not: a message
+/// that is neither a compaction marker nor a summary leaves K10's backward walk as it found
+/// it (it answers no marker and is no marker), and no reordering moves it, so it only joins
+/// the end of the history. Only markers and summaries re-run the filter.
+pub struct GrowingHistory<'db> {
+    messages: &'db [Message],
+    /// The prefix covered: `messages[..len]`.
+    len: usize,
+    history: Vec<Message>,
+    /// The ids of `history`.
+    ids: HashSet<String>,
+}
+
+/// How the history changed when the prefix grew by one message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Growth {
+    /// The message joined the end of the history.
+    Appended(Message),
+    /// The message reshaped the history (a compaction marker or a summary): filtered anew.
+    Refiltered,
+}
+
+impl<'db> GrowingHistory<'db> {
+    /// The history of no message, growing along `messages`.
+    pub fn new(messages: &'db [Message]) -> Self {
+        GrowingHistory { messages, len: 0, history: Vec::new(), ids: HashSet::new() }
+    }
+
+    /// `filter_compacted(db, &messages[..len])`, `len` being how far the prefix grew.
+    pub fn history(&self) -> &[Message] {
+        &self.history
+    }
+
+    /// A message with this id is in the history.
+    pub fn contains_id(&self, id: &str) -> bool {
+        self.ids.contains(id)
+    }
+
+    /// Takes in the next message of the list (none left: nothing changes).
+    pub fn grow(&mut self, db: &dyn Db) -> Option<Growth> {
+        let &message = self.messages.get(self.len)?;
+        self.len += 1;
+        if message.compaction_part(db).is_some() || message.info(db).is_summary() {
+            self.history = filter_compacted(db, &self.messages[..self.len]);
+            self.ids = self.history.iter().map(|m| m.id(db).to_owned()).collect();
+            return Some(Growth::Refiltered);
+        }
+        self.history.push(message);
+        self.ids.insert(message.id(db).to_owned());
+        Some(Growth::Appended(message))
+    }
+}
+
 /// K10 over the messages' facts: the indices kept, in the order the model sees them.
 fn filter_indices(facts: &[&Facts]) -> Vec<usize> {
     // Markers whose summary finished without error.

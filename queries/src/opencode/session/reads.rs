@@ -2,15 +2,16 @@
 //! reads in the step's history are skipped, and reads in the same assistant message claim
 //! each rule once.
 
-use std::collections::BTreeMap;
+use std::cell::OnceCell;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::Value;
 
-use super::export::{PartKind, Role, ToolStatus};
-use super::history::filter_compacted;
-use super::race::{self, Racer, Verdict};
+use super::export::{Part, PartKind, Role, ToolStatus};
+use super::history::{GrowingHistory, Growth, filter_compacted};
+use super::race::{self, Outcome, Racer, Verdict};
 use super::{Message, Session, SessionError};
 use crate::db::{Db, Workspace};
 use crate::opencode::nearby::{Nearby, NearbyRule, ReadKind, Skip, nearby_rules, reminder};
@@ -135,28 +136,6 @@ impl SessionNearby {
     }
 }
 
-/// How the read tool's errors after the nearby rules were claimed begin (N6).
-const FAILS_AFTER_RULES: [&str; 2] = ["Cannot read binary file", "Offset "];
-
-/// One read of the step the question is about.
-struct StepRead {
-    /// Its tool part (`None`: the read asked about, not in the export).
-    part: Option<String>,
-    file: PathBuf,
-    /// Completed: its recorded `metadata.loaded`, what happened.
-    recorded: Option<Vec<PathBuf>>,
-}
-
-impl StepRead {
-    fn holder(&self) -> Holder {
-        Holder { part: self.part.clone(), file: self.file.clone() }
-    }
-
-    fn label(&self) -> String {
-        self.part.clone().unwrap_or_default()
-    }
-}
-
 /// N2–N6 for a read of `target` at `point`.
 ///
 /// The reads of one assistant message run concurrently and claim each rule once (N4);
@@ -195,52 +174,40 @@ pub fn nearby_in_session(
         ReadPoint::NextStep => None,
     };
     let (group, asked) = step_reads(db, ws, current, before_part, &target);
-    let walks: Vec<&Nearby> = group
-        .iter()
-        .map(|read| nearby_rules(db, ws, read.file.clone()).as_ref().map_err(Clone::clone))
-        .collect::<Result<_, _>>()?;
-    let skipped = |rule: &NearbyRule| {
-        !matches!(state(rule, &already, &BTreeMap::new()), RuleState::Attached | RuleState::Empty)
-    };
-    let rules = if let (Some(recorded), Some(_)) = (&group[asked].recorded, before_part) {
-        // The past: the record, and the model run over the whole step from its start.
-        let model = modelled(&group, &walks, asked, &(0..group.len()).collect::<Vec<_>>(), &already, skipped);
-        recorded_rules(&group, walks[asked], asked, recorded, model)
-    } else {
-        // Mid-step: the completed reads' claims are made; the others race from here.
-        let racing: Vec<usize> =
-            (0..group.len()).filter(|&k| k == asked || group[k].recorded.is_none()).collect();
-        let made = |rule: &NearbyRule| {
-            group
-                .iter()
-                .enumerate()
-                .any(|(k, r)| k != asked && r.recorded.as_ref().is_some_and(|l| l.contains(&rule.path)))
-        };
-        let mut rules = modelled(&group, &walks, asked, &racing, &already, |r| skipped(r) || made(r));
-        for rule in &mut rules {
-            let by = group.iter().find(|r| r.recorded.as_ref().is_some_and(|l| l.contains(&rule.path)));
-            if let (RuleState::Attached | RuleState::Empty, Some(by)) = (&rule.state, by) {
-                rule.state = RuleState::Claimed { by_part: by.label() };
-            }
-        }
-        rules
-    };
-    Ok(outcome(walks[asked], rules))
+    let step = Step::new(db, ws, group, &already)?;
+    let in_past = before_part.is_some() && step.group[asked].recorded.is_some();
+    Ok(step.answer(asked, in_past))
 }
 
-/// The reads of `current` that got as far as the rules (completed, failed after claiming,
-/// or still in flight), and which of them the question is about; a read not in the
-/// message joins it last.
-fn step_reads(
-    db: &dyn Db,
-    ws: Workspace,
-    current: Option<Message>,
-    before_part: Option<&str>,
-    target: &Path,
-) -> (Vec<StepRead>, usize) {
+/// How the read tool's errors after the nearby rules were claimed begin (N6).
+const FAILS_AFTER_RULES: [&str; 2] = ["Cannot read binary file", "Offset "];
+
+/// One read of the step the question is about.
+struct StepRead<'db> {
+    /// Its tool part (`None`: the read asked about, not in the export).
+    part: Option<&'db Part>,
+    file: PathBuf,
+    /// Still running or pending.
+    in_flight: bool,
+    /// Completed: its recorded `metadata.loaded`, what happened.
+    recorded: Option<Vec<PathBuf>>,
+}
+
+impl StepRead<'_> {
+    fn holder(&self) -> Holder {
+        Holder { part: self.part.map(|p| p.id.clone()), file: self.file.clone() }
+    }
+
+    fn label(&self) -> String {
+        self.part.map(|p| p.id.clone()).unwrap_or_default()
+    }
+}
+
+/// The reads of `message` that got as far as the rules (completed, failed after claiming,
+/// or still in flight), in call order.
+fn message_reads<'db>(db: &'db dyn Db, ws: Workspace, message: Message) -> Vec<StepRead<'db>> {
     let mut group = Vec::new();
-    let mut asked = None;
-    for part in current.map(|m| m.parts(db).as_slice()).unwrap_or_default() {
+    for part in message.parts(db) {
         let Some((file, status)) = read_call(part) else { continue };
         // A failed read walked only if it failed after the rules (N1, N6): a missing file
         // fails before.
@@ -248,90 +215,259 @@ fn step_reads(
         if status == ToolStatus::Error && !FAILS_AFTER_RULES.iter().any(|p| error.starts_with(p)) {
             continue;
         }
-        let file = path::resolve(ws.cwd(db), Path::new(file));
-        let in_flight = matches!(status, ToolStatus::Running | ToolStatus::Pending);
-        let is_asked = match before_part {
-            Some(id) => id == part.id,
-            // The mid-step question: the read of FILE may already be in flight.
-            None => in_flight && asked.is_none() && file == target,
-        };
-        if is_asked {
-            asked = Some(group.len());
-        }
-        let recorded = part.completed_tool().map(|s| s.loaded().map(PathBuf::from).collect());
-        group.push(StepRead { part: Some(part.id.clone()), file, recorded });
+        group.push(StepRead {
+            part: Some(part),
+            file: path::resolve(ws.cwd(db), Path::new(file)),
+            in_flight: matches!(status, ToolStatus::Running | ToolStatus::Pending),
+            recorded: part.completed_tool().map(|s| s.loaded().map(PathBuf::from).collect()),
+        });
     }
+    group
+}
+
+/// The reads of `current` ([`message_reads`]) and which of them the question is about: the
+/// part `before_part`, else (the mid-step question) the first read of `target` in flight;
+/// a read not in the message joins it last.
+fn step_reads<'db>(
+    db: &'db dyn Db,
+    ws: Workspace,
+    current: Option<Message>,
+    before_part: Option<&str>,
+    target: &Path,
+) -> (Vec<StepRead<'db>>, usize) {
+    let mut group = current.map(|message| message_reads(db, ws, message)).unwrap_or_default();
+    let asked = match before_part {
+        Some(id) => group.iter().rposition(|read| read.part.is_some_and(|p| p.id == id)),
+        None => group.iter().position(|read| read.in_flight && read.file == target),
+    };
     let asked = asked.unwrap_or_else(|| {
-        group.push(StepRead { part: None, file: target.to_path_buf(), recorded: None });
+        group.push(StepRead { part: None, file: target.to_path_buf(), in_flight: false, recorded: None });
         group.len() - 1
     });
     (group, asked)
 }
 
-/// The asked read's rules as the model has them: `racing` (indices into `group`, which
-/// includes `asked`) race; `settled` rules are not contested.
-fn modelled(
-    group: &[StepRead],
-    walks: &[&Nearby],
-    asked: usize,
-    racing: &[usize],
-    already: &BTreeMap<PathBuf, String>,
-    settled: impl Fn(&NearbyRule) -> bool,
-) -> Vec<SessionRule> {
-    let racers: Vec<Racer<'_>> = racing.iter().map(|&k| Racer { rules: &walks[k].rules }).collect();
-    let outcomes = race::run(&racers, settled);
-    let at = racing.iter().position(|&k| k == asked).unwrap_or_default();
-    walks[asked]
-        .rules
-        .iter()
-        .zip(&outcomes[at])
-        .map(|(rule, outcome)| {
-            let state = match outcome.verdict {
-                Verdict::Settled | Verdict::Claims => state(rule, already, &BTreeMap::new()),
-                Verdict::Lost(by) => RuleState::Claimed { by_part: group[racing[by]].label() },
-            };
-            let race = (outcome.holders.len() > 1)
-                .then(|| outcome.holders.iter().map(|&h| group[racing[h]].holder()).collect());
-            SessionRule { path: rule.path.clone(), state, race, computed: None }
-        })
-        .collect()
+/// One step's reads with their walks, ready to answer for any of them: each race is run
+/// once per step and the records are indexed by rule, so answering for every read of a
+/// message of thousands of parallel reads stays linear in them.
+struct Step<'a, 'db> {
+    group: Vec<StepRead<'db>>,
+    walks: Vec<&'db Nearby>,
+    /// N2's loads of the history.
+    already: &'a BTreeMap<PathBuf, String>,
+    /// For each rule a completed read recorded, those reads, in call order.
+    recorded_by: HashMap<PathBuf, Vec<usize>>,
+    /// The past: the race over every read of the step from its start.
+    whole: OnceCell<StepRace>,
+    /// Mid-step: the race among the reads not completed, the completed ones' claims made.
+    open: OnceCell<StepRace>,
 }
 
-/// A completed read's rules as the export records them, with the model's answer where it
-/// differs: a rule in its `metadata.loaded` was attached; one another read of the message
-/// recorded was claimed by it; the rest keep the model's reason.
-fn recorded_rules(
-    group: &[StepRead],
-    walk: &Nearby,
-    asked: usize,
-    recorded: &[PathBuf],
-    model: Vec<SessionRule>,
-) -> Vec<SessionRule> {
-    walk.rules
-        .iter()
-        .zip(model)
-        .map(|(rule, mut modelled)| {
-            let by_other = group
-                .iter()
-                .enumerate()
-                .find(|(k, r)| *k != asked && r.recorded.as_ref().is_some_and(|l| l.contains(&rule.path)));
-            let truth = if recorded.contains(&rule.path) {
-                RuleState::Attached
-            } else if let Some((_, other)) = by_other {
-                RuleState::Claimed { by_part: other.label() }
-            } else if modelled.state == RuleState::Attached {
-                // Not loaded, not recorded by another completed read: a read of the step
-                // that failed or is still running took it.
-                RuleState::Claimed { by_part: String::new() }
-            } else {
-                modelled.state.clone()
-            };
-            if truth != modelled.state {
-                modelled.computed = Some(std::mem::replace(&mut modelled.state, truth));
+/// A race run over some of a step's reads.
+struct StepRace {
+    /// The racing reads (indices into the step's group), in call order.
+    racing: Vec<usize>,
+    /// Each racing read's outcomes, rule by rule.
+    outcomes: Vec<Vec<Outcome>>,
+}
+
+impl<'a, 'db> Step<'a, 'db> {
+    fn new(
+        db: &'db dyn Db,
+        ws: Workspace,
+        group: Vec<StepRead<'db>>,
+        already: &'a BTreeMap<PathBuf, String>,
+    ) -> Result<Self, SessionError> {
+        let walks: Vec<&'db Nearby> = group
+            .iter()
+            .map(|read| nearby_rules(db, ws, read.file.clone()).as_ref().map_err(Clone::clone))
+            .collect::<Result<_, _>>()?;
+        let mut recorded_by: HashMap<PathBuf, Vec<usize>> = HashMap::new();
+        for (k, read) in group.iter().enumerate() {
+            for path in read.recorded.iter().flatten() {
+                let readers = recorded_by.entry(path.clone()).or_default();
+                // A record lists a rule once; a hand-edited one may not.
+                if readers.last() != Some(&k) {
+                    readers.push(k);
+                }
             }
-            modelled
-        })
-        .collect()
+        }
+        Ok(Step { group, walks, already, recorded_by, whole: OnceCell::new(), open: OnceCell::new() })
+    }
+
+    /// What read `asked` attaches: for a completed read in the past (`in_past`), the record
+    /// with the model's answer beside it; otherwise the model, completed reads' claims made.
+    fn answer(&self, asked: usize, in_past: bool) -> SessionNearby {
+        let rules = if in_past {
+            let race = self.whole.get_or_init(|| self.race((0..self.group.len()).collect(), |_| false));
+            let model = self.modelled(race, asked);
+            self.recorded_rules(asked, model)
+        } else {
+            // `asked` is never a completed read here, so it races.
+            let race = self.open.get_or_init(|| {
+                let racing = (0..self.group.len()).filter(|&k| self.group[k].recorded.is_none()).collect();
+                self.race(racing, |rule| self.recorded_by.contains_key(rule.path.as_path()))
+            });
+            let mut rules = self.modelled(race, asked);
+            for rule in &mut rules {
+                let by = self.recorded_by.get(rule.path.as_path()).and_then(|readers| readers.first());
+                if let (RuleState::Attached | RuleState::Empty, Some(&by)) = (&rule.state, by) {
+                    rule.state = RuleState::Claimed { by_part: self.group[by].label() };
+                }
+            }
+            rules
+        };
+        outcome(self.walks[asked], rules)
+    }
+
+    /// Runs the race among `racing`; rules skipped for every read (N2, N3) and those
+    /// `made_already` are not contested.
+    fn race(&self, racing: Vec<usize>, made_already: impl Fn(&NearbyRule) -> bool) -> StepRace {
+        let skipped = |rule: &NearbyRule| {
+            !matches!(state(rule, self.already, &BTreeMap::new()), RuleState::Attached | RuleState::Empty)
+        };
+        let racers: Vec<Racer<'_>> = racing.iter().map(|&k| Racer { rules: &self.walks[k].rules }).collect();
+        let outcomes = race::run(&racers, |rule| skipped(rule) || made_already(rule));
+        StepRace { racing, outcomes }
+    }
+
+    /// The asked read's rules as `race` has them.
+    fn modelled(&self, race: &StepRace, asked: usize) -> Vec<SessionRule> {
+        let at = race.racing.binary_search(&asked).unwrap_or_default();
+        self.walks[asked]
+            .rules
+            .iter()
+            .zip(&race.outcomes[at])
+            .map(|(rule, outcome)| {
+                let state = match outcome.verdict {
+                    Verdict::Settled | Verdict::Claims => state(rule, self.already, &BTreeMap::new()),
+                    Verdict::Lost(by) => RuleState::Claimed { by_part: self.group[race.racing[by]].label() },
+                };
+                let race = (outcome.holders.len() > 1)
+                    .then(|| outcome.holders.iter().map(|&h| self.group[race.racing[h]].holder()).collect());
+                SessionRule { path: rule.path.clone(), state, race, computed: None }
+            })
+            .collect()
+    }
+
+    /// A completed read's rules as the export records them, with the model's answer where
+    /// it differs: a rule in its `metadata.loaded` was attached; one another read of the
+    /// message recorded was claimed by it; the rest keep the model's reason.
+    fn recorded_rules(&self, asked: usize, model: Vec<SessionRule>) -> Vec<SessionRule> {
+        let recorded = self.group[asked].recorded.as_deref().unwrap_or_default();
+        self.walks[asked]
+            .rules
+            .iter()
+            .zip(model)
+            .map(|(rule, mut modelled)| {
+                let by_other = self
+                    .recorded_by
+                    .get(rule.path.as_path())
+                    .and_then(|readers| readers.iter().find(|&&k| k != asked));
+                let truth = if recorded.contains(&rule.path) {
+                    RuleState::Attached
+                } else if let Some(&other) = by_other {
+                    RuleState::Claimed { by_part: self.group[other].label() }
+                } else if modelled.state == RuleState::Attached {
+                    // Not loaded, not recorded by another completed read: a read of the step
+                    // that failed or is still running took it.
+                    RuleState::Claimed { by_part: String::new() }
+                } else {
+                    modelled.state.clone()
+                };
+                if truth != modelled.state {
+                    modelled.computed = Some(std::mem::replace(&mut modelled.state, truth));
+                }
+                modelled
+            })
+            .collect()
+    }
+}
+
+/// A read of a session, as [`nearby_in_session`] answers it at its own part.
+pub struct SessionRead<'db> {
+    /// Its tool part.
+    pub part: &'db Part,
+    /// The file read, resolved against the workspace.
+    pub file: PathBuf,
+    /// What it attaches.
+    pub nearby: SessionNearby,
+}
+
+/// Every message's reads, in session order, each as [`nearby_in_session`] answers it at its
+/// own part, in time linear in the session: the history before each message grows along
+/// the session ([`GrowingHistory`]) and N2's loaded rules with it, and each race of a
+/// message is run once for all of its reads.
+pub struct SessionReads<'db> {
+    history: GrowingHistory<'db>,
+    /// [`loaded_by`] of the history.
+    loaded: BTreeMap<PathBuf, String>,
+    messages: &'db [Message],
+    /// The message whose reads come next.
+    at: usize,
+}
+
+impl<'db> SessionReads<'db> {
+    /// Before the first message of `messages`.
+    pub fn new(messages: &'db [Message]) -> Self {
+        SessionReads { history: GrowingHistory::new(messages), loaded: BTreeMap::new(), messages, at: 0 }
+    }
+
+    /// K10's history of the messages before the current one.
+    pub fn history(&self) -> &GrowingHistory<'db> {
+        &self.history
+    }
+
+    /// The current message's `read` calls, in part order (none once past the last message).
+    pub fn reads(&self, db: &'db dyn Db, ws: Workspace) -> Result<Vec<SessionRead<'db>>, SessionError> {
+        let Some(&message) = self.messages.get(self.at) else { return Ok(Vec::new()) };
+        let calls: Vec<(&'db Part, PathBuf)> = message
+            .parts(db)
+            .iter()
+            .filter_map(|part| {
+                read_call(part).map(|(file, _)| (part, path::resolve(ws.cwd(db), Path::new(file))))
+            })
+            .collect();
+        if calls.is_empty() {
+            return Ok(Vec::new());
+        }
+        // N4: a user-attached file is read with no history.
+        let none = BTreeMap::new();
+        let already = if message.info(db).role == Role::User { &none } else { &self.loaded };
+        let step = Step::new(db, ws, message_reads(db, ws, message), already)?;
+        // The last read of each part id, as `before_part` finds it.
+        let index: HashMap<&str, usize> = step
+            .group
+            .iter()
+            .enumerate()
+            .filter_map(|(k, read)| read.part.map(|p| (p.id.as_str(), k)))
+            .collect();
+        calls
+            .into_iter()
+            .map(|(part, file)| {
+                let nearby = match index.get(part.id.as_str()) {
+                    Some(&k) => step.answer(k, step.group[k].recorded.is_some()),
+                    // A read that failed before its rules: asked about as a read joining
+                    // the step, as `nearby_in_session` does.
+                    None => {
+                        let (group, asked) = step_reads(db, ws, Some(message), Some(&part.id), &file);
+                        Step::new(db, ws, group, already)?.answer(asked, false)
+                    }
+                };
+                Ok(SessionRead { part, file, nearby })
+            })
+            .collect()
+    }
+
+    /// Moves to the next message: the current one joins the history.
+    pub fn advance(&mut self, db: &'db dyn Db) {
+        match self.history.grow(db) {
+            Some(Growth::Appended(message)) => add_loads(db, &mut self.loaded, message),
+            Some(Growth::Refiltered) => self.loaded = loaded_by(db, self.history.history()),
+            None => {}
+        }
+        self.at += 1;
+    }
 }
 
 fn outcome(nearby: &Nearby, rules: Vec<SessionRule>) -> SessionNearby {
@@ -381,24 +517,29 @@ fn state(
 /// first part that loaded it.
 fn loaded_by(db: &dyn Db, history: &[Message]) -> BTreeMap<PathBuf, String> {
     let mut loaded = BTreeMap::new();
-    for message in history {
-        for part in message.parts(db) {
-            let Some(state) = part.completed_tool() else { continue };
-            if part.tool.as_deref() != Some("read") || state.is_compacted() {
-                continue;
-            }
-            for path in state.loaded() {
-                loaded.entry(PathBuf::from(path)).or_insert_with(|| part.id.clone());
-            }
-        }
+    for &message in history {
+        add_loads(db, &mut loaded, message);
     }
     loaded
+}
+
+/// [`loaded_by`] for one more message at the end of the history.
+fn add_loads(db: &dyn Db, loaded: &mut BTreeMap<PathBuf, String>, message: Message) {
+    for part in message.parts(db) {
+        let Some(state) = part.completed_tool() else { continue };
+        if part.tool.as_deref() != Some("read") || state.is_compacted() {
+            continue;
+        }
+        for path in state.loaded() {
+            loaded.entry(PathBuf::from(path)).or_insert_with(|| part.id.clone());
+        }
+    }
 }
 
 /// The file a `read` tool part asked for and its status, when the call got as far as
 /// resolving rules (completed, failed after the rules were claimed) or may be doing so (in
 /// flight: `running`, `pending`).
-fn read_call(part: &super::export::Part) -> Option<(&str, ToolStatus)> {
+fn read_call(part: &Part) -> Option<(&str, ToolStatus)> {
     if part.kind() != PartKind::Tool || part.tool.as_deref() != Some("read") {
         return None;
     }
