@@ -29,6 +29,15 @@ impl TokenCounter for O200k {
     }
 }
 
+impl O200k {
+    /// Builds the tables afresh, as a process's first count does: for the benchmark of that
+    /// cost (benches/tokens.rs), not for use.
+    #[doc(hidden)]
+    pub fn build_tables() -> impl Sized {
+        unpack(PACKED).expect("build.rs packed a valid o200k_base")
+    }
+}
+
 static O200K_BASE: LazyLock<CoreBPE> =
     LazyLock::new(|| unpack(PACKED).expect("build.rs packed a valid o200k_base"));
 
