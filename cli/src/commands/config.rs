@@ -79,7 +79,7 @@ fn paint(style: Style, text: &str) -> String {
 /// Where an origin points: `path:line:col`, a URL, or a variable name, plus the
 /// substitution it came through.
 fn describe(origin: &Provenance) -> String {
-    let mut text = origin.source.name.clone();
+    let mut text = origin.source.name();
     if let Some(at) = origin.at {
         let _ = write!(text, ":{}:{}", at.line, at.column);
     }
@@ -150,7 +150,7 @@ fn leaf_line(path: &[String], node: &Node, secrets: bool, p: &Palette) -> String
         let _ = write!(line, "  {}", paint(p.dim, &format!("via {}", node.origin.via.join(", "))));
     }
     if !node.overridden.is_empty() {
-        let earlier: Vec<String> = node.overridden.iter().map(|o| o.origin.source.name.clone()).collect();
+        let earlier: Vec<String> = node.overridden.iter().map(|o| o.origin.source.name()).collect();
         let _ = write!(line, "  {}", paint(p.dim, &format!("(overrides {})", earlier.join(", "))));
     }
     line
@@ -213,7 +213,7 @@ impl OriginReport {
     fn new(origin: &Provenance) -> Self {
         OriginReport {
             kind: origin.source.kind,
-            source: origin.source.name.clone(),
+            source: origin.source.name(),
             rule: origin.source.kind.rule(),
             line: origin.at.map(|a| a.line),
             column: origin.at.map(|a| a.column),

@@ -163,6 +163,30 @@ fn huge_rule_file() {
     insta::assert_snapshot!(sandbox.run(&["build", "--section", "instructions"]).to_string());
 }
 
+/// #24 D9: a config over 4 MiB is refused with exit 2, naming the file and the limit, before
+/// it is parsed (each byte of config costs ~100 bytes of memory); one at the limit loads.
+#[test]
+fn config_over_the_size_limit() {
+    use ctxgraph_queries::opencode::config::MAX_CONFIG_BYTES;
+    assert_eq!(MAX_CONFIG_BYTES, 4 * 1024 * 1024, "the limit README and docs/opencode/config.md state");
+    let sandbox = Sandbox::new();
+    let padded = |len: usize| format!("{{{}}}", " ".repeat(len - 2));
+    sandbox.write("repo/opencode.json", padded(MAX_CONFIG_BYTES + 1));
+    let run = sandbox.run(&["build", "--section", "instructions"]);
+    assert_eq!(run.code, 2, "{run}");
+    assert!(
+        run.stderr.contains(
+            "[TMP]/repo/opencode.json: config is 4194305 bytes, over ctxgraph's limit of 4194304 bytes"
+        ),
+        "{run}"
+    );
+    let json = sandbox.run(&["build", "--format", "json"]);
+    assert!(json.stdout.contains("\"config-too-large\""), "{json}");
+    sandbox.write("repo/opencode.json", padded(MAX_CONFIG_BYTES));
+    let run = sandbox.run(&["build", "--section", "instructions"]);
+    assert_eq!(run.code, 0, "{run}");
+}
+
 /// A directory named `AGENTS.md` exists (so `CLAUDE.md` is not used) and reads as empty.
 #[test]
 fn directory_named_agents_md() {
@@ -366,17 +390,17 @@ fn an_instructions_entry_with_too_many_brace_expansions() {
     assert_eq!(sandbox.run(&["build"]).code, 0);
 }
 
-/// A syntax error deep in a 10 MB one-line config, or 100k levels down, prints a window of
-/// the line around the column, not the line (#14 item 8).
+/// A syntax error deep in a 4 MB one-line config (just under the size limit), or 100k
+/// levels down, prints a window of the line around the column, not the line (#14 item 8).
 #[test]
 fn error_snippets_are_bounded_on_huge_lines() {
     let sandbox = Sandbox::new();
-    let huge = format!("{{\"x\": \"{}\" \"y\": 1}}", "a".repeat(10_000_000));
+    let huge = format!("{{\"x\": \"{}\" \"y\": 1}}", "a".repeat(4_000_000));
     sandbox.write("repo/opencode.json", &huge);
     let run = sandbox.run(&["build"]);
     assert_eq!(run.code, 2, "{run}");
     // `{"x": "` is 7 characters, then the string and a space: the second key is the error.
-    assert!(run.stderr.contains("opencode.json:1:10000010"), "{}", run.stderr);
+    assert!(run.stderr.contains("opencode.json:1:4000010"), "{}", run.stderr);
     assert!(run.stderr.len() < 1_000, "{} bytes of stderr", run.stderr.len());
     let json = sandbox.run(&["build", "--format", "json"]);
     assert!(json.stdout.len() < 1_000, "{} bytes of JSON", json.stdout.len());

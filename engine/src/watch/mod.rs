@@ -10,8 +10,11 @@
 //! paths to one directory share one inotify watch (notify then reports events under only
 //! one of them, and dropping either drops both). So every directory is watched once, by
 //! its canonical path, and events are mapped back to each lexical path that reaches it.
-//! A symlink on the way to an input also has its parent watched (to see it re-pointed),
-//! and a symlinked file has its target's directory watched (to see the target edited).
+//! A symlink is resolved here as the kernel resolves it, one directory entry at a time
+//! (links to links included), and every directory an entry was looked up in is watched:
+//! the link's own (to see it re-pointed), each ancestor of its target (to see one renamed,
+//! removed or created), and the target's (to see it edited). An event at or above a path
+//! looked up re-states the link and everything read through it (#24 D1).
 //!
 //! **Incremental.** The watch set is kept as reference counts: each input records the
 //! directories it needs, new inputs are read from the `Files` creation log, and an event
@@ -32,7 +35,8 @@
 //! [`Watcher::sync_point`] see every write that completed before it was called.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::path::{Path, PathBuf};
+use std::ffi::OsString;
+use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -42,7 +46,6 @@ use crate::database::Database;
 use crate::index::{subtree, subtree_of_set};
 use crate::{Applied, ChangeEvent, Engine};
 use ctxgraph_queries::Db;
-use ctxgraph_queries::path::normalize;
 use ctxgraph_queries::system::FileKind;
 
 /// A batch is flushed after this long without a new event…
@@ -165,8 +168,11 @@ pub struct Watcher {
     /// Canonical directory → the lexical paths that reach it, each with the number of
     /// inputs that need it through that path. A directory is wanted while this is non-empty.
     dirs: BTreeMap<Arc<Path>, Users>,
-    /// Canonical target of a symlinked file input → the lexical inputs that point at it.
-    targets: BTreeMap<Arc<Path>, Users>,
+    /// Canonical path looked up while following a symlink → the lexical links whose
+    /// resolution went through it (each with the number of inputs that need it that way).
+    /// Something appearing, vanishing or being renamed at or above such a path changes
+    /// where the link leads, and so everything read through it.
+    lookups: BTreeMap<Arc<Path>, Users>,
     /// Every input, with what it needs watched.
     inputs: BTreeMap<Arc<Path>, Needs>,
     /// How many of the `Files` table's inputs (in creation order) are in `inputs`.
@@ -192,20 +198,20 @@ enum Needs {
     Linked(Box<Linked>),
 }
 
-/// The directories an input needs watched, and the symlink targets it aliases.
+/// The directories an input needs watched, and the paths its symlinks were resolved
+/// through.
 #[derive(Clone, Debug, Default)]
 struct Linked {
     /// (canonical, lexical) pairs.
     dirs: Vec<(Arc<Path>, Arc<Path>)>,
-    /// Canonical targets of the symlinks the input itself is (the last one and those
-    /// between).
-    targets: Vec<Arc<Path>>,
+    /// (looked-up path, lexical link) pairs: see [`Watcher::lookups`].
+    lookups: Vec<(Arc<Path>, Arc<Path>)>,
 }
 
 impl Needs {
     /// The compact form where there is one.
     fn from_linked(linked: Linked) -> Self {
-        match (linked.dirs.as_slice(), linked.targets.as_slice()) {
+        match (linked.dirs.as_slice(), linked.lookups.as_slice()) {
             ([], []) => Needs::Nothing,
             ([(canonical, dir)], []) if canonical == dir => Needs::Dir(dir.clone()),
             _ => Needs::Linked(Box::new(linked)),
@@ -222,9 +228,10 @@ impl Needs {
         one.into_iter().chain(linked.iter().map(|(canonical, dir)| (canonical, dir)))
     }
 
-    fn targets(&self) -> &[Arc<Path>] {
+    /// (looked-up path, lexical link) pairs.
+    fn lookups(&self) -> &[(Arc<Path>, Arc<Path>)] {
         match self {
-            Needs::Linked(linked) => &linked.targets,
+            Needs::Linked(linked) => &linked.lookups,
             Needs::Nothing | Needs::Dir(_) => &[],
         }
     }
@@ -233,14 +240,18 @@ impl Needs {
 #[derive(Clone, Debug)]
 struct Resolved {
     canonical: Arc<Path>,
-    /// The parent directories of the symlinks on the way, (canonical, lexical).
+    /// The directories whose entries the symlinks on the way depend on, (canonical,
+    /// lexical): each link's parent (to see it re-pointed), and every directory its
+    /// target was looked up in (to see an ancestor of the target renamed or created).
     link_parents: Vec<(Arc<Path>, Arc<Path>)>,
+    /// (looked-up path, lexical link) pairs: see [`Watcher::lookups`].
+    lookups: Vec<(Arc<Path>, Arc<Path>)>,
 }
 
 impl Resolved {
     /// A directory reached without a symlink: watched under its own path.
     fn itself(dir: &Arc<Path>) -> Self {
-        Resolved { canonical: dir.clone(), link_parents: Vec::new() }
+        Resolved { canonical: dir.clone(), link_parents: Vec::new(), lookups: Vec::new() }
     }
 }
 
@@ -257,7 +268,7 @@ impl Watcher {
             backend: Backend::new(kind)?,
             watched: BTreeSet::new(),
             dirs: BTreeMap::new(),
-            targets: BTreeMap::new(),
+            lookups: BTreeMap::new(),
             inputs: BTreeMap::new(),
             seen: 0,
             resolved: BTreeMap::new(),
@@ -342,9 +353,9 @@ impl Watcher {
             match change {
                 ChangeEvent::Rescan => out.extend([ChangeEvent::Rescan]),
                 ChangeEvent::Modified(path) => {
-                    let (paths, via_target) = self.aliases(path);
+                    let (paths, via_links) = self.aliases(path);
                     out.extend(paths.into_iter().map(ChangeEvent::Modified));
-                    out.extend(via_target.into_iter().map(ChangeEvent::Modified));
+                    out.extend(via_links.into_iter().map(ChangeEvent::Modified));
                 }
                 ChangeEvent::Created(path) | ChangeEvent::Removed(path) => {
                     let make = if matches!(change, ChangeEvent::Created(_)) {
@@ -352,22 +363,22 @@ impl Watcher {
                     } else {
                         ChangeEvent::Removed
                     };
-                    let (paths, via_target) = self.aliases(path);
+                    let (paths, via_links) = self.aliases(path);
                     out.extend(paths.into_iter().map(make));
                     // The symlink itself stayed; what it resolves to appeared or vanished.
-                    out.extend(via_target.into_iter().map(ChangeEvent::Created));
+                    out.extend(via_links.into_iter().map(ChangeEvent::Created));
                 }
                 ChangeEvent::Renamed { from, to } => {
-                    let (from_paths, from_targets) = self.aliases(from);
-                    let (to_paths, to_targets) = self.aliases(to);
+                    let (from_paths, from_links) = self.aliases(from);
+                    let (to_paths, to_links) = self.aliases(to);
                     if let ([from], [to]) = (from_paths.as_slice(), to_paths.as_slice()) {
                         out.extend([ChangeEvent::Renamed { from: from.clone(), to: to.clone() }]);
                     } else {
                         out.extend(from_paths.into_iter().map(ChangeEvent::Removed));
                         out.extend(to_paths.into_iter().map(ChangeEvent::Created));
                     }
-                    let targets = from_targets.into_iter().chain(to_targets);
-                    out.extend(targets.map(ChangeEvent::Created));
+                    let links = from_links.into_iter().chain(to_links);
+                    out.extend(links.map(ChangeEvent::Created));
                 }
             }
         }
@@ -375,7 +386,8 @@ impl Watcher {
     }
 
     /// The lexical paths naming `path` (a path under a watched canonical directory, or
-    /// such a directory itself), and the symlinked inputs whose target is at or below it.
+    /// such a directory itself), and the symlinks resolved through `path` or a path below
+    /// it (their target, or an ancestor of it, or a link on the way).
     fn aliases(&self, path: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
         let mut paths = Vec::new();
         if let Some(lexical) = self.dirs.get(path) {
@@ -391,12 +403,12 @@ impl Watcher {
         }
         paths.sort();
         paths.dedup();
-        let mut via_target: Vec<PathBuf> = subtree(&self.targets, path)
+        let mut via_links: Vec<PathBuf> = subtree(&self.lookups, path)
             .flat_map(|(_, links)| links.paths().map(|link| link.to_path_buf()))
             .collect();
-        via_target.sort();
-        via_target.dedup();
-        (paths, via_target)
+        via_links.sort();
+        via_links.dedup();
+        (paths, via_links)
     }
 
     /// Brings the watch set in line with the inputs, after a build (new inputs) or after
@@ -436,11 +448,7 @@ impl Watcher {
             // What an input needs watched depends on which paths above it exist and where
             // their symlinks point: recompute every input at or below a changed path.
             for path in structural_paths(lexical) {
-                let stale: Vec<Arc<Path>> =
-                    subtree(&self.resolved, path).map(|(dir, _)| dir.clone()).collect();
-                for dir in stale {
-                    self.resolved.remove(&dir);
-                }
+                self.forget_resolved(path);
                 recompute.extend(subtree(&self.inputs, path).map(|(p, _)| p.clone()));
             }
         }
@@ -448,27 +456,53 @@ impl Watcher {
         self.seen += new.len();
         recompute.extend(new.into_iter().map(|file| file.path(db).clone()));
 
-        for path in recompute {
+        let mut added = Vec::new();
+        // A directory newly watched may have changed between the look that asked for it
+        // and its watch: the links resolved through it are resolved again, until no new
+        // watch comes (each round follows a path that appeared meanwhile one step further).
+        for _ in 0..MAX_LINK_HOPS {
+            self.recompute(db, std::mem::take(&mut recompute), &mut dirty);
+            let new_watches = self.update_watches(std::mem::take(&mut dirty));
+            for link in self.links_looked_up_in(&new_watches) {
+                self.forget_resolved(&link);
+                recompute.extend(subtree(&self.inputs, &link).map(|(path, _)| path.clone()));
+            }
+            added.extend(new_watches);
+            if recompute.is_empty() {
+                break;
+            }
+        }
+        self.unseen(engine, &added, changed_since)
+    }
+
+    /// Sets what each of `paths` (inputs) needs watched; the directories whose wanted
+    /// state may have changed go into `dirty`.
+    fn recompute(&mut self, db: &Database, paths: BTreeSet<Arc<Path>>, dirty: &mut BTreeSet<Arc<Path>>) {
+        for path in paths {
             let needs = self.needs(db, &path);
             for (canonical, dir) in needs.dirs() {
                 self.dirs.entry(canonical.clone()).or_default().add(dir);
                 dirty.insert(canonical.clone());
             }
-            for target in needs.targets() {
-                self.targets.entry(target.clone()).or_default().add(&path);
+            for (looked_up, link) in needs.lookups() {
+                self.lookups.entry(looked_up.clone()).or_default().add(link);
             }
             // Released after the new ones are added: a directory needed before and after
             // keeps its entry (and its allocation) rather than being dropped and re-made.
-            let old = self.inputs.insert(path.clone(), needs).unwrap_or_default();
+            let old = self.inputs.insert(path, needs).unwrap_or_default();
             for (canonical, dir) in old.dirs() {
                 release(&mut self.dirs, canonical, dir);
                 dirty.insert(canonical.clone());
             }
-            for target in old.targets() {
-                release(&mut self.targets, target, &path);
+            for (looked_up, link) in old.lookups() {
+                release(&mut self.lookups, looked_up, link);
             }
         }
+    }
 
+    /// Adds the watches wanted among `dirty` and removes those no longer wanted; returns
+    /// the directories newly watched.
+    fn update_watches(&mut self, dirty: BTreeSet<Arc<Path>>) -> Vec<Arc<Path>> {
         let mut added = Vec::new();
         for dir in dirty {
             // The entry's own key: `dirty` may hold another allocation of the same path.
@@ -490,13 +524,31 @@ impl Watcher {
                 _ => {}
             }
         }
-        self.unseen(engine, &added, changed_since)
+        added
+    }
+
+    /// The links resolved by looking up an entry of one of `dirs`.
+    fn links_looked_up_in(&self, dirs: &[Arc<Path>]) -> BTreeSet<Arc<Path>> {
+        let mut links = BTreeSet::new();
+        for dir in dirs {
+            let entries = subtree(&self.lookups, dir).filter(|(entry, _)| entry.parent() == Some(&**dir));
+            links.extend(entries.flat_map(|(_, links)| links.paths().cloned()));
+        }
+        links
+    }
+
+    /// Drops the cached resolution of `dir` and of the directories below it.
+    fn forget_resolved(&mut self, dir: &Path) {
+        let stale: Vec<Arc<Path>> = subtree(&self.resolved, dir).map(|(dir, _)| dir.clone()).collect();
+        for dir in stale {
+            self.resolved.remove(&dir);
+        }
     }
 
     /// Inputs in or directly below a newly watched directory that changed unseen: their
     /// existence differs from what the graph last saw (created or removed), or their status
     /// changed after `changed_since` (modified: re-read, and backdated where the bytes are
-    /// the same); and symlinked inputs whose target lives there. One `stat` per input.
+    /// the same); and the links resolved through an entry there. One `stat` per input.
     fn unseen(
         &self,
         engine: &Engine,
@@ -533,11 +585,8 @@ impl Watcher {
                 subtree(&self.inputs, dir).for_each(|(path, _)| check(path));
             }
         }
-        for canonical in added {
-            for (_, links) in subtree(&self.targets, canonical) {
-                unseen.extend(links.paths().map(|link| ChangeEvent::Created(link.to_path_buf())));
-            }
-        }
+        let links = self.links_looked_up_in(added);
+        unseen.extend(links.iter().map(|link| ChangeEvent::Created(link.to_path_buf())));
         unseen.into_vec()
     }
 
@@ -556,37 +605,19 @@ impl Watcher {
         };
         let anchor = if anchor == &**path { path.clone() } else { shared(db, anchor) };
         let resolved = self.resolve(db, &anchor);
-        needs.dirs.push((resolved.canonical, anchor.clone()));
+        needs.dirs.push((resolved.canonical.clone(), anchor.clone()));
         needs.dirs.extend(resolved.link_parents);
+        needs.lookups.extend(resolved.lookups);
         if anchor != *path {
-            self.follow_links(db, path, &mut needs);
+            follow_links(db, path, &resolved.canonical, &mut needs);
         }
         Needs::from_linked(needs)
     }
 
-    /// A symlinked input: watch each link's directory (to see it re-pointed) and the
-    /// final target's nearest existing directory (to see it edited, created or removed).
-    fn follow_links(&mut self, db: &Database, path: &Path, needs: &mut Linked) {
-        let mut link = path.to_path_buf();
-        for _ in 0..MAX_LINK_HOPS {
-            let Ok(target) = std::fs::read_link(&link) else { break };
-            let Some(parent) = link.parent() else { break };
-            let next = normalize(&parent.join(target));
-            let Some(next_parent) = next.parent() else { break };
-            let Some(anchor) = next_parent.ancestors().find(|dir| dir.is_dir()) else { break };
-            let anchor = shared(db, anchor);
-            let resolved = self.resolve(db, &anchor);
-            let canonical_target = resolved.canonical.join(next.strip_prefix(&anchor).unwrap_or(&next));
-            needs.dirs.push((resolved.canonical, anchor));
-            needs.dirs.extend(resolved.link_parents);
-            needs.targets.push(shared(db, &canonical_target));
-            link = next;
-        }
-    }
-
-    /// The canonical path of an existing lexical directory and the parents of the
-    /// symlinks on the way to it. Derived from the parent's (one `lstat` per directory
-    /// rather than a `realpath` per directory) and cached until an event at or above it.
+    /// The canonical path of an existing lexical directory, the directories the symlinks
+    /// on the way depend on, and what they were resolved through. Derived from the
+    /// parent's (one `lstat` per directory rather than a `realpath` per directory) and
+    /// cached until an event at or above it.
     fn resolve(&mut self, db: &Database, dir: &Arc<Path>) -> Resolved {
         if let Some(resolved) = self.resolved.get(dir) {
             return resolved.as_deref().cloned().unwrap_or_else(|| Resolved::itself(dir));
@@ -599,21 +630,20 @@ impl Watcher {
                 };
                 let above = self.resolve(db, &parent);
                 let is_link = std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink());
-                if is_link {
-                    let canonical = match std::fs::canonicalize(dir) {
-                        Ok(canonical) => shared(db, &canonical),
-                        Err(_) => Arc::from(above.canonical.join(name)),
-                    };
-                    let mut link_parents = above.link_parents;
-                    link_parents.push((above.canonical, parent));
-                    Resolved { canonical, link_parents }
+                let target = if is_link { std::fs::read_link(dir).ok() } else { None };
+                if let Some(target) = target {
+                    let walk = walk_link(&above.canonical, &target);
+                    let Resolved { canonical: above_canonical, mut link_parents, mut lookups } = above;
+                    link_parents.push((above_canonical, parent));
+                    record_walk(db, dir, &walk, &mut link_parents, &mut lookups);
+                    Resolved { canonical: shared(db, &walk.canonical), link_parents, lookups }
                 } else if above.canonical == parent {
                     // No symlink on the way (the common case): the canonical path is the
                     // lexical one, and shares its allocation.
-                    Resolved { canonical: dir.clone(), link_parents: above.link_parents }
+                    Resolved { canonical: dir.clone(), ..above }
                 } else {
                     let canonical = shared(db, &above.canonical.join(name));
-                    Resolved { canonical, link_parents: above.link_parents }
+                    Resolved { canonical, ..above }
                 }
             }
             _ => Resolved::itself(dir),
@@ -622,6 +652,116 @@ impl Watcher {
             .then(|| Box::new(resolved.clone()));
         self.resolved.insert(dir.clone(), cached);
         resolved
+    }
+}
+
+/// A symlinked input: watch every directory its target was looked up in (the links'
+/// own, to see one re-pointed; the target's ancestors, to see one renamed, removed or
+/// created; the target's, to see it edited).
+fn follow_links(db: &Database, path: &Arc<Path>, from: &Path, needs: &mut Linked) {
+    let Ok(target) = std::fs::read_link(path) else { return };
+    let walk = walk_link(from, &target);
+    record_walk(db, path, &walk, &mut needs.dirs, &mut needs.lookups);
+}
+
+/// Adds what `walk` (the resolution of `link`) depends on: the directories it looked
+/// in, to watch, and the paths it looked up, each tied to `link`.
+fn record_walk(
+    db: &Database,
+    link: &Arc<Path>,
+    walk: &Walk,
+    dirs: &mut Vec<(Arc<Path>, Arc<Path>)>,
+    lookups: &mut Vec<(Arc<Path>, Arc<Path>)>,
+) {
+    let mut last_dir: Option<&Path> = None;
+    for looked_up in &walk.looked_up {
+        if let Some(dir) = looked_up.parent()
+            && last_dir != Some(dir)
+        {
+            let dir_shared = shared(db, dir);
+            dirs.push((dir_shared.clone(), dir_shared));
+            last_dir = Some(dir);
+        }
+        lookups.push((shared(db, looked_up), link.clone()));
+    }
+}
+
+/// Where one symlink leads, found the way the kernel finds it: one directory entry at a
+/// time, following the links met on the way (links to links included).
+struct Walk {
+    /// The canonical target; from the first part that does not exist on, as written.
+    canonical: PathBuf,
+    /// Every path looked up, in order: each lies in a directory whose listing decides
+    /// where the link leads. The first one missing is the last (its parent reports it
+    /// appearing).
+    looked_up: Vec<PathBuf>,
+}
+
+/// Resolves `target`, the content of a symlink in the canonical directory `from`.
+fn walk_link(from: &Path, target: &Path) -> Walk {
+    let mut at = from.to_path_buf();
+    let mut looked_up = Vec::new();
+    // The components still to follow, the next one last.
+    let mut todo: Vec<Step> = Vec::new();
+    push_steps(&mut todo, target);
+    let mut hops = 0;
+    let mut missing = false;
+    while let Some(step) = todo.pop() {
+        match step {
+            Step::Prefix(prefix) => at = PathBuf::from(prefix),
+            // Pushing the root onto a path replaces everything after its prefix.
+            Step::Root => at.push(Component::RootDir.as_os_str()),
+            Step::Up => {
+                at.pop();
+            }
+            Step::Name(name) => {
+                at.push(name);
+                if missing {
+                    continue;
+                }
+                looked_up.push(at.clone());
+                match std::fs::symlink_metadata(&at) {
+                    Ok(meta) if meta.file_type().is_symlink() && hops < MAX_LINK_HOPS => {
+                        hops += 1;
+                        match std::fs::read_link(&at) {
+                            Ok(next) => {
+                                at.pop();
+                                push_steps(&mut todo, &next);
+                            }
+                            Err(_) => missing = true,
+                        }
+                    }
+                    // A file with more components to follow, or a loop of links: the
+                    // kernel stops here too.
+                    Ok(meta) => {
+                        missing = meta.file_type().is_symlink() || (!meta.is_dir() && !todo.is_empty());
+                    }
+                    Err(_) => missing = true,
+                }
+            }
+        }
+    }
+    Walk { canonical: at, looked_up }
+}
+
+/// One component of a path being resolved, owned (links met on the way add theirs).
+enum Step {
+    Prefix(OsString),
+    Root,
+    Up,
+    Name(OsString),
+}
+
+/// Adds `path`'s components to `todo`, its first component last (to be taken first).
+fn push_steps(todo: &mut Vec<Step>, path: &Path) {
+    for component in path.components().rev() {
+        todo.push(match component {
+            Component::Prefix(prefix) => Step::Prefix(prefix.as_os_str().to_owned()),
+            Component::RootDir => Step::Root,
+            Component::CurDir => continue,
+            Component::ParentDir => Step::Up,
+            Component::Normal(name) => Step::Name(name.to_owned()),
+        });
     }
 }
 

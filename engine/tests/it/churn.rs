@@ -4,6 +4,11 @@
 //! directory; after every small batch the warm engine (synced as `serve` syncs before a
 //! request) must build exactly what a fresh engine builds.
 //!
+//! #24 D1: links to directories and files outside the repository, links to links (`hop`,
+//! `hop.md`), each created, re-pointed (absolute or relative) and removed, while the
+//! ancestors of their targets (`outside/p/q`, `outside/p`, `outside`) are renamed away
+//! and back, removed and recreated.
+//!
 //! CI runs a small count with a fixed seed. A long run by hand:
 //! `CTXGRAPH_CHURN_OPS=10000 CTXGRAPH_CHURN_SEED=7 CTXGRAPH_CHURN_SECS=3600 cargo test -p
 //! ctxgraph-engine --test churn -- --nocapture`.
@@ -19,7 +24,7 @@ use ctxgraph_engine::{ChangeEvent, Engine, HostEnv, OsSystem};
 use ctxgraph_test_support::fixture::fixed_host;
 
 const CWDS: [&str; 2] = ["repo/a/b/c", "current"];
-const DIRS: [&str; 9] = [
+const DIRS: [&str; 12] = [
     "repo/a",
     "repo/a/b",
     "repo/a/b/c",
@@ -29,8 +34,11 @@ const DIRS: [&str; 9] = [
     "repo/rules/x/y",
     "repo/docs",
     "repo/shared",
+    "outside",
+    "outside/p",
+    "outside/p/q",
 ];
-const FILES: [&str; 16] = [
+const FILES: [&str; 18] = [
     "repo/AGENTS.md",
     "repo/a/AGENTS.md",
     "repo/a/CLAUDE.md",
@@ -47,6 +55,21 @@ const FILES: [&str; 16] = [
     "repo/shared/y.md",
     "home/.config/opencode/AGENTS.md",
     "repo/a/b/c/notes.log",
+    "outside/p/q/CONTEXT.md",
+    "outside/p/r.md",
+];
+/// Directory links the globs and the find-up walks list, and what they point at: deep
+/// targets whose ancestors the churn renames, a link (`hop`), and a path that may not exist.
+const DIR_LINKS: [&str; 3] = ["repo/rules/dl", "repo/rules/x/dl2", "repo/rules/x/y/dl3"];
+const DIR_TARGETS: [&str; 5] = ["outside/p/q", "outside/p", "hop", "repo/shared", "outside/gone/q"];
+/// Rule files made links, and their targets (`hop.md` a link itself).
+const FILE_LINKS: [&str; 3] = ["repo/a/CLAUDE.md", "repo/a/b/AGENTS.md", "repo/rules/r1.md"];
+const FILE_TARGETS: [&str; 4] = ["outside/p/q/CONTEXT.md", "outside/p/r.md", "hop.md", "outside/gone/r.md"];
+/// The links other links point at, and where they point (never back into a linked
+/// directory: a loop would be a different test).
+const HOPS: [(&str, &[&str]); 2] = [
+    ("hop", &["outside/p/q", "outside/p", "repo/shared", "outside/gone"]),
+    ("hop.md", &["outside/p/q/CONTEXT.md", "outside/p/r.md", "repo/shared/y.md"]),
 ];
 const CONFIGS: [&str; 4] = [
     r#"{ "instructions": ["rules/**/*.md", "docs/*.md"] }"#,
@@ -84,10 +107,16 @@ impl World {
             "repo/rules/x/y/r3.md",
             "repo/docs/d1.md",
             "repo/shared/x.md",
+            "outside/p/q/CONTEXT.md",
+            "outside/p/r.md",
         ] {
             world.write(file, &format!("{file} v0"));
         }
         std::os::unix::fs::symlink(world.path("repo/a/b/c"), world.path("current")).expect("ln -s");
+        std::os::unix::fs::symlink(world.path("outside/p/q"), world.path("repo/rules/dl")).expect("ln -s");
+        std::os::unix::fs::symlink(world.path("outside/p"), world.path("hop")).expect("ln -s");
+        std::os::unix::fs::symlink("../../../hop", world.path("repo/rules/x/dl2")).expect("ln -s");
+        std::os::unix::fs::symlink("outside/p/r.md", world.path("hop.md")).expect("ln -s");
         world
     }
 
@@ -112,7 +141,7 @@ impl World {
         let dir = DIRS[self.rng.usize(..DIRS.len())];
         let (file_path, dir_path) = (self.path(file), self.path(dir));
         let moved = self.path(&format!("{dir}_moved"));
-        match self.rng.u8(..12) {
+        match self.rng.u8(..15) {
             0..=2 => {
                 self.write(file, &format!("{file} v{n}"));
                 format!("write {file}")
@@ -177,6 +206,12 @@ impl World {
                     "rm repo/rules/linked".to_owned()
                 }
             }
+            12 => self.churn_link(&DIR_LINKS, &DIR_TARGETS),
+            13 => self.churn_link(&FILE_LINKS, &FILE_TARGETS),
+            14 => {
+                let (hop, targets) = HOPS[self.rng.usize(..HOPS.len())];
+                self.churn_link(&[hop], targets)
+            }
             _ => {
                 let config = self.rng.usize(..CONFIGS.len());
                 self.write("repo/opencode.json", CONFIGS[config]);
@@ -184,6 +219,30 @@ impl World {
             }
         }
     }
+}
+
+impl World {
+    /// One of `links` removed (one time in four) or made to point at one of `targets`,
+    /// absolute or relative.
+    fn churn_link(&mut self, links: &[&str], targets: &[&str]) -> String {
+        let link = links[self.rng.usize(..links.len())];
+        if self.rng.u8(..4) == 0 {
+            let _ = std::fs::remove_file(self.path(link));
+            return format!("rm {link}");
+        }
+        let target = targets[self.rng.usize(..targets.len())];
+        let written = if self.rng.bool() { self.path(target) } else { relative_to_link(link, target) };
+        replace_symlink(&written, &self.path(link));
+        format!("ln -sfn {} {link}", written.display())
+    }
+}
+
+/// `target` as a relative link at `link` writes it (both relative to the world's root).
+fn relative_to_link(link: &str, target: &str) -> PathBuf {
+    let depth = Path::new(link).components().count() - 1;
+    let mut relative: PathBuf = std::iter::repeat_n("..", depth).collect();
+    relative.push(target);
+    relative
 }
 
 fn extension(file: &str) -> &str {

@@ -66,7 +66,7 @@ fn wellknown_config_is_the_first_layer_and_project_config_overrides_it() {
     assert_eq!(value["username"], json!("test-token"));
     let first = &config.layers[0].source;
     assert_eq!(
-        (first.kind, first.name.clone()),
+        (first.kind, first.name()),
         (SourceKind::WellKnown, format!("http://127.0.0.1:{port}/.well-known/opencode"))
     );
     let model = config.tree.get("model").expect("model");

@@ -41,6 +41,10 @@ on_each_backend!(
     an_edit_to_a_symlinked_rule_files_target_is_seen,
     a_symlinked_cwd_re_pointed_is_followed,
     writes_to_a_file_nothing_read_touch_no_input,
+    a_linked_directorys_target_ancestor_renamed_takes_its_rules_along,
+    a_linked_directory_whose_target_appears_later_is_followed,
+    a_link_to_a_link_re_pointed_is_followed,
+    a_linked_rule_files_target_ancestor_renamed_is_seen,
     #[cfg(feature = "serve")]
     a_build_right_after_a_write_is_never_stale,
 );
@@ -298,6 +302,82 @@ fn a_build_right_after_a_write_is_never_stale(backend: BackendKind) {
         stale.len()
     );
     assert!(stale.is_empty(), "stale replies at tries {stale:?}");
+}
+
+/// #24 D1: `rules/dl -> <root>/outside/p5/t2` is listed by `rules/**/*.md`; renaming an
+/// ancestor of the target (`outside`, then `p5`) leaves the link dangling, and its rule must
+/// go; renaming it back brings the rule back.
+fn a_linked_directorys_target_ancestor_renamed_takes_its_rules_along(backend: BackendKind) {
+    let mut live = Live::new(backend);
+    write(&live.path("outside/p5/t2/CONTEXT.md"), "rule behind the link");
+    std::os::unix::fs::symlink(live.path("outside/p5/t2"), live.path("repo/rules/dl")).expect("ln -s");
+    let (warm, fresh) = live.warm_and_fresh("repo/pkg/api");
+    assert!(warm.contains("rule behind the link"), "{warm}");
+    assert_eq!(warm, fresh);
+    for (from, to) in [("outside", "outside_x"), ("outside_x", "outside"), ("outside/p5", "outside/p5_x")] {
+        std::fs::rename(live.path(from), live.path(to)).expect("mv");
+        let (warm, fresh) = live.warm_and_fresh("repo/pkg/api");
+        assert_eq!(fresh.contains("rule behind the link"), to == "outside", "after mv {from} {to}: {fresh}");
+        assert_eq!(warm, fresh, "after mv {from} {to}");
+    }
+}
+
+/// #24 D1, the reverse: a link whose target's ancestors do not exist yet, then do.
+fn a_linked_directory_whose_target_appears_later_is_followed(backend: BackendKind) {
+    let mut live = Live::new(backend);
+    std::fs::create_dir_all(live.path("later")).expect("mkdir");
+    std::os::unix::fs::symlink("../../later/p5/t2", live.path("repo/rules/dl")).expect("ln -s");
+    let (warm, fresh) = live.warm_and_fresh("repo/pkg/api");
+    assert_eq!(warm, fresh);
+    write(&live.path("later/p5/t2/CONTEXT.md"), "rule that came later");
+    let (warm, fresh) = live.warm_and_fresh("repo/pkg/api");
+    assert!(fresh.contains("rule that came later"), "{fresh}");
+    assert_eq!(warm, fresh);
+}
+
+/// #24 D1: `rules/dl -> ../hop` and `hop -> outside/one`: re-pointing the second link, and
+/// renaming an ancestor of its target, change what `rules/dl` holds.
+fn a_link_to_a_link_re_pointed_is_followed(backend: BackendKind) {
+    let mut live = Live::new(backend);
+    write(&live.path("outside/one/CONTEXT.md"), "rule one");
+    write(&live.path("outside/two/CONTEXT.md"), "rule two");
+    std::os::unix::fs::symlink(live.path("outside/one"), live.path("hop")).expect("ln -s hop");
+    std::os::unix::fs::symlink("../../hop", live.path("repo/rules/dl")).expect("ln -s dl");
+    let (warm, fresh) = live.warm_and_fresh("repo/pkg/api");
+    assert!(warm.contains("rule one"), "{warm}");
+    assert_eq!(warm, fresh);
+    replace_symlink(&live.path("outside/two").to_string_lossy(), &live.path("hop"));
+    let (warm, fresh) = live.warm_and_fresh("repo/pkg/api");
+    assert!(fresh.contains("rule two") && !fresh.contains("rule one"), "{fresh}");
+    assert_eq!(warm, fresh);
+    std::fs::rename(live.path("outside"), live.path("outside_x")).expect("mv");
+    let (warm, fresh) = live.warm_and_fresh("repo/pkg/api");
+    assert!(!fresh.contains("rule two"), "{fresh}");
+    assert_eq!(warm, fresh);
+}
+
+/// #24 D1 for a file: `pkg/AGENTS.md -> ../../hop.md -> outside/deep/team/rules.md`; the
+/// target's ancestors renamed away and back.
+fn a_linked_rule_files_target_ancestor_renamed_is_seen(backend: BackendKind) {
+    let mut live = Live::new(backend);
+    write(&live.path("outside/deep/team/rules.md"), "team rules");
+    std::os::unix::fs::symlink("outside/deep/team/rules.md", live.path("hop.md")).expect("ln -s hop");
+    std::os::unix::fs::symlink("../../hop.md", live.path("repo/pkg/AGENTS.md")).expect("ln -s");
+    let (warm, fresh) = live.warm_and_fresh("repo/pkg/api");
+    assert!(warm.contains("team rules"), "{warm}");
+    assert_eq!(warm, fresh);
+    for (from, to, present) in [
+        ("outside/deep", "outside/deep_x", false),
+        ("outside/deep_x", "outside/deep", true),
+        ("outside/deep/team", "outside/deep/t", false),
+        ("outside/deep/t", "outside/deep/team", true),
+        ("outside", "outside_x", false),
+    ] {
+        std::fs::rename(live.path(from), live.path(to)).expect("mv");
+        let (warm, fresh) = live.warm_and_fresh("repo/pkg/api");
+        assert_eq!(fresh.contains("team rules"), present, "after mv {from} {to}: {fresh}");
+        assert_eq!(warm, fresh, "after mv {from} {to}");
+    }
 }
 
 /// `ln -sfn`: a new link renamed over the old one, so the change is one atomic event.

@@ -603,7 +603,7 @@ impl Linter<'_> {
             merged.layers.iter().any(|layer| {
                 let source = &layer.source;
                 layer.status == LayerStatus::Loaded
-                    && source.name == config
+                    && *source.name == *config
                     && matches!(source.kind, SourceKind::Project | SourceKind::Directory)
                     && source.path().is_some_and(|path| path.starts_with(root))
             })

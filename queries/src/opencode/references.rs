@@ -227,7 +227,7 @@ fn references_of(tree: &Node) -> Option<&Node> {
 /// worktree (not `$OPENCODE_CONFIG`, `$OPENCODE_CONFIG_CONTENT`, `~/.opencode` outside
 /// the walk, or managed config).
 fn read_by_reference_loader(source: &ConfigSource, cwd: &Path, root: &Path) -> bool {
-    let file = Path::new(&source.name);
+    let file = Path::new(&*source.name);
     match source.kind {
         SourceKind::Global | SourceKind::GlobalSeed => {
             file.file_name().is_some_and(|n| n == "opencode.json" || n == "opencode.jsonc")

@@ -89,7 +89,7 @@ proptest! {
                 let value = item.to_value();
                 let in_a = a.get("instructions").and_then(Value::as_array).is_some_and(|l| l.contains(&value));
                 let expected = if in_a && b.get("instructions").is_some() || b.get("instructions").is_none() { "a" } else { "b" };
-                prop_assert_eq!(&item.origin.source.name, expected);
+                prop_assert_eq!(&*item.origin.source.name, expected);
             }
         }
     }

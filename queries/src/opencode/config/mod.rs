@@ -34,6 +34,13 @@ use wellknown::{RemoteConfig, remote_config, wellknown_auth};
 /// The `$schema` opencode writes into config files.
 pub const SCHEMA_URL: &str = "https://opencode.ai/config.json";
 
+/// The largest config text ctxgraph loads, before and after substitution (4 MiB; C6,
+/// README deviation 3). Every value carries its provenance, so a config costs ~100 bytes
+/// of memory per byte of text (BENCHMARKS.md, "Big configs"): this bounds a build's peak
+/// where the 64 MiB file limit would allow gigabytes. opencode has no limit; real configs
+/// are kilobytes.
+pub const MAX_CONFIG_BYTES: usize = 4 * 1024 * 1024;
+
 /// Why the config cannot be loaded. opencode aborts the instance on any of these, so no
 /// prompt exists; ctxgraph reports them with the position.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, thiserror::Error)]
@@ -121,6 +128,18 @@ pub enum ConfigError {
         /// ctxgraph's bound on brace expansion.
         limit: usize,
     },
+    /// C6: a config text over [`MAX_CONFIG_BYTES`] (a deviation: opencode loads any size).
+    #[error(
+        "{source_name}: config is {bytes} bytes, over ctxgraph's limit of {limit} bytes (4 MiB); opencode would load it, ctxgraph refuses it (C6)"
+    )]
+    TooLarge {
+        /// The source whose text is too large.
+        source_name: String,
+        /// Its size in bytes (after substitution when that made it too large).
+        bytes: usize,
+        /// [`MAX_CONFIG_BYTES`].
+        limit: usize,
+    },
     /// The engine did not fetch a remote config the workspace needs (offline).
     #[error("{url}: remote config was not fetched (offline?); opencode loads it before anything else")]
     RemoteNotFetched {
@@ -137,7 +156,8 @@ impl ConfigError {
             | ConfigError::Substitution { source_name, .. }
             | ConfigError::Read { source_name, .. }
             | ConfigError::Schema { source_name, .. }
-            | ConfigError::TooManyPatterns { source_name, .. } => Some(source_name),
+            | ConfigError::TooManyPatterns { source_name, .. }
+            | ConfigError::TooLarge { source_name, .. } => Some(source_name),
             ConfigError::Remote { url, .. } | ConfigError::RemoteNotFetched { url } => Some(url),
             ConfigError::RemoteAuth { remote, .. } => Some(remote),
             ConfigError::Flag(_) => None,
@@ -153,6 +173,7 @@ impl ConfigError {
             ConfigError::Read { .. } => "unreadable",
             ConfigError::Schema { .. } => "invalid-config",
             ConfigError::TooManyPatterns { .. } => "too-many-patterns",
+            ConfigError::TooLarge { .. } => "config-too-large",
             ConfigError::Remote { .. } => "remote-config",
             ConfigError::RemoteAuth { .. } => "remote-login-page",
             ConfigError::RemoteNotFetched { .. } => "remote-not-fetched",
@@ -394,6 +415,7 @@ pub fn load_text(
     located: bool,
 ) -> Result<Layer, ConfigError> {
     let name = source.name();
+    check_size(text, source)?;
     let (substituted, substitutions) = substitute::substitute(text, cx).map_err(|error| {
         let offset = match &error {
             SubstitutionError::Missing { offset, .. } | SubstitutionError::Unreadable { offset, .. } => {
@@ -411,6 +433,7 @@ pub fn load_text(
             line_text,
         }
     })?;
+    check_size(&substituted, source)?;
     let lines = Lines::new(&substituted);
     let annotate = |range: std::ops::Range<usize>| {
         let via: Vec<String> = substitutions
@@ -469,6 +492,18 @@ pub fn load_text(
         node.insert("$schema", Node::scalar(Value::String(SCHEMA_URL.to_owned()), origin));
     }
     Ok(Layer { status: LayerStatus::Loaded, tree: Some(node), dropped_keys, ctxgraph })
+}
+
+/// C6: refuses a text over [`MAX_CONFIG_BYTES`].
+fn check_size(text: &str, source: &ConfigSource) -> Result<(), ConfigError> {
+    if text.len() > MAX_CONFIG_BYTES {
+        return Err(ConfigError::TooLarge {
+            source_name: source.name(),
+            bytes: text.len(),
+            limit: MAX_CONFIG_BYTES,
+        });
+    }
+    Ok(())
 }
 
 /// The value's text as written: `{env:…}` outputs put back as their tokens, decoded as a
