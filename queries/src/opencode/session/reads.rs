@@ -205,7 +205,7 @@ impl StepRead<'_> {
 
 /// The reads of `message` that got as far as the rules (completed, failed after claiming,
 /// or still in flight), in call order.
-fn message_reads<'db>(db: &'db dyn Db, ws: Workspace, message: Message) -> Vec<StepRead<'db>> {
+fn message_reads(db: &dyn Db, ws: Workspace, message: Message) -> Vec<StepRead<'_>> {
     let mut group = Vec::new();
     for part in message.parts(db) {
         let Some((file, status)) = read_call(part) else { continue };
@@ -445,14 +445,13 @@ impl<'db> SessionReads<'db> {
         calls
             .into_iter()
             .map(|(part, file)| {
-                let nearby = match index.get(part.id.as_str()) {
-                    Some(&k) => step.answer(k, step.group[k].recorded.is_some()),
+                let nearby = if let Some(&k) = index.get(part.id.as_str()) {
+                    step.answer(k, step.group[k].recorded.is_some())
+                } else {
                     // A read that failed before its rules: asked about as a read joining
                     // the step, as `nearby_in_session` does.
-                    None => {
-                        let (group, asked) = step_reads(db, ws, Some(message), Some(&part.id), &file);
-                        Step::new(db, ws, group, already)?.answer(asked, false)
-                    }
+                    let (group, asked) = step_reads(db, ws, Some(message), Some(&part.id), &file);
+                    Step::new(db, ws, group, already)?.answer(asked, false)
                 };
                 Ok(SessionRead { part, file, nearby })
             })
