@@ -199,16 +199,23 @@ impl Reason {
 /// N4.1's caveats on a session rule's verdict, in words (empty when there is none): the
 /// reads opencode's own race may give it to, and the model's answer where the recorded
 /// one differs.
-pub(super) fn race_and_model(race: Option<&[Holder]>, computed: Option<&RuleState>) -> String {
+pub(super) fn race_and_model(
+    race: Option<&[Holder]>,
+    unlisted: Option<usize>,
+    computed: Option<&RuleState>,
+) -> String {
     let mut out = String::new();
     if let Some(holders) = race {
-        let names: Vec<String> = holders
+        let mut names: Vec<String> = holders
             .iter()
             .map(|h| match &h.part {
                 Some(part) => format!("{part} ({})", h.file.display()),
                 None => format!("this read ({})", h.file.display()),
             })
             .collect();
+        if let Some(more) = unlisted {
+            names.push(format!("{more} more parallel reads"));
+        }
         let _ = write!(
             out,
             "; which parallel read gets it is opencode's race (N4.1): any of {}",

@@ -168,6 +168,9 @@ pub struct RuleExplanation {
     /// likelier).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub race: Option<Vec<Holder>>,
+    /// How many more reads may hold it than `race` lists.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub race_unlisted: Option<usize>,
     /// For a completed read: ctxgraph's model, where it differs from the record (`state`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub computed: Option<RuleState>,
@@ -378,11 +381,16 @@ fn explained(
             let earlier = if rule.state.claimed_here() { earlier(&rule.path) } else { None };
             let shown = rule.state == RuleState::Attached;
             let (id, mut why) = super::prose::session_rule(&rule.state, earlier.as_ref());
-            why.push_str(&super::prose::race_and_model(rule.race.as_deref(), rule.computed.as_ref()));
+            why.push_str(&super::prose::race_and_model(
+                rule.race.as_deref(),
+                rule.race_unlisted,
+                rule.computed.as_ref(),
+            ));
             RuleExplanation {
                 path: rule.path,
                 state: rule.state,
                 race: rule.race,
+                race_unlisted: rule.race_unlisted,
                 computed: rule.computed,
                 shown,
                 earlier,

@@ -47,9 +47,17 @@ pub(super) enum Verdict {
 pub(super) struct Outcome {
     /// The likelier outcome.
     pub verdict: Verdict,
-    /// The racers that may end up holding the rule, in call order; empty when settled.
+    /// The racers that may end up holding the rule, in call order, the first
+    /// [`LISTED_HOLDERS`] of them; empty when settled.
     pub holders: Vec<usize>,
+    /// How many more racers may hold it than `holders` lists.
+    pub unlisted: usize,
 }
+
+/// How many possible holders an outcome lists. Every read of a step may tie for a rule (a
+/// thousand reads in one directory), and listing them all on each read would make the
+/// answer quadratic in the step; past this many, the rest are counted.
+pub(super) const LISTED_HOLDERS: usize = 16;
 
 /// Runs the race among `racers` (in call order). `settled` says which rules no racer
 /// contests.
@@ -94,11 +102,11 @@ pub(super) fn run(racers: &[Racer<'_>], settled: impl Fn(&NearbyRule) -> bool) -
             row.into_iter()
                 .enumerate()
                 .map(|(i, verdict)| {
-                    let holders = match verdict {
-                        Verdict::Settled => Vec::new(),
+                    let (holders, unlisted) = match verdict {
+                        Verdict::Settled => (Vec::new(), 0),
                         _ => holders.get(&racers[k].rules[i].path).cloned().unwrap_or_default(),
                     };
-                    Outcome { verdict, holders }
+                    Outcome { verdict, holders, unlisted }
                 })
                 .collect()
         })
@@ -111,7 +119,7 @@ fn possible_holders<'a>(
     racers: &'a [Racer<'_>],
     verdicts: &[Vec<Verdict>],
     claims: &[(usize, usize)],
-) -> BTreeMap<&'a PathBuf, Vec<usize>> {
+) -> BTreeMap<&'a PathBuf, (Vec<usize>, usize)> {
     let mut may_hold: Vec<Vec<bool>> = racers.iter().map(|r| vec![false; r.rules.len()]).collect();
     // Each rule's place in every walk that finds it, in call order: a claim looks at the
     // reads that share its rule, not at every read of the step.
@@ -140,7 +148,9 @@ fn possible_holders<'a>(
         }
         may_hold[w][i] = true;
         holders.sort_unstable();
-        out.insert(path, holders);
+        let unlisted = holders.len().saturating_sub(LISTED_HOLDERS);
+        holders.truncate(LISTED_HOLDERS);
+        out.insert(path, (holders, unlisted));
     }
     out
 }
@@ -169,11 +179,11 @@ mod tests {
         let bw = [rule("/p/q/AGENTS.md", 7)];
         let racers = [Racer { rules: &frame }, Racer { rules: &ffi }, Racer { rules: &bw }];
         let out = run(&racers, |_| false);
-        assert_eq!(out[0][0], Outcome { verdict: Verdict::Claims, holders: vec![0, 1] });
-        assert_eq!(out[1][0], Outcome { verdict: Verdict::Lost(0), holders: vec![0, 1] });
-        assert_eq!(out[1][1], Outcome { verdict: Verdict::Claims, holders: vec![0, 1, 2] });
-        assert_eq!(out[0][1], Outcome { verdict: Verdict::Lost(1), holders: vec![0, 1, 2] });
-        assert_eq!(out[2][0], Outcome { verdict: Verdict::Lost(1), holders: vec![0, 1, 2] });
+        assert_eq!(out[0][0], Outcome { verdict: Verdict::Claims, holders: vec![0, 1], unlisted: 0 });
+        assert_eq!(out[1][0], Outcome { verdict: Verdict::Lost(0), holders: vec![0, 1], unlisted: 0 });
+        assert_eq!(out[1][1], Outcome { verdict: Verdict::Claims, holders: vec![0, 1, 2], unlisted: 0 });
+        assert_eq!(out[0][1], Outcome { verdict: Verdict::Lost(1), holders: vec![0, 1, 2], unlisted: 0 });
+        assert_eq!(out[2][0], Outcome { verdict: Verdict::Lost(1), holders: vec![0, 1, 2], unlisted: 0 });
     }
 
     /// s18's third step: a claim one directory below the rule and its file read (three
@@ -185,13 +195,29 @@ mod tests {
         let far = [rule("/p/e/AGENTS.md", 10)];
         let racers = [Racer { rules: &far }, Racer { rules: &near }];
         let out = run(&racers, |_| false);
-        assert_eq!(out[1][1], Outcome { verdict: Verdict::Claims, holders: vec![1] });
-        assert_eq!(out[0][0], Outcome { verdict: Verdict::Lost(1), holders: vec![1] });
+        assert_eq!(out[1][1], Outcome { verdict: Verdict::Claims, holders: vec![1], unlisted: 0 });
+        assert_eq!(out[0][0], Outcome { verdict: Verdict::Lost(1), holders: vec![1], unlisted: 0 });
 
         let claude = [rule("/p/g/m/CLAUDE.md", 2), rule("/p/g/AGENTS.md", 3)];
         let far = [rule("/p/g/AGENTS.md", 7)];
         let racers = [Racer { rules: &far }, Racer { rules: &claude }];
         let out = run(&racers, |_| false);
-        assert_eq!(out[1][1], Outcome { verdict: Verdict::Claims, holders: vec![0, 1] });
+        assert_eq!(out[1][1], Outcome { verdict: Verdict::Claims, holders: vec![0, 1], unlisted: 0 });
+    }
+
+    /// A thousand reads in one directory all tie for its rule: each lists the first
+    /// [`LISTED_HOLDERS`] possible holders and counts the rest, so the answer for the whole
+    /// step stays linear in its reads.
+    #[test]
+    fn a_wide_tie_lists_a_few_holders_and_counts_the_rest() {
+        let walk = [rule("/p/d/AGENTS.md", 1)];
+        let racers: Vec<Racer<'_>> = (0..1000).map(|_| Racer { rules: &walk }).collect();
+        let out = run(&racers, |_| false);
+        assert_eq!(out[0][0].verdict, Verdict::Claims);
+        assert_eq!(out[999][0].verdict, Verdict::Lost(0));
+        for outcome in [&out[0][0], &out[999][0]] {
+            assert_eq!(outcome.holders, (0..LISTED_HOLDERS).collect::<Vec<_>>());
+            assert_eq!(outcome.unlisted, 1000 - LISTED_HOLDERS);
+        }
     }
 }

@@ -91,6 +91,9 @@ pub struct SessionRule {
     /// own race (more than one): `state` is the likelier outcome.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub race: Option<Vec<Holder>>,
+    /// How many more reads may hold it than `race` lists (it lists 16 at most).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub race_unlisted: Option<usize>,
     /// For a completed read: what ctxgraph's model computes, when it differs from the
     /// record (`state`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -129,6 +132,7 @@ impl SessionNearby {
                 path: rule.path.clone(),
                 state: state(rule, &BTreeMap::new(), &BTreeMap::new()),
                 race: None,
+                race_unlisted: None,
                 computed: None,
             })
             .collect();
@@ -343,9 +347,11 @@ impl<'a, 'db> Step<'a, 'db> {
                     Verdict::Settled | Verdict::Claims => state(rule, self.already, &BTreeMap::new()),
                     Verdict::Lost(by) => RuleState::Claimed { by_part: self.group[race.racing[by]].label() },
                 };
-                let race = (outcome.holders.len() > 1)
+                let contested = outcome.holders.len() + outcome.unlisted > 1;
+                let race = contested
                     .then(|| outcome.holders.iter().map(|&h| self.group[race.racing[h]].holder()).collect());
-                SessionRule { path: rule.path.clone(), state, race, computed: None }
+                let race_unlisted = (contested && outcome.unlisted > 0).then_some(outcome.unlisted);
+                SessionRule { path: rule.path.clone(), state, race, race_unlisted, computed: None }
             })
             .collect()
     }
