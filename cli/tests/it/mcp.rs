@@ -2,15 +2,15 @@
 //! gets an answer (the one `ctxgraph serve` gives for the same line), and a client that
 //! leaves is no error. Every read from the child is bounded in time.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Stdio};
-use std::sync::mpsc::{self, Receiver};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::{ctxgraph, git_repo};
+use crate::support::{ctxgraph, git_repo, stdout_lines};
 
 const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -36,14 +36,7 @@ impl Proc {
             .spawn()
             .expect("spawn ctxgraph");
         let stdout = child.stdout.take().expect("stdout");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let lines = stdout_lines(stdout);
         Proc { stdin: child.stdin.take(), child, lines, stderr }
     }
 

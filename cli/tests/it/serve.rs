@@ -1,17 +1,17 @@
 //! End-to-end runs of `ctxgraph serve --stdio` and `ctxgraph watch` as child processes, on
 //! temporary trees with a clean environment. Every read from the child is bounded in time.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Stdio};
-use std::sync::mpsc::{self, Receiver};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use ctxgraph_queries::opencode::installation::known_assets;
 
-use crate::support::{ctxgraph, git_repo};
+use crate::support::{ctxgraph, git_repo, stdout_lines};
 
 /// How long a test waits for a line before it calls the server hung. Only a bound on a hang,
 /// never a claim about speed: a debug build's first turn reads opencode's 180 MB executable,
@@ -71,14 +71,7 @@ impl Tree {
             .expect("spawn ctxgraph");
         let stdin = child.stdin.take().expect("stdin");
         let stdout = child.stdout.take().expect("stdout");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let lines = stdout_lines(stdout);
         Proc { child, stdin: Some(stdin), lines, root }
     }
 }

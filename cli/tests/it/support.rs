@@ -1,7 +1,9 @@
 //! What the end-to-end modules share: the `ctxgraph` binary, isolated in a temporary tree.
 
+use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{ChildStdout, Command, Output};
+use std::sync::mpsc::{self, Receiver};
 
 use ctxgraph_test_support::tree::{DiskWriter, git_worktree};
 
@@ -45,4 +47,18 @@ impl Run {
             raw_stdout: output.stdout,
         }
     }
+}
+
+/// A server's stdout as a channel of lines, read on a thread of its own so that a test can
+/// wait for a line with a bound (`recv_timeout`) instead of blocking on a hung server.
+pub fn stdout_lines(stdout: ChildStdout) -> Receiver<String> {
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    lines
 }
