@@ -579,8 +579,8 @@ fn explain_traces_every_read_to_what_opencode_recorded() {
             let attached: Vec<PathBuf> = read
                 .rules
                 .iter()
-                .filter(|r| matches!(r.state, RuleState::Attached | RuleState::LoadedNotShown))
-                .map(|r| r.path.clone())
+                .filter(|r| matches!(r.found.state, RuleState::Attached | RuleState::LoadedNotShown))
+                .map(|r| r.found.path.clone())
                 .collect();
             if rec.failed {
                 // N6: the recording has no `loaded`; the rules were claimed, then lost.
@@ -590,20 +590,23 @@ fn explain_traces_every_read_to_what_opencode_recorded() {
                 assert_eq!(attached, rec.loaded, "{what}: attached = recorded metadata.loaded");
             }
             for rule in &read.rules {
-                let what = format!("{what}: {}", rule.path.display());
+                let what = format!("{what}: {}", rule.found.path.display());
                 let in_reminder =
-                    rec.output.contains(&format!("Instructions from: {}\n", rule.path.display()));
+                    rec.output.contains(&format!("Instructions from: {}\n", rule.found.path.display()));
                 assert_eq!(rule.shown, in_reminder, "{what}: shown");
-                match &rule.state {
+                match &rule.found.state {
                     RuleState::Claimed { by_part } => {
                         let by = recorded_read(by_part);
                         assert_eq!(by.at, rec.at, "{what}: claimed in the same message");
-                        assert!(by.loaded.contains(&rule.path), "{what}: the claiming read loaded it");
+                        assert!(by.loaded.contains(&rule.found.path), "{what}: the claiming read loaded it");
                         seen.insert("claimed");
                     }
                     RuleState::AlreadyLoaded { by_part } => {
                         let by = recorded_read(by_part);
-                        assert!(by.at < rec.at && by.loaded.contains(&rule.path) && !by.pruned, "{what}");
+                        assert!(
+                            by.at < rec.at && by.loaded.contains(&rule.found.path) && !by.pruned,
+                            "{what}"
+                        );
                         seen.insert("already loaded");
                     }
                     RuleState::LoadedNotShown => {
@@ -627,7 +630,7 @@ fn explain_traces_every_read_to_what_opencode_recorded() {
                         Lapse::Failed => assert!(by.failed, "{what}: the earlier read failed"),
                         Lapse::Pruned => assert!(by.pruned, "{what}: the earlier read was pruned"),
                         Lapse::CompactedAway { .. } => assert!(
-                            by.loaded.contains(&rule.path)
+                            by.loaded.contains(&rule.found.path)
                                 && summaries.iter().any(|&s| by.at < s && s < rec.at),
                             "{what}: a compaction between the two reads"
                         ),

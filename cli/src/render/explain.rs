@@ -474,7 +474,7 @@ pub fn session_text(answer: &SessionExplanation) -> String {
             let _ = writeln!(out, "      no rule file between it and the working directory (N3)");
         }
         for rule in &read.rules {
-            let _ = writeln!(out, "      {}: {} ({})", display(&rule.path), rule.why, rule.rule);
+            let _ = writeln!(out, "      {}: {} ({})", display(&rule.found.path), rule.why, rule.rule);
         }
         if let Some(recorded) = read.recorded.as_ref().filter(|r| **r != read.loaded) {
             let list = |paths: &[std::path::PathBuf]| {

@@ -21,7 +21,7 @@ use crate::opencode::session::convert::model_messages;
 use crate::opencode::session::export::{Role, ToolStatus};
 use crate::opencode::session::history::{GrowingHistory, filtered_history};
 use crate::opencode::session::reads::{
-    Holder, ReadPoint, RuleState, SessionRead, SessionReads, nearby_in_session,
+    ReadPoint, RuleState, SessionRead, SessionReads, SessionRule, nearby_in_session,
 };
 use crate::opencode::session::{Message, Session, SessionError};
 use crate::path;
@@ -159,21 +159,10 @@ pub struct ReadExplanation {
 /// One rule file a read's walk found.
 #[derive(Clone, Debug, Serialize)]
 pub struct RuleExplanation {
-    /// The rule file.
-    pub path: PathBuf,
-    /// Attached, or why not.
+    /// The rule file and its fate, as the session's reads decided it (N2–N7): attached or
+    /// why not, the race, the model beside the record.
     #[serde(flatten)]
-    pub state: RuleState,
-    /// N4.1: the reads that may hold it when that is opencode's race (`state` is the
-    /// likelier).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub race: Option<Vec<Holder>>,
-    /// How many more reads may hold it than `race` lists.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub race_unlisted: Option<usize>,
-    /// For a completed read: ctxgraph's model, where it differs from the record (`state`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub computed: Option<RuleState>,
+    pub found: SessionRule,
     /// Its text reaches the model in this read's `<system-reminder>`.
     pub shown: bool,
     /// For a rule attached again: the latest earlier read that attached it, and why that
@@ -268,8 +257,8 @@ pub fn explain_session(
                 attached: read
                     .rules
                     .iter()
-                    .filter(|r| r.state.claimed_here())
-                    .map(|r| r.path.clone())
+                    .filter(|r| r.found.state.claimed_here())
+                    .map(|r| r.found.path.clone())
                     .collect(),
             });
             if only.is_none_or(|id| id == read.message) {
@@ -372,7 +361,7 @@ impl EarlierReads {
 
 fn explained(
     mut read: ReadExplanation,
-    rules: Vec<crate::opencode::session::reads::SessionRule>,
+    rules: Vec<SessionRule>,
     earlier: impl Fn(&Path) -> Option<EarlierLoad>,
 ) -> ReadExplanation {
     read.rules = rules
@@ -386,17 +375,7 @@ fn explained(
                 rule.race_unlisted,
                 rule.computed.as_ref(),
             ));
-            RuleExplanation {
-                path: rule.path,
-                state: rule.state,
-                race: rule.race,
-                race_unlisted: rule.race_unlisted,
-                computed: rule.computed,
-                shown,
-                earlier,
-                rule: id,
-                why,
-            }
+            RuleExplanation { found: rule, shown, earlier, rule: id, why }
         })
         .collect();
     read
@@ -497,4 +476,29 @@ fn fates(
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::opencode::session::reads::Holder;
+
+    /// A rule's explanation is the session's own `SessionRule` with the explanation's fields
+    /// after it, all at one level of the JSON, in this order.
+    #[test]
+    fn a_rule_explanation_is_one_flat_object() {
+        let found = SessionRule {
+            path: PathBuf::from("/p/AGENTS.md"),
+            state: RuleState::Claimed { by_part: "prt_1".to_owned() },
+            race: Some(vec![Holder { part: Some("prt_1".to_owned()), file: PathBuf::from("/p/a.rs") }]),
+            race_unlisted: Some(3),
+            computed: Some(RuleState::Attached),
+        };
+        let explained =
+            RuleExplanation { found, shown: false, earlier: None, rule: "N4.1", why: "w".to_owned() };
+        assert_eq!(
+            serde_json::to_string(&explained).expect("json"),
+            r#"{"path":"/p/AGENTS.md","state":"claimed","by_part":"prt_1","race":[{"part":"prt_1","file":"/p/a.rs"}],"race_unlisted":3,"computed":{"state":"attached"},"shown":false,"earlier":null,"rule":"N4.1","why":"w"}"#
+        );
+    }
 }
