@@ -39,8 +39,16 @@ fn executable(cache: &Path) -> Option<PathBuf> {
         .find(|path| path.is_file())
 }
 
+/// Written once an install is complete. npm links the executable before it has finished
+/// writing the package, so a test that saw the link alone could read a half-written binary.
+fn marker(cache: &Path) -> PathBuf {
+    cache.join(format!(".installed-opencode-ai-{VERSION}"))
+}
+
 fn install_once(cache: &Path) -> PathBuf {
-    if let Some(bin) = executable(cache) {
+    if marker(cache).exists()
+        && let Some(bin) = executable(cache)
+    {
         return bin;
     }
     std::fs::create_dir_all(cache).unwrap_or_else(|err| panic!("create {}: {err}", cache.display()));
@@ -49,17 +57,20 @@ fn install_once(cache: &Path) -> PathBuf {
         .unwrap_or_else(|err| panic!("create {}: {err}", lock_path.display()));
     let mut lock = fd_lock::RwLock::new(file);
     let _guard = lock.write().unwrap_or_else(|err| panic!("lock {}: {err}", lock_path.display()));
-    // Another test binary may have installed it while this one waited for the lock.
-    if let Some(bin) = executable(cache) {
-        return bin;
+    // Another test binary, or `oracle_bin`, may have installed it while this one waited for
+    // the lock: an install holds the lock until it is complete.
+    if executable(cache).is_none() {
+        npm_install(cache);
     }
-    npm_install(cache);
-    executable(cache).unwrap_or_else(|| {
+    let bin = executable(cache).unwrap_or_else(|| {
         panic!(
             "npm installed opencode-ai@{VERSION} into {} but no opencode executable is there",
             cache.display()
         )
-    })
+    });
+    std::fs::write(marker(cache), "")
+        .unwrap_or_else(|err| panic!("write {}: {err}", marker(cache).display()));
+    bin
 }
 
 fn npm_install(cache: &Path) {
