@@ -2,7 +2,8 @@
 # record-agents.sh - record the expected outputs of tests/agents/<agent>/<ID>/ from the REAL
 # agent CLIs (the oracle in ../shared/oracle/agents: Codex 0.171.0, Claude Code 2.1.332 and
 # Gemini CLI 0.61.0 run
-# offline against a fake model on 127.0.0.1). Expected outputs never come from anywhere else.
+# offline against a fake model on 127.0.0.1; Qwen Code 0.24.4 through the same oracle's more/).
+# Expected outputs never come from anywhere else.
 #
 # usage: tests/oracle/record-agents.sh [codex/ID...]    (no argument: every case)
 #   AGENTS_ORACLE   the oracle directory (default: ../shared/oracle/agents beside the repo,
@@ -25,6 +26,18 @@
 # prose before it is not kept); oracle.user, the first user message's `<loaded_context>` up to
 # `</session_context>`; oracle.read (with run.read only), what the read_file result carries
 # after the file's own text.
+#
+# Qwen Code: more/capture_qwen.sh -C <run.cwd> [-R <run.read>] on a copy of the case with
+# `<run>` replaced (absolute imports; the script copies `above/` beside the git root), then
+# keep two texts with the run directory written as `<run>`: oracle.system, the system message
+# from its first `--- Context from:` (or `--- Rule from:`) line to its last `--- End of … from:
+# … ---` line (Qwen's own prompt around it is not kept); oracle.read (with run.read only), what
+# the read_file result carries after the file's text (from the blank line before its
+# `<system-reminder>`; empty when nothing is appended). An `output-language.md` that Qwen
+# wrote itself during the run (the fixture has none there, or another text) is Qwen's
+# wording: its trimmed text is kept as `<prose:blake3=HASH>` wherever the block carries it.
+# Every later request carrying context (the memory-extraction subagent's) must carry the same
+# text, or the recording fails.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -98,6 +111,15 @@ PY
   echo "$dir"
 }
 
+# A copy of the case at $out.fix whose files have `<run>` replaced by the run directory the
+# capture will use (absolute paths in the fixture, ~/.claude.json keys).
+with_run() {  # case dir, scratch out
+  local dir=$1 out=$2
+  rm -rf "$out.fix"; cp -a "$dir" "$out.fix"
+  # (grep finds nothing in a case without `<run>`: not a failure.)
+  { grep -rlZ -- '<run>' "$out.fix/proj" "$out.fix/home" "$out.fix/above" 2>/dev/null || true; } | xargs -0 -r sed -i "s#<run>#$out/run#g"
+}
+
 record_cc() {  # case dir, scratch out
   local dir=$1 out=$2 args=() capture=$ORACLE
   mapfile -t args < <(python3 - "$dir/case.toml" <<'PY'
@@ -109,9 +131,7 @@ if run.get("reads"):
 PY
 )
   case " ${args[*]} " in *" -R "*,*) capture=$(cc_oracle) ;; esac
-  rm -rf "$out.fix"; cp -a "$dir" "$out.fix"
-  # (grep finds nothing in a case without `<run>`: not a failure.)
-  { grep -rlZ -- '<run>' "$out.fix/proj" "$out.fix/home" 2>/dev/null || true; } | xargs -0 -r sed -i "s#<run>#$out/run#g"
+  with_run "$dir" "$out"
   "$capture/capture_cc.sh" "${args[@]}" "$out.fix" "$out" >"$out.log" 2>&1 || true
   grep -q 'claude rc=0' "$out/stderr" || { cat "$out.log" "$out/stderr" >&2; echo "claude failed on $dir" >&2; return 1; }
   python3 - "$out" "$dir" <<'PY'
@@ -207,12 +227,89 @@ if read:
 PY
 }
 
+record_qwen() {  # case dir, scratch out
+  local dir=$1 out=$2 args=() more=${QWEN_ORACLE:-$ORACLE/more}
+  mapfile -t args < <(python3 - "$dir/case.toml" <<'PY'
+import sys, tomllib
+run = tomllib.load(open(sys.argv[1], "rb")).get("run", {})
+print("-C"); print(run.get("cwd", "."))
+if run.get("read"):
+    print("-R"); print(run["read"])
+PY
+)
+  with_run "$dir" "$out"
+  "$more/capture_qwen.sh" "${args[@]}" "$out.fix" "$out" >"$out.log" 2>&1 || true
+  grep -q 'qwen rc=0' "$out/stderr" || { cat "$out.log" "$out/stderr" >&2; echo "qwen failed on $dir" >&2; return 1; }
+  python3 - "$out" "$dir" <<'PY'
+import glob, json, os, re, sys, tomllib
+import blake3
+out, case = sys.argv[1], sys.argv[2]
+run = out + "/run"
+conf = tomllib.load(open(case + "/case.toml", "rb")).get("run", {})
+token = lambda text: "<prose:blake3=%s>" % blake3.blake3(text.encode()).hexdigest()
+def text(content):
+    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content or [])
+reqs = sorted(glob.glob(out + "/cap/req-*.json"), key=lambda f: int(f.rsplit("-", 1)[1].split(".")[0]))
+reqs = [json.load(open(f, encoding="utf-8")) for f in reqs]
+reqs = [r for r in reqs if r.get("messages")]
+if not reqs:
+    sys.exit("no chat request captured in " + out)
+END = re.compile(r"--- End of (?:Context|Rule) from: [^\n]*? ---")
+def context(req):
+    first = req["messages"][0]
+    system = text(first.get("content")) if first.get("role") == "system" else ""
+    starts = [k for k in (system.find("--- Context from: "), system.find("--- Rule from: ")) if k >= 0]
+    if not starts:
+        return ""
+    start, end = min(starts), [m.end() for m in END.finditer(system)][-1]
+    if system[max(0, start - 7):start] != "\n\n---\n\n":
+        sys.exit("the context does not follow Qwen's `---` separator in " + out)
+    return system[start:end]
+main = context(reqs[0])
+for i, req in enumerate(reqs[1:], 2):
+    other = context(req)
+    if other and other != main:
+        sys.exit("request %d carries another context than the first in %s" % (i, out))
+cwd = os.path.normpath(os.path.join(run, "proj", conf.get("cwd", ".")))
+def written_by_qwen(shown):
+    # The text of the output-language file shown as `shown` (relative to the cwd) when Qwen
+    # wrote it itself during the run (the fixture has no such file or another text), else None.
+    disk = os.path.normpath(os.path.join(cwd, shown))
+    rel = os.path.relpath(disk, run)
+    fixture = os.path.join(case, rel) if rel.split("/")[0] in ("proj", "home") else os.path.join(case, "above", rel)
+    read = lambda path: open(path, encoding="utf-8").read() if os.path.isfile(path) else None
+    text = read(disk)
+    return text if text is not None and text != read(fixture) else None
+def prose(m):
+    shown, body = m.group(1), m.group(2)
+    wording = written_by_qwen(shown) if os.path.basename(shown) == "output-language.md" else None
+    if wording is not None:
+        if wording.strip() not in body:
+            sys.exit("Qwen's output-language text is not in its block in " + out)
+        body = body.replace(wording.strip(), token(wording.strip()))
+    return "--- Context from: %s ---\n%s\n--- End of Context from: %s ---" % (shown, body, shown)
+main = re.sub(r"--- Context from: ([^\n]*?) ---\n(.*?)\n--- End of Context from: \1 ---", prose, main, flags=re.S)
+def write(name, data):
+    with open(case + "/" + name, "w", encoding="utf-8", newline="") as f:
+        f.write(data.replace(run, "<run>"))
+write("oracle.system", main)
+if conf.get("read"):
+    results = [text(m.get("content")) for r in reqs for m in r["messages"]
+               if m.get("role") == "tool" and m.get("tool_call_id") == "call_fake_1"]
+    if not results:
+        sys.exit("no read_file result in " + out)
+    k = results[0].rfind("\n\n<system-reminder>\n")
+    write("oracle.read", results[0][k:] if k >= 0 else "")
+PY
+}
+
 for id in "${IDS[@]}"; do
   agent=${id%%/*}
   case $agent in
     codex) record_codex "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     gemini) record_gemini "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     claude-code) record_cc "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
+    qwen-code) record_qwen "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     *) echo "record-agents.sh: no recorder for $agent yet" >&2; exit 1 ;;
   esac
   echo "recorded $id"
