@@ -61,7 +61,7 @@ pub fn gemini_findings(ctx: &GeminiContext) -> Vec<Finding> {
                 Outcome::Failed { message } => message.clone(),
                 Outcome::AlreadyProcessed => "it is an import cycle".to_owned(),
                 Outcome::DepthLimit => format!("imports nest at most {} deep", gemini::imports::MAX_DEPTH),
-                Outcome::Inlined | Outcome::InCode | Outcome::Skipped => continue,
+                Outcome::Inlined | Outcome::InCode | Outcome::Skipped | Outcome::Missing => continue,
             };
             findings.push(finding(
                 Code::GeminiImportFailed,

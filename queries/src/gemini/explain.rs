@@ -55,6 +55,7 @@ pub fn file_fate(ctx: &GeminiContext, home: &Path, path: &Path) -> AgentFate {
                     .to_owned()
             }
             Outcome::Failed { message } => format!("the import failed: {message} (GM4)"),
+            Outcome::Missing => "no such file: the `@path` stays as written".to_owned(),
             Outcome::Skipped => "flat format: already listed, or unreadable (GM4)".to_owned(),
             Outcome::DepthLimit => format!(
                 "imports nest at most {} deep; this one is written in a file at the limit and left as text (GM4)",

@@ -1,4 +1,6 @@
-//! GM4: `@path` imports in a context file, inlined the way Gemini CLI 0.61.0 does it.
+//! GM4: `@path` imports in a context file, inlined the way Gemini CLI 0.61.0 does it, and
+//! the way Qwen Code (a descendant of Gemini CLI) does it: the tree walk is one, what differs
+//! between the two is a [`Dialect`].
 //!
 //! Written by hand: the rules are Gemini's own (which `@` starts an import, which backtick
 //! runs hide one, the project-root check, the cycle and depth limits, the error comments),
@@ -18,6 +20,22 @@ use super::settings::ImportFormat;
 /// GM4: imports nest at most this deep; a file reached at this depth is inlined as it is.
 pub const MAX_DEPTH: usize = 5;
 
+/// What an agent descended from Gemini CLI does differently with `@imports`.
+#[derive(Clone, Copy, Debug)]
+pub struct Dialect {
+    /// The byte ranges of a file's text whose `@` is code, not an import.
+    pub code_regions: fn(&str) -> Vec<(usize, usize)>,
+    /// A file that does not exist leaves its `@path` as written (Qwen Code) instead of a
+    /// failure comment (Gemini).
+    pub keep_missing: bool,
+    /// The context file itself counts as being inlined already (Qwen Code), so importing
+    /// it is a cycle at once; in Gemini it is inlined once first.
+    pub file_in_chain: bool,
+}
+
+/// Gemini CLI 0.61.0's imports (GM4).
+pub const GEMINI: Dialect = Dialect { code_regions: code_spans, keep_missing: false, file_in_chain: false };
+
 /// What became of one `@path` in a context file.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case", tag = "outcome")]
@@ -33,6 +51,8 @@ pub enum Outcome {
     },
     /// The file is already being inlined further up this chain: a cycle.
     AlreadyProcessed,
+    /// Qwen Code: the file does not exist, and the `@path` stays as written.
+    Missing,
     /// The file could not be read; the comment carries node's error message.
     Failed {
         /// node's message.
@@ -97,27 +117,38 @@ pub fn read_text(db: &dyn Db, path: &Path) -> Result<String, String> {
 /// GM4: `content` (the text of `file`) with its imports processed. `root` is the project
 /// root imports must stay inside.
 pub fn expand(db: &dyn Db, file: &Path, content: &str, root: &Path, format: ImportFormat) -> Expanded {
+    match format {
+        ImportFormat::Tree => expand_tree(db, file, content, root, GEMINI),
+        ImportFormat::Flat => {
+            let mut imports = Vec::new();
+            let base = file.parent().unwrap_or(Path::new("/"));
+            let text = flat(db, content, file, base, root, &mut imports);
+            Expanded { text, imports }
+        }
+    }
+}
+
+/// GM4 (tree format) in `dialect`: each import inlined where it stands, between markers.
+pub fn expand_tree(db: &dyn Db, file: &Path, content: &str, root: &Path, dialect: Dialect) -> Expanded {
     let mut imports = Vec::new();
     let base = file.parent().unwrap_or(Path::new("/"));
-    let text = match format {
-        ImportFormat::Tree => {
-            let mut cx = Tree { db, root, imports: &mut imports };
-            cx.process(content, file, base, &[], 0)
-        }
-        ImportFormat::Flat => flat(db, content, file, base, root, &mut imports),
-    };
+    let chain = if dialect.file_in_chain { vec![file.to_path_buf()] } else { Vec::new() };
+    let mut cx = Tree { db, root, dialect, imports: &mut imports };
+    let text = cx.process(content, file, base, &chain, 0);
     Expanded { text, imports }
 }
 
 struct Tree<'a> {
     db: &'a dyn Db,
     root: &'a Path,
+    dialect: Dialect,
     imports: &'a mut Vec<Import>,
 }
 
 impl Tree<'_> {
-    /// `chain`: the files being inlined above this one (the context file itself is not in
-    /// it, so a file importing itself is inlined once before the cycle is noticed).
+    /// `chain`: the files being inlined above this one (with [`Dialect::file_in_chain`]
+    /// off, the context file itself is not in it, so a file importing itself is inlined once
+    /// before the cycle is noticed).
     fn process(
         &mut self,
         content: &str,
@@ -133,7 +164,7 @@ impl Tree<'_> {
             }
             return content.to_owned();
         }
-        let code = code_spans(content);
+        let code = (self.dialect.code_regions)(content);
         let mut out = String::with_capacity(content.len());
         let mut last = 0;
         for found in find_imports(content) {
@@ -159,7 +190,13 @@ impl Tree<'_> {
                 record(self, Outcome::AlreadyProcessed);
                 continue;
             }
+            let missing = self.db.files().get(self.db, &resolved).kind(self.db) == FileKind::Missing;
             match read_text(self.db, &resolved) {
+                Err(_) if missing && self.dialect.keep_missing => {
+                    out.push('@');
+                    out.push_str(found.path);
+                    record(self, Outcome::Missing);
+                }
                 Err(message) => {
                     let _ = write!(out, "<!-- Import failed: {} - {message} -->", found.path);
                     record(self, Outcome::Failed { message });
@@ -271,16 +308,16 @@ impl Flat<'_> {
 
 /// GM4: URLs never import; a path must resolve inside the project root (lexically:
 /// ctxgraph does not resolve symlinks here).
-fn within_root(written: &str, resolved: &Path, root: &Path) -> bool {
+pub(crate) fn within_root(written: &str, resolved: &Path, root: &Path) -> bool {
     let url = ["file://", "http://", "https://"].iter().any(|scheme| written.starts_with(scheme));
     !url && resolved.starts_with(root)
 }
 
 /// One `@path` candidate: byte range of `@path` and the path.
-struct Found<'a> {
-    start: usize,
-    end: usize,
-    path: &'a str,
+pub(crate) struct Found<'a> {
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    pub(crate) path: &'a str,
 }
 
 fn is_space(b: u8) -> bool {
@@ -289,7 +326,7 @@ fn is_space(b: u8) -> bool {
 
 /// GM4: an `@` at the start of the text or after a space, tab or line break, followed by a
 /// path up to the next such character, starting with `.`, `/` or an ASCII letter.
-fn find_imports(content: &str) -> Vec<Found<'_>> {
+pub(crate) fn find_imports(content: &str) -> Vec<Found<'_>> {
     let bytes = content.as_bytes();
     let mut found = Vec::new();
     let mut i = 0;

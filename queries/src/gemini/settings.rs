@@ -172,21 +172,39 @@ fn normalize_relative(name: &str) -> String {
 
 /// One settings file as JSON (comments allowed), `None` when it does not exist.
 fn load(db: &dyn Db, path: &Path) -> Result<Option<serde_json::Value>, GeminiError> {
+    load_json_object(db, path).map_err(|fault| GeminiError::Settings {
+        path: path.to_path_buf(),
+        line: fault.line,
+        column: fault.column,
+        message: fault.message,
+    })
+}
+
+/// Why a settings file could not be used: its position (1-based; 0 when unknown) and what is
+/// wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JsonFault {
+    /// Line.
+    pub line: usize,
+    /// Column.
+    pub column: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// A settings file of Gemini CLI or one of its descendants: a JSON object, comments allowed;
+/// `None` when the path does not exist.
+pub fn load_json_object(db: &dyn Db, path: &Path) -> Result<Option<serde_json::Value>, JsonFault> {
     let file = db.files().get(db, path);
     if file.kind(db) == FileKind::Missing {
         return Ok(None);
     }
-    let error = |line: usize, column: usize, message: String| GeminiError::Settings {
-        path: path.to_path_buf(),
-        line,
-        column,
-        message,
-    };
-    let bytes = file_bytes(db, file).as_ref().map_err(|err| error(0, 0, err.to_string()))?;
+    let fault = |line: usize, column: usize, message: String| JsonFault { line, column, message };
+    let bytes = file_bytes(db, file).as_ref().map_err(|err| fault(0, 0, err.to_string()))?;
     let text = String::from_utf8_lossy(bytes);
-    let value = jsonc::parse(&text).map_err(|err| error(err.line, err.column, err.message))?;
+    let value = jsonc::parse(&text).map_err(|err| fault(err.line, err.column, err.message))?;
     if !value.is_object() {
-        return Err(error(1, 1, "settings file is not a JSON object".to_owned()));
+        return Err(fault(1, 1, "settings file is not a JSON object".to_owned()));
     }
     Ok(Some(value))
 }
