@@ -2,8 +2,10 @@
 //! (`proj/`, made a git repository, and `home/`), `case.toml` (the working directory, the
 //! agent's `-c` settings, the file the model reads) and what the real agent sent, recorded by
 //! `oracle/record-agents.sh` with its scratch run directory written as `<run>`: Codex's
-//! `oracle.out`; Gemini's `oracle.system`, `oracle.user` and `oracle.read`. Each case runs on
-//! both `System` backends and must match byte for byte.
+//! `oracle.out`; Gemini's `oracle.system`, `oracle.user` and `oracle.read`; Qwen Code's
+//! `oracle.system` and `oracle.read` (its own wording as `<prose:blake3=…>`, read from the real
+//! package a test-support helper installs). Each case runs on both `System` backends and must
+//! match byte for byte.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -36,7 +38,7 @@ struct Run {
     /// The agent's `-c KEY=VALUE` settings.
     #[serde(default)]
     config: Vec<String>,
-    /// Gemini: the file (relative to `proj/`) the model reads first.
+    /// Gemini, Qwen Code: the file (relative to `proj/`) the model reads first.
     #[serde(default)]
     read: Option<String>,
     /// Claude Code: files (relative to `proj`) the model reads one after the other;
@@ -68,9 +70,11 @@ fn load(dir: &Path) -> Case {
     toml::from_str(&text).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
 }
 
-/// The capture scripts' layout: `<run>/proj` (a git repository) and `<run>/home`.
+/// The capture scripts' layout: `<run>/proj` (a git repository), `<run>/home`, and the
+/// fixture's `above/` in `<run>` itself (the folder that holds the git root).
 fn lay_out(dir: &Path, run: &Path, out: &mut dyn TreeWriter) {
     out.dir(&run.join("home"));
+    copy_tree(&dir.join("above"), run, out);
     copy_tree(&dir.join("proj"), &run.join("proj"), out);
     copy_tree(&dir.join("home"), &run.join("home"), out);
     git_worktree(&run.join("proj"), out);
@@ -180,6 +184,7 @@ fn substitute_run(dir: &Path, run: &Path, out: &mut dyn TreeWriter) {
     for part in ["proj", "home"] {
         walk(&dir.join(part), &run.join(part), run, out);
     }
+    walk(&dir.join("above"), run, run, out);
 }
 
 fn claude_code_case(dir: &Path, disk: bool) -> Result<(), String> {
@@ -213,6 +218,54 @@ fn claude_code_case(dir: &Path, disk: bool) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Qwen Code's wording, from the real package (installed once into the test cache).
+fn qwen_wording() -> &'static ctxgraph_engine::QwenWording {
+    static WORDING: std::sync::LazyLock<ctxgraph_engine::QwenWording> = std::sync::LazyLock::new(|| {
+        let package = ctxgraph_test_support::qwen_code::installed();
+        let wording = ctxgraph_engine::qwen_code::qwen_code_wording(
+            Some(&package),
+            &std::collections::BTreeMap::default(),
+        );
+        assert!(!wording.is_unavailable(), "{}: {:?}", package.display(), wording.source);
+        wording
+    });
+    &WORDING
+}
+
+fn qwen_case(dir: &Path, disk: bool) -> Result<(), String> {
+    let case = load(dir);
+    let expected = |name: &str| {
+        std::fs::read_to_string(dir.join(name)).expect("oracle files: run tests/oracle/record-agents.sh")
+    };
+    let (mut engine, run, _scratch) = engine_with(dir, disk, substitute_run);
+    let proj = run.join("proj");
+    let cwd = ctxgraph_queries::path::normalize(&proj.join(&case.run.cwd));
+    let ws = engine.open(&cwd).map_err(|e| e.to_string())?;
+    let context = engine.qwen_code_context(ws).map_err(|e| e.to_string())?;
+    let wording = qwen_wording();
+    let mut text = context.text(wording);
+    // Qwen's own text (the output-language file it writes) as the recordings keep it.
+    for doc in context.docs.iter().filter(|d| d.is_sent()) {
+        if let Some(written) = &doc.written {
+            let own = wording.written(written.language.as_deref());
+            text = text.replace(&own, &format!("<prose:blake3={}>", blake3::hash(own.as_bytes()).to_hex()));
+        }
+    }
+    let portable = |text: &str| text.replace(run.to_string_lossy().as_ref(), "<run>");
+    let mut got = vec![("oracle.system", portable(&text))];
+    if let Some(read) = &case.run.read {
+        let target = ctxgraph_queries::path::normalize(&proj.join(read));
+        let attached = engine.qwen_code_read_context(ws, &target).map_err(|e| e.to_string())?;
+        got.push(("oracle.read", portable(attached.text.as_deref().unwrap_or_default())));
+    }
+    let diffs: Vec<String> = got
+        .into_iter()
+        .filter(|(name, text)| *text != expected(name))
+        .map(|(name, text)| format!("--- {name}: qwen sent\n{}\n--- ctxgraph built\n{text}", expected(name)))
+        .collect();
+    if diffs.is_empty() { Ok(()) } else { Err(diffs.join("\n")) }
 }
 
 fn check_all(agent: &str, run: fn(&Path, bool) -> Result<(), String>) {
@@ -249,4 +302,9 @@ fn gemini_cases_match_the_recorded_binary() {
 #[test]
 fn claude_code_cases_match_the_recorded_binary() {
     check_all("claude-code", claude_code_case);
+}
+
+#[test]
+fn qwen_code_cases_match_the_recorded_binary() {
+    check_all("qwen-code", qwen_case);
 }

@@ -19,5 +19,6 @@ pub mod fixture;
 pub mod http;
 pub mod monorepo;
 pub mod opencode;
+pub mod qwen_code;
 pub mod sandbox;
 pub mod tree;

@@ -39,68 +39,108 @@ fn executable(cache: &Path) -> Option<PathBuf> {
         .find(|path| path.is_file())
 }
 
-/// Written once an install is complete. npm links the executable before it has finished
-/// writing the package, so a test that saw the link alone could read a half-written binary.
-fn marker(cache: &Path) -> PathBuf {
-    cache.join(format!(".installed-opencode-ai-{VERSION}"))
-}
-
 fn install_once(cache: &Path) -> PathBuf {
-    if marker(cache).exists()
-        && let Some(bin) = executable(cache)
-    {
-        return bin;
-    }
-    std::fs::create_dir_all(cache).unwrap_or_else(|err| panic!("create {}: {err}", cache.display()));
-    let lock_path = cache.join(".install.lock");
-    let file = std::fs::File::create(&lock_path)
-        .unwrap_or_else(|err| panic!("create {}: {err}", lock_path.display()));
-    let mut lock = fd_lock::RwLock::new(file);
-    let _guard = lock.write().unwrap_or_else(|err| panic!("lock {}: {err}", lock_path.display()));
-    // Another test binary, or `oracle_bin`, may have installed it while this one waited for
-    // the lock: an install holds the lock until it is complete.
-    if executable(cache).is_none() {
-        npm_install(cache);
-    }
-    let bin = executable(cache).unwrap_or_else(|| {
-        panic!(
-            "npm installed opencode-ai@{VERSION} into {} but no opencode executable is there",
-            cache.display()
-        )
-    });
-    std::fs::write(marker(cache), "")
-        .unwrap_or_else(|err| panic!("write {}: {err}", marker(cache).display()));
-    bin
+    let package = NpmPackage {
+        spec: format!("opencode-ai@{VERSION}"),
+        find: executable,
+        override_env: "CTXGRAPH_TEST_OPENCODE",
+        what: format!("an opencode {VERSION} executable"),
+        ignore_scripts: false,
+    };
+    package.installed_in(cache)
 }
 
-fn npm_install(cache: &Path) {
-    let manifest = cache.join("package.json");
-    if !manifest.exists() {
-        std::fs::write(&manifest, "{\"name\":\"ctxgraph-oracle\",\"private\":true}\n")
-            .unwrap_or_else(|err| panic!("write {}: {err}", manifest.display()));
+/// An npm package a test needs, installed once per cache directory under a lock.
+pub struct NpmPackage {
+    /// `name@version`.
+    pub spec: String,
+    /// The file the test uses, once installed.
+    pub find: fn(&Path) -> Option<PathBuf>,
+    /// The variable that points the tests at an installation instead.
+    pub override_env: &'static str,
+    /// What that variable names, for the failure message.
+    pub what: String,
+    /// Install without running the packages' scripts.
+    pub ignore_scripts: bool,
+}
+
+impl NpmPackage {
+    /// Written once an install is complete. npm links the executable before it has
+    /// finished writing the package, so a test that saw the link alone could read a
+    /// half-written binary.
+    fn marker(&self, cache: &Path) -> PathBuf {
+        cache.join(format!(".installed-{}", self.spec.replace(['/', '@'], "-").trim_start_matches('-')))
     }
-    let package = format!("opencode-ai@{VERSION}");
-    // npm's own fetch timeouts bound this; its output is kept for the failure message only.
-    let output = Command::new("npm")
-        .args(["install", "--no-audit", "--no-fund", "--no-progress", &package])
-        .current_dir(cache)
-        .output()
-        .unwrap_or_else(|err| {
+
+    /// The package's file in `cache`, installing it there first (serialised by an advisory
+    /// lock in the cache, shared with `tests/oracle/lib.sh`'s `oracle_bin`) when missing.
+    ///
+    /// # Panics
+    /// When it is neither there nor installable (no `npm`, the registry unreachable).
+    pub fn installed_in(&self, cache: &Path) -> PathBuf {
+        if self.marker(cache).exists()
+            && let Some(found) = (self.find)(cache)
+        {
+            return found;
+        }
+        std::fs::create_dir_all(cache).unwrap_or_else(|err| panic!("create {}: {err}", cache.display()));
+        let lock_path = cache.join(".install.lock");
+        let file = std::fs::File::create(&lock_path)
+            .unwrap_or_else(|err| panic!("create {}: {err}", lock_path.display()));
+        let mut lock = fd_lock::RwLock::new(file);
+        let _guard = lock.write().unwrap_or_else(|err| panic!("lock {}: {err}", lock_path.display()));
+        // Another test binary, or `oracle_bin`, may have installed it while this one waited
+        // for the lock: an install holds the lock until it is complete.
+        if (self.find)(cache).is_none() {
+            self.npm_install(cache);
+        }
+        let found = (self.find)(cache).unwrap_or_else(|| {
             panic!(
-                "this test needs {package}, and installing it needs npm (Node.js), which could not be run: {err}. \
-                 Install Node.js, or set CTXGRAPH_TEST_OPENCODE to an opencode {VERSION} executable"
+                "npm installed {} into {} but the file the tests need is not there",
+                self.spec,
+                cache.display()
             )
         });
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let tail: Vec<&str> = stderr.lines().rev().take(15).collect();
-        let tail: Vec<&str> = tail.into_iter().rev().collect();
-        panic!(
-            "this test needs {package}: `npm install {package}` in {} failed ({}); is the npm registry reachable? \
-             Set CTXGRAPH_TEST_OPENCODE to an opencode {VERSION} executable to skip the install.\nnpm said:\n{}",
-            cache.display(),
-            output.status,
-            tail.join("\n")
-        );
+        std::fs::write(self.marker(cache), "")
+            .unwrap_or_else(|err| panic!("write {}: {err}", self.marker(cache).display()));
+        found
+    }
+
+    fn npm_install(&self, cache: &Path) {
+        let manifest = cache.join("package.json");
+        if !manifest.exists() {
+            std::fs::write(&manifest, "{\"name\":\"ctxgraph-oracle\",\"private\":true}\n")
+                .unwrap_or_else(|err| panic!("write {}: {err}", manifest.display()));
+        }
+        let package = &self.spec;
+        let (env, what) = (self.override_env, &self.what);
+        // npm's own fetch timeouts bound this; its output is kept for the failure message only.
+        let mut args = vec!["install", "--no-audit", "--no-fund", "--no-progress"];
+        if self.ignore_scripts {
+            args.push("--ignore-scripts");
+        }
+        args.push(package);
+        let output = Command::new("npm")
+            .args(&args)
+            .current_dir(cache)
+            .output()
+            .unwrap_or_else(|err| {
+                panic!(
+                    "this test needs {package}, and installing it needs npm (Node.js), which could not be run: {err}. \
+                     Install Node.js, or set {env} to {what}"
+                )
+            });
+        if !output.status.success() {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            let tail: Vec<&str> = stderr.lines().rev().take(15).collect();
+            let tail: Vec<&str> = tail.into_iter().rev().collect();
+            panic!(
+                "this test needs {package}: `npm install {package}` in {} failed ({}); is the npm registry reachable? \
+                 Set {env} to {what} to skip the install.\nnpm said:\n{}",
+                cache.display(),
+                output.status,
+                tail.join("\n")
+            );
+        }
     }
 }
