@@ -23,6 +23,7 @@ pub mod mcp;
 pub mod memory;
 pub mod opencode;
 pub mod path;
+pub mod profile;
 pub mod qwen_code;
 pub mod remote;
 pub mod secrets;
