@@ -3,9 +3,9 @@
 //! agent's `-c` settings, the file the model reads) and what the real agent sent, recorded by
 //! `oracle/record-agents.sh` with its scratch run directory written as `<run>`: Codex's
 //! `oracle.out`; Gemini's `oracle.system`, `oracle.user` and `oracle.read`; Qwen Code's
-//! `oracle.system` and `oracle.read` (its own wording as `<prose:blake3=…>`, read from the real
-//! package a test-support helper installs). Each case runs on both `System` backends and must
-//! match byte for byte.
+//! `oracle.system` and `oracle.read` (its own wording as `<prose:blake3=…>`, the profile's
+//! fingerprints; one ignored test checks them against the real package). Each case runs on
+//! both `System` backends and must match byte for byte.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -254,20 +254,6 @@ fn claude_code_case(dir: &Path, disk: bool) -> Result<(), String> {
     Ok(())
 }
 
-/// Qwen Code's wording, from the real package (installed once into the test cache).
-fn qwen_wording() -> &'static ctxgraph_engine::QwenWording {
-    static WORDING: std::sync::LazyLock<ctxgraph_engine::QwenWording> = std::sync::LazyLock::new(|| {
-        let package = ctxgraph_test_support::qwen_code::installed();
-        let wording = ctxgraph_engine::qwen_code::qwen_code_wording(
-            Some(&package),
-            &std::collections::BTreeMap::default(),
-        );
-        assert!(!wording.is_unavailable(), "{}: {:?}", package.display(), wording.source);
-        wording
-    });
-    &WORDING
-}
-
 fn qwen_case(dir: &Path, disk: bool) -> Result<(), String> {
     let case = load(dir);
     let expected = |name: &str| {
@@ -277,22 +263,21 @@ fn qwen_case(dir: &Path, disk: bool) -> Result<(), String> {
     let proj = run.join("proj");
     let cwd = ctxgraph_queries::path::normalize(&proj.join(&case.run.cwd));
     let ws = engine.open(&cwd).map_err(|e| e.to_string())?;
-    let context = engine.qwen_code_context(ws).map_err(|e| e.to_string())?;
-    let wording = qwen_wording();
-    let mut text = context.text(wording);
-    // Qwen's own text (the output-language file it writes) as the recordings keep it.
-    for doc in context.docs.iter().filter(|d| d.is_sent()) {
-        if let Some(written) = &doc.written {
-            let own = wording.written(written.language.as_deref());
-            text = text.replace(&own, &format!("<prose:blake3={}>", blake3::hash(own.as_bytes()).to_hex()));
-        }
-    }
+    // Qwen's own text (the output-language file it writes) as the recordings keep it: its
+    // fingerprint.
+    let request = request(&case, Agent::QwenCode);
+    let layout = engine.agent_layout(ws, Agent::QwenCode, &request).map_err(|e| e.to_string())?;
+    check_blocks(&layout.text, &layout.blocks)?;
     let portable = |text: &str| text.replace(run.to_string_lossy().as_ref(), "<run>");
-    let mut got = vec![("oracle.system", portable(&text))];
+    let mut got = vec![("oracle.system", portable(&layout.text))];
     if let Some(read) = &case.run.read {
         let target = ctxgraph_queries::path::normalize(&proj.join(read));
-        let attached = engine.qwen_code_read_context(ws, &target).map_err(|e| e.to_string())?;
-        got.push(("oracle.read", portable(attached.text.as_deref().unwrap_or_default())));
+        let attached = engine
+            .agent_read(ws, Agent::QwenCode, &target, &request)
+            .map_err(|e| e.to_string())?
+            .ok_or("Qwen Code attaches on reads")?;
+        check_blocks(&attached.text, &attached.blocks)?;
+        got.push(("oracle.read", portable(&attached.text)));
     }
     let diffs: Vec<String> = got
         .into_iter()
@@ -341,4 +326,39 @@ fn claude_code_cases_match_the_recorded_binary() {
 #[test]
 fn qwen_code_cases_match_the_recorded_binary() {
     check_all("qwen-code", qwen_case);
+}
+
+/// The Qwen Code fingerprints the cases keep are the real package's wording: through the
+/// engine's generic loader, the installed 0.24.4's output-language text for each recorded
+/// language hashes to the token, and a case's layout says where its wording came from.
+#[test]
+#[ignore = "reads the real @qwen-code/qwen-code 0.24.4 package, which test-support installs from the npm registry once (or CTXGRAPH_TEST_QWEN_CODE names): run with --ignored"]
+fn qwen_code_fingerprints_are_the_installed_wording() {
+    use ctxgraph_queries::profile::WordingSource;
+    use ctxgraph_queries::qwen_code::Wording;
+
+    let package = ctxgraph_test_support::qwen_code::installed();
+    let loaded = ctxgraph_engine::wording::load(Agent::QwenCode, Some(&package), &Default::default())
+        .expect("Qwen Code has wording of its own");
+    let wording = (loaded.as_ref() as &dyn std::any::Any).downcast_ref::<Wording>().expect("a qwen Wording");
+    assert!(!wording.is_unavailable(), "{}: {:?}", package.display(), wording.source);
+    let fingerprints = Wording::fingerprints();
+    for language in [None, Some("French"), Some("Chinese")] {
+        let own = wording.written(language);
+        let token = format!("<prose:blake3={}>", blake3::hash(own.as_bytes()).to_hex());
+        assert_eq!(fingerprints.written(language), token, "{language:?}");
+    }
+
+    let dir = case_dirs("qwen-code").into_iter().find(|d| d.ends_with("QW-07")).expect("QW-07");
+    let case = load(&dir);
+    let (mut engine, run, _scratch) = engine_with(&dir, false, substitute_run);
+    let ws = engine.open(&run.join("proj").join(&case.run.cwd)).expect("open");
+    let request = Request { settings: Vec::new(), wording: Some(loaded.clone()) };
+    let layout = engine.agent_layout(ws, Agent::QwenCode, &request).expect("layout");
+    assert!(matches!(layout.wording, WordingSource::Installation { ref version, .. } if version == "0.24.4"));
+    check_blocks(&layout.text, &layout.blocks).expect("blocks");
+    let own = wording.written(Some("French"));
+    let text = layout.text.replace(&own, &fingerprints.written(Some("French")));
+    let expected = std::fs::read_to_string(dir.join("oracle.system")).expect("oracle.system");
+    assert_eq!(text.replace(run.to_string_lossy().as_ref(), "<run>"), expected);
 }

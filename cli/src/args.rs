@@ -365,13 +365,15 @@ pub enum SectionArg {
     Message,
 }
 
-/// Where Claude Code's own wording (the preamble, the labels) is read from: it is never
-/// copied into ctxgraph, and is shown as placeholders when no installation matches.
+/// Where an agent's own wording (Claude Code's preamble and labels, Qwen Code's
+/// output-language file) is read from: it is never copied into ctxgraph, and is shown as
+/// placeholders when no installation matches.
 #[derive(Debug, Clone, Default, Args)]
 pub struct InstallationArgs {
     /// The agent's installation to read its own wording from (Claude Code: its native
-    /// binary, cli.js, package directory or `claude` launcher) [default: the agent's
-    /// $CTXGRAPH_… variable, else its command on PATH]
+    /// binary, cli.js, package directory or `claude` launcher; Qwen Code: its package
+    /// directory, a file in it or the `qwen` launcher) [default: the agent's $CTXGRAPH_…
+    /// variable, else its command on PATH]
     #[arg(long = "agent-path", visible_alias = "claude-code", value_name = "PATH")]
     pub path: Option<PathBuf>,
 }

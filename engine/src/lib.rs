@@ -90,8 +90,6 @@ pub use ctxgraph_queries::opencode::prompt::{
     Block, BlockKind, BuildError, Layout, ModelRef, PlacedBlock, Prompt, Section,
 };
 pub use ctxgraph_queries::opencode::worktree::Worktree;
-pub use ctxgraph_queries::qwen_code::nearby::ReadContext as QwenReadContext;
-pub use ctxgraph_queries::qwen_code::{QwenContext, QwenError, Wording as QwenWording};
 pub use ctxgraph_queries::remote::{ConfigDocState, ConfigRequest, RemoteState};
 pub use ctxgraph_queries::system::{FileKind, MemorySystem, System};
 pub use ctxgraph_queries::{Host, Workspace};
@@ -130,9 +128,6 @@ pub enum EngineError {
     /// Gemini CLI would not start here (a settings file is broken).
     #[error(transparent)]
     Gemini(#[from] GeminiError),
-    /// Qwen Code would not start here (a settings file is broken).
-    #[error(transparent)]
-    Qwen(#[from] QwenError),
     /// An agent would not start here, or a setting for it is not modelled.
     #[error(transparent)]
     Profile(profile::ProfileError),
@@ -342,25 +337,6 @@ impl Engine {
             return Err(EngineError::ReadTarget { path: target, reason: "no such file".to_owned() });
         }
         Ok(ctxgraph_queries::gemini::nearby::gemini_read_context(&self.db, ws, target).clone()?)
-    }
-
-    /// The Qwen Code profile: its context files and rules, every file it considered
-    /// (QW1–QW9).
-    pub fn qwen_code_context(&self, ws: Workspace) -> Result<QwenContext, EngineError> {
-        Ok(ctxgraph_queries::qwen_code::qwen_context(&self.db, ws).clone()?)
-    }
-
-    /// QW10: what Qwen Code attaches when the model reads `target` right after start-up.
-    pub fn qwen_code_read_context(
-        &self,
-        ws: Workspace,
-        target: &Path,
-    ) -> Result<QwenReadContext, EngineError> {
-        let target = ctxgraph_queries::path::resolve(ws.cwd(&self.db), target);
-        if !self.db.files().get(&self.db, &target).kind(&self.db).exists() {
-            return Err(EngineError::ReadTarget { path: target, reason: "no such file".to_owned() });
-        }
-        Ok(ctxgraph_queries::qwen_code::nearby::qwen_read_context(&self.db, ws, target).clone()?)
     }
 
     /// `path`'s fate in every agent's context, side by side (`explain --agent all FILE`).

@@ -2,7 +2,7 @@
 //! output-language file) from its bundle. I/O, so it lives in the engine; the recognition
 //! itself is [`Wording::from_bundle`](ctxgraph_queries::qwen_code::Wording::from_bundle).
 //!
-//! Where to look, first found wins: `--qwen-code PATH`, `$CTXGRAPH_QWEN_CODE`, then `qwen`
+//! Where to look, first found wins: `--agent-path PATH`, `$CTXGRAPH_QWEN_CODE`, then `qwen`
 //! on `$PATH`. A path may be the package directory (`…/@qwen-code/qwen-code`), a file in it
 //! (`cli-entry.js`), or the link npm puts in `bin`. The package is only read, never run.
 
@@ -29,7 +29,7 @@ pub fn qwen_code_wording(
         });
     let Some(start) = named else {
         return Wording::unavailable(format!(
-            "no Qwen Code installation (give --qwen-code PATH, set {QWEN_CODE_ENV}, or put `qwen` on PATH)"
+            "no Qwen Code installation (give --agent-path PATH, set {QWEN_CODE_ENV}, or put `qwen` on PATH)"
         ));
     };
     let Some(package) = package_dir(&start) else {

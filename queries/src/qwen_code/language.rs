@@ -44,6 +44,9 @@ struct Release {
     fixed: Fingerprint,
     /// The `auto` text as Qwen writes it, trimmed: what recorded fixtures keep as a token.
     auto_written: Fingerprint,
+    /// The text written for each language the recorded cases name, trimmed (blake3 by the
+    /// language's English name): the tokens their fixtures keep.
+    fixed_written: &'static [(&'static str, &'static str)],
 }
 
 const RELEASES: &[Release] = &[Release {
@@ -60,6 +63,10 @@ const RELEASES: &[Release] = &[Release {
         blake3: "793b5cce51f21f42a2e97b71adf8e676df18b473d9033cf43052b964b7859b41",
         len: 840,
     },
+    fixed_written: &[
+        ("French", "c88c1a465fdb2632296f12dfc58a7b2a7c9548481dcc4b62a757731ca4bf4d89"),
+        ("Chinese", "d9eb0def9d5dfcaa81babf89abd75ee59182b952cf999a143335b39eb57191c2"),
+    ],
 }];
 
 /// The release the recorded cases come from.
@@ -123,10 +130,24 @@ impl Wording {
                     .collect();
                 crate::opencode::substitute::js_trim(&text).to_owned()
             }
-            WordingFrom::Fingerprints => match language {
-                None => format!("<prose:blake3={}>", recorded().auto_written.blake3),
-                Some(language) => format!("<prose:qwen-output-language:{language}>"),
-            },
+            WordingFrom::Fingerprints => {
+                let release = recorded();
+                let known = match language {
+                    None => Some(release.auto_written.blake3),
+                    Some(language) => release
+                        .fixed_written
+                        .iter()
+                        .find(|(name, _)| *name == language)
+                        .map(|(_, hash)| *hash),
+                };
+                match (known, language) {
+                    (Some(hash), _) => format!("<prose:blake3={hash}>"),
+                    // A language no recording names: no hash to stand for the text.
+                    (None, language) => {
+                        format!("<prose:qwen-output-language:{}>", language.unwrap_or("auto"))
+                    }
+                }
+            }
             WordingFrom::Unavailable { .. } => format!(
                 "<output-language file for {}: Qwen Code's wording unavailable>",
                 language.unwrap_or("auto")

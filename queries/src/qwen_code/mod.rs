@@ -10,10 +10,12 @@
 //! QW10). Discovery keeps every file it looked at with its [`Fate`], so `build --format
 //! json` and `explain` can say why a file is in or out.
 
+pub mod explain;
 pub mod imports;
 pub mod language;
 pub mod markdown;
 pub mod nearby;
+pub mod profile;
 pub mod rules;
 pub mod settings;
 

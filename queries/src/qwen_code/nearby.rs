@@ -26,6 +26,9 @@ pub struct ReadContext {
     pub blocks: Vec<String>,
     /// Exactly what is appended to the tool's result, or `None`.
     pub text: Option<String>,
+    /// QW11: context files in the folders from the file's up to the root that Qwen did not
+    /// send at start-up: a read never attaches them (Gemini's would).
+    pub unattached_context: Vec<PathBuf>,
 }
 
 /// QW10: what reading `target` (absolute) attaches in `ws`, right after start-up.
@@ -38,8 +41,19 @@ pub fn qwen_read_context(db: &dyn Db, ws: Workspace, target: PathBuf) -> Result<
         attached: Vec::new(),
         blocks: Vec::new(),
         text: None,
+        unattached_context: Vec::new(),
     };
     let Some(relative) = inside(&ctx.root, &target) else { return Ok(read) };
+    for dir in target.ancestors().skip(1).take_while(|dir| dir.starts_with(&ctx.root)) {
+        for name in &ctx.settings.filenames {
+            let path = dir.join(name);
+            if !ctx.docs.iter().any(|d| d.source == path)
+                && db.files().get(db, &path).kind(db) == crate::system::FileKind::File
+            {
+                read.unattached_context.push(path);
+            }
+        }
+    }
     read.matched_as.push(relative.clone());
     let resolved = real_path(db, &target);
     if resolved != target

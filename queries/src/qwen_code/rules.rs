@@ -51,6 +51,29 @@ pub enum RuleFate {
     },
 }
 
+impl Rule {
+    /// Why the rule is in the system message, held back, or left out, with the rule behind it.
+    pub fn reason(&self) -> String {
+        let folder =
+            if self.global { "Qwen's own folder (~/.qwen/rules)" } else { "the project's .qwen/rules" };
+        match &self.fate {
+            RuleFate::Sent => format!("a rule in {folder}, sent after the context files (QW9)"),
+            RuleFate::OnRead => format!(
+                "a rule in {folder} held back by its `paths:` ({}): attached to a tool's result for a file they match (QW10)",
+                self.paths.as_deref().unwrap_or_default().join(", ")
+            ),
+            RuleFate::Empty => {
+                format!(
+                    "a rule in {folder} left out: nothing is left after its frontmatter and HTML comments (QW9)"
+                )
+            }
+            RuleFate::Unreadable { reason } => {
+                format!("a rule in {folder} left out: it cannot be read ({reason}) (QW9)")
+            }
+        }
+    }
+}
+
 /// QW9: the rule files of `ws` in Qwen's order: the global folder's, then the project
 /// root's (`root`) unless it is the same folder.
 pub fn rules(db: &dyn Db, ws: Workspace, root: &Path) -> Vec<Rule> {

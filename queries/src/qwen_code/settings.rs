@@ -32,8 +32,12 @@ pub struct Settings {
     pub filenames_from: Option<PathBuf>,
     /// QW8: tree (default) or flat.
     pub import_format: ImportFormat,
+    /// The settings file `context.importFormat` came from (`None`: the default).
+    pub import_format_from: Option<PathBuf>,
     /// QW3: `general.outputLanguage` as written (`None`: not set, which is `auto`).
     pub output_language: Option<String>,
+    /// The settings file `general.outputLanguage` came from (`None`: not set).
+    pub output_language_from: Option<PathBuf>,
     /// Every settings file that exists and was read, in merge order (later wins).
     pub files: Vec<PathBuf>,
 }
@@ -89,7 +93,9 @@ pub fn qwen_settings(db: &dyn Db, ws: Workspace) -> Result<Settings, QwenError> 
         filenames: DEFAULT_NAMES.map(str::to_owned).to_vec(),
         filenames_from: None,
         import_format: ImportFormat::Tree,
+        import_format_from: None,
         output_language: None,
+        output_language_from: None,
         files: Vec::new(),
     };
     for (path, workspace) in paths {
@@ -122,15 +128,16 @@ pub fn qwen_settings(db: &dyn Db, ws: Workspace) -> Result<Settings, QwenError> 
             }
             _ => {}
         }
-        match context.and_then(|c| c.get("importFormat")).and_then(serde_json::Value::as_str) {
-            Some("flat") => settings.import_format = ImportFormat::Flat,
-            Some(_) => settings.import_format = ImportFormat::Tree,
-            None => {}
+        if let Some(format) = context.and_then(|c| c.get("importFormat")).and_then(serde_json::Value::as_str)
+        {
+            settings.import_format = if format == "flat" { ImportFormat::Flat } else { ImportFormat::Tree };
+            settings.import_format_from = Some(path.clone());
         }
         if let Some(language) =
             value.get("general").and_then(|g| g.get("outputLanguage")).and_then(serde_json::Value::as_str)
         {
             settings.output_language = Some(language.to_owned());
+            settings.output_language_from = Some(path.clone());
         }
     }
     Ok(settings)
