@@ -14,6 +14,7 @@ mod explain_lint;
 mod gemini;
 mod mcp;
 mod memory;
+mod qwen_code;
 mod secrets;
 mod serve;
 mod session;

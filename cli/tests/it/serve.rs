@@ -459,6 +459,70 @@ fn build_serves_every_agent() {
     assert_eq!(same["result"]["unchanged"], json!(true), "{same}");
 }
 
+/// `build` with `"agent": "qwen-code"`, through the generic profile path: Qwen's context and
+/// rule blocks placed in its text, its own wording unavailable without an installation, and
+/// a second turn with nothing changed answered without executing a query (a count, not a
+/// time), then an edit seen.
+#[test]
+fn build_serves_qwen_code_and_a_warm_turn_executes_nothing() {
+    let tree = Tree::new();
+    tree.write("repo/QWEN.md", "qwen root\n@pkg/AGENTS.md\n");
+    tree.write("repo/.qwen/rules/all.md", "qwen rule\n");
+    let mut server = tree.spawn(&["serve", "--stdio"]);
+    let cwd = tree.cwd();
+    let first = server.call(1, "build", json!({ "cwd": cwd, "agent": "qwen-code" }))["result"].clone();
+    assert_eq!(first["agent"], "qwen-code", "{first}");
+    let text = first["text"].as_str().expect("text");
+    assert!(
+        text.starts_with(
+            "--- Context from: ../QWEN.md ---\nqwen root\n<!-- Imported from: pkg/AGENTS.md -->\npkg rules"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.ends_with(
+            "--- Rule from: .qwen/rules/all.md ---\nqwen rule\n--- End of Rule from: .qwen/rules/all.md ---"
+        ),
+        "{text}"
+    );
+    let blocks = first["blocks"].as_array().expect("blocks");
+    for block in blocks {
+        let at = |key: &str| usize::try_from(block[key].as_u64().expect("a byte offset")).expect("fits");
+        assert_eq!(text.get(at("start")..at("end")), block["text"].as_str(), "{block}");
+        assert_eq!(block["placement"], "system_message", "{block}");
+    }
+    let rules: Vec<&str> = blocks.iter().filter_map(|b| b["rule"].as_str()).collect();
+    assert_eq!(rules, ["QW1", "QW1", "QW1", "QW3", "QW9"], "{first}");
+    assert!(
+        first["unavailable"].as_str().is_some_and(|r| r.contains("no Qwen Code installation")),
+        "{first}"
+    );
+    assert!(first["executed"].as_u64().is_some_and(|n| n > 0), "{first}");
+
+    let second = server.call(2, "build", json!({ "cwd": cwd, "agent": "qwen-code" }))["result"].clone();
+    assert_eq!(
+        (second["executed"].clone(), second["hash"].clone()),
+        (json!(0), first["hash"].clone()),
+        "{second}"
+    );
+    let known = first["hash"].clone();
+    let same =
+        server.call(3, "build", json!({ "cwd": cwd, "agent": "qwen-code", "known_hash": known }))["result"]
+            .clone();
+    assert_eq!(
+        (same["unchanged"].clone(), same["executed"].clone(), same.get("text")),
+        (json!(true), json!(0), None),
+        "{same}"
+    );
+
+    tree.write("repo/pkg/AGENTS.md", "pkg rules, edited");
+    let edited =
+        server.call(4, "build", json!({ "cwd": cwd, "agent": "qwen-code", "known_hash": known }))["result"]
+            .clone();
+    assert!(edited["text"].as_str().is_some_and(|t| t.contains("pkg rules, edited")), "{edited}");
+    assert_eq!(edited["unchanged"], json!(false), "{edited}");
+}
+
 /// `build` with `section: "message"`: the whole message's block ids, and turns over it.
 #[test]
 fn the_whole_message_has_its_own_block_ids_and_turns() {
