@@ -366,7 +366,9 @@ impl Engine {
         agent: Agent,
         request: &profile::Request,
     ) -> Result<profile::Layout, EngineError> {
-        Ok(profile::profile(agent).layout(&self.db, ws, request)?)
+        let profile = profile::profile(agent);
+        profile.check_settings(request)?;
+        Ok(profile.layout(&self.db, ws, request)?)
     }
 
     /// What `agent` attaches when its model reads `file` right after start-up, or `None`
