@@ -4,8 +4,9 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
+use ctxgraph_engine::Policy;
 use ctxgraph_engine::installation::Locate;
-use ctxgraph_engine::remote::{FetchOptions, Fetcher};
+use ctxgraph_engine::remote::FetchOptions;
 use ctxgraph_engine::{Engine, EngineError};
 use ctxgraph_queries::Workspace;
 use ctxgraph_queries::agent::Agent;
@@ -74,17 +75,15 @@ pub fn render(scenario: &Scenario, repo: &Path) -> Result<Rendered, EngineError>
     if scenario.agent != Agent::Opencode {
         return render_agent(&engine, ws, scenario.agent, &scenario.reads, &placeholders);
     }
-    if scenario.fetch_remote {
-        // No cache: a scenario writes nothing outside the repository, and a stale copy
-        // must not pass for the live document.
-        let fetcher = Fetcher::new(FetchOptions { cache_dir: None, ..FetchOptions::default() })?;
-        engine.fetch_remote(ws, &fetcher)?;
-    }
-    if scenario.mcp {
-        // A failed server is left out of the block, as opencode leaves it out; the
-        // snapshot's diff shows the difference.
-        engine.fetch_mcp(ws, &ctxgraph_engine::mcp::McpConnector::new()?)?;
-    }
+    // No cache: a scenario writes nothing outside the repository, and a stale copy must not
+    // pass for the live document. A failed MCP server is left out of the block, as opencode
+    // leaves it out; the snapshot's diff shows the difference.
+    let policy = Policy {
+        fetch: FetchOptions { cache_dir: None, ..FetchOptions::default() },
+        remote: scenario.fetch_remote,
+        mcp: scenario.mcp,
+    };
+    engine.prepare(ws, &policy)?;
     let prompt = if scenario.section == Section::Message {
         message(&mut engine, ws, scenario)?
     } else {

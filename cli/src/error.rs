@@ -22,8 +22,6 @@ pub enum CliError {
     Engine(#[from] EngineError),
     #[error("cannot write output: {0}")]
     Output(std::io::Error),
-    #[error("--strict: {} remote instruction(s) could not be loaded: {}", .0.len(), .0.join(", "))]
-    RemoteStrict(Vec<String>),
     #[error("no config value at {0}")]
     NoSuchKey(String),
     #[error(transparent)]
@@ -56,9 +54,7 @@ impl CliError {
             let _ = write_stdout(json.as_bytes());
         }
         ExitCode::from(match self {
-            CliError::Engine(_) | CliError::RemoteStrict(_) | CliError::NoSuchKey(_) | CliError::Usage(_) => {
-                EXIT_INPUT
-            }
+            CliError::Engine(_) | CliError::NoSuchKey(_) | CliError::Usage(_) => EXIT_INPUT,
             CliError::Output(_) | CliError::Watch(_) => EXIT_INTERNAL,
             CliError::Memory(err) if err.is_bad_input() => EXIT_INPUT,
             CliError::Memory(_) => EXIT_INTERNAL,

@@ -15,9 +15,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use ctxgraph_engine::remote::{FetchOptions, Fetcher};
+use ctxgraph_engine::remote::FetchOptions;
 use ctxgraph_engine::watch::Watcher;
-use ctxgraph_engine::{Engine, Section, Turns};
+use ctxgraph_engine::{Engine, Policy, Section, Turns};
 
 // A host already inside a tokio runtime awaits the engine's loaders directly.
 #[tokio::main(flavor = "current_thread")]
@@ -38,11 +38,13 @@ async fn main() -> ExitCode {
 async fn run(dir: PathBuf, steps: u32) -> Result<bool, Box<dyn std::error::Error>> {
     let mut engine = Engine::from_process();
     let ws = engine.open(&dir)?;
-    let fetcher = Fetcher::new(FetchOptions::default())?;
-    // Remote org config first (opencode loads it before anything else), then the
-    // `instructions` URLs; neither blocks this runtime's thread.
-    engine.load_config(ws, &fetcher).await;
-    engine.load_remote(ws, &fetcher).await?;
+    // One step loads what the workspace waits on outside the file system, in opencode's
+    // order: the remote org config, the `instructions` URLs, the MCP servers. It does not
+    // block this runtime's thread; what failed comes back as warnings.
+    let prepared = engine.load(ws, &Policy::everything(FetchOptions::default())).await?;
+    for warning in &prepared.warnings {
+        eprintln!("host: warning: {warning}");
+    }
 
     // The watcher turns file-system events into changes; a build then recomputes only
     // what they invalidated.

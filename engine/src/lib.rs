@@ -22,6 +22,7 @@ mod index;
 pub mod installation;
 pub mod mcp;
 mod os;
+pub mod prepare;
 #[cfg(feature = "serve")]
 mod protocol;
 pub mod qwen_code;
@@ -66,6 +67,7 @@ pub use changes::{Applied, ChangeEvent};
 pub use database::{Database, ExecutionLog};
 pub use host::{Clock, HostEnv, SystemClock};
 pub use os::{MAX_FILE_BYTES, OsSystem, read_regular_file};
+pub use prepare::{Policy, Prepared, Warning};
 pub use refresh::RemoteRefresh;
 pub use session::{LimitOverrides, SessionFailure};
 pub use tokens::O200k;
@@ -128,6 +130,12 @@ pub enum EngineError {
     /// Gemini CLI would not start here (a settings file is broken).
     #[error(transparent)]
     Gemini(#[from] GeminiError),
+    /// `--strict`: remote instructions that could not be loaded ([`Engine::prepare`]).
+    #[error("--strict: {} remote instruction(s) could not be loaded: {}", urls.len(), urls.join(", "))]
+    RemoteStrict {
+        /// Each URL as written in the config.
+        urls: Vec<String>,
+    },
     /// An agent would not start here, or a setting for it is not modelled.
     #[error(transparent)]
     Profile(profile::ProfileError),
@@ -359,7 +367,9 @@ impl Engine {
         agent: Agent,
         request: &profile::Request,
     ) -> Result<profile::Layout, EngineError> {
-        Ok(profile::profile(agent).layout(&self.db, ws, request)?)
+        let profile = profile::profile(agent);
+        profile.check_settings(request)?;
+        Ok(profile.layout(&self.db, ws, request)?)
     }
 
     /// What `agent` attaches when its model reads `file` right after start-up, or `None`

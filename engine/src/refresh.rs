@@ -44,15 +44,20 @@ impl RemoteRefresh {
     /// Loads what `ws` needs from the network, unless it did so less than an interval ago.
     /// Failures end up in the inputs (and so in the build's error or missing block).
     pub fn refresh(&mut self, engine: &mut Engine, ws: Workspace) -> Result<(), EngineError> {
-        // A config request appears when the auth store changes; it never waits. Each fetch
-        // starts a runtime only when it has something to load: this runs on every request.
-        engine.fetch_config(ws, &self.fetcher)?;
-        if let Some(connector) = &self.mcp {
-            engine.fetch_mcp(ws, connector)?;
-        }
+        // This runs on every request: a runtime is started only when something is to load
+        // (a config request appears when the auth store changes; a server config is new;
+        // the URLs are due). The sequence is the one `Engine::prepare` runs.
         let due = self.fetched_at.get(&ws).is_none_or(|at| at.elapsed() >= self.interval);
+        let needs = !engine.config_requests(ws).is_empty()
+            || (due && !engine.remote_urls(ws)?.is_empty())
+            || (self.mcp.is_some() && !engine.pending_mcp(ws)?.is_empty());
+        if needs {
+            // A long-lived host reports failures through the inputs (a missing block, the
+            // build's error), not as warnings, and never refuses to serve (no strict).
+            let load = engine.load_through(ws, &self.fetcher, due, self.mcp.as_ref());
+            crate::current_thread_runtime()?.block_on(load)?;
+        }
         if due {
-            engine.fetch_remote(ws, &self.fetcher)?;
             self.fetched_at.insert(ws, Instant::now());
         }
         Ok(())

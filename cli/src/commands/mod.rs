@@ -9,10 +9,8 @@ use std::time::Duration;
 
 use ctxgraph_engine::mcp::McpConnector;
 use ctxgraph_engine::remote::{FetchOptions, Fetcher};
-use ctxgraph_engine::{Engine, EngineError, HostEnv, OsSystem, RemoteRefresh};
+use ctxgraph_engine::{Engine, EngineError, HostEnv, OsSystem, Policy, RemoteRefresh};
 use ctxgraph_queries::Workspace;
-use ctxgraph_queries::mcp::McpState;
-use ctxgraph_queries::remote::{LoadedFrom, RemoteState};
 
 use crate::args::{Cli, Command, RemoteArgs};
 use crate::error::CliError;
@@ -72,19 +70,31 @@ fn open_configured(
     let env = HostEnv::from_process();
     let options = fetch_options(remote, &env);
     let (mut engine, ws) = open_with(env, cwd)?;
-    load_remote_config(&mut engine, ws, &options)?;
+    prepare(&mut engine, ws, &Policy::config_only(options.clone()))?;
     Ok((engine, ws, options))
 }
 
-/// [`open_configured`], then fetch the workspace's remote `instructions` (warning on
-/// stderr for each one that is missing or stale), for the commands that report on them.
+/// [`open_configured`], then the workspace's remote `instructions` and MCP servers (unless
+/// `--no-mcp`), for the commands that report on them.
 fn open_fetching(cwd: Option<PathBuf>, remote: &RemoteArgs) -> Result<(Engine, Workspace), CliError> {
-    let (mut engine, ws, options) = open_configured(cwd, remote)?;
-    load_remote(&mut engine, ws, options)?;
-    if !remote.no_mcp {
-        load_mcp(&mut engine, ws)?;
-    }
+    let env = HostEnv::from_process();
+    let policy = Policy { fetch: fetch_options(remote, &env), remote: true, mcp: !remote.no_mcp };
+    let (mut engine, ws) = open_with(env, cwd)?;
+    prepare(&mut engine, ws, &policy)?;
     Ok((engine, ws))
+}
+
+/// [`Engine::prepare`], each warning on stderr.
+fn prepare(engine: &mut Engine, ws: Workspace, policy: &Policy) -> Result<(), CliError> {
+    let prepared = engine.prepare(ws, policy)?;
+    let mut stderr = std::io::stderr().lock();
+    for warning in &prepared.warnings {
+        let _ = writeln!(stderr, "warning: {warning}");
+    }
+    if policy.fetch.strict {
+        prepared.strict()?;
+    }
+    Ok(())
 }
 
 /// L1: loads opencode's own texts from the installation `--opencode`, `$CTXGRAPH_OPENCODE`
@@ -138,61 +148,6 @@ fn fetch_options(args: &RemoteArgs, env: &HostEnv) -> FetchOptions {
     }
 }
 
-/// Fetches the workspace's remote instructions, warning on stderr for each one that is
-/// missing or stale; with `--strict` a missing one is an error.
-fn load_remote(engine: &mut Engine, ws: Workspace, options: FetchOptions) -> Result<(), CliError> {
-    if engine.remote_urls(ws)?.is_empty() {
-        return Ok(());
-    }
-    let strict = options.strict;
-    let fetcher = Fetcher::new(options).map_err(ctxgraph_engine::EngineError::from)?;
-    let mut failed = Vec::new();
-    let mut stderr = std::io::stderr().lock();
-    // Each URL is named as written in the config: a `{env:}` token, not its value.
-    let shown: std::collections::HashMap<String, String> =
-        engine.system_paths(ws)?.remote.iter().map(|r| (r.url.clone(), r.shown.clone())).collect();
-    for (url, state) in engine.fetch_remote(ws, &fetcher)? {
-        let url = shown.get(&url).cloned().unwrap_or(url);
-        match state {
-            RemoteState::Failed(failure) => {
-                let instead = failure.what_opencode_does();
-                let _ = writeln!(stderr, "warning: {url}: {failure}; no block for it; {instead}");
-                failed.push(url);
-            }
-            RemoteState::Loaded { from: LoadedFrom::Cache { because: Some(failure) }, .. } => {
-                let _ = writeln!(
-                    stderr,
-                    "warning: {url}: {failure}; using the last cached copy (opencode would drop it; --strict to do the same)"
-                );
-            }
-            RemoteState::Loaded { .. } | RemoteState::Pending => {}
-        }
-    }
-    if strict && !failed.is_empty() {
-        return Err(CliError::RemoteStrict(failed));
-    }
-    Ok(())
-}
-
-/// Connects to the workspace's MCP servers (B4), warning on stderr for each one that
-/// failed: opencode leaves it out, and so does the build.
-fn load_mcp(engine: &mut Engine, ws: Workspace) -> Result<(), CliError> {
-    if engine.pending_mcp(ws)?.is_empty() {
-        return Ok(());
-    }
-    let connector = McpConnector::new().map_err(EngineError::from)?;
-    let mut stderr = std::io::stderr().lock();
-    for (name, state) in engine.fetch_mcp(ws, &connector)? {
-        if let McpState::Failed(failure) = state {
-            let _ = writeln!(
-                stderr,
-                "warning: MCP server {name:?}: {failure}; left out, as opencode leaves it out"
-            );
-        }
-    }
-    Ok(())
-}
-
 /// What keeps remote documents loaded for `serve` and `watch`.
 fn remote_refresh(options: FetchOptions, every_secs: u64, no_mcp: bool) -> Result<RemoteRefresh, CliError> {
     let fetcher = Fetcher::new(options).map_err(EngineError::from)?;
@@ -214,17 +169,6 @@ fn open_with(env: HostEnv, cwd: Option<PathBuf>) -> Result<(Engine, Workspace), 
     let mut engine = Engine::new(Arc::new(OsSystem), env);
     let ws = engine.open(&cwd)?;
     Ok((engine, ws))
-}
-
-/// R1–R4: fetches the remote org config the workspace's auth store names, before
-/// anything reads the config (opencode loads it first and aborts when it fails).
-fn load_remote_config(engine: &mut Engine, ws: Workspace, options: &FetchOptions) -> Result<(), CliError> {
-    if engine.config_requests(ws).is_empty() {
-        return Ok(());
-    }
-    let fetcher = Fetcher::new(options.clone()).map_err(EngineError::from)?;
-    engine.fetch_config(ws, &fetcher)?;
-    Ok(())
 }
 
 /// A file named on the command line (an `opencode export`, a handoff, a tool's output), or

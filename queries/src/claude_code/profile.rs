@@ -9,8 +9,8 @@ use crate::db::{Db, Workspace};
 use crate::fates::{self, AgentFate};
 use crate::opencode::lint::{Budget, Finding};
 use crate::profile::{
-    Frame, LayoutBuilder, LeftOut, Part, Placement, Profile, ProfileError, ReadLayout, Request, Setting,
-    Source, Status, WordingSource,
+    About, Frame, LayoutBuilder, LeftOut, Part, Placement, Profile, ProfileError, ReadLayout, Request,
+    Setting, Source, Status, WordingSource,
 };
 use crate::tokens::TokenCounter;
 
@@ -73,21 +73,16 @@ fn left_out(file: &MemoryFile, reason: String) -> LeftOut {
     LeftOut { source: file.source.clone(), fate, rule, reason }
 }
 
+const ABOUT: About = About {
+    agent: Agent::ClaudeCode,
+    title: "Claude Code",
+    release: "claude-code-2.1.332",
+    doc: "docs/profiles/claude-code.md",
+};
+
 impl Profile for ClaudeCode {
-    fn agent(&self) -> Agent {
-        Agent::ClaudeCode
-    }
-
-    fn title(&self) -> &'static str {
-        "Claude Code"
-    }
-
-    fn release(&self) -> &'static str {
-        "claude-code-2.1.332"
-    }
-
-    fn doc(&self) -> &'static str {
-        "docs/profiles/claude-code.md"
+    fn about(&self) -> &'static About {
+        &ABOUT
     }
 
     fn fingerprints(&self) -> Option<std::sync::Arc<dyn std::any::Any + Send + Sync>> {
@@ -100,7 +95,6 @@ impl Profile for ClaudeCode {
         ws: Workspace,
         request: &Request,
     ) -> Result<crate::profile::Layout, ProfileError> {
-        self.check_settings(request)?;
         let prose = prose(request);
         let ctx = claude_md_context(db, ws);
         let mut builder = LayoutBuilder::new(ctx.reminder(&prose).unwrap_or_default());

@@ -7,8 +7,8 @@ use crate::db::{Db, Workspace};
 use crate::fates::{self, AgentFate};
 use crate::opencode::lint::{Budget, Finding};
 use crate::profile::{
-    Frame, LayoutBuilder, LeftOut, Part, Placement, Profile, ProfileError, ReadLayout, Request, Setting,
-    Source, Status, WordingSource,
+    About, Frame, LayoutBuilder, LeftOut, Part, Placement, Profile, ProfileError, ReadLayout, Request,
+    Setting, Source, Status, WordingSource,
 };
 use crate::tokens::TokenCounter;
 
@@ -56,21 +56,12 @@ fn left_out(doc: &Doc, budget: &super::Budget) -> LeftOut {
     LeftOut { source: doc.source.clone(), fate, rule, reason: doc.reason(budget) }
 }
 
+const ABOUT: About =
+    About { agent: Agent::Codex, title: "Codex", release: "codex-0.171.0", doc: "docs/profiles/codex.md" };
+
 impl Profile for Codex {
-    fn agent(&self) -> Agent {
-        Agent::Codex
-    }
-
-    fn title(&self) -> &'static str {
-        "Codex"
-    }
-
-    fn release(&self) -> &'static str {
-        "codex-0.171.0"
-    }
-
-    fn doc(&self) -> &'static str {
-        "docs/profiles/codex.md"
+    fn about(&self) -> &'static About {
+        &ABOUT
     }
 
     fn attaches_on_read(&self) -> bool {
@@ -87,7 +78,6 @@ impl Profile for Codex {
         ws: Workspace,
         request: &Request,
     ) -> Result<crate::profile::Layout, ProfileError> {
-        self.check_settings(request)?;
         let ctx = agents_context(db, ws, Self::max_bytes(request)?).as_ref().map_err(would_not_start)?;
         let mut builder = LayoutBuilder::new(ctx.message.clone().unwrap_or_default());
         for doc in ctx.docs.iter().filter(|d| d.is_sent()) {

@@ -7,8 +7,8 @@ use crate::db::{Db, Workspace};
 use crate::fates::AgentFate;
 use crate::opencode::lint::{Budget, Finding};
 use crate::profile::{
-    Frame, LayoutBuilder, LeftOut, Part, Placement, Profile, ProfileError, ReadLayout, Request, Setting,
-    Source, Status, WordingSource,
+    About, Frame, LayoutBuilder, LeftOut, Part, Placement, Profile, ProfileError, ReadLayout, Request,
+    Setting, Source, Status, WordingSource,
 };
 use crate::tokens::TokenCounter;
 
@@ -80,30 +80,24 @@ fn imports_left_out(doc: &Doc) -> impl Iterator<Item = LeftOut> + '_ {
     })
 }
 
+const ABOUT: About = About {
+    agent: Agent::Gemini,
+    title: "Gemini CLI",
+    release: "gemini-cli-0.61.0",
+    doc: "docs/profiles/gemini.md",
+};
+
 impl Profile for Gemini {
-    fn agent(&self) -> Agent {
-        Agent::Gemini
-    }
-
-    fn title(&self) -> &'static str {
-        "Gemini CLI"
-    }
-
-    fn release(&self) -> &'static str {
-        "gemini-cli-0.61.0"
-    }
-
-    fn doc(&self) -> &'static str {
-        "docs/profiles/gemini.md"
+    fn about(&self) -> &'static About {
+        &ABOUT
     }
 
     fn layout(
         &self,
         db: &dyn Db,
         ws: Workspace,
-        request: &Request,
+        _: &Request,
     ) -> Result<crate::profile::Layout, ProfileError> {
-        self.check_settings(request)?;
         let ctx = gemini_context(db, ws).as_ref().map_err(would_not_start)?;
         let mut builder = LayoutBuilder::new(ctx.text());
         for doc in ctx.docs.iter().filter(|d| d.is_sent()) {

@@ -8,8 +8,8 @@ use crate::agent::Agent;
 use crate::db::{Db, Workspace};
 use crate::fates::{self, AgentFate};
 use crate::profile::{
-    Frame, LayoutBuilder, LeftOut, Part, Placement, Profile, ProfileError, ReadLayout, Request, Source,
-    Status, WordingSource,
+    About, Frame, LayoutBuilder, LeftOut, Part, Placement, Profile, ProfileError, ReadLayout, Request,
+    Source, Status, WordingSource,
 };
 use crate::tokens::{BytesPerFour, TokenCounter};
 
@@ -47,30 +47,24 @@ fn reason_word(reason: &Reason) -> (&'static str, &'static str) {
     }
 }
 
+const ABOUT: About = About {
+    agent: Agent::Opencode,
+    title: "opencode",
+    release: "opencode-1.18.33",
+    doc: "docs/opencode/README.md",
+};
+
 impl Profile for Opencode {
-    fn agent(&self) -> Agent {
-        Agent::Opencode
-    }
-
-    fn title(&self) -> &'static str {
-        "opencode"
-    }
-
-    fn release(&self) -> &'static str {
-        "opencode-1.18.33"
-    }
-
-    fn doc(&self) -> &'static str {
-        "docs/opencode/README.md"
+    fn about(&self) -> &'static About {
+        &ABOUT
     }
 
     fn layout(
         &self,
         db: &dyn Db,
         ws: Workspace,
-        request: &Request,
+        _: &Request,
     ) -> Result<crate::profile::Layout, ProfileError> {
-        self.check_settings(request)?;
         let prompt = system_prompt_layout(db, ws, Section::System, None).as_ref().map_err(would_not_start)?;
         let explanation =
             opencode_explain::explain(db, ws, &BytesPerFour).map_err(|e| would_not_start(&e))?;

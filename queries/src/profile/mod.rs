@@ -283,20 +283,44 @@ impl Request {
     }
 }
 
+/// Which agent a profile reproduces, and where its rules are written down.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct About {
+    /// The agent.
+    pub agent: Agent,
+    /// Its name in prose ("Claude Code").
+    pub title: &'static str,
+    /// The release reproduced, as `name-version` (`check` snapshots name it).
+    pub release: &'static str,
+    /// The doc page that defines the profile's rule ids.
+    pub doc: &'static str,
+}
+
 /// One agent's answers. Every method is a read of salsa queries: a warm engine re-executes
 /// none of them when nothing changed.
 pub trait Profile: Sync {
+    /// Which agent and release the profile reproduces.
+    fn about(&self) -> &'static About;
+
     /// The agent.
-    fn agent(&self) -> Agent;
+    fn agent(&self) -> Agent {
+        self.about().agent
+    }
 
     /// The agent's name in prose ("Claude Code").
-    fn title(&self) -> &'static str;
+    fn title(&self) -> &'static str {
+        self.about().title
+    }
 
     /// The release reproduced, as `name-version` (`check` snapshots name it).
-    fn release(&self) -> &'static str;
+    fn release(&self) -> &'static str {
+        self.about().release
+    }
 
     /// The doc page that defines the profile's rule ids.
-    fn doc(&self) -> &'static str;
+    fn doc(&self) -> &'static str {
+        self.about().doc
+    }
 
     /// Whether the agent attaches rule files when its model reads a file ([`Profile::read`]
     /// answers `Some`).
@@ -315,7 +339,8 @@ pub trait Profile: Sync {
         &[]
     }
 
-    /// What the agent sends from `ws`.
+    /// What the agent sends from `ws`, the request's settings already checked against
+    /// [`Profile::settings`].
     fn layout(&self, db: &dyn Db, ws: Workspace, request: &Request) -> Result<Layout, ProfileError>;
 
     /// What the agent attaches when its model reads `file` (absolute) right after start-up;

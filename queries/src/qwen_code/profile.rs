@@ -12,8 +12,8 @@ use crate::fates::AgentFate;
 use crate::gemini::ImportFormat;
 use crate::opencode::lint::{Budget, Finding};
 use crate::profile::{
-    Frame, Layout, LayoutBuilder, LeftOut, Part, Placement, Profile, ProfileError, ReadLayout, Request,
-    Setting, Source, Status, WordingSource,
+    About, Frame, Layout, LayoutBuilder, LeftOut, Part, Placement, Profile, ProfileError, ReadLayout,
+    Request, Setting, Source, Status, WordingSource,
 };
 use crate::tokens::TokenCounter;
 
@@ -104,21 +104,16 @@ fn rule_part<'a>(rule: &'a Rule, placement: Placement, position: &'static str, r
     }
 }
 
+const ABOUT: About = About {
+    agent: Agent::QwenCode,
+    title: "Qwen Code",
+    release: "qwen-code-0.24.4",
+    doc: "docs/profiles/qwen-code.md",
+};
+
 impl Profile for QwenCode {
-    fn agent(&self) -> Agent {
-        Agent::QwenCode
-    }
-
-    fn title(&self) -> &'static str {
-        "Qwen Code"
-    }
-
-    fn release(&self) -> &'static str {
-        "qwen-code-0.24.4"
-    }
-
-    fn doc(&self) -> &'static str {
-        "docs/profiles/qwen-code.md"
+    fn about(&self) -> &'static About {
+        &ABOUT
     }
 
     fn fingerprints(&self) -> Option<std::sync::Arc<dyn std::any::Any + Send + Sync>> {
@@ -126,7 +121,6 @@ impl Profile for QwenCode {
     }
 
     fn layout(&self, db: &dyn Db, ws: Workspace, request: &Request) -> Result<Layout, ProfileError> {
-        self.check_settings(request)?;
         let wording = wording(request);
         let ctx = qwen_context(db, ws).as_ref().map_err(would_not_start)?;
         let mut builder = LayoutBuilder::new(ctx.text(&wording));

@@ -1,0 +1,177 @@
+//! [`Engine::prepare`]: everything a workspace's answers wait on outside the file system,
+//! loaded in one documented step, with what went wrong as data.
+//!
+//! In opencode's order: the remote org config its auth store names (R1–R4, before anything
+//! reads the config), then the `instructions` URLs and `skills.urls` documents (I8, B5.10),
+//! then the MCP servers (B4). Each is asked only when the workspace needs it, so a workspace
+//! with none of them prepares without starting a runtime. The CLI, `serve`, `watch`, `check`
+//! and `mcp` all prepare through here; an embedding host calls [`Engine::load`] from its own
+//! runtime.
+
+use std::fmt;
+
+use ctxgraph_queries::Workspace;
+use ctxgraph_queries::mcp::McpState;
+use ctxgraph_queries::remote::{LoadedFrom, RemoteState};
+
+use crate::mcp::McpConnector;
+use crate::remote::{FetchOptions, Fetcher};
+
+use crate::{Engine, EngineError};
+
+/// What to load.
+#[derive(Clone, Debug, Default)]
+pub struct Policy {
+    /// How documents are fetched (timeouts, cache, offline, strict).
+    pub fetch: FetchOptions,
+    /// Fetch the `instructions` URLs and skills documents (the remote config is always
+    /// fetched: opencode will not start without it).
+    pub remote: bool,
+    /// Connect to the MCP servers the config names.
+    pub mcp: bool,
+}
+
+impl Policy {
+    /// Everything: the remote config, remote rules and MCP servers.
+    pub fn everything(fetch: FetchOptions) -> Self {
+        Policy { fetch, remote: true, mcp: true }
+    }
+
+    /// Only what reading the config needs: the remote org config.
+    pub fn config_only(fetch: FetchOptions) -> Self {
+        Policy { fetch, remote: false, mcp: false }
+    }
+}
+
+/// Something that did not load. The build goes on without it, as opencode's does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Warning {
+    /// A remote `instructions` URL failed: no block for it.
+    RemoteFailed {
+        /// The URL as written in the config (a `{env:}` token stays a token).
+        url: String,
+        /// What went wrong.
+        failure: String,
+        /// What opencode does instead.
+        instead: String,
+    },
+    /// A remote URL failed and its last cached copy is used.
+    RemoteStale {
+        /// The URL as written in the config.
+        url: String,
+        /// What went wrong.
+        failure: String,
+    },
+    /// An MCP server failed: opencode leaves it out, and so does the build.
+    McpFailed {
+        /// The server's name in the config.
+        server: String,
+        /// What went wrong.
+        failure: String,
+    },
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Warning::RemoteFailed { url, failure, instead } => {
+                write!(f, "{url}: {failure}; no block for it; {instead}")
+            }
+            Warning::RemoteStale { url, failure } => write!(
+                f,
+                "{url}: {failure}; using the last cached copy (opencode would drop it; --strict to do the same)"
+            ),
+            Warning::McpFailed { server, failure } => {
+                write!(f, "MCP server {server:?}: {failure}; left out, as opencode leaves it out")
+            }
+        }
+    }
+}
+
+/// What [`Engine::prepare`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Prepared {
+    /// What did not load, in the order it was asked.
+    pub warnings: Vec<Warning>,
+}
+
+impl Prepared {
+    /// `--strict`: an error naming every remote URL that could not be loaded, if any.
+    pub fn strict(&self) -> Result<(), EngineError> {
+        let urls: Vec<String> = self
+            .warnings
+            .iter()
+            .filter_map(|w| match w {
+                Warning::RemoteFailed { url, .. } => Some(url.clone()),
+                _ => None,
+            })
+            .collect();
+        if urls.is_empty() { Ok(()) } else { Err(EngineError::RemoteStrict { urls }) }
+    }
+}
+
+impl Engine {
+    /// Loads what `ws` waits on outside the file system (see the module documentation), on
+    /// a runtime of its own. What did not load is in the warnings; `--strict` callers ask
+    /// [`Prepared::strict`] after showing them.
+    pub fn prepare(&mut self, ws: Workspace, policy: &Policy) -> Result<Prepared, EngineError> {
+        let needs_config = !self.config_requests(ws).is_empty();
+        let needs_remote = policy.remote && !self.remote_urls(ws)?.is_empty();
+        let needs_mcp = policy.mcp && !self.pending_mcp(ws)?.is_empty();
+        if !(needs_config || needs_remote || needs_mcp) {
+            return Ok(Prepared::default());
+        }
+        crate::current_thread_runtime()?.block_on(self.load(ws, policy))
+    }
+
+    /// [`Engine::prepare`] for a host that has its own runtime.
+    pub async fn load(&mut self, ws: Workspace, policy: &Policy) -> Result<Prepared, EngineError> {
+        let fetcher = Fetcher::new(policy.fetch.clone())?;
+        let connector = if policy.mcp { Some(McpConnector::new()?) } else { None };
+        self.load_through(ws, &fetcher, policy.remote, connector.as_ref()).await
+    }
+
+    /// The one sequence behind [`Engine::prepare`] and [`crate::RemoteRefresh`]: the config,
+    /// then (with `remote`) the remote documents, then (with a connector) the MCP servers.
+    pub(crate) async fn load_through(
+        &mut self,
+        ws: Workspace,
+        fetcher: &Fetcher,
+        remote: bool,
+        mcp: Option<&McpConnector>,
+    ) -> Result<Prepared, EngineError> {
+        self.load_config(ws, fetcher).await;
+        let mut prepared = Prepared::default();
+        if remote && !self.remote_urls(ws)?.is_empty() {
+            // Each URL is named as written in the config: a `{env:}` token, not its value.
+            let shown: std::collections::HashMap<String, String> =
+                self.system_paths(ws)?.remote.iter().map(|r| (r.url.clone(), r.shown.clone())).collect();
+            for (url, state) in self.load_remote(ws, fetcher).await? {
+                let url = shown.get(&url).cloned().unwrap_or(url);
+                match state {
+                    RemoteState::Failed(failure) => {
+                        prepared.warnings.push(Warning::RemoteFailed {
+                            url,
+                            instead: failure.what_opencode_does().to_owned(),
+                            failure: failure.to_string(),
+                        });
+                    }
+                    RemoteState::Loaded { from: LoadedFrom::Cache { because: Some(failure) }, .. } => {
+                        prepared.warnings.push(Warning::RemoteStale { url, failure: failure.to_string() });
+                    }
+                    RemoteState::Loaded { .. } | RemoteState::Pending => {}
+                }
+            }
+        }
+        if let Some(connector) = mcp
+            && !self.pending_mcp(ws)?.is_empty()
+        {
+            for (server, state) in self.load_mcp(ws, connector).await? {
+                if let McpState::Failed(failure) = state {
+                    prepared.warnings.push(Warning::McpFailed { server, failure: failure.to_string() });
+                }
+            }
+        }
+        Ok(prepared)
+    }
+}
