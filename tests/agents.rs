@@ -338,8 +338,12 @@ fn qwen_code_fingerprints_are_the_installed_wording() {
     use ctxgraph_queries::qwen_code::Wording;
 
     let package = ctxgraph_test_support::qwen_code::installed();
-    let loaded = ctxgraph_engine::wording::load(Agent::QwenCode, Some(&package), &Default::default())
-        .expect("Qwen Code has wording of its own");
+    let loaded = ctxgraph_engine::wording::load(
+        Agent::QwenCode,
+        Some(&package),
+        &std::collections::BTreeMap::default(),
+    )
+    .expect("Qwen Code has wording of its own");
     let wording = (loaded.as_ref() as &dyn std::any::Any).downcast_ref::<Wording>().expect("a qwen Wording");
     assert!(!wording.is_unavailable(), "{}: {:?}", package.display(), wording.source);
     let fingerprints = Wording::fingerprints();
