@@ -331,8 +331,9 @@ fn qwen_code_cases_match_the_recorded_binary() {
 /// The Qwen Code fingerprints the cases keep are the real package's wording: through the
 /// engine's generic loader, the installed 0.24.4's output-language text for each recorded
 /// language hashes to the token, and a case's layout says where its wording came from.
+/// The package is installed from the npm registry into the test cache once, under the lock
+/// every test binary shares (test-support), as opencode is.
 #[test]
-#[ignore = "reads the real @qwen-code/qwen-code 0.24.4 package, which test-support installs from the npm registry once (or CTXGRAPH_TEST_QWEN_CODE names): run with --ignored"]
 fn qwen_code_fingerprints_are_the_installed_wording() {
     use ctxgraph_queries::profile::WordingSource;
     use ctxgraph_queries::qwen_code::Wording;
