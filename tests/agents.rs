@@ -2,13 +2,15 @@
 //! (`proj/`, made a git repository, and `home/`), `case.toml` (the working directory, the
 //! agent's `-c` settings, the file the model reads) and what the real agent sent, recorded by
 //! `oracle/record-agents.sh` with its scratch run directory written as `<run>`: Codex's
-//! `oracle.out`; Gemini's `oracle.system`, `oracle.user` and `oracle.read`. Each case runs on
+//! `oracle.out`; Gemini's `oracle.system`, `oracle.user` and `oracle.read`; Copilot's
+//! `oracle.system`, `oracle.read` and, for a run it refuses, `oracle.refused`. Each case runs on
 //! both `System` backends and must match byte for byte.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ctxgraph_engine::{Engine, HostEnv, OsSystem, Prose};
+use ctxgraph_engine::{Engine, HostEnv, O200k, OsSystem, Prose};
+use ctxgraph_queries::copilot::{Prose as CopilotProse, ProseSource as CopilotProseSource};
 use ctxgraph_queries::system::{MemorySystem, System};
 use ctxgraph_test_support::tree::{DiskWriter, MemoryWriter, TreeWriter, copy_tree, git_worktree};
 use serde::Deserialize;
@@ -43,6 +45,9 @@ struct Run {
     /// `oracle.read` holds what each Read result carried after the file.
     #[serde(default)]
     reads: Vec<String>,
+    /// Copilot: the agent is expected to send no request at all (`oracle.refused`).
+    #[serde(default)]
+    refused: bool,
 }
 
 fn dot() -> String {
@@ -68,8 +73,10 @@ fn load(dir: &Path) -> Case {
     toml::from_str(&text).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
 }
 
-/// The capture scripts' layout: `<run>/proj` (a git repository) and `<run>/home`.
+/// The capture scripts' layout: `<run>/proj` (a git repository) and `<run>/home`; the
+/// fixture's `above/`, when there is one, in `<run>` itself (the folder holding the git root).
 fn lay_out(dir: &Path, run: &Path, out: &mut dyn TreeWriter) {
+    copy_tree(&dir.join("above"), run, out);
     out.dir(&run.join("home"));
     copy_tree(&dir.join("proj"), &run.join("proj"), out);
     copy_tree(&dir.join("home"), &run.join("home"), out);
@@ -215,6 +222,46 @@ fn claude_code_case(dir: &Path, disk: bool) -> Result<(), String> {
     Ok(())
 }
 
+fn copilot_case(dir: &Path, disk: bool) -> Result<(), String> {
+    let case = load(dir);
+    let expected = |name: &str| {
+        std::fs::read_to_string(dir.join(name)).expect("oracle files: run tests/oracle/record-agents.sh")
+    };
+    let (mut engine, run, _scratch) = engine(dir, disk);
+    let proj = run.join("proj");
+    let ws = engine.open(&proj.join(&case.run.cwd)).map_err(|e| e.to_string())?;
+    let scrub = |text: &str| text.replace(run.to_string_lossy().as_ref(), "<run>");
+    let prose = CopilotProse::fingerprints();
+    let context = engine.copilot_context(ws);
+    let budget = context.budget(&prose, &O200k);
+    if budget.refused != case.run.refused {
+        return Err(format!("copilot refused: {}; ctxgraph's budget: {budget:?}", case.run.refused));
+    }
+    if case.run.refused {
+        assert_eq!(expected("oracle.refused").trim(), "compaction_static_context_blocked");
+        return Ok(());
+    }
+    let mut diffs = Vec::new();
+    let got = scrub(&context.section(&prose));
+    if got != expected("oracle.system") {
+        diffs.push(format!(
+            "--- oracle.system: copilot sent\n{}\n--- ctxgraph built\n{got}",
+            expected("oracle.system")
+        ));
+    }
+    if let Some(read) = &case.run.read {
+        let attached = engine.copilot_read(ws, &proj.join(read)).map_err(|e| e.to_string())?;
+        let got = scrub(&attached.text(&prose).unwrap_or_default());
+        if got != expected("oracle.read") {
+            diffs.push(format!(
+                "--- oracle.read: copilot sent\n{}\n--- ctxgraph built\n{got}",
+                expected("oracle.read")
+            ));
+        }
+    }
+    if diffs.is_empty() { Ok(()) } else { Err(diffs.join("\n")) }
+}
+
 fn check_all(agent: &str, run: fn(&Path, bool) -> Result<(), String>) {
     let dirs = case_dirs(agent);
     assert!(!dirs.is_empty(), "no {agent} cases");
@@ -247,6 +294,52 @@ fn gemini_cases_match_the_recorded_binary() {
 }
 
 #[test]
+fn copilot_cases_match_the_recorded_binary() {
+    check_all("copilot", copilot_case);
+}
+
+#[test]
 fn claude_code_cases_match_the_recorded_binary() {
     check_all("claude-code", claude_code_case);
+}
+
+/// CP16: the wording comes from the installed package (the npm launcher followed to the
+/// platform executable and the runtime in its archive), and it is what the recordings keep
+/// as tokens: a case built with it, the tokens written back, is the recording.
+#[test]
+fn copilot_wording_is_read_from_the_installed_package() {
+    let launcher = ctxgraph_test_support::copilot::installed();
+    let prose = ctxgraph_engine::copilot::copilot_prose(Some(&launcher), &std::collections::BTreeMap::new());
+    assert!(
+        matches!(&prose.source, CopilotProseSource::Installation { version, .. } if version == "1.0.102"),
+        "{:?}",
+        prose.source
+    );
+    let token = |text: &str| format!("<prose:blake3={}>", blake3::hash(text.as_bytes()).to_hex());
+    let fingerprints = CopilotProse::fingerprints();
+    assert_eq!(token(&prose.table_intro), fingerprints.table_intro);
+    assert_eq!(token(&prose.read_before), fingerprints.read_before);
+    assert_eq!(token(&prose.read_after), fingerprints.read_after);
+
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("agents/copilot/CP-01");
+    let (mut engine, run, _scratch) = engine(&dir, false);
+    let ws = engine.open(&run.join("proj")).expect("workspace");
+    let section = engine.copilot_context(ws).section(&prose);
+    let tokens = section.replace(&prose.table_intro, &fingerprints.table_intro);
+    let expected = std::fs::read_to_string(dir.join("oracle.system")).expect("oracle.system");
+    assert_eq!(tokens.replace(run.to_string_lossy().as_ref(), "<run>"), expected);
+}
+
+/// CP16: anything else is refused with a reason, and the text gets placeholders.
+#[test]
+fn copilot_wording_without_an_installation_is_a_placeholder() {
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let fake = scratch.path().join("copilot");
+    std::fs::write(&fake, vec![b'x'; 2 * 1024 * 1024]).expect("write");
+    let prose = ctxgraph_engine::copilot::copilot_prose(Some(&fake), &std::collections::BTreeMap::new());
+    assert!(prose.is_unavailable() && prose.table_intro.contains("unavailable"), "{prose:?}");
+    let none = ctxgraph_engine::copilot::copilot_prose(None, &std::collections::BTreeMap::new());
+    assert!(
+        matches!(none.source, CopilotProseSource::Unavailable { ref reason } if reason.contains("--copilot"))
+    );
 }
