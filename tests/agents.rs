@@ -9,8 +9,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ctxgraph_engine::{Engine, HostEnv, O200k, OsSystem, Prose};
+use ctxgraph_engine::{Engine, HostEnv, O200k, OsSystem};
+use ctxgraph_queries::agent::Agent;
 use ctxgraph_queries::copilot::{Prose as CopilotProse, ProseSource as CopilotProseSource};
+use ctxgraph_queries::opencode::prompt::ContentHash;
+use ctxgraph_queries::profile::{Block, Request, profile};
 use ctxgraph_queries::system::{MemorySystem, System};
 use ctxgraph_test_support::tree::{DiskWriter, MemoryWriter, TreeWriter, copy_tree, git_worktree};
 use serde::Deserialize;
@@ -114,14 +117,29 @@ fn engine_with(
     (Engine::new(system, env), run, scratch)
 }
 
-fn codex_max_bytes(case: &Case) -> Option<u64> {
-    let mut max_bytes = None;
-    for setting in &case.run.config {
-        let (key, value) = setting.split_once('=').expect("KEY=VALUE");
-        assert_eq!(key, "project_doc_max_bytes", "the harness passes only the settings ctxgraph models");
-        max_bytes = Some(value.parse().expect("a byte count"));
+/// The case's `-c` settings as the profile's request takes them.
+fn request(case: &Case, agent: Agent) -> Request {
+    let settings = case
+        .run
+        .config
+        .iter()
+        .map(|setting| {
+            let (key, value) = setting.split_once('=').expect("KEY=VALUE");
+            (key.to_owned(), value.to_owned())
+        })
+        .collect();
+    Request { settings, wording: profile(agent).fingerprints() }
+}
+
+/// Every block of a layout is the bytes its range names, and its hash is theirs.
+fn check_blocks(text: &str, blocks: &[Block]) -> Result<(), String> {
+    for block in blocks {
+        let bytes = text.get(block.range.clone()).ok_or("a block's range is outside the text")?;
+        if ContentHash::of(bytes) != block.hash {
+            return Err(format!("{}: the hash is not the range's", block.source.display()));
+        }
     }
-    max_bytes
+    Ok(())
 }
 
 fn codex_case(dir: &Path, disk: bool) -> Result<(), String> {
@@ -130,8 +148,10 @@ fn codex_case(dir: &Path, disk: bool) -> Result<(), String> {
         .expect("oracle.out: run tests/oracle/record-agents.sh");
     let (mut engine, run, _scratch) = engine(dir, disk);
     let ws = engine.open(&run.join("proj").join(&case.run.cwd)).map_err(|e| e.to_string())?;
-    let context = engine.codex_context(ws, codex_max_bytes(&case)).map_err(|e| e.to_string())?;
-    let got = context.message.unwrap_or_default().replace(run.to_string_lossy().as_ref(), "<run>");
+    let layout =
+        engine.agent_layout(ws, Agent::Codex, &request(&case, Agent::Codex)).map_err(|e| e.to_string())?;
+    check_blocks(&layout.text, &layout.blocks)?;
+    let got = layout.text.replace(run.to_string_lossy().as_ref(), "<run>");
     if got == expected {
         Ok(())
     } else {
@@ -154,9 +174,20 @@ fn gemini_case(dir: &Path, disk: bool) -> Result<(), String> {
         ("oracle.system", portable(context.system.as_deref())),
         ("oracle.user", portable(context.user.as_deref())),
     ];
+    // The profile's layout is the same text, every block placed in it.
+    let layout =
+        engine.agent_layout(ws, Agent::Gemini, &request(&case, Agent::Gemini)).map_err(|e| e.to_string())?;
+    check_blocks(&layout.text, &layout.blocks)?;
+    if layout.text != context.text() {
+        return Err("the profile's layout is not the context's text".to_owned());
+    }
     if let Some(read) = &case.run.read {
-        let attached = engine.gemini_read_context(ws, &proj.join(read)).map_err(|e| e.to_string())?;
-        got.push(("oracle.read", portable(attached.text.as_deref())));
+        let attached = engine
+            .agent_read(ws, Agent::Gemini, &proj.join(read), &request(&case, Agent::Gemini))
+            .map_err(|e| e.to_string())?
+            .ok_or("Gemini attaches on reads")?;
+        check_blocks(&attached.text, &attached.blocks)?;
+        got.push(("oracle.read", portable(Some(attached.text.as_str()).filter(|t| !t.is_empty()))));
     }
     let diffs: Vec<String> = got
         .into_iter()
@@ -197,8 +228,11 @@ fn claude_code_case(dir: &Path, disk: bool) -> Result<(), String> {
     let proj = run.join("proj");
     let ws = engine.open(&proj.join(&case.run.cwd)).map_err(|e| e.to_string())?;
     let scrub = |text: String| text.replace(run.to_string_lossy().as_ref(), "<run>");
-    let context = engine.claude_code_context(ws);
-    let got = scrub(context.reminder(&Prose::fingerprints()).unwrap_or_default());
+    let layout = engine
+        .agent_layout(ws, Agent::ClaudeCode, &request(&case, Agent::ClaudeCode))
+        .map_err(|e| e.to_string())?;
+    check_blocks(&layout.text, &layout.blocks)?;
+    let got = scrub(layout.text);
     if got != expected {
         return Err(format!("--- claude code sent\n{expected}\n--- ctxgraph built\n{got}"));
     }

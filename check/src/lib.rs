@@ -47,12 +47,7 @@ pub const PROFILE: &str = "opencode-1.18.33";
 /// The `profile:` header of a snapshot of `agent`'s context: the agent and the version its
 /// behaviour was recorded from.
 pub fn profile(agent: ctxgraph_queries::agent::Agent) -> &'static str {
-    match agent {
-        ctxgraph_queries::agent::Agent::Opencode => PROFILE,
-        ctxgraph_queries::agent::Agent::Codex => "codex-0.171.0",
-        ctxgraph_queries::agent::Agent::Gemini => "gemini-cli-0.61.0",
-        ctxgraph_queries::agent::Agent::ClaudeCode => "claude-code-2.1.332",
-    }
+    ctxgraph_queries::profile::profile(agent).release()
 }
 
 /// The token count written in snapshot headers and used for deltas: `o200k_base` (bundled,

@@ -9,9 +9,9 @@ use ctxgraph_engine::remote::{FetchOptions, Fetcher};
 use ctxgraph_engine::{Engine, EngineError};
 use ctxgraph_queries::Workspace;
 use ctxgraph_queries::agent::Agent;
-use ctxgraph_queries::claude_code::{self, Prose};
 use ctxgraph_queries::opencode::message::MessageOptions;
 use ctxgraph_queries::opencode::prompt::{Block, Prompt, Section, content_hash};
+use ctxgraph_queries::profile::Request;
 use serde::Serialize;
 
 use crate::hermetic::{JailSystem, host_env};
@@ -71,11 +71,8 @@ pub fn render(scenario: &Scenario, repo: &Path) -> Result<Rendered, EngineError>
     let placeholders = Placeholders::new(repo, &env.home);
     let mut engine = Engine::new(Arc::new(JailSystem::new(repo.to_path_buf())), env);
     let ws = engine.open(&scenario.cwd)?;
-    match scenario.agent {
-        Agent::Opencode => {}
-        Agent::Codex => return render_codex(&engine, ws, &placeholders),
-        Agent::Gemini => return render_gemini(&engine, ws, &placeholders, &scenario.reads),
-        Agent::ClaudeCode => return render_claude_code(&engine, ws, &scenario.reads, &placeholders),
+    if scenario.agent != Agent::Opencode {
+        return render_agent(&engine, ws, scenario.agent, &scenario.reads, &placeholders);
     }
     if scenario.fetch_remote {
         // No cache: a scenario writes nothing outside the repository, and a stale copy
@@ -139,97 +136,40 @@ pub fn render(scenario: &Scenario, repo: &Path) -> Result<Rendered, EngineError>
     Ok(Rendered { body, blocks })
 }
 
-/// `agent = "claude-code"`: the rule-file block (CC2) with Claude Code's wording as its
-/// fingerprints, one block per file; then what each read attaches (CC11).
-fn render_claude_code(
+/// `agent = "NAME"` for every agent but opencode: the profile's text with one block per
+/// file it carries, then what each read attaches. An agent's own wording is kept as its
+/// fingerprints, as recorded fixtures keep it: a snapshot never holds another project's prose.
+fn render_agent(
     engine: &Engine,
     ws: Workspace,
+    agent: Agent,
     reads: &[std::path::PathBuf],
     placeholders: &Placeholders,
 ) -> Result<Rendered, EngineError> {
-    let prose = Prose::fingerprints();
-    let context = engine.claude_code_context(ws);
-    let mut blocks: Vec<BlockEntry> = context
-        .sent()
-        .map(|file| {
-            let text = placeholders.apply(&claude_code::entry(file, &prose));
-            let reason = file.reason(&context.cwd, &context.approval);
-            BlockEntry::new(
-                placeholders.path(&file.source),
-                &content_hash(&text),
-                placeholders.apply(&reason),
-            )
-        })
-        .collect();
-    let mut body = placeholders.apply(&context.reminder(&prose).unwrap_or_default());
-    for read in reads {
-        let attachment = engine.claude_code_read(ws, read)?;
-        let shown = placeholders.path(read);
-        let _ = write!(body, "\n\n--- read {shown} ---\n");
-        let text = attachment.text();
-        body.push_str(if text.is_empty() { "(no rules attached)" } else { &text });
-        for file in attachment.sent() {
-            blocks.push(BlockEntry::new(
-                format!("{} (read {shown})", placeholders.path(&file.source)),
-                &content_hash(&placeholders.apply(&claude_code::nearby_reminder(file))),
-                format!("CC11: attached by the Read tool when the model reads {shown}"),
-            ));
-        }
-    }
-    let body = placeholders.apply(&body);
-    Ok(Rendered { body, blocks })
-}
-
-/// `agent = "codex"`: the message Codex sends (CX4), one block per file it carries.
-fn render_codex(
-    engine: &Engine,
-    ws: Workspace,
-    placeholders: &Placeholders,
-) -> Result<Rendered, EngineError> {
-    let context = engine.codex_context(ws, None)?;
-    let blocks = context
-        .docs
-        .iter()
-        .filter(|doc| doc.is_sent())
-        .map(|doc| {
-            let text = placeholders.apply(&doc.text);
-            BlockEntry::new(placeholders.path(&doc.source), &content_hash(&text), doc.reason(&context.budget))
-        })
-        .collect();
-    let body = placeholders.apply(context.message.as_deref().unwrap_or_default());
-    Ok(Rendered { body, blocks })
-}
-
-/// `agent = "gemini"`: the system instruction's and the first user message's loaded context
-/// (GM1, GM3), one block per file, then what each read attaches (GM8).
-fn render_gemini(
-    engine: &Engine,
-    ws: Workspace,
-    placeholders: &Placeholders,
-    reads: &[std::path::PathBuf],
-) -> Result<Rendered, EngineError> {
-    let context = engine.gemini_context(ws)?;
-    let entry = |doc: &ctxgraph_queries::gemini::Doc, id: String| {
-        let text = placeholders.apply(&doc.text);
-        BlockEntry::new(id, &content_hash(&text), doc.reason())
+    let profile = ctxgraph_queries::profile::profile(agent);
+    let request = Request { settings: Vec::new(), wording: profile.fingerprints() };
+    let layout = engine.agent_layout(ws, agent, &request)?;
+    let entry = |text: &str, block: &ctxgraph_queries::profile::Block, id: String| {
+        BlockEntry::new(id, &content_hash(&placeholders.apply(text)), placeholders.apply(&block.reason))
     };
-    let mut blocks: Vec<BlockEntry> = context
-        .docs
+    let mut blocks: Vec<BlockEntry> = layout
+        .blocks
         .iter()
-        .filter(|doc| doc.is_sent())
-        .map(|doc| entry(doc, placeholders.path(&doc.source)))
+        .map(|block| entry(layout.text_of(block), block, placeholders.apply(&block.source.display())))
         .collect();
-    let mut body = placeholders.apply(&context.text());
+    let mut body = placeholders.apply(&layout.text);
     for read in reads {
-        let attached = engine.gemini_read_context(ws, read)?;
         let shown = placeholders.path(read);
         let _ = write!(body, "\n\n--- read {shown} ---\n");
-        match &attached.text {
-            Some(text) => body.push_str(&placeholders.apply(text)),
-            None => body.push_str("(no context attached)"),
-        }
-        for doc in attached.docs.iter().filter(|doc| doc.is_sent()) {
-            blocks.push(entry(doc, format!("{} (read {shown})", placeholders.path(&doc.source))));
+        match engine.agent_read(ws, agent, read, &request)? {
+            Some(attached) if !attached.text.is_empty() => {
+                body.push_str(&placeholders.apply(&attached.text));
+                for block in &attached.blocks {
+                    let id = format!("{} (read {shown})", placeholders.apply(&block.source.display()));
+                    blocks.push(entry(&attached.text[block.range.clone()], block, id));
+                }
+            }
+            _ => body.push_str("(no rules attached)"),
         }
     }
     Ok(Rendered { body, blocks })

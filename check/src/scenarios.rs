@@ -295,8 +295,8 @@ fn validate(
     };
     if agent != Agent::Opencode {
         let opencode_only = [
-            // Claude Code (CC11) and Gemini CLI (GM8) attach rule files to reads too.
-            (!raw.reads.is_empty() && agent == Agent::Codex, "reads"),
+            // Most agents attach rule files to reads too (Claude Code's CC11, Gemini's GM8).
+            (!raw.reads.is_empty() && !ctxgraph_queries::profile::profile(agent).attaches_on_read(), "reads"),
             (!matches!(raw.section, SectionName::System), "section"),
             (raw.model.is_some(), "model"),
             (raw.fetch_remote, "fetch_remote"),

@@ -5,7 +5,9 @@
 
 use std::path::PathBuf;
 
+use clap::builder::TypedValueParser as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use ctxgraph_queries::agent::Agent;
 use ctxgraph_queries::opencode::prompt::ModelRef;
 
 #[derive(Debug, Parser)]
@@ -118,8 +120,8 @@ pub struct BuildArgs {
 
     /// Whose context to build: opencode's system text, or the message Codex sends with its
     /// AGENTS.md files
-    #[arg(long, value_enum, default_value_t = AgentArg::Opencode)]
-    pub agent: AgentArg,
+    #[arg(long, value_parser = agent_parser(), default_value = "opencode")]
+    pub agent: Agent,
 
     /// A setting of that agent's own, as its `-c KEY=VALUE` takes it (codex:
     /// project_doc_max_bytes)
@@ -127,7 +129,7 @@ pub struct BuildArgs {
     pub agent_config: Vec<String>,
 
     #[command(flatten)]
-    pub claude_code: ClaudeCodeArgs,
+    pub installation: InstallationArgs,
 
     /// Which part of the system text to print
     #[arg(long, value_enum, default_value_t = SectionArg::System)]
@@ -229,11 +231,11 @@ pub struct NearbyArgs {
 
     /// Whose Read to reproduce: opencode's, Claude Code's (nested CLAUDE.md files and rules
     /// whose `paths:` match) or Gemini CLI's (newly discovered GEMINI.md files)
-    #[arg(long, value_enum, default_value_t = AgentArg::Opencode)]
-    pub agent: AgentArg,
+    #[arg(long, value_parser = agent_parser(), default_value = "opencode")]
+    pub agent: Agent,
 
     #[command(flatten)]
-    pub claude_code: ClaudeCodeArgs,
+    pub installation: InstallationArgs,
 
     #[command(flatten)]
     pub remote: RemoteArgs,
@@ -366,55 +368,42 @@ pub enum SectionArg {
 /// Where Claude Code's own wording (the preamble, the labels) is read from: it is never
 /// copied into ctxgraph, and is shown as placeholders when no installation matches.
 #[derive(Debug, Clone, Default, Args)]
-pub struct ClaudeCodeArgs {
-    /// The Claude Code installation (its native binary, cli.js, package directory or
-    /// `claude` launcher) [default: $CTXGRAPH_CLAUDE_CODE, else `claude` on PATH]
-    #[arg(long = "claude-code", value_name = "PATH")]
+pub struct InstallationArgs {
+    /// The agent's installation to read its own wording from (Claude Code: its native
+    /// binary, cli.js, package directory or `claude` launcher) [default: the agent's
+    /// $CTXGRAPH_… variable, else its command on PATH]
+    #[arg(long = "agent-path", visible_alias = "claude-code", value_name = "PATH")]
     pub path: Option<PathBuf>,
 }
 
-/// The agents `--agent` can name (the profiles in `ctxgraph_queries::agent`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum AgentArg {
-    Opencode,
-    Codex,
-    ClaudeCode,
-    Gemini,
+/// `--agent NAME`: any agent of the profile registry, by its name. The names come from
+/// [`Agent::ALL`], so a new profile needs no edit here.
+fn agent_parser() -> impl clap::builder::TypedValueParser<Value = Agent> {
+    clap::builder::PossibleValuesParser::new(Agent::ALL.map(Agent::name))
+        .try_map(|name| name.parse::<Agent>())
 }
 
-/// `--agent` where every agent at once makes sense too (`explain`, `lint`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum AgentsArg {
-    Opencode,
-    Codex,
-    ClaudeCode,
-    Gemini,
-    All,
-}
+/// `--agent NAME|all`, where every agent at once makes sense too (`explain`, `lint`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AgentsArg(Option<Agent>);
 
 impl AgentsArg {
     /// The one agent named, or `None` for `all`.
-    pub fn one(self) -> Option<ctxgraph_queries::agent::Agent> {
-        use ctxgraph_queries::agent::Agent;
-        match self {
-            AgentsArg::Opencode => Some(Agent::Opencode),
-            AgentsArg::Codex => Some(Agent::Codex),
-            AgentsArg::ClaudeCode => Some(Agent::ClaudeCode),
-            AgentsArg::Gemini => Some(Agent::Gemini),
-            AgentsArg::All => None,
-        }
+    pub fn one(self) -> Option<Agent> {
+        self.0
     }
 }
 
-impl From<AgentArg> for ctxgraph_queries::agent::Agent {
-    fn from(arg: AgentArg) -> Self {
-        match arg {
-            AgentArg::Opencode => Self::Opencode,
-            AgentArg::Codex => Self::Codex,
-            AgentArg::Gemini => Self::Gemini,
-            AgentArg::ClaudeCode => Self::ClaudeCode,
-        }
-    }
+fn agents_parser() -> impl clap::builder::TypedValueParser<Value = AgentsArg> {
+    clap::builder::PossibleValuesParser::new(Agent::ALL.map(Agent::name).into_iter().chain(["all"])).try_map(
+        |name| {
+            if name == "all" {
+                Ok(AgentsArg(None))
+            } else {
+                name.parse::<Agent>().map(|a| AgentsArg(Some(a)))
+            }
+        },
+    )
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -440,7 +429,7 @@ pub struct ExplainArgs {
     pub target: Option<String>,
 
     /// Whose reasons to give: one agent's, or (with a FILE) every agent's side by side
-    #[arg(long, value_enum, default_value_t = AgentsArg::Opencode)]
+    #[arg(long, value_parser = agents_parser(), default_value = "opencode")]
     pub agent: AgentsArg,
 
     /// The directory opencode would be started in [default: the current directory]
@@ -486,7 +475,7 @@ pub struct ExplainArgs {
 pub struct LintArgs {
     /// Whose rules to check: opencode's (the default), another agent's, or all of them
     /// together with the cross-agent checks (CG012–CG015)
-    #[arg(long, value_enum, default_value_t = AgentsArg::Opencode)]
+    #[arg(long, value_parser = agents_parser(), default_value = "opencode")]
     pub agent: AgentsArg,
 
     /// The directory opencode would be started in [default: the current directory]

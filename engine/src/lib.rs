@@ -33,14 +33,17 @@ mod session;
 mod tokens;
 mod turn;
 pub mod watch;
+pub mod wording;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ctxgraph_queries::Db;
+use ctxgraph_queries::agent::Agent;
 use ctxgraph_queries::claude_code::{claude_md_context, read_attachment, reads_in_session};
 use ctxgraph_queries::codex::agents_context;
+use ctxgraph_queries::fates::AgentFate;
 use ctxgraph_queries::memory::{memory_context, prompt_memory, skipped_lines, unreadable_store_file};
 use ctxgraph_queries::opencode::agents::{Agents, agents};
 use ctxgraph_queries::opencode::config::merged_config;
@@ -56,6 +59,7 @@ use ctxgraph_queries::opencode::nearby::nearby_rules;
 use ctxgraph_queries::opencode::prompt::{system_prompt, system_prompt_layout};
 use ctxgraph_queries::opencode::session::{Message, Session};
 use ctxgraph_queries::opencode::worktree::worktree;
+use ctxgraph_queries::profile;
 use salsa::Setter;
 
 pub use changes::{Applied, ChangeEvent};
@@ -125,6 +129,9 @@ pub enum EngineError {
     /// Gemini CLI would not start here (a settings file is broken).
     #[error(transparent)]
     Gemini(#[from] GeminiError),
+    /// An agent would not start here, or a setting for it is not modelled.
+    #[error(transparent)]
+    Profile(profile::ProfileError),
     /// The output must hold opencode's own texts, and the installation cannot provide them.
     #[error("the whole message holds opencode's own texts, which need its installation: {reason}")]
     NoInstallation {
@@ -139,6 +146,17 @@ pub enum EngineError {
         /// The agents there are, in opencode's order.
         available: Vec<String>,
     },
+}
+
+impl From<profile::ProfileError> for EngineError {
+    fn from(err: profile::ProfileError) -> Self {
+        match err {
+            // opencode's own errors keep their kind: the CLI renders a config diagnostic
+            // with its source line, and maps each kind to its exit code.
+            profile::ProfileError::Opencode(build) => EngineError::Build(build),
+            other => EngineError::Profile(other),
+        }
+    }
 }
 
 impl From<MessageError> for EngineError {
@@ -323,35 +341,42 @@ impl Engine {
     }
 
     /// `path`'s fate in every agent's context, side by side (`explain --agent all FILE`).
-    pub fn file_fates(&self, ws: Workspace, path: &Path) -> Vec<ctxgraph_queries::fates::AgentFate> {
+    pub fn file_fates(&self, ws: Workspace, path: &Path) -> Vec<AgentFate> {
         let path = ctxgraph_queries::path::resolve(ws.cwd(&self.db), path);
-        ctxgraph_queries::fates::every_agent(&self.db, ws, &O200k, &path)
+        profile::every_fate(&self.db, ws, &O200k, &path)
     }
 
-    /// One agent's verdict on `path` (codex or gemini; opencode has [`Engine::explain_target`]).
-    pub fn file_fate(
+    /// One agent's verdict on `path` (`explain --agent NAME FILE`).
+    pub fn file_fate(&self, ws: Workspace, agent: Agent, path: &Path) -> AgentFate {
+        let path = ctxgraph_queries::path::resolve(ws.cwd(&self.db), path);
+        profile::profile(agent).fate(&self.db, ws, &O200k, &path)
+    }
+
+    /// What `agent` sends from `ws` ([`profile::Layout`]: its exact text, every block placed,
+    /// every file left out): what `build --agent NAME` prints, for every agent alike.
+    pub fn agent_layout(
         &self,
         ws: Workspace,
-        agent: ctxgraph_queries::agent::Agent,
-        path: &Path,
-    ) -> Result<ctxgraph_queries::fates::AgentFate, EngineError> {
-        use ctxgraph_queries::agent::Agent;
-        use ctxgraph_queries::fates;
-        let path = ctxgraph_queries::path::resolve(ws.cwd(&self.db), path);
-        let host = ws.host(&self.db);
-        Ok(match agent {
-            Agent::Opencode => fates::opencode_fate(&self.db, ws, &O200k, &path),
-            Agent::Codex => {
-                let ctx = agents_context(&self.db, ws, None).clone()?;
-                fates::codex_fate(&ctx, ctxgraph_queries::codex::config::codex_home(&self.db, host), &path)
-            }
-            Agent::ClaudeCode => fates::claude_code_fate(claude_md_context(&self.db, ws), &path),
-            Agent::Gemini => {
-                let ctx = ctxgraph_queries::gemini::gemini_context(&self.db, ws).clone()?;
-                let home = ctxgraph_queries::gemini::gemini_home(&self.db, host);
-                ctxgraph_queries::gemini::explain::file_fate(&ctx, home, &path)
-            }
-        })
+        agent: Agent,
+        request: &profile::Request,
+    ) -> Result<profile::Layout, EngineError> {
+        Ok(profile::profile(agent).layout(&self.db, ws, request)?)
+    }
+
+    /// What `agent` attaches when its model reads `file` right after start-up, or `None`
+    /// when it attaches nothing on reads. The file must exist, as for [`Engine::nearby`].
+    pub fn agent_read(
+        &self,
+        ws: Workspace,
+        agent: Agent,
+        file: &Path,
+        request: &profile::Request,
+    ) -> Result<Option<profile::ReadLayout>, EngineError> {
+        let target = ctxgraph_queries::path::resolve(ws.cwd(&self.db), file);
+        if !self.db.files().get(&self.db, &target).kind(&self.db).exists() {
+            return Err(EngineError::ReadTarget { path: target, reason: "no such file".to_owned() });
+        }
+        Ok(profile::profile(agent).read(&self.db, ws, &target, request).transpose()?)
     }
 
     /// The Claude Code profile: the rule-file block's files, each with its fate (CC1–CC10).
@@ -581,40 +606,21 @@ impl Engine {
     pub fn agents_lint(
         &self,
         ws: Workspace,
-        agent: Option<ctxgraph_queries::agent::Agent>,
+        agent: Option<Agent>,
         budget: Budget,
     ) -> Result<Vec<Finding>, EngineError> {
-        use ctxgraph_queries::agent::Agent;
-        use ctxgraph_queries::fates::lint as agents;
-        let codex = || agents_context(&self.db, ws, None).as_ref().map_err(|e| EngineError::Codex(e.clone()));
-        let gemini = || {
-            ctxgraph_queries::gemini::gemini_context(&self.db, ws)
-                .as_ref()
-                .map_err(|e| EngineError::Gemini(e.clone()))
-        };
-        let mut findings = match agent {
-            Some(Agent::Opencode) => lint(&self.db, ws, &O200k, budget)?,
-            Some(Agent::Codex) => agents::codex_findings(codex()?),
-            Some(Agent::Gemini) => agents::gemini_findings(gemini()?),
-            // No check of Claude Code's own yet; `all` includes it in CG012 and CG013.
-            Some(Agent::ClaudeCode) => Vec::new(),
-            None => {
-                let (codex, gemini) = (codex()?, gemini()?);
-                let explanation = explain(&self.db, ws, &O200k)?;
-                let mut all = lint(&self.db, ws, &O200k, budget)?;
-                all.extend(agents::codex_findings(codex));
-                all.extend(agents::gemini_findings(gemini));
-                let claude = claude_md_context(&self.db, ws);
-                all.extend(agents::cross_agent_findings(
-                    &self.db,
-                    ws,
-                    Some(&explanation),
-                    Some(codex),
-                    Some(claude),
-                    Some(gemini),
-                ));
-                all
+        let mut findings = if let Some(agent) = agent {
+            profile::profile(agent).lint(&self.db, ws, &O200k, budget)?
+        } else {
+            let mut all = Vec::new();
+            let mut layouts = Vec::new();
+            for profile in profile::PROFILES {
+                all.extend(profile.lint(&self.db, ws, &O200k, budget)?);
+                // The wording does not change which files are sent.
+                layouts.push(profile.layout(&self.db, ws, &profile::Request::default())?);
             }
+            all.extend(ctxgraph_queries::fates::lint::cross_agent_findings(&self.db, ws, &layouts));
+            all
         };
         findings.sort_by(|a, b| {
             let key = |f: &Finding| f.location.as_ref().map(|l| (l.uri.clone(), l.line, l.column));

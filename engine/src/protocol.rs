@@ -37,19 +37,10 @@ pub(crate) struct BuildParams {
     /// client knows (see [`BuildReply`]).
     #[serde(default)]
     pub known_hash: Option<String>,
-    /// Whose context to build (default opencode); `section` and `model` are opencode's.
+    /// Whose context to build, by its `--agent` name (default opencode); `section` and
+    /// `model` are opencode's.
     #[serde(default)]
-    pub agent: Option<AgentParam>,
-}
-
-/// The agents `build` can reproduce.
-#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
-#[serde(rename_all = "kebab-case")]
-pub(crate) enum AgentParam {
-    Opencode,
-    Codex,
-    Gemini,
-    ClaudeCode,
+    pub agent: Option<String>,
 }
 
 /// The answer to `build` for an agent other than opencode: its text (Codex's message;
@@ -73,15 +64,13 @@ pub(crate) struct AgentBuildReply {
     pub unavailable: Option<String>,
 }
 
-/// One file an agent sends.
+/// One block an agent sends: the profile's block (source, placement, position, range,
+/// hash, rule, reason) and its bytes.
 #[derive(Serialize)]
 pub(crate) struct AgentBlock {
-    pub source: PathBuf,
-    pub placement: &'static str,
-    /// blake3 of `text`, exactly the bytes the agent inserts for this file.
-    pub hash: String,
+    #[serde(flatten)]
+    pub block: ctxgraph_queries::profile::Block,
     pub text: String,
-    pub reason: String,
 }
 
 #[derive(Deserialize, Clone, Copy)]

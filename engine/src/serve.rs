@@ -19,16 +19,18 @@ use std::io::{self, BufRead, Write};
 use std::path::Path;
 use std::time::SystemTime;
 
+use ctxgraph_queries::agent::Agent;
 use ctxgraph_queries::opencode::installation::{InstallationState, asset, known_assets, known_versions};
 use ctxgraph_queries::opencode::message::MessageOptions;
-use ctxgraph_queries::opencode::prompt::{ModelRef, Section};
+use ctxgraph_queries::opencode::prompt::{ContentHash, ModelRef, Section};
+use ctxgraph_queries::profile;
 use ctxgraph_queries::{Db, Workspace};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::protocol::{
-    AgentBlock, AgentBuildReply, AgentParam, Answer, BuildParams, ErrorObject, InstallationParams,
-    InstallationReply, Known, NearbyParams, Outcome, Response, SectionParam, StatsReply,
+    AgentBlock, AgentBuildReply, Answer, BuildParams, ErrorObject, InstallationParams, InstallationReply,
+    Known, NearbyParams, Outcome, Response, SectionParam, StatsReply,
 };
 use crate::watch::{COOKIE_TIMEOUT, Watcher};
 
@@ -66,9 +68,9 @@ pub struct Server {
     installation_loaded: bool,
     /// When the earliest request whose reads are not yet watched started.
     untracked_since: Option<SystemTime>,
-    /// Claude Code's own wording (CC10), loaded from its installation on the first build for
-    /// `agent: "claude-code"`.
-    claude_code_prose: Option<crate::Prose>,
+    /// Each agent's own wording (Claude Code's CC10, …), loaded from its installation on
+    /// the first build for that agent.
+    wordings: HashMap<Agent, Option<std::sync::Arc<dyn std::any::Any + Send + Sync>>>,
     /// Sessions opened with `session/open`, by session id.
     sessions: session::Sessions,
 }
@@ -112,7 +114,7 @@ impl Server {
             sent: HashMap::new(),
             installation_loaded: false,
             untracked_since: None,
-            claude_code_prose: None,
+            wordings: HashMap::new(),
             sessions: session::Sessions::default(),
         }
     }
@@ -271,20 +273,15 @@ impl Server {
     }
 
     fn build(&mut self, params: BuildParams) -> Result<Answer, RpcError> {
-        match params.agent {
-            None | Some(AgentParam::Opencode) => {}
-            Some(AgentParam::Codex) => return self.agent_build(params, &codex_build),
-            Some(AgentParam::Gemini) => return self.agent_build(params, &gemini_build),
-            Some(AgentParam::ClaudeCode) => {
-                let prose = self
-                    .claude_code_prose
-                    .get_or_insert_with(|| {
-                        let vars = crate::HostEnv::from_process().vars;
-                        crate::claude_code::claude_code_prose(None, &vars)
-                    })
-                    .clone();
-                return self.agent_build(params, &|engine, ws| Ok(claude_code_build(engine, ws, &prose)));
+        let agent = match params.agent.as_deref().map(str::parse::<Agent>) {
+            None => Agent::Opencode,
+            Some(Ok(agent)) => agent,
+            Some(Err(message)) => {
+                return Err(RpcError::new(code::INVALID_PARAMS, format!("agent: {message}")));
             }
+        };
+        if agent != Agent::Opencode {
+            return self.agent_build(agent, params);
         }
         let model = match params.model.as_deref().map(str::parse::<ModelRef>) {
             Some(Err(message)) => {
@@ -329,8 +326,9 @@ impl Server {
         Ok(Answer::Build { turn, known, executed })
     }
 
-    /// `build` for Codex or Gemini CLI: the text and the files it carries, each with why.
-    fn agent_build(&mut self, params: BuildParams, build: AgentBuild) -> Result<Answer, RpcError> {
+    /// `build` for an agent other than opencode: its profile's layout, the text and the
+    /// files it carries, each with why.
+    fn agent_build(&mut self, agent: Agent, params: BuildParams) -> Result<Answer, RpcError> {
         let opencode_only = params.section.is_some()
             || params.model.is_some()
             || params.opencode_agent.is_some()
@@ -342,19 +340,35 @@ impl Server {
                 "section, model, opencode_agent, json_schema and user_system describe opencode's system message; this agent has none of them".to_owned(),
             ));
         }
+        // The agent's own wording, looked for once per server (an installation does not
+        // change under a running host).
+        let wording = self
+            .wordings
+            .entry(agent)
+            .or_insert_with(|| crate::wording::load(agent, None, &crate::HostEnv::from_process().vars))
+            .clone();
+        let request = profile::Request { settings: Vec::new(), wording };
         self.catch_up();
         let before = self.engine.db().executions().total();
         let ws = self.workspace(&params.cwd)?;
-        let result = build(&self.engine, ws);
-        let AgentText { name, text, blocks, unavailable } = result?;
+        let layout = self.engine.agent_layout(ws, agent, &request)?;
         let executed = self.engine.db().executions().total() - before;
-        let hash = blake3::hash(text.as_bytes()).to_hex().to_string();
+        let hash = layout.hash.map_or_else(|| ContentHash::of("").to_string(), |h| h.to_string());
         let unchanged = params.known_hash.as_deref() == Some(hash.as_str());
+        let unavailable = match &layout.wording {
+            profile::WordingSource::Unavailable { reason } => Some(reason.clone()),
+            _ => None,
+        };
+        let blocks = layout
+            .blocks
+            .iter()
+            .map(|block| AgentBlock { text: layout.text_of(block).to_owned(), block: block.clone() })
+            .collect();
         Ok(Answer::AgentBuild(AgentBuildReply {
-            agent: name,
-            bytes: text.len(),
-            text: (!unchanged).then_some(text),
+            agent: layout.agent,
+            bytes: layout.text.len(),
             hash,
+            text: (!unchanged).then_some(layout.text),
             blocks: (!unchanged).then_some(blocks),
             executed,
             unchanged,
@@ -654,74 +668,6 @@ fn read_line(input: &mut impl BufRead, buf: &mut Vec<u8>, limit: usize) -> io::R
             return Ok(if too_long { Line::TooLong } else { Line::Read });
         }
     }
-}
-
-/// What `build` computes for an agent other than opencode: its name, text and blocks.
-/// One agent's text and the files it carries.
-struct AgentText {
-    name: &'static str,
-    text: String,
-    blocks: Vec<AgentBlock>,
-    /// The text holds placeholders for the agent's own wording (Claude Code's, CC10).
-    unavailable: Option<String>,
-}
-
-/// Builds one agent's text.
-type AgentBuild<'a> = &'a dyn Fn(&Engine, Workspace) -> Result<AgentText, EngineError>;
-
-fn agent_block(source: &Path, placement: &'static str, text: &str, reason: String) -> AgentBlock {
-    AgentBlock {
-        source: source.to_path_buf(),
-        placement,
-        hash: blake3::hash(text.as_bytes()).to_hex().to_string(),
-        text: text.to_owned(),
-        reason,
-    }
-}
-
-/// Codex: the `AGENTS.md` message (CX4) and the files it carries.
-fn codex_build(engine: &Engine, ws: Workspace) -> Result<AgentText, EngineError> {
-    let ctx = engine.codex_context(ws, None)?;
-    let blocks = ctx
-        .docs
-        .iter()
-        .filter(|d| d.is_sent())
-        .map(|d| {
-            agent_block(&d.source, "user message before the first prompt", &d.text, d.reason(&ctx.budget))
-        })
-        .collect();
-    Ok(AgentText { name: "codex", text: ctx.message.clone().unwrap_or_default(), blocks, unavailable: None })
-}
-
-/// Gemini CLI: the system instruction's and the first message's loaded context (GM1, GM3).
-fn gemini_build(engine: &Engine, ws: Workspace) -> Result<AgentText, EngineError> {
-    let ctx = engine.gemini_context(ws)?;
-    let blocks = ctx
-        .docs
-        .iter()
-        .filter(|d| d.is_sent())
-        .map(|d| agent_block(&d.source, d.scope.placement(), &d.text, d.reason()))
-        .collect();
-    Ok(AgentText { name: "gemini", text: ctx.text(), blocks, unavailable: None })
-}
-
-/// Claude Code: the rule-file `<system-reminder>` of the first user message (CC2), with its
-/// own wording from the installation, or placeholders and the reason it is unavailable.
-fn claude_code_build(engine: &Engine, ws: Workspace, prose: &crate::Prose) -> AgentText {
-    use ctxgraph_queries::claude_code::{ProseSource, entry};
-    let ctx = engine.claude_code_context(ws);
-    let placement = "first user message: a <system-reminder> text block before the prompt";
-    let blocks = ctx
-        .sent()
-        .map(|file| {
-            agent_block(&file.source, placement, &entry(file, prose), file.reason(&ctx.cwd, &ctx.approval))
-        })
-        .collect();
-    let unavailable = match &prose.source {
-        ProseSource::Unavailable { reason } => Some(reason.clone()),
-        _ => None,
-    };
-    AgentText { name: "claude-code", text: ctx.reminder(prose).unwrap_or_default(), blocks, unavailable }
 }
 
 #[cfg(test)]

@@ -24,6 +24,7 @@ pub mod mcp;
 pub mod memory;
 pub mod opencode;
 pub mod path;
+pub mod profile;
 pub mod remote;
 pub mod secrets;
 pub mod system;

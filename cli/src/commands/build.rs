@@ -14,14 +14,12 @@ use crate::error::CliError;
 use crate::output::write_stdout;
 
 pub fn run(args: BuildArgs) -> Result<ExitCode, CliError> {
-    match args.agent.into() {
+    match args.agent {
         Agent::Opencode if !args.agent_config.is_empty() => Err(CliError::Usage(
             "-c/--agent-config takes another agent's settings; opencode reads its own config files".into(),
         )),
         Agent::Opencode => opencode(args),
-        Agent::Codex => super::agents::build_codex(args),
-        Agent::Gemini => super::gemini::build(args),
-        Agent::ClaudeCode => super::claude_code::build(args),
+        _ => super::profiles::build(args),
     }
 }
 

@@ -6,13 +6,15 @@ use std::process::ExitCode;
 use ctxgraph_engine::{EngineError, LimitOverrides};
 use ctxgraph_queries::opencode::prompt::{PlacedBlock, Section};
 
-use crate::args::{AgentsArg, ExplainArgs, ExplainFormat, SessionInput};
+use ctxgraph_queries::agent::Agent;
+
+use crate::args::{ExplainArgs, ExplainFormat, SessionInput};
 use crate::error::CliError;
 use crate::output::write_stdout;
 use crate::render;
 
 pub fn run(args: ExplainArgs) -> Result<ExitCode, CliError> {
-    if args.agent != AgentsArg::Opencode {
+    if args.agent.one() != Some(Agent::Opencode) {
         return super::views::explain(args);
     }
     if args.session.is_some() {

@@ -5,16 +5,15 @@ use std::process::ExitCode;
 use ctxgraph_queries::opencode::session::reads::{ReadPoint, SessionNearby};
 use serde_json::json;
 
-use crate::args::{AgentArg, Format, NearbyArgs, SessionInput};
+use ctxgraph_queries::agent::Agent;
+
+use crate::args::{Format, NearbyArgs, SessionInput};
 use crate::error::CliError;
 use crate::output::write_stdout;
 
 pub fn run(args: NearbyArgs) -> Result<ExitCode, CliError> {
-    match args.agent {
-        AgentArg::Opencode => {}
-        AgentArg::ClaudeCode => return super::claude_code::nearby(args),
-        AgentArg::Gemini => return super::gemini::nearby(args),
-        AgentArg::Codex => return Err(CliError::Usage("Codex attaches nothing to a file it reads".into())),
+    if args.agent != Agent::Opencode {
+        return super::profiles::nearby(args);
     }
     let result = if let Some(export) = args.session.clone() {
         let input = SessionInput { session: export, cwd: args.cwd.clone(), remote: args.remote.clone() };

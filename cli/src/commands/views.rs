@@ -8,6 +8,7 @@ use ctxgraph_engine::{Engine, EngineError, HostEnv};
 use ctxgraph_queries::Workspace;
 use ctxgraph_queries::agent::Agent;
 use ctxgraph_queries::fates::AgentFate;
+use ctxgraph_queries::profile::Request;
 use serde::Serialize;
 
 use crate::args::{ExplainArgs, ExplainFormat};
@@ -42,7 +43,7 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode, CliError> {
             }
         }
         (Some(agent), Some(path)) => {
-            let fate = engine.file_fate(ws, agent, &path)?;
+            let fate = engine.file_fate(ws, agent, &path);
             match args.format {
                 ExplainFormat::Json => {
                     json(&FileReport { file: &path, agents: std::slice::from_ref(&fate) })?
@@ -52,10 +53,8 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode, CliError> {
         }
         (Some(agent), None) => {
             let files = considered(&engine, ws, agent)?;
-            let fates = files
-                .iter()
-                .map(|path| engine.file_fate(ws, agent, path).map(|fate| (path.as_path(), fate)))
-                .collect::<Result<Vec<_>, _>>()?;
+            let fates: Vec<_> =
+                files.iter().map(|path| (path.as_path(), engine.file_fate(ws, agent, path))).collect();
             match args.format {
                 ExplainFormat::Json => {
                     let files: Vec<FileReport<'_>> = fates
@@ -76,23 +75,19 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Every file `agent` looked at from `ws`, in its order: its context files, and for Gemini
-/// the files they import.
+/// Every file `agent` looked at from `ws`: the files it sends, in text order, each followed
+/// by the files it inlines, then the files it left out.
 fn considered(engine: &Engine, ws: Workspace, agent: Agent) -> Result<Vec<PathBuf>, CliError> {
-    let mut files: Vec<PathBuf> = match agent {
-        Agent::Opencode => Vec::new(),
-        Agent::Codex => engine.codex_context(ws, None)?.docs.into_iter().map(|d| d.source).collect(),
-        Agent::ClaudeCode => engine.claude_code_context(ws).files.into_iter().map(|f| f.source).collect(),
-        Agent::Gemini => {
-            let ctx = engine.gemini_context(ws)?;
-            let mut files = Vec::new();
-            for doc in &ctx.docs {
-                files.push(doc.source.clone());
-                files.extend(doc.imports.iter().map(|i| i.resolved.clone()));
-            }
-            files
-        }
-    };
+    if agent == Agent::Opencode {
+        return Err(CliError::Usage("explain --agent opencode without FILE is plain `explain`".into()));
+    }
+    let layout = engine.agent_layout(ws, agent, &Request::default())?;
+    let mut files = Vec::new();
+    for block in &layout.blocks {
+        files.extend(block.source.path().map(Path::to_path_buf));
+        files.extend(block.inlines.iter().cloned());
+    }
+    files.extend(layout.left_out.iter().map(|left| left.source.clone()));
     let mut seen = std::collections::HashSet::new();
     files.retain(|f| seen.insert(f.clone()));
     Ok(files)

@@ -36,7 +36,20 @@ pub(crate) fn build_report(root: &Path, cwd: &str, agent: &str) -> (serde_json::
     assert_eq!(report["bytes"].as_u64(), Some(text.raw_stdout.len() as u64), "the report measures the text");
     assert_eq!(report["hash"].as_str(), Some(blake3::hash(&text.raw_stdout).to_hex().as_str()));
     report["hash"] = "[HASH]".into();
+    check_blocks(&mut report, &text.raw_stdout);
     (report, text)
+}
+
+/// Every block's range names its bytes in the printed text and its hash is theirs; the
+/// hashes (of texts naming the temp dir) are then replaced by `[HASH]`.
+pub(crate) fn check_blocks(report: &mut serde_json::Value, text: &[u8]) {
+    let Some(blocks) = report["blocks"].as_array_mut() else { return };
+    for block in blocks {
+        let at = |key: &str| usize::try_from(block[key].as_u64().expect("a byte offset")).expect("fits");
+        let bytes = &text[at("start")..at("end")];
+        assert_eq!(block["hash"].as_str(), Some(blake3::hash(bytes).to_hex().as_str()), "{block}");
+        block["hash"] = "[HASH]".into();
+    }
 }
 
 /// What every agent's `check` test does around its own assertions: `snapshot` in `repo`

@@ -1,6 +1,6 @@
 //! `build` and `nearby` with `--agent claude-code` end to end: the JSON report with each
 //! file's fate, the `~/.claude.json` approval as read, Claude Code's wording unavailable
-//! (placeholders, a warning, `unavailable: true`), and `check` scenarios. What Claude Code
+//! (placeholders, a warning, `wording.from: "unavailable"`), and `check` scenarios. What Claude Code
 //! sends is pinned by the recorded cases in `tests/agents/claude-code/`; this module checks
 //! the binary's own surface.
 
@@ -24,7 +24,7 @@ fn json_lists_what_is_sent_and_why_the_rest_is_not() {
     insta::assert_snapshot!("claude_code_json", serde_json::to_string_pretty(&report).expect("JSON"));
 
     // No installation on PATH: placeholders, a warning, and the entries all the same.
-    assert_eq!(report["prose"]["unavailable"], true);
+    assert_eq!(report["wording"]["from"], "unavailable");
     assert!(text.stderr.starts_with("warning: Claude Code's own wording is unavailable"), "{}", text.stderr);
     assert!(text.stdout.contains("Contents of [TMP]/repo/docs/style.md"), "{}", text.stdout);
     assert!(!text.stdout.contains("Outside the project."), "{}", text.stdout);
@@ -42,8 +42,10 @@ fn an_approval_in_claude_json_lets_imports_leave_the_working_directory() {
     assert!(text.stdout.contains("Outside the project."), "{}", text.stdout);
     let json = run(&root, "repo", &["build", "--agent", "claude-code", "--format", "json"]);
     let report: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
-    assert_eq!(report["approval"]["state"], "set");
-    assert_eq!(report["approval"]["approved"], true);
+    let approval = &report["settings"][0];
+    assert_eq!(approval["name"], "hasClaudeMdExternalIncludesApproved", "{report}");
+    assert_eq!(approval["value"], "true", "{report}");
+    assert_eq!(approval["from"], "[TMP]/home/.claude.json", "{report}");
 }
 
 #[test]
@@ -53,9 +55,9 @@ fn a_broken_claude_json_is_reported_not_fatal() {
     let json = run(&root, "repo", &["build", "--agent", "claude-code", "--format", "json"]);
     assert_eq!(json.code, 0, "{}", json.stderr);
     let report: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
-    assert_eq!(report["approval"]["state"], "invalid");
-    assert!(report["approval"]["reason"].as_str().is_some_and(|r| r.contains("line 1")), "{report}");
-    let outside = &report["dropped"][0];
+    let approval = report["settings"][0]["value"].as_str().unwrap_or_default();
+    assert!(approval.starts_with("cannot be used") && approval.contains("line 1"), "{report}");
+    let outside = &report["left_out"][0];
     assert!(
         outside["reason"].as_str().is_some_and(|r| r.contains(".claude.json cannot be used")),
         "{outside}"
@@ -91,7 +93,9 @@ fn nearby_shows_what_a_read_attaches() {
          <system-reminder>\nContents of [TMP]/repo/.claude/rules/ts.md:\n\nTypeScript rule.\n\n</system-reminder>"
     );
     let json = run(&root, "repo", &["nearby", "src/a.ts", "--agent", "claude-code", "--format", "json"]);
-    insta::assert_snapshot!("claude_code_nearby_json", json.stdout);
+    let mut report: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
+    crate::agents::check_blocks(&mut report, &text.raw_stdout);
+    insta::assert_snapshot!("claude_code_nearby_json", serde_json::to_string_pretty(&report).expect("JSON"));
 
     let missing = run(&root, "repo", &["nearby", "src/nope.ts", "--agent", "claude-code"]);
     assert_eq!(missing.code, 2, "{}", missing.stderr);

@@ -38,10 +38,18 @@ fn nearby_prints_what_a_read_attaches() {
     );
     let json = run(&root, "repo/pkg", &["nearby", "--agent", "gemini", "deep/main.rs", "--format", "json"]);
     let report: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
-    assert_eq!(report["blocks"][0]["scope"], "read");
+    assert_eq!(report["blocks"][0]["placement"], "tool_result");
+    assert_eq!(report["blocks"][0]["rule"], "GM8");
+    let already: Vec<&serde_json::Value> = report["left_out"]
+        .as_array()
+        .expect("left_out")
+        .iter()
+        .filter(|left| left["fate"] == "already_loaded")
+        .map(|left| &left["source"])
+        .collect();
     assert_eq!(
-        report["already_loaded"],
-        serde_json::json!(["[TMP]/repo/GEMINI.md", "[TMP]/repo/pkg/GEMINI.md"]),
+        already,
+        ["[TMP]/repo/GEMINI.md", "[TMP]/repo/pkg/GEMINI.md"],
         "the empty pkg/GEMINI.md counts as loaded (GM7): {report:#}"
     );
 

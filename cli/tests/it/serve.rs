@@ -420,7 +420,12 @@ fn build_serves_every_agent() {
     let gemini = server.call(2, "build", json!({ "cwd": cwd, "agent": "gemini" }))["result"].clone();
     let text = gemini["text"].as_str().expect("text");
     assert!(text.contains("<project_context>\n--- Context from: ") && text.contains("pkg rules"), "{text}");
-    assert_eq!(gemini["blocks"][0]["placement"], "first user message, in the session context");
+    assert_eq!(gemini["blocks"][0]["placement"], "first_user_message");
+    assert_eq!(gemini["blocks"][0]["position"], "first user message, in the session context");
+    let block = &gemini["blocks"][0];
+    let at = |key: &str| usize::try_from(block[key].as_u64().expect("a byte offset")).expect("fits");
+    let range = at("start")..at("end");
+    assert_eq!(text.get(range), block["text"].as_str(), "a block's range is its text: {gemini}");
     assert_eq!(gemini["hash"].as_str().map(str::len), Some(64));
 
     let known = gemini["hash"].clone();

@@ -12,6 +12,7 @@
 pub mod approval;
 pub mod markdown;
 mod nearby;
+pub mod profile;
 pub mod prose;
 
 use std::collections::HashSet;

@@ -8,6 +8,7 @@
 //! with its [`Fate`], so `build --format json` can say why a file is in or out.
 
 pub mod config;
+pub mod profile;
 
 use std::path::{Path, PathBuf};
 

@@ -4,13 +4,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use crate::claude_code::ClaudeMdContext;
 use crate::codex::{self, AgentsContext};
 use crate::db::{Db, Workspace};
 use crate::gemini::{self, GeminiContext, Outcome};
-use crate::opencode::explain::{Explanation, Source};
 use crate::opencode::lint::{Code, Finding, Location};
 use crate::path;
+use crate::profile::Layout;
 
 fn finding(code: Code, message: String, file: &Path, hint: &str) -> Finding {
     Finding {
@@ -78,51 +77,33 @@ pub fn gemini_findings(ctx: &GeminiContext) -> Vec<Finding> {
     findings
 }
 
-/// CG012 and CG013: what one agent sees and the others do not.
-pub fn cross_agent_findings(
-    db: &dyn Db,
-    ws: Workspace,
-    opencode: Option<&Explanation>,
-    codex: Option<&AgentsContext>,
-    claude: Option<&ClaudeMdContext>,
-    gemini: Option<&GeminiContext>,
-) -> Vec<Finding> {
+/// CG012 and CG013: what one agent sees and the others do not, read off every agent's
+/// layout (the agents that would not start here are left out by the caller).
+pub fn cross_agent_findings(db: &dyn Db, ws: Workspace, layouts: &[Layout]) -> Vec<Finding> {
     let root = crate::opencode::worktree::worktree(db, ws).root.clone();
     let mut sent: BTreeMap<PathBuf, Vec<&'static str>> = BTreeMap::new();
-    let mut add = |path: &Path, agent: &'static str| {
-        if path.starts_with(&root) {
+    for layout in layouts {
+        for path in layout.sent_files().filter(|p| p.starts_with(&root)) {
             let agents = sent.entry(path.to_path_buf()).or_default();
-            if !agents.contains(&agent) {
-                agents.push(agent);
+            if !agents.contains(&layout.agent) {
+                agents.push(layout.agent);
             }
         }
-    };
-    for item in opencode.map(|e| e.items.as_slice()).unwrap_or_default() {
-        if let (Source::File(path), Some(_)) = (&item.source, &item.loaded) {
-            add(path, "opencode");
-        }
     }
-    for doc in codex.map(|c| c.docs.as_slice()).unwrap_or_default().iter().filter(|d| d.is_sent()) {
-        add(&doc.source, "codex");
-    }
-    for file in claude.map(|c| c.files.as_slice()).unwrap_or_default().iter().filter(|f| f.is_sent()) {
-        add(&file.source, "claude-code");
-    }
-    let gemini_docs: Vec<_> =
-        gemini.map(|g| g.docs.as_slice()).unwrap_or_default().iter().filter(|d| d.is_sent()).collect();
-    for doc in &gemini_docs {
-        add(&doc.source, "gemini");
-    }
-    // A file another agent sends that a Gemini file inlines: Gemini sees it too. A Gemini
-    // file that inlines one shares its rules (`GEMINI.md` as `@./AGENTS.md`).
+    // A file another agent sends that a block inlines (Gemini's `@imports`): that agent sees
+    // it too, and the inlining file shares its rules (`GEMINI.md` as `@./AGENTS.md`).
     let mut sharing = BTreeSet::new();
-    for doc in &gemini_docs {
-        for import in doc.imports.iter().filter(|i| i.is_inlined()) {
-            if let Some(agents) = sent.get_mut(&import.resolved) {
-                if !agents.contains(&"gemini") {
-                    agents.push("gemini");
+    for layout in layouts {
+        for block in &layout.blocks {
+            for inlined in &block.inlines {
+                if let Some(agents) = sent.get_mut(inlined) {
+                    if !agents.contains(&layout.agent) {
+                        agents.push(layout.agent);
+                    }
+                    if let Some(path) = block.source.path() {
+                        sharing.insert(path.to_path_buf());
+                    }
                 }
-                sharing.insert(doc.source.clone());
             }
         }
     }

@@ -8,7 +8,6 @@ use serde::Serialize;
 use crate::claude_code::{self, ClaudeMdContext};
 use crate::codex::{self, AgentsContext};
 use crate::db::{Db, Workspace};
-use crate::gemini::{self, gemini_home};
 use crate::opencode::explain::{Source, explain_target};
 use crate::tokens::TokenCounter;
 
@@ -174,25 +173,4 @@ pub fn claude_code_fate(ctx: &ClaudeMdContext, path: &Path) -> AgentFate {
         "beside the path from the filesystem root down to the working directory {} (CC3)",
         ctx.cwd.display()
     ))
-}
-
-/// `path`'s fate in every agent, in `Agent::ALL` order. An agent that would not start says so
-/// in its reason.
-pub fn every_agent(db: &dyn Db, ws: Workspace, counter: &dyn TokenCounter, path: &Path) -> Vec<AgentFate> {
-    let failed = |agent, err: String| AgentFate {
-        agent,
-        status: Status::NotSent,
-        placement: None,
-        reason: format!("{agent} would not start: {err}"),
-    };
-    let codex = match codex::agents_context(db, ws, None) {
-        Ok(ctx) => codex_fate(ctx, codex::config::codex_home(db, ws.host(db)), path),
-        Err(err) => failed("codex", err.to_string()),
-    };
-    let gemini = match gemini::gemini_context(db, ws) {
-        Ok(ctx) => gemini::explain::file_fate(ctx, gemini_home(db, ws.host(db)), path),
-        Err(err) => failed("gemini", err.to_string()),
-    };
-    let claude = claude_code_fate(claude_code::claude_md_context(db, ws), path);
-    vec![opencode_fate(db, ws, counter, path), codex, claude, gemini]
 }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use crate::fates::{AgentFate, Status};
 
-use super::{Fate, GEMINI_DIR, GeminiContext, Outcome, Scope};
+use super::{Fate, GEMINI_DIR, GeminiContext, Import, Outcome, Scope};
 
 /// `path`'s fate in Gemini's start-up context and on reads. `home` is Gemini's home directory.
 pub fn file_fate(ctx: &GeminiContext, home: &Path, path: &Path) -> AgentFate {
@@ -43,30 +43,7 @@ pub fn file_fate(ctx: &GeminiContext, home: &Path, path: &Path) -> AgentFate {
         };
     }
     if let Some((_, import)) = imported.first() {
-        let why = match &import.outcome {
-            Outcome::Inlined => "its importer has no text of its own and is left out (GM7)".to_owned(),
-            Outcome::InCode => "the `@` is inside a backtick span, so it is not an import (GM4)".to_owned(),
-            Outcome::OutsideProject { root } => format!(
-                "the path leaves the project root {} (or is a URL), so Gemini writes \"Path traversal attempt\" instead (GM4)",
-                root.display()
-            ),
-            Outcome::AlreadyProcessed => {
-                "the file is already being inlined further up the same chain: an import cycle (GM4)"
-                    .to_owned()
-            }
-            Outcome::Failed { message } => format!("the import failed: {message} (GM4)"),
-            Outcome::Skipped => "flat format: already listed, or unreadable (GM4)".to_owned(),
-            Outcome::DepthLimit => format!(
-                "imports nest at most {} deep; this one is written in a file at the limit and left as text (GM4)",
-                super::imports::MAX_DEPTH
-            ),
-        };
-        return AgentFate {
-            agent,
-            status: Status::NotSent,
-            placement: None,
-            reason: format!("`@{}` in {}: {why}", import.path, import.importer.display()),
-        };
+        return AgentFate { agent, status: Status::NotSent, placement: None, reason: import_reason(import) };
     }
     not_found(ctx, home, path)
 }
@@ -103,6 +80,28 @@ fn not_found(ctx: &GeminiContext, home: &Path, path: &Path) -> AgentFate {
         "beside the path from {} to the working directory: Gemini only searches upward (GM2)",
         ctx.ceiling.display()
     ))
+}
+
+/// Why an `@import` is not inlined, naming where it is written (GM4, GM7).
+pub fn import_reason(import: &Import) -> String {
+    let why = match &import.outcome {
+        Outcome::Inlined => "its importer has no text of its own and is left out (GM7)".to_owned(),
+        Outcome::InCode => "the `@` is inside a backtick span, so it is not an import (GM4)".to_owned(),
+        Outcome::OutsideProject { root } => format!(
+            "the path leaves the project root {} (or is a URL), so Gemini writes \"Path traversal attempt\" instead (GM4)",
+            root.display()
+        ),
+        Outcome::AlreadyProcessed => {
+            "the file is already being inlined further up the same chain: an import cycle (GM4)".to_owned()
+        }
+        Outcome::Failed { message } => format!("the import failed: {message} (GM4)"),
+        Outcome::Skipped => "flat format: already listed, or unreadable (GM4)".to_owned(),
+        Outcome::DepthLimit => format!(
+            "imports nest at most {} deep; this one is written in a file at the limit and left as text (GM4)",
+            super::imports::MAX_DEPTH
+        ),
+    };
+    format!("`@{}` in {}: {why}", import.path, import.importer.display())
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@
 pub mod explain;
 pub mod imports;
 pub mod nearby;
+pub mod profile;
 pub mod settings;
 
 use std::cmp::Ordering;

@@ -14,6 +14,7 @@ pub mod mcp;
 pub mod message;
 pub mod nearby;
 pub mod paths;
+pub mod profile;
 pub mod prompt;
 pub mod references;
 pub mod session;
