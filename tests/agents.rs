@@ -265,10 +265,17 @@ fn copilot_case(dir: &Path, disk: bool) -> Result<(), String> {
     let proj = run.join("proj");
     let ws = engine.open(&proj.join(&case.run.cwd)).map_err(|e| e.to_string())?;
     let scrub = |text: &str| text.replace(run.to_string_lossy().as_ref(), "<run>");
-    let prose = CopilotProse::fingerprints();
+    let request = request(&case, Agent::Copilot);
+    let layout = engine.agent_layout(ws, Agent::Copilot, &request).map_err(|e| e.to_string())?;
+    check_blocks(&layout.text, &layout.blocks)?;
     let context = engine.copilot_context(ws);
-    let budget = context.budget(&prose, &O200k);
-    if budget.refused != case.run.refused {
+    if layout.blocks.len() != context.sent().count() {
+        return Err("a sent file has no block in the layout".to_owned());
+    }
+    // CP13: the verdict with the host's tokenizer, and the layout's own estimate, agree with
+    // what Copilot did.
+    let budget = context.budget(&CopilotProse::fingerprints(), &O200k);
+    if budget.refused != case.run.refused || layout.note.is_some() != case.run.refused {
         return Err(format!("copilot refused: {}; ctxgraph's budget: {budget:?}", case.run.refused));
     }
     if case.run.refused {
@@ -276,7 +283,7 @@ fn copilot_case(dir: &Path, disk: bool) -> Result<(), String> {
         return Ok(());
     }
     let mut diffs = Vec::new();
-    let got = scrub(&context.section(&prose));
+    let got = scrub(&layout.text);
     if got != expected("oracle.system") {
         diffs.push(format!(
             "--- oracle.system: copilot sent\n{}\n--- ctxgraph built\n{got}",
@@ -284,8 +291,12 @@ fn copilot_case(dir: &Path, disk: bool) -> Result<(), String> {
         ));
     }
     if let Some(read) = &case.run.read {
-        let attached = engine.copilot_read(ws, &proj.join(read)).map_err(|e| e.to_string())?;
-        let got = scrub(&attached.text(&prose).unwrap_or_default());
+        let attached = engine
+            .agent_read(ws, Agent::Copilot, &proj.join(read), &request)
+            .map_err(|e| e.to_string())?
+            .ok_or("Copilot attaches on reads")?;
+        check_blocks(&attached.text, &attached.blocks)?;
+        let got = scrub(&attached.text);
         if got != expected("oracle.read") {
             diffs.push(format!(
                 "--- oracle.read: copilot sent\n{}\n--- ctxgraph built\n{got}",

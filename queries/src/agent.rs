@@ -16,11 +16,14 @@ pub enum Agent {
     ClaudeCode,
     /// Gemini CLI 0.61.0: the [`gemini`](crate::gemini) profile.
     Gemini,
+    /// GitHub Copilot CLI 1.0.102: the [`copilot`](crate::copilot) profile.
+    Copilot,
 }
 
 impl Agent {
     /// Every agent, in the order help texts list them.
-    pub const ALL: [Agent; 4] = [Agent::Opencode, Agent::Codex, Agent::ClaudeCode, Agent::Gemini];
+    pub const ALL: [Agent; 5] =
+        [Agent::Opencode, Agent::Codex, Agent::ClaudeCode, Agent::Gemini, Agent::Copilot];
 
     /// The name `--agent` takes.
     pub fn name(self) -> &'static str {
@@ -29,6 +32,7 @@ impl Agent {
             Agent::Codex => "codex",
             Agent::Gemini => "gemini",
             Agent::ClaudeCode => "claude-code",
+            Agent::Copilot => "copilot",
         }
     }
 }

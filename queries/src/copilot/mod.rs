@@ -15,6 +15,7 @@ pub mod explain;
 pub mod frontmatter;
 pub mod imports;
 pub mod nearby;
+pub mod profile;
 pub mod prose;
 
 use std::collections::HashSet;
