@@ -4,14 +4,16 @@
 //! `oracle/record-agents.sh` with its scratch run directory written as `<run>`: Codex's
 //! `oracle.out`; Gemini's `oracle.system`, `oracle.user` and `oracle.read`; Qwen Code's
 //! `oracle.system` and `oracle.read` (its own wording as `<prose:blake3=…>`, the profile's
-//! fingerprints; one ignored test checks them against the real package). Each case runs on
+//! fingerprints, checked against the real package by a test); Copilot's `oracle.system`,
+//! `oracle.read` and, for a run it refuses, `oracle.refused`. Each case runs on
 //! both `System` backends and must match byte for byte.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ctxgraph_engine::{Engine, HostEnv, OsSystem};
+use ctxgraph_engine::{Engine, HostEnv, O200k, OsSystem};
 use ctxgraph_queries::agent::Agent;
+use ctxgraph_queries::copilot::{Prose as CopilotProse, ProseSource as CopilotProseSource};
 use ctxgraph_queries::opencode::prompt::ContentHash;
 use ctxgraph_queries::profile::{Block, Request, profile};
 use ctxgraph_queries::system::{MemorySystem, System};
@@ -48,6 +50,9 @@ struct Run {
     /// `oracle.read` holds what each Read result carried after the file.
     #[serde(default)]
     reads: Vec<String>,
+    /// Copilot: the agent is expected to send no request at all (`oracle.refused`).
+    #[serde(default)]
+    refused: bool,
 }
 
 fn dot() -> String {
@@ -287,6 +292,57 @@ fn qwen_case(dir: &Path, disk: bool) -> Result<(), String> {
     if diffs.is_empty() { Ok(()) } else { Err(diffs.join("\n")) }
 }
 
+fn copilot_case(dir: &Path, disk: bool) -> Result<(), String> {
+    let case = load(dir);
+    let expected = |name: &str| {
+        std::fs::read_to_string(dir.join(name)).expect("oracle files: run tests/oracle/record-agents.sh")
+    };
+    let (mut engine, run, _scratch) = engine(dir, disk);
+    let proj = run.join("proj");
+    let ws = engine.open(&proj.join(&case.run.cwd)).map_err(|e| e.to_string())?;
+    let scrub = |text: &str| text.replace(run.to_string_lossy().as_ref(), "<run>");
+    let request = request(&case, Agent::Copilot);
+    let layout = engine.agent_layout(ws, Agent::Copilot, &request).map_err(|e| e.to_string())?;
+    check_blocks(&layout.text, &layout.blocks)?;
+    let context = engine.copilot_context(ws);
+    if layout.blocks.len() != context.sent().count() {
+        return Err("a sent file has no block in the layout".to_owned());
+    }
+    // CP13: the verdict with the host's tokenizer, and the layout's own estimate, agree with
+    // what Copilot did.
+    let budget = context.budget(&CopilotProse::fingerprints(), &O200k);
+    if budget.refused != case.run.refused || layout.note.is_some() != case.run.refused {
+        return Err(format!("copilot refused: {}; ctxgraph's budget: {budget:?}", case.run.refused));
+    }
+    if case.run.refused {
+        assert_eq!(expected("oracle.refused").trim(), "compaction_static_context_blocked");
+        return Ok(());
+    }
+    let mut diffs = Vec::new();
+    let got = scrub(&layout.text);
+    if got != expected("oracle.system") {
+        diffs.push(format!(
+            "--- oracle.system: copilot sent\n{}\n--- ctxgraph built\n{got}",
+            expected("oracle.system")
+        ));
+    }
+    if let Some(read) = &case.run.read {
+        let attached = engine
+            .agent_read(ws, Agent::Copilot, &proj.join(read), &request)
+            .map_err(|e| e.to_string())?
+            .ok_or("Copilot attaches on reads")?;
+        check_blocks(&attached.text, &attached.blocks)?;
+        let got = scrub(&attached.text);
+        if got != expected("oracle.read") {
+            diffs.push(format!(
+                "--- oracle.read: copilot sent\n{}\n--- ctxgraph built\n{got}",
+                expected("oracle.read")
+            ));
+        }
+    }
+    if diffs.is_empty() { Ok(()) } else { Err(diffs.join("\n")) }
+}
+
 fn check_all(agent: &str, run: fn(&Path, bool) -> Result<(), String>) {
     let dirs = case_dirs(agent);
     assert!(!dirs.is_empty(), "no {agent} cases");
@@ -366,4 +422,50 @@ fn qwen_code_fingerprints_are_the_installed_wording() {
     let text = layout.text.replace(&own, &fingerprints.written(Some("French")));
     let expected = std::fs::read_to_string(dir.join("oracle.system")).expect("oracle.system");
     assert_eq!(text.replace(run.to_string_lossy().as_ref(), "<run>"), expected);
+}
+
+#[test]
+fn copilot_cases_match_the_recorded_binary() {
+    check_all("copilot", copilot_case);
+}
+
+/// CP16: the wording comes from the installed package (the npm launcher followed to the
+/// platform executable and the runtime in its archive), and it is what the recordings keep
+/// as tokens: a case built with it, the tokens written back, is the recording.
+#[test]
+fn copilot_wording_is_read_from_the_installed_package() {
+    let launcher = ctxgraph_test_support::copilot::installed();
+    let prose = ctxgraph_engine::copilot::copilot_prose(Some(&launcher), &std::collections::BTreeMap::new());
+    assert!(
+        matches!(&prose.source, CopilotProseSource::Installation { version, .. } if version == "1.0.102"),
+        "{:?}",
+        prose.source
+    );
+    let token = |text: &str| format!("<prose:blake3={}>", blake3::hash(text.as_bytes()).to_hex());
+    let fingerprints = CopilotProse::fingerprints();
+    assert_eq!(token(&prose.table_intro), fingerprints.table_intro);
+    assert_eq!(token(&prose.read_before), fingerprints.read_before);
+    assert_eq!(token(&prose.read_after), fingerprints.read_after);
+
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("agents/copilot/CP-01");
+    let (mut engine, run, _scratch) = engine(&dir, false);
+    let ws = engine.open(&run.join("proj")).expect("workspace");
+    let section = engine.copilot_context(ws).section(&prose);
+    let tokens = section.replace(&prose.table_intro, &fingerprints.table_intro);
+    let expected = std::fs::read_to_string(dir.join("oracle.system")).expect("oracle.system");
+    assert_eq!(tokens.replace(run.to_string_lossy().as_ref(), "<run>"), expected);
+}
+
+/// CP16: anything else is refused with a reason, and the text gets placeholders.
+#[test]
+fn copilot_wording_without_an_installation_is_a_placeholder() {
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let fake = scratch.path().join("copilot");
+    std::fs::write(&fake, vec![b'x'; 2 * 1024 * 1024]).expect("write");
+    let prose = ctxgraph_engine::copilot::copilot_prose(Some(&fake), &std::collections::BTreeMap::new());
+    assert!(prose.is_unavailable() && prose.table_intro.contains("unavailable"), "{prose:?}");
+    let none = ctxgraph_engine::copilot::copilot_prose(None, &std::collections::BTreeMap::new());
+    assert!(
+        matches!(none.source, CopilotProseSource::Unavailable { ref reason } if reason.contains("--copilot"))
+    );
 }

@@ -365,16 +365,17 @@ pub enum SectionArg {
     Message,
 }
 
-/// Where an agent's own wording (Claude Code's preamble and labels, Qwen Code's
-/// output-language file) is read from: it is never copied into ctxgraph, and is shown as
-/// placeholders when no installation matches.
+/// Where an agent's own wording (Claude Code's preamble and labels, Copilot's table
+/// introduction and read sentence, Qwen Code's output-language file) is read from: it is
+/// never copied into ctxgraph, and is shown as placeholders when no installation matches.
 #[derive(Debug, Clone, Default, Args)]
 pub struct InstallationArgs {
     /// The agent's installation to read its own wording from (Claude Code: its native
-    /// binary, cli.js, package directory or `claude` launcher; Qwen Code: its package
+    /// binary, cli.js, package directory or `claude` launcher; Copilot: its `copilot`
+    /// launcher, package directory, executable or runtime.node; Qwen Code: its package
     /// directory, a file in it or the `qwen` launcher) [default: the agent's $CTXGRAPH_…
     /// variable, else its command on PATH]
-    #[arg(long = "agent-path", visible_alias = "claude-code", value_name = "PATH")]
+    #[arg(long = "agent-path", visible_aliases = ["claude-code", "copilot"], value_name = "PATH")]
     pub path: Option<PathBuf>,
 }
 

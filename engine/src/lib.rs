@@ -16,6 +16,7 @@
 pub mod atomic;
 mod changes;
 pub mod claude_code;
+pub mod copilot;
 mod database;
 mod host;
 mod index;
@@ -78,6 +79,7 @@ pub use turn::{Turn, TurnDiff, Turns};
 pub use ctxgraph_queries as queries;
 pub use ctxgraph_queries::claude_code::{ClaudeMdContext, Prose, ReadAttachment};
 pub use ctxgraph_queries::codex::{AgentsContext as CodexContext, CodexError};
+pub use ctxgraph_queries::copilot::{CopilotContext, CopilotRead};
 pub use ctxgraph_queries::gemini::nearby::ReadContext as GeminiReadContext;
 pub use ctxgraph_queries::gemini::{GeminiContext, GeminiError};
 pub use ctxgraph_queries::memory::Recall;
@@ -421,6 +423,24 @@ impl Engine {
             targets.push(target);
         }
         Ok(reads_in_session(&self.db, ws, &targets))
+    }
+
+    /// The Copilot CLI profile: the custom-instructions section's files, each with its fate
+    /// (CP1–CP10, CP13–CP15).
+    pub fn copilot_context(&self, ws: Workspace) -> CopilotContext {
+        ctxgraph_queries::copilot::copilot_context(&self.db, ws).clone()
+    }
+
+    /// The Copilot CLI profile: what a view of `file` attaches right after start-up (CP11,
+    /// CP12). The file must exist, as for [`Engine::nearby`].
+    pub fn copilot_read(&self, ws: Workspace, file: &Path) -> Result<CopilotRead, EngineError> {
+        let target = ctxgraph_queries::path::resolve(ws.cwd(&self.db), file);
+        match self.db.files().get(&self.db, &target).kind(&self.db) {
+            FileKind::Missing | FileKind::Inaccessible => {
+                Err(EngineError::ReadTarget { path: target, reason: "no such file".to_owned() })
+            }
+            _ => Ok(ctxgraph_queries::copilot::copilot_read(&self.db, ws, target).clone()),
+        }
     }
 
     /// The merged config with the provenance of every value (C1–C7).

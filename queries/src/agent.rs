@@ -16,14 +16,16 @@ pub enum Agent {
     ClaudeCode,
     /// Gemini CLI 0.61.0: the [`gemini`](crate::gemini) profile.
     Gemini,
+    /// GitHub Copilot CLI 1.0.102: the [`copilot`](crate::copilot) profile.
+    Copilot,
     /// Qwen Code 0.24.4: the [`qwen_code`](crate::qwen_code) profile.
     QwenCode,
 }
 
 impl Agent {
     /// Every agent, in the order help texts list them.
-    pub const ALL: [Agent; 5] =
-        [Agent::Opencode, Agent::Codex, Agent::ClaudeCode, Agent::Gemini, Agent::QwenCode];
+    pub const ALL: [Agent; 6] =
+        [Agent::Opencode, Agent::Codex, Agent::ClaudeCode, Agent::Gemini, Agent::Copilot, Agent::QwenCode];
 
     /// The name `--agent` takes.
     pub fn name(self) -> &'static str {
@@ -32,6 +34,7 @@ impl Agent {
             Agent::Codex => "codex",
             Agent::Gemini => "gemini",
             Agent::ClaudeCode => "claude-code",
+            Agent::Copilot => "copilot",
             Agent::QwenCode => "qwen-code",
         }
     }

@@ -11,6 +11,7 @@ pub mod agent;
 pub mod claude_code;
 pub mod codex;
 pub mod collate;
+pub mod copilot;
 pub mod gemini;
 // Every item here is documented, but salsa's input macro generates public functions
 // (constructors, builders) that carry no docs and cannot be given any.

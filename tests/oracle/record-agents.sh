@@ -2,7 +2,8 @@
 # record-agents.sh - record the expected outputs of tests/agents/<agent>/<ID>/ from the REAL
 # agent CLIs (the oracle in ../shared/oracle/agents: Codex 0.171.0, Claude Code 2.1.332 and
 # Gemini CLI 0.61.0 run
-# offline against a fake model on 127.0.0.1; Qwen Code 0.24.4 through the same oracle's more/).
+# offline against a fake model on 127.0.0.1; Copilot CLI 1.0.102 and Qwen Code 0.24.4 through
+# the same oracle's more/).
 # Expected outputs never come from anywhere else.
 #
 # usage: tests/oracle/record-agents.sh [codex/ID...]    (no argument: every case)
@@ -38,6 +39,17 @@
 # wording: its trimmed text is kept as `<prose:blake3=HASH>` wherever the block carries it.
 # Every later request carrying context (the memory-extraction subagent's) must carry the same
 # text, or the recording fails.
+# Copilot CLI 1.0.102: more/capture_copilot.sh -C <run.cwd> [-R <run.read>] <case> <scratch>
+# (the fixture's `above/` goes into the folder holding the git root), then keep, with the run
+# directory written as `<run>`: oracle.system, the custom-instructions section of the system
+# message, exactly the text between the tools section (`</tools>` and a blank line) and the
+# next section (`<system_notifications>`, after one newline): every <custom_instruction>
+# block, the instruction files' texts and the applyTo table; oracle.read (with run.read
+# only), the user message Copilot adds after the view's tool result (empty when it adds
+# none). Copilot's own sentences are kept as `<prose:blake3=HASH>`: the table's introduction
+# and header (everything before its first row) and the two parts of the sentence that opens
+# each attached file. A case with `refused = true` expects Copilot to send no request at all
+# (its static context is over the model's budget): oracle.refused holds the warning's type.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -303,12 +315,89 @@ if conf.get("read"):
 PY
 }
 
+record_copilot() {  # case dir, scratch out
+  local dir=$1 out=$2 args=() refused
+  mapfile -t args < <(python3 - "$dir/case.toml" <<'PY'
+import sys, tomllib
+run = tomllib.load(open(sys.argv[1], "rb")).get("run", {})
+print("-C"); print(run.get("cwd", "."))
+if run.get("read"):
+    print("-R"); print(run["read"])
+PY
+)
+  refused=$(python3 -c 'import sys, tomllib; print(int(tomllib.load(open(sys.argv[1], "rb"))["run"].get("refused", False)))' "$dir/case.toml")
+  "$ORACLE/more/capture_copilot.sh" "${args[@]}" "$dir" "$out" >"$out.log" 2>&1 || true
+  if [ "$refused" = 1 ]; then
+    grep -q 'copilot rc=1' "$out/stderr" || { cat "$out.log" "$out/stderr" >&2; echo "copilot was expected to refuse on $dir" >&2; return 1; }
+  else
+    grep -q 'copilot rc=0' "$out/stderr" || { cat "$out.log" "$out/stderr" >&2; echo "copilot failed on $dir" >&2; return 1; }
+  fi
+  python3 - "$out" "$dir" "$refused" <<'PY'
+import glob, json, re, sys, tomllib
+import blake3
+out, case, refused = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+run = out + "/run"
+token = lambda text: "<prose:blake3=%s>" % blake3.blake3(text.encode()).hexdigest()
+def write(name, text):
+    with open(case + "/" + name, "w", encoding="utf-8", newline="") as f:
+        f.write(text.replace(run, "<run>"))
+reqs = sorted(glob.glob(out + "/cap/req-*.json"), key=lambda f: int(f.rsplit("-", 1)[1].split(".")[0]))
+reqs = [json.load(open(f, encoding="utf-8")) for f in reqs]
+if refused:
+    if reqs:
+        sys.exit("copilot sent a request in a case it should refuse: " + out)
+    events = [json.loads(line) for line in open(out + "/stdout", encoding="utf-8") if line.startswith("{")]
+    warnings = [e["data"].get("warningType") for e in events if e.get("type") == "session.warning"]
+    if not warnings:
+        sys.exit("no session.warning in " + out + "/stdout")
+    write("oracle.refused", warnings[0] + "\n")
+    sys.exit(0)
+reqs = [r for r in reqs if r.get("messages")]
+if not reqs:
+    sys.exit("no chat request captured in " + out)
+system = reqs[0]["messages"][0]
+if system.get("role") != "system" or not isinstance(system.get("content"), str):
+    sys.exit("the first message is not a system text in " + out)
+text = system["content"]
+start, end = text.find("</tools>\n\n"), text.find("\n<system_notifications>")
+if start < 0 or end < start:
+    sys.exit("no tools section followed by <system_notifications> in " + out)
+section = text[start + len("</tools>\n\n"):end]
+# The applyTo table: its header row is the line before a row of dashes; Copilot's
+# introduction runs from the blank line before it. Both become one token.
+rows = list(re.finditer(r"^(\| [^\n]*\|)\n(\|(?: -+ \|)+)$", section, re.M))
+if rows:
+    head = rows[-1]
+    intro = section.rfind("\n\n", 0, head.start())
+    intro = 0 if intro < 0 else intro + 2
+    section = section[:intro] + token(section[intro:head.end()]) + section[head.end():]
+write("oracle.system", section)
+read = tomllib.load(open(case + "/case.toml", "rb")).get("run", {}).get("read")
+if read:
+    last = reqs[-1]["messages"]
+    tools = [i for i, m in enumerate(last) if m.get("role") == "tool"]
+    if not tools:
+        sys.exit("the view was not answered in " + out)
+    after = last[tools[0] + 1] if tools[0] + 1 < len(last) else None
+    added = after["content"] if after and after.get("role") == "user" else ""
+    parts = set()
+    def sentence(m):
+        parts.add((m.group(1), m.group(3)))
+        return "<system_reminder>\n" + token(m.group(1)) + m.group(2) + token(m.group(3)) + "\n\n"
+    added = re.sub(r"<system_reminder>\n(.*? )(\S+\.md)(\.[^\n]*)\n\n", sentence, added)
+    if len(parts) > 1:
+        sys.exit("the sentence around the attached files' paths differs between files in " + out)
+    write("oracle.read", added)
+PY
+}
+
 for id in "${IDS[@]}"; do
   agent=${id%%/*}
   case $agent in
     codex) record_codex "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     gemini) record_gemini "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     claude-code) record_cc "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
+    copilot) record_copilot "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     qwen-code) record_qwen "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     *) echo "record-agents.sh: no recorder for $agent yet" >&2; exit 1 ;;
   esac

@@ -57,6 +57,9 @@ pub fn build(args: BuildArgs) -> Result<ExitCode, CliError> {
     let (engine, ws) = super::open_with(env, args.cwd)?;
     let layout = engine.agent_layout(ws, agent, &request)?;
     warn_unavailable(agent, &layout.wording);
+    if let Some(note) = &layout.note {
+        eprintln_styled(&format!("warning: {note}"));
+    }
     match args.format {
         Format::Text => write_stdout(layout.text.as_bytes())?,
         Format::Json => write_json(&LayoutView::new(&layout))?,
@@ -122,6 +125,8 @@ pub struct LayoutView<'a> {
     settings: &'a [Setting],
     blocks: Vec<BlockView<'a>>,
     left_out: &'a [LeftOut],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<&'a str>,
 }
 
 impl<'a> LayoutView<'a> {
@@ -137,6 +142,7 @@ impl<'a> LayoutView<'a> {
             settings: &layout.settings,
             blocks: blocks(&layout.text, &layout.blocks),
             left_out: &layout.left_out,
+            note: layout.note.as_deref(),
         }
     }
 }

@@ -36,7 +36,11 @@ fn explain_all_shows_one_file_in_every_agent() {
         .iter()
         .map(|a| a["status"].as_str().unwrap_or(""))
         .collect();
-    assert_eq!(statuses, ["not_sent", "not_sent", "not_sent", "on_read", "not_sent"], "{report:#}");
+    assert_eq!(
+        statuses,
+        ["not_sent", "not_sent", "not_sent", "on_read", "on_read", "not_sent"],
+        "{report:#}"
+    );
 
     let nofile = run(&root, "repo/pkg", &["explain", "--agent", "all"]);
     assert_eq!(nofile.code, 2, "{}", nofile.stderr);

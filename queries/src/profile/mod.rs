@@ -193,6 +193,10 @@ pub struct Layout {
     pub settings: Vec<Setting>,
     /// Where the agent's own sentences came from.
     pub wording: WordingSource,
+    /// Why the agent would send none of `text` after all, when that is so (Copilot refuses
+    /// a run whose static context is over its model's budget, CP13).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl Layout {
@@ -447,6 +451,24 @@ impl LayoutBuilder {
         self
     }
 
+    /// Places the next block at `start`, where the profile knows it begins (a text that
+    /// also occurs earlier, such as a lone newline, would be found too soon).
+    ///
+    /// # Panics
+    ///
+    /// When the block's text does not begin at `start`, or `start` is before the end of the
+    /// block before it.
+    pub fn block_at(&mut self, start: usize, part: Part<'_>) -> &mut Self {
+        assert!(
+            start >= self.searched_from
+                && self.text.get(start..).is_some_and(|rest| rest.starts_with(part.text)),
+            "{}: a block's text is not where the profile placed it",
+            part.source.display()
+        );
+        self.searched_from = start;
+        self.block(part)
+    }
+
     /// The blocks placed so far.
     pub fn finish(self) -> (String, Vec<Block>) {
         (self.text, self.blocks)
@@ -502,6 +524,7 @@ impl Frame {
             left_out: self.left_out,
             settings: self.settings,
             wording: self.wording,
+            note: None,
         }
     }
 }

@@ -11,6 +11,7 @@ pub static PROFILES: &[&dyn Profile] = &[
     &crate::codex::profile::Codex,
     &crate::claude_code::profile::ClaudeCode,
     &crate::gemini::profile::Gemini,
+    &crate::copilot::profile::Copilot,
     &crate::qwen_code::profile::QwenCode,
 ];
 
