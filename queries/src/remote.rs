@@ -3,6 +3,7 @@
 //! Queries list the URLs they need and read a [`RemoteDoc`] per URL; the engine fetches
 //! them asynchronously and sets the inputs. No query ever waits on the network.
 
+use std::fmt::Write as _;
 use std::sync::Arc;
 
 use dashmap::DashMap;
@@ -199,7 +200,10 @@ impl Pin {
     pub fn digest_of(&self, bytes: &[u8]) -> String {
         match self.algorithm {
             "blake3" => blake3::hash(bytes).to_hex().to_string(),
-            _ => format!("{:x}", sha2::Sha256::digest(bytes)),
+            _ => sha2::Sha256::digest(bytes).iter().fold(String::with_capacity(64), |mut hex, byte| {
+                let _ = write!(hex, "{byte:02x}");
+                hex
+            }),
         }
     }
 
