@@ -4,13 +4,14 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::ops::Range;
 
 use serde::Serialize;
 
-use super::convert::{JsonLen, TargetModel, model_json_len};
+use super::convert::{JsonLen, TargetModel};
 use super::export::{PartKind, Role};
 use super::history::filtered_history;
-use super::runs::{self, Facts};
+use super::runs::{self, Facts, JsonLens};
 use super::{Message, Session, estimate, estimate_units, js_prefix};
 use crate::Db;
 use crate::opencode::config::schema::Compaction;
@@ -258,13 +259,6 @@ fn without_compactions(db: &dyn Db, history: &[Message], facts: &[&Facts]) -> (V
     (kept, previous)
 }
 
-/// K1 over `messages`: the estimate of the JSON of their model messages.
-fn estimate_messages(db: &dyn Db, messages: &[Message], target: &TargetModel) -> u64 {
-    let len =
-        messages.iter().fold(JsonLen::default(), |acc, &m| acc.plus(model_json_len(db, m, target.clone())));
-    estimate_units(len.list_units())
-}
-
 /// Erratum (K8 as the binary does it): turns newest → oldest; whole turns while they fit;
 /// the first that does not fit may be kept from a later message inside it; no tail when
 /// nothing was kept or the tail would start at the first message.
@@ -288,11 +282,13 @@ fn select_tail(
         Some(n) => &turns[turns.len().saturating_sub(usize::try_from(n).unwrap_or(usize::MAX))..],
         None => &turns[..],
     };
+    // K1: a turn's estimate is that of the JSON of its messages' model messages.
+    let mut lens = JsonLens::new(db, messages, &params.target);
     let mut sizes = Vec::new();
     let mut total = 0;
     let mut start = None;
     for &(turn_start, turn_end) in candidates.iter().rev() {
-        let size = estimate_messages(db, &messages[turn_start..turn_end], &params.target);
+        let size = estimate_units(lens.sum(turn_start..turn_end).list_units());
         let id = facts[turn_start].id.clone();
         if total + size <= budget {
             total += size;
@@ -302,11 +298,11 @@ fn select_tail(
         }
         sizes.push(TurnSize { id, tokens: size, fits: false, kept: false });
         let remaining = budget - total;
-        if remaining > 0 && turn_end - turn_start > 1 {
-            let split = split_tail(db, &messages[turn_start + 1..turn_end], &params.target, remaining);
-            if let Some(from) = split {
-                start = Some(turn_start + 1 + from);
-            }
+        if remaining > 0
+            && turn_end - turn_start > 1
+            && let Some(from) = split_tail(&mut lens, turn_start + 1..turn_end, remaining)
+        {
+            start = Some(from);
         }
         break;
     }
@@ -320,14 +316,15 @@ fn select_tail(
     (sizes, start)
 }
 
-/// The first `from` whose `messages[from..]` fit in `remaining` (erratum: the binary tries
-/// each start in turn, oldest first). A suffix only grows as `from` moves back, so the ones
-/// that fit are the shortest few: summed from the end, newest first, in one pass.
-fn split_tail(db: &dyn Db, messages: &[Message], target: &TargetModel, remaining: u64) -> Option<usize> {
+/// The first `from` in `range` whose messages `from..range.end` fit in `remaining`
+/// (erratum: the binary tries each start in turn, oldest first). A suffix only grows as
+/// `from` moves back, so the ones that fit are the shortest few: summed from the end,
+/// newest first, in one pass.
+fn split_tail(lens: &mut JsonLens<'_, '_>, range: Range<usize>, remaining: u64) -> Option<usize> {
     let mut len = JsonLen::default();
     let mut split = None;
-    for (from, &message) in messages.iter().enumerate().rev() {
-        len = model_json_len(db, message, target.clone()).plus(len);
+    for from in range.rev() {
+        len = lens.get(from).plus(len);
         if estimate_units(len.list_units()) > remaining {
             break;
         }
