@@ -2,6 +2,7 @@
 //! the usable window, overflow, the tail kept verbatim, the head rendered for the
 //! summarizer, the previous summary it anchors to, and what pruning marks.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::ops::Range;
@@ -338,62 +339,76 @@ fn split_tail(lens: &mut JsonLens<'_, '_>, range: Range<usize>, remaining: u64) 
 /// nothing to show.
 #[salsa::tracked(returns(ref))]
 pub fn summary_entry(db: &dyn Db, message: Message) -> String {
+    // Written line by line into one string: a message of thousands of tool calls made a
+    // string per line, then copied them all into the entry.
     let parts = message.parts(db);
+    let mut entry = Lines::default();
     if message.info(db).role == Role::User {
-        let text = parts
+        let mut texts = parts
             .iter()
             .filter(|p| p.kind() == PartKind::Text && p.ignored != Some(true))
             .map(super::export::Part::text)
             .filter(|t| !t.is_empty())
-            .collect::<Vec<_>>()
-            .join("\n");
-        let mut lines: Vec<String> = Vec::new();
-        if !text.is_empty() {
-            lines.push(format!("[User]: {text}"));
+            .peekable();
+        if texts.peek().is_some() {
+            let line = entry.line();
+            line.push_str("[User]: ");
+            for (k, text) in texts.enumerate() {
+                if k > 0 {
+                    line.push('\n');
+                }
+                line.push_str(text);
+            }
         }
-        lines.extend(parts.iter().filter(|p| p.kind() == PartKind::File).map(|p| {
-            format!(
+        for p in parts.iter().filter(|p| p.kind() == PartKind::File) {
+            let _ = write!(
+                entry.line(),
                 "[Attached {}: {}]",
                 p.mime.as_deref().unwrap_or(""),
                 p.filename.as_deref().unwrap_or("file")
-            )
-        }));
-        return lines.join("\n");
+            );
+        }
+        return entry.0;
     }
-    let mut lines: Vec<String> = Vec::new();
     for part in parts {
         match part.kind() {
-            PartKind::Text if !part.text().is_empty() => lines.push(format!("[Assistant]: {}", part.text())),
+            PartKind::Text if !part.text().is_empty() => {
+                let _ = write!(entry.line(), "[Assistant]: {}", part.text());
+            }
             PartKind::Reasoning if !part.text().is_empty() => {
-                lines.push(format!("[Assistant reasoning]: {}", part.text()));
+                let _ = write!(entry.line(), "[Assistant reasoning]: {}", part.text());
             }
             PartKind::Tool => {
                 let Some(state) = &part.state else { continue };
-                let input = state
-                    .input
-                    .as_ref()
-                    .map_or_else(|| "undefined".to_owned(), std::string::ToString::to_string);
-                lines.push(format!("[Assistant tool call]: {}({input})", part.tool.as_deref().unwrap_or("")));
+                let line = entry.line();
+                let _ = write!(line, "[Assistant tool call]: {}(", part.tool.as_deref().unwrap_or(""));
+                match &state.input {
+                    Some(input) => {
+                        let _ = write!(line, "{input})");
+                    }
+                    None => line.push_str("undefined)"),
+                }
                 match state.status {
                     super::export::ToolStatus::Completed => {
                         let result = if state.is_compacted() {
-                            super::convert::CLEARED_OUTPUT.to_owned()
+                            Cow::Borrowed(super::convert::CLEARED_OUTPUT)
                         } else {
-                            let mut text = state.output().to_owned();
+                            let mut text = Cow::Borrowed(state.output());
                             for a in state.attachments.iter().flatten() {
                                 let _ = write!(
-                                    text,
+                                    text.to_mut(),
                                     "\n[Attached {}: {}]",
                                     a.mime,
                                     a.filename.as_deref().unwrap_or("file")
                                 );
                             }
-                            truncate_output(&text)
+                            truncate_output(text)
                         };
-                        lines.push(format!("[Tool result]: {result}"));
+                        let _ = write!(entry.line(), "[Tool result]: {result}");
                     }
                     super::export::ToolStatus::Error => {
-                        lines.push(format!("[Tool error]: {}", state.error.as_deref().unwrap_or("")));
+                        let _ =
+                            write!(entry.line(), "[Tool error]: {}", state.error.as_deref().unwrap_or(""));
                     }
                     _ => {}
                 }
@@ -401,15 +416,29 @@ pub fn summary_entry(db: &dyn Db, message: Message) -> String {
             _ => {}
         }
     }
-    lines.join("\n")
+    entry.0
+}
+
+/// Lines joined by `\n` as they are written.
+#[derive(Default)]
+struct Lines(String, bool);
+
+impl Lines {
+    /// The text, ready for the next line.
+    fn line(&mut self) -> &mut String {
+        if std::mem::replace(&mut self.1, true) {
+            self.0.push('\n');
+        }
+        &mut self.0
+    }
 }
 
 /// Erratum: the first 2000 UTF-16 units + `\n[truncated]`.
-fn truncate_output(text: &str) -> String {
-    if super::js_len(text) <= TOOL_OUTPUT_MAX_CHARS {
-        return text.to_owned();
+fn truncate_output(text: Cow<'_, str>) -> Cow<'_, str> {
+    if super::js_len(&text) <= TOOL_OUTPUT_MAX_CHARS {
+        return text;
     }
-    format!("{}\n[truncated]", js_prefix(text, TOOL_OUTPUT_MAX_CHARS))
+    format!("{}\n[truncated]", js_prefix(&text, TOOL_OUTPUT_MAX_CHARS)).into()
 }
 
 /// One completed tool output pruning may walk over (protected tools left out).

@@ -14,7 +14,6 @@
 //! walks of one revision share its facts and old ones do not pile up.
 
 use super::Message;
-use std::borrow::Cow;
 use std::ops::Range;
 
 use super::compaction::{ToolOutput, summary_entry, tool_outputs};
@@ -198,19 +197,18 @@ pub fn facts<'db>(db: &'db dyn Db, messages: &[Message]) -> Vec<&'db Facts> {
 }
 
 /// The summarizer's conversation for `messages`: their entries joined by blank lines. Full
-/// runs come from their memos; a last partial run is joined in place (it is the one that
-/// changes from one append to the next).
+/// runs come from their memos; the entries of a last partial run are read one by one (it
+/// is the one that changes from one append to the next). Joined once: the text of a long
+/// session is megabytes.
 pub fn conversation(db: &dyn Db, messages: &[Message]) -> String {
-    let mut pieces: Vec<Cow<'_, str>> = Vec::new();
+    let mut pieces: Vec<&str> = Vec::new();
     for run in messages.chunks(RUN_LEN) {
-        let piece = if run.len() == RUN_LEN {
-            Cow::Borrowed(run_conversation(db, Run::new(db, run.to_vec())).as_str())
+        if run.len() == RUN_LEN {
+            pieces.push(run_conversation(db, Run::new(db, run.to_vec())).as_str());
         } else {
-            Cow::Owned(join_entries(db, run))
-        };
-        if !piece.is_empty() {
-            pieces.push(piece);
+            pieces.extend(run.iter().map(|&m| summary_entry(db, m).as_str()));
         }
     }
+    pieces.retain(|piece| !piece.is_empty());
     pieces.join("\n\n")
 }
