@@ -802,3 +802,44 @@ fn appending_to_a_long_session_rereads_only_its_last_run() {
     assert!(warm.head.len() >= cold_head);
     assert_eq!(warm, fresh.compaction_plan(session, params));
 }
+
+/// K8 sizes a turn of hundreds of steps from one memo per run of 64 messages, not one per
+/// message: a session-level query that read one memo per message made every query after it
+/// at its depth of salsa's stack clear a dependency set as large as the session (issue 24
+/// D6: `explain --session` quadratic in its reads). An append re-reads the last run only.
+#[test]
+fn a_long_turn_is_sized_one_memo_per_run() {
+    use ctxgraph_queries::opencode::session::runs::RUN_LEN;
+
+    // One prompt, then 10 runs and 7 messages more of the same turn.
+    let step = |i: usize| synthetic(4 * i + 2);
+    let n = 10 * RUN_LEN + 7;
+    let messages: Vec<ExportMessage> = std::iter::once(synthetic(0)).chain((1..n).map(step)).collect();
+    let info =
+        ctxgraph_queries::opencode::session::export::SessionInfo { id: "ses_turn".into(), directory: None };
+    let params = PlanParams {
+        limit: ModelLimit { context: 200_000, input: None, output: 32_000 },
+        compaction: Compaction::default(),
+        target: TargetModel { provider_id: "fake".into(), model_id: "fake-model".into() },
+    };
+    let mut engine = bare_engine();
+    let session = engine.open_session(Export { info: info.clone(), messages: messages.clone() });
+    let cold = engine.compaction_plan(session, params.clone()).clone();
+    assert_eq!(cold.turns.len(), 1, "one turn");
+    assert!(!cold.turns[0].fits, "the turn does not fit: K8 sized it whole, then split it");
+    let before = engine.db().executions().totals();
+    let ran = |after: &std::collections::BTreeMap<String, u64>, query: &str| {
+        after.get(query).copied().unwrap_or(0) - before.get(query).copied().unwrap_or(0)
+    };
+    assert_eq!(before.get("run_json_lens").copied(), Some(10), "one memo per full run");
+    engine.append_message(session, step(n));
+    let warm = engine.compaction_plan(session, params.clone()).clone();
+    let after = engine.db().executions().totals();
+    assert!(ran(&after, "run_json_lens") <= 1, "{}", ran(&after, "run_json_lens"));
+    assert_eq!(ran(&after, "model_json_len"), 1);
+    let mut all = messages;
+    all.push(step(n));
+    let mut fresh = bare_engine();
+    let session = fresh.open_session(Export { info, messages: all });
+    assert_eq!(&warm, fresh.compaction_plan(session, params));
+}

@@ -8,12 +8,13 @@
 //! the last run of 64 messages; the session-level walks read one memo per run.
 //!
 //! Then scaling (issue 24 D6): `explain --session` and `session compact` as the CLI runs
-//! them (parse the export, load it into a fresh engine, answer), on generated sessions of
-//! 2 000 and 8 000 steps of three shapes: one read per step, text only, and one message
-//! with that many parallel reads. The table gives the median of `CTXGRAPH_BENCH_RUNS` runs
-//! (default 3) and the ratio 8 000 ÷ 2 000 (linear: 4×; target ≤ 4.5×, and ≤ 1 s for 8 000
-//! one-read steps). `CTXGRAPH_BENCH_STEPS=a,b` picks other sizes; `CTXGRAPH_BENCH_SCALING=only`
-//! skips the criterion part.
+//! them (parse the export, load it into a fresh engine, answer, serialise), on generated
+//! sessions of 2 000, 4 000 and 8 000 steps of three shapes: one read per step, text only,
+//! and one message with that many parallel reads. The table gives each size's best on-CPU
+//! and wall time over `CTXGRAPH_BENCH_RUNS` rounds (default 11, the sizes taken in turn)
+//! and the ratio 8 000 ÷ 2 000 (linear: 4×; target ≤ 4.5×, and ≤ 1 s for 8 000 one-read
+//! steps). `CTXGRAPH_BENCH_STEPS=a,b,…` picks other sizes, `CTXGRAPH_BENCH_CELL` one cell
+//! ([`scaling`]); `CTXGRAPH_BENCH_SCALING=only` skips the criterion part.
 
 // A benchmark's output is its report.
 #![allow(clippy::print_stdout)]
@@ -189,6 +190,15 @@ impl Shape {
             Shape::ParallelReads => "parallel reads in one message",
         }
     }
+
+    /// Its name in `CTXGRAPH_BENCH_CELL`.
+    fn short(self) -> &'static str {
+        match self {
+            Shape::OneRead => "one-read",
+            Shape::TextOnly => "text-only",
+            Shape::ParallelReads => "parallel",
+        }
+    }
 }
 
 const DIRS: usize = 16;
@@ -255,14 +265,18 @@ fn scaling_engine(steps: usize) -> (Engine, ctxgraph_queries::Workspace) {
 const OVERRIDES: LimitOverrides =
     LimitOverrides { context: Some(200_000), input: None, output: Some(32_000) };
 
-/// `explain --session`: load, then explain every read and message.
+/// `explain --session`: load, then explain every read and message. Never inlined, so
+/// that callgrind can count its instructions alone (`--toggle-collect=*run_explain*`).
+#[inline(never)]
 fn run_explain(engine: &mut Engine, ws: ctxgraph_queries::Workspace, export: &[u8]) {
     let session = engine.load_session("bench", export).expect("export");
     let answer = engine.explain_session(ws, session, OVERRIDES, None, None).expect("explain");
     black_box(serde_json::to_string(&answer).expect("json"));
 }
 
-/// `session compact`: load, plan, and the summarizer's request.
+/// `session compact`: load, plan, and the summarizer's request (`*run_compact*` for
+/// callgrind).
+#[inline(never)]
 fn run_compact(engine: &mut Engine, ws: ctxgraph_queries::Workspace, export: &[u8]) {
     let session = engine.load_session("bench", export).expect("export");
     let params = engine.plan_params(ws, session, OVERRIDES).expect("params");
@@ -273,38 +287,143 @@ fn run_compact(engine: &mut Engine, ws: ctxgraph_queries::Workspace, export: &[u
 
 type Command = fn(&mut Engine, ctxgraph_queries::Workspace, &[u8]);
 
-/// The median time of `runs` runs of `command`, each on a fresh engine (not timed: making
-/// the repository).
-fn time(command: Command, shape: Shape, steps: usize, runs: usize) -> f64 {
-    let export = shaped_export(shape, steps);
-    let samples = (0..runs)
-        .map(|_| {
-            let (mut engine, ws) = scaling_engine(steps);
-            let start = Instant::now();
-            command(&mut engine, ws, &export);
-            start.elapsed().as_secs_f64()
-        })
-        .collect();
-    median(samples)
+/// The time this thread has run on a CPU, from the scheduler's own count
+/// (`/proc/thread-self/schedstat`, nanoseconds), when the system keeps one: unlike the
+/// wall clock it leaves out the time other processes held the CPU, which on a loaded
+/// machine is most of the noise. (It still includes what they cost this thread in caches.)
+fn on_cpu() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    stat.split_whitespace().next()?.parse().ok().map(Duration::from_nanos)
 }
 
+/// One run's times: wall clock, and on-CPU when known.
+#[derive(Clone, Copy)]
+struct Sample {
+    wall: f64,
+    cpu: Option<f64>,
+}
+
+/// One run of `command` on a fresh engine, timed (making the repository is not).
+fn run_once(command: Command, steps: usize, export: &[u8]) -> Sample {
+    let (mut engine, ws) = scaling_engine(steps);
+    let cpu = on_cpu();
+    let start = Instant::now();
+    command(&mut engine, ws, export);
+    let wall = start.elapsed().as_secs_f64();
+    let cpu = on_cpu().zip(cpu).and_then(|(end, start)| end.checked_sub(start)).map(|d| d.as_secs_f64());
+    // Dropping the engine is not part of the command (the CLI exits instead).
+    drop(engine);
+    Sample { wall, cpu }
+}
+
+/// The best of some samples.
+#[derive(Clone, Copy)]
+struct Stats {
+    best: f64,
+}
+
+impl Stats {
+    fn of(samples: Vec<f64>) -> Self {
+        Stats { best: samples.into_iter().fold(f64::INFINITY, f64::min) }
+    }
+}
+
+/// One size's samples, summed up: wall clock, and on-CPU time when the system keeps it.
+struct Size {
+    wall: Stats,
+    cpu: Option<Stats>,
+}
+
+/// A cell of the table: each size summed up, and the median over the rounds of each
+/// round's on-CPU ratio of the last size to the first.
+struct Measured {
+    sizes: Vec<Size>,
+    round_ratio: Option<f64>,
+}
+
+/// `runs` samples of `command` at each of `sizes`, taken in rounds (every size once per
+/// round, the exports made beforehand), so that load from other processes that comes and
+/// goes during the bench falls on every size alike instead of on whichever size was
+/// being measured then.
+fn measure(command: Command, shape: Shape, sizes: &[usize], runs: usize) -> Measured {
+    let exports: Vec<Vec<u8>> = sizes.iter().map(|&n| shaped_export(shape, n)).collect();
+    let rounds: Vec<Vec<Sample>> = (0..runs)
+        .map(|_| {
+            sizes.iter().zip(&exports).map(|(&steps, export)| run_once(command, steps, export)).collect()
+        })
+        .collect();
+    let round_ratio = rounds
+        .iter()
+        .map(|round| Some(round[round.len() - 1].cpu? / round[0].cpu?))
+        .collect::<Option<Vec<f64>>>()
+        .map(median);
+    let sizes = (0..sizes.len())
+        .map(|k| Size {
+            wall: Stats::of(rounds.iter().map(|r| r[k].wall).collect()),
+            cpu: rounds.iter().map(|r| r[k].cpu).collect::<Option<Vec<f64>>>().map(Stats::of),
+        })
+        .collect();
+    Measured { sizes, round_ratio }
+}
+
+fn ms(seconds: f64) -> String {
+    if seconds < 0.01 { format!("{:.1} ms", seconds * 1e3) } else { format!("{:.0} ms", seconds * 1e3) }
+}
+
+/// Issue 24 D6's table: for each shape and command, `CTXGRAPH_BENCH_RUNS` rounds (default
+/// 11) of one sample at each size of `CTXGRAPH_BENCH_STEPS` (default 2000,4000,8000). Each
+/// size shows its best on-CPU time and its best wall time, and the ratios of the last size
+/// to the first are given three ways: of the best on-CPU times, the median of the rounds'
+/// on-CPU ratios, and of the best wall times. The best of several samples is what the code
+/// costs with the least interference from the rest of the machine, and on-CPU time leaves
+/// out the time other processes ran instead, so the first ratio is the one to hold against
+/// the target; the others show what the load made of it.
+///
+/// `CTXGRAPH_BENCH_CELL=SHAPE/COMMAND` (`one-read`, `text-only`, `parallel`; `explain`,
+/// `compact`) measures that cell only: with one size and one run, what a profiler wants
+/// (`valgrind --tool=callgrind --toggle-collect='*run_explain*'` counts the command's
+/// instructions alone).
 fn scaling() {
     let sizes: Vec<usize> = std::env::var("CTXGRAPH_BENCH_STEPS")
         .ok()
         .map(|v| v.split(',').filter_map(|n| n.trim().parse().ok()).collect())
-        .filter(|v: &Vec<usize>| v.len() == 2)
-        .unwrap_or_else(|| vec![2000, 8000]);
-    let runs = std::env::var("CTXGRAPH_BENCH_RUNS").ok().and_then(|n| n.parse().ok()).unwrap_or(3);
-    let (small, large) = (sizes[0], sizes[1]);
-    println!("\n| session | command | {small} steps | {large} steps | ratio |");
-    println!("|---|---|---:|---:|---:|");
-    let commands: [(&str, Command); 2] =
-        [("explain --session", run_explain), ("session compact", run_compact)];
+        .filter(|v: &Vec<usize>| !v.is_empty())
+        .unwrap_or_else(|| vec![2000, 4000, 8000]);
+    let runs = std::env::var("CTXGRAPH_BENCH_RUNS").ok().and_then(|n| n.parse().ok()).unwrap_or(11).max(1);
+    let cell = std::env::var("CTXGRAPH_BENCH_CELL").ok();
+    let (first, last) = (sizes[0], sizes[sizes.len() - 1]);
+    let columns: Vec<String> = sizes.iter().map(|n| format!("{n} steps")).collect();
+    println!("\n{runs} rounds, each size once per round; a size: best on-CPU time / best wall time");
+    println!(
+        "| session | command | {} | {last} ÷ {first}: CPU, best | CPU, rounds' median | wall, best |",
+        columns.join(" | ")
+    );
+    println!("|---|---|{}---:|---:|---:|", "---:|".repeat(sizes.len()));
+    let commands: [(&str, &str, Command); 2] =
+        [("explain --session", "explain", run_explain), ("session compact", "compact", run_compact)];
+    let ratio = |r: Option<f64>| r.map_or_else(|| "–".to_owned(), |r| format!("{r:.2}×"));
     for shape in [Shape::OneRead, Shape::TextOnly, Shape::ParallelReads] {
-        for (name, command) in commands {
-            let a = time(command, shape, small, runs);
-            let b = time(command, shape, large, runs);
-            println!("| {} | {name} | {:.0} ms | {:.0} ms | {:.2}× |", shape.name(), a * 1e3, b * 1e3, b / a);
+        for (name, short, command) in commands {
+            if cell.as_deref().is_some_and(|c| c != format!("{}/{short}", shape.short())) {
+                continue;
+            }
+            let Measured { sizes, round_ratio } = measure(command, shape, &sizes, runs);
+            let cells: Vec<String> = sizes
+                .iter()
+                .map(|s| {
+                    let cpu = s.cpu.map_or_else(|| "–".to_owned(), |c| ms(c.best));
+                    format!("{cpu} / {}", ms(s.wall.best))
+                })
+                .collect();
+            let (a, b) = (&sizes[0], &sizes[sizes.len() - 1]);
+            println!(
+                "| {} | {name} | {} | {} | {} | {:.2}× |",
+                shape.name(),
+                cells.join(" | "),
+                ratio(a.cpu.zip(b.cpu).map(|(a, b)| b.best / a.best)),
+                ratio(round_ratio),
+                b.wall.best / a.wall.best,
+            );
         }
     }
 }

@@ -2,15 +2,17 @@
 //! the usable window, overflow, the tail kept verbatim, the head rendered for the
 //! summarizer, the previous summary it anchors to, and what pruning marks.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::ops::Range;
 
 use serde::Serialize;
 
-use super::convert::{JsonLen, TargetModel, model_json_len};
+use super::convert::{JsonLen, TargetModel};
 use super::export::{PartKind, Role};
 use super::history::filtered_history;
-use super::runs::{self, Facts};
+use super::runs::{self, Facts, JsonLens};
 use super::{Message, Session, estimate, estimate_units, js_prefix};
 use crate::Db;
 use crate::opencode::config::schema::Compaction;
@@ -258,13 +260,6 @@ fn without_compactions(db: &dyn Db, history: &[Message], facts: &[&Facts]) -> (V
     (kept, previous)
 }
 
-/// K1 over `messages`: the estimate of the JSON of their model messages.
-fn estimate_messages(db: &dyn Db, messages: &[Message], target: &TargetModel) -> u64 {
-    let len =
-        messages.iter().fold(JsonLen::default(), |acc, &m| acc.plus(model_json_len(db, m, target.clone())));
-    estimate_units(len.list_units())
-}
-
 /// Erratum (K8 as the binary does it): turns newest → oldest; whole turns while they fit;
 /// the first that does not fit may be kept from a later message inside it; no tail when
 /// nothing was kept or the tail would start at the first message.
@@ -288,11 +283,13 @@ fn select_tail(
         Some(n) => &turns[turns.len().saturating_sub(usize::try_from(n).unwrap_or(usize::MAX))..],
         None => &turns[..],
     };
+    // K1: a turn's estimate is that of the JSON of its messages' model messages.
+    let mut lens = JsonLens::new(db, messages, &params.target);
     let mut sizes = Vec::new();
     let mut total = 0;
     let mut start = None;
     for &(turn_start, turn_end) in candidates.iter().rev() {
-        let size = estimate_messages(db, &messages[turn_start..turn_end], &params.target);
+        let size = estimate_units(lens.sum(turn_start..turn_end).list_units());
         let id = facts[turn_start].id.clone();
         if total + size <= budget {
             total += size;
@@ -302,11 +299,11 @@ fn select_tail(
         }
         sizes.push(TurnSize { id, tokens: size, fits: false, kept: false });
         let remaining = budget - total;
-        if remaining > 0 && turn_end - turn_start > 1 {
-            let split = split_tail(db, &messages[turn_start + 1..turn_end], &params.target, remaining);
-            if let Some(from) = split {
-                start = Some(turn_start + 1 + from);
-            }
+        if remaining > 0
+            && turn_end - turn_start > 1
+            && let Some(from) = split_tail(&mut lens, turn_start + 1..turn_end, remaining)
+        {
+            start = Some(from);
         }
         break;
     }
@@ -320,14 +317,15 @@ fn select_tail(
     (sizes, start)
 }
 
-/// The first `from` whose `messages[from..]` fit in `remaining` (erratum: the binary tries
-/// each start in turn, oldest first). A suffix only grows as `from` moves back, so the ones
-/// that fit are the shortest few: summed from the end, newest first, in one pass.
-fn split_tail(db: &dyn Db, messages: &[Message], target: &TargetModel, remaining: u64) -> Option<usize> {
+/// The first `from` in `range` whose messages `from..range.end` fit in `remaining`
+/// (erratum: the binary tries each start in turn, oldest first). A suffix only grows as
+/// `from` moves back, so the ones that fit are the shortest few: summed from the end,
+/// newest first, in one pass.
+fn split_tail(lens: &mut JsonLens<'_, '_>, range: Range<usize>, remaining: u64) -> Option<usize> {
     let mut len = JsonLen::default();
     let mut split = None;
-    for (from, &message) in messages.iter().enumerate().rev() {
-        len = model_json_len(db, message, target.clone()).plus(len);
+    for from in range.rev() {
+        len = lens.get(from).plus(len);
         if estimate_units(len.list_units()) > remaining {
             break;
         }
@@ -341,62 +339,76 @@ fn split_tail(db: &dyn Db, messages: &[Message], target: &TargetModel, remaining
 /// nothing to show.
 #[salsa::tracked(returns(ref))]
 pub fn summary_entry(db: &dyn Db, message: Message) -> String {
+    // Written line by line into one string: a message of thousands of tool calls made a
+    // string per line, then copied them all into the entry.
     let parts = message.parts(db);
+    let mut entry = Lines::default();
     if message.info(db).role == Role::User {
-        let text = parts
+        let mut texts = parts
             .iter()
             .filter(|p| p.kind() == PartKind::Text && p.ignored != Some(true))
             .map(super::export::Part::text)
             .filter(|t| !t.is_empty())
-            .collect::<Vec<_>>()
-            .join("\n");
-        let mut lines: Vec<String> = Vec::new();
-        if !text.is_empty() {
-            lines.push(format!("[User]: {text}"));
+            .peekable();
+        if texts.peek().is_some() {
+            let line = entry.line();
+            line.push_str("[User]: ");
+            for (k, text) in texts.enumerate() {
+                if k > 0 {
+                    line.push('\n');
+                }
+                line.push_str(text);
+            }
         }
-        lines.extend(parts.iter().filter(|p| p.kind() == PartKind::File).map(|p| {
-            format!(
+        for p in parts.iter().filter(|p| p.kind() == PartKind::File) {
+            let _ = write!(
+                entry.line(),
                 "[Attached {}: {}]",
                 p.mime.as_deref().unwrap_or(""),
                 p.filename.as_deref().unwrap_or("file")
-            )
-        }));
-        return lines.join("\n");
+            );
+        }
+        return entry.0;
     }
-    let mut lines: Vec<String> = Vec::new();
     for part in parts {
         match part.kind() {
-            PartKind::Text if !part.text().is_empty() => lines.push(format!("[Assistant]: {}", part.text())),
+            PartKind::Text if !part.text().is_empty() => {
+                let _ = write!(entry.line(), "[Assistant]: {}", part.text());
+            }
             PartKind::Reasoning if !part.text().is_empty() => {
-                lines.push(format!("[Assistant reasoning]: {}", part.text()));
+                let _ = write!(entry.line(), "[Assistant reasoning]: {}", part.text());
             }
             PartKind::Tool => {
                 let Some(state) = &part.state else { continue };
-                let input = state
-                    .input
-                    .as_ref()
-                    .map_or_else(|| "undefined".to_owned(), std::string::ToString::to_string);
-                lines.push(format!("[Assistant tool call]: {}({input})", part.tool.as_deref().unwrap_or("")));
+                let line = entry.line();
+                let _ = write!(line, "[Assistant tool call]: {}(", part.tool.as_deref().unwrap_or(""));
+                match &state.input {
+                    Some(input) => {
+                        let _ = write!(line, "{input})");
+                    }
+                    None => line.push_str("undefined)"),
+                }
                 match state.status {
                     super::export::ToolStatus::Completed => {
                         let result = if state.is_compacted() {
-                            super::convert::CLEARED_OUTPUT.to_owned()
+                            Cow::Borrowed(super::convert::CLEARED_OUTPUT)
                         } else {
-                            let mut text = state.output().to_owned();
+                            let mut text = Cow::Borrowed(state.output());
                             for a in state.attachments.iter().flatten() {
                                 let _ = write!(
-                                    text,
+                                    text.to_mut(),
                                     "\n[Attached {}: {}]",
                                     a.mime,
                                     a.filename.as_deref().unwrap_or("file")
                                 );
                             }
-                            truncate_output(&text)
+                            truncate_output(text)
                         };
-                        lines.push(format!("[Tool result]: {result}"));
+                        let _ = write!(entry.line(), "[Tool result]: {result}");
                     }
                     super::export::ToolStatus::Error => {
-                        lines.push(format!("[Tool error]: {}", state.error.as_deref().unwrap_or("")));
+                        let _ =
+                            write!(entry.line(), "[Tool error]: {}", state.error.as_deref().unwrap_or(""));
                     }
                     _ => {}
                 }
@@ -404,15 +416,29 @@ pub fn summary_entry(db: &dyn Db, message: Message) -> String {
             _ => {}
         }
     }
-    lines.join("\n")
+    entry.0
+}
+
+/// Lines joined by `\n` as they are written.
+#[derive(Default)]
+struct Lines(String, bool);
+
+impl Lines {
+    /// The text, ready for the next line.
+    fn line(&mut self) -> &mut String {
+        if std::mem::replace(&mut self.1, true) {
+            self.0.push('\n');
+        }
+        &mut self.0
+    }
 }
 
 /// Erratum: the first 2000 UTF-16 units + `\n[truncated]`.
-fn truncate_output(text: &str) -> String {
-    if super::js_len(text) <= TOOL_OUTPUT_MAX_CHARS {
-        return text.to_owned();
+fn truncate_output(text: Cow<'_, str>) -> Cow<'_, str> {
+    if super::js_len(&text) <= TOOL_OUTPUT_MAX_CHARS {
+        return text;
     }
-    format!("{}\n[truncated]", js_prefix(text, TOOL_OUTPUT_MAX_CHARS))
+    format!("{}\n[truncated]", js_prefix(&text, TOOL_OUTPUT_MAX_CHARS)).into()
 }
 
 /// One completed tool output pruning may walk over (protected tools left out).

@@ -7,8 +7,8 @@
 
 use serde_json::{Map, Value, json};
 
+use super::Message;
 use super::export::{PartKind, Role, ToolStatus};
-use super::{Message, js_len};
 use crate::Db;
 
 /// The model the history is converted for (`providerID`, `modelID`). Provider metadata of
@@ -95,8 +95,30 @@ impl JsonLen {
 #[salsa::tracked(returns(copy))]
 pub fn model_json_len(db: &dyn Db, message: Message, target: TargetModel) -> JsonLen {
     let messages = model_messages(db, message, target);
-    let units = messages.iter().map(|m| js_len(&serde_json::to_string(m).unwrap_or_default())).sum();
-    JsonLen { units, count: messages.len() }
+    let mut units = Utf16Units(0);
+    for m in messages {
+        // Counted as written, never held: one message of thousands of tool calls is
+        // megabytes of JSON.
+        let _ = serde_json::to_writer(&mut units, m);
+    }
+    JsonLen { units: units.0, count: messages.len() }
+}
+
+/// Counts the UTF-16 units ([`js_len`](super::js_len)) of the UTF-8 text written to it: one per character,
+/// two for a character past U+FFFF (four bytes in UTF-8). A character is counted by its
+/// first byte, so text split anywhere counts the same.
+struct Utf16Units(usize);
+
+impl std::io::Write for Utf16Units {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0 +=
+            bytes.iter().map(|&b| usize::from(b & 0xC0 != 0x80) + usize::from(b >= 0xF0)).sum::<usize>();
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 fn file_part(mime: &str, filename: Option<&str>, url: &str) -> Value {
@@ -115,27 +137,28 @@ fn is_media(mime: &str) -> bool {
 }
 
 /// One tool call as the UI message holds it before the AI SDK splits it into a call and
-/// a result.
-struct ToolCall {
-    id: String,
-    name: String,
-    input: Option<Value>,
+/// a result. It borrows from the stored part: the model messages are the only copy made
+/// (a message of thousands of calls made every string twice, then dropped one).
+struct ToolCall<'a> {
+    id: &'a str,
+    name: &'a str,
+    input: Option<&'a Value>,
     provider_executed: bool,
     provider_options: Option<Value>,
-    result: ToolResult,
+    result: ToolResult<'a>,
 }
 
-enum ToolResult {
-    Text(String),
+enum ToolResult<'a> {
+    Text(&'a str),
     /// Output text with the non-media attachments the provider takes inline.
-    Content(String, Vec<Value>),
-    Error(String),
+    Content(&'a str, Vec<Value>),
+    Error(&'a str),
 }
 
-enum UiPart {
-    Text(String, Option<Value>),
-    Reasoning(String, Option<Value>),
-    Tool(ToolCall),
+enum UiPart<'a> {
+    Text(&'a str, Option<&'a Value>),
+    Reasoning(&'a str, Option<&'a Value>),
+    Tool(ToolCall<'a>),
     StepStart,
 }
 
@@ -160,20 +183,22 @@ fn assistant(
                 .and_then(|m| m.pointer("/anthropic/signature"))
                 .is_some_and(|s| !s.is_null())
     });
-    let mut ui = Vec::new();
+    // Sized up front: a message of thousands of parts grew these lists through a dozen
+    // copies, each freeing a block large enough to make the allocator sweep its free lists.
+    let mut ui = Vec::with_capacity(parts.len());
     let mut media = Vec::new();
     for part in parts {
         match part.kind() {
             PartKind::Text => {
                 let text = if part.text().is_empty() && signed { " " } else { part.text() };
-                ui.push(UiPart::Text(text.to_owned(), part.metadata.clone().filter(|_| same_model)));
+                ui.push(UiPart::Text(text, part.metadata.as_ref().filter(|_| same_model)));
             }
             PartKind::StepStart => ui.push(UiPart::StepStart),
             PartKind::Reasoning => {
                 if same_model {
-                    ui.push(UiPart::Reasoning(part.text().to_owned(), part.metadata.clone()));
+                    ui.push(UiPart::Reasoning(part.text(), part.metadata.as_ref()));
                 } else if !part.text().trim().is_empty() {
-                    ui.push(UiPart::Text(part.text().to_owned(), None));
+                    ui.push(UiPart::Text(part.text(), None));
                 }
             }
             PartKind::Tool => {
@@ -199,16 +224,16 @@ fn assistant(
                             .map(|a| serde_json::to_value(a).unwrap_or(Value::Null))
                             .collect();
                         if inline.is_empty() {
-                            ToolResult::Text(output.to_owned())
+                            ToolResult::Text(output)
                         } else {
-                            ToolResult::Content(output.to_owned(), inline)
+                            ToolResult::Content(output, inline)
                         }
                     }
                     ToolStatus::Error => match state.interrupted_output() {
-                        Some(output) => ToolResult::Text(output.to_owned()),
-                        None => ToolResult::Error(state.error.clone().unwrap_or_default()),
+                        Some(output) => ToolResult::Text(output),
+                        None => ToolResult::Error(state.error.as_deref().unwrap_or_default()),
                     },
-                    ToolStatus::Pending | ToolStatus::Running => ToolResult::Error(INTERRUPTED.to_owned()),
+                    ToolStatus::Pending | ToolStatus::Running => ToolResult::Error(INTERRUPTED),
                 };
                 let metadata = part.metadata.as_ref().and_then(Value::as_object);
                 let provider_executed =
@@ -223,9 +248,9 @@ fn assistant(
                     .filter(|m| !m.is_empty() && same_model)
                     .map(Value::Object);
                 ui.push(UiPart::Tool(ToolCall {
-                    id: part.call_id.clone().unwrap_or_default(),
-                    name: part.tool.clone().unwrap_or_default(),
-                    input: state.input.clone(),
+                    id: part.call_id.as_deref().unwrap_or_default(),
+                    name: part.tool.as_deref().unwrap_or_default(),
+                    input: state.input.as_ref(),
                     provider_executed,
                     provider_options,
                     result,
@@ -239,22 +264,23 @@ fn assistant(
     }
     let mut out = Vec::new();
     for block in ui.split(|p| matches!(p, UiPart::StepStart)).filter(|b| !b.is_empty()) {
-        let mut content = Vec::new();
-        let mut results = Vec::new();
+        let calls = block.iter().filter(|p| matches!(p, UiPart::Tool(_))).count();
+        let mut content = Vec::with_capacity(block.len());
+        let mut results = Vec::with_capacity(calls);
         for part in block {
             match part {
                 UiPart::Text(text, options) => {
-                    content.push(with_options(json!({"type": "text", "text": text}), options.as_ref()));
+                    content.push(with_options(json!({"type": "text", "text": text}), *options));
                 }
                 UiPart::Reasoning(text, options) => {
-                    content.push(with_options(json!({"type": "reasoning", "text": text}), options.as_ref()));
+                    content.push(with_options(json!({"type": "reasoning", "text": text}), *options));
                 }
                 UiPart::Tool(call) => {
                     let mut item = Map::new();
                     item.insert("type".into(), "tool-call".into());
-                    item.insert("toolCallId".into(), call.id.clone().into());
-                    item.insert("toolName".into(), call.name.clone().into());
-                    if let Some(input) = &call.input {
+                    item.insert("toolCallId".into(), call.id.into());
+                    item.insert("toolName".into(), call.name.into());
+                    if let Some(input) = call.input {
                         item.insert("input".into(), input.clone());
                     }
                     if call.provider_executed {
@@ -313,5 +339,30 @@ fn model_output(result: &ToolResult) -> Value {
             }
             json!({"type": "content", "value": value})
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write as _;
+
+    use super::*;
+
+    /// The count written as it goes is `js_len` of the whole text, however the writes cut
+    /// it (here inside two-, three- and four-byte characters).
+    #[test]
+    fn utf16_units_are_counted_as_written() {
+        let text = "a é € 😀 \"x\"\n";
+        let bytes = text.as_bytes();
+        for cut in 0..=bytes.len() {
+            let mut units = Utf16Units(0);
+            units.write_all(&bytes[..cut]).expect("count");
+            units.write_all(&bytes[cut..]).expect("count");
+            assert_eq!(units.0, super::super::js_len(text), "cut at {cut}");
+        }
+        let value = json!({"role": "user", "content": [{"type": "text", "text": text}]});
+        let mut units = Utf16Units(0);
+        serde_json::to_writer(&mut units, &value).expect("count");
+        assert_eq!(units.0, super::super::js_len(&serde_json::to_string(&value).expect("json")));
     }
 }

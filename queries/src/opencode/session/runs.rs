@@ -14,9 +14,10 @@
 //! walks of one revision share its facts and old ones do not pile up.
 
 use super::Message;
-use std::borrow::Cow;
+use std::ops::Range;
 
 use super::compaction::{ToolOutput, summary_entry, tool_outputs};
+use super::convert::{JsonLen, TargetModel, model_json_len};
 use super::export::Role;
 use crate::Db;
 
@@ -131,6 +132,56 @@ fn join_entries(db: &dyn Db, messages: &[Message]) -> String {
     entries.join("\n\n")
 }
 
+/// K1's [`JsonLen`] of each of a run's messages for `target`, in order.
+#[salsa::tracked(returns(ref))]
+pub fn run_json_lens<'db>(db: &'db dyn Db, run: Run<'db>, target: TargetModel) -> Vec<JsonLen> {
+    run.messages(db).iter().map(|&m| model_json_len(db, m, target.clone())).collect()
+}
+
+/// [`model_json_len`] of the messages of a list, read one memo per full run (only the runs
+/// asked about), the last, partial run message by message.
+///
+/// Besides the memo reads it saves, this keeps a session-level query's dependencies
+/// O(n / 64): salsa reuses one frame per depth of its query stack and clears a frame's
+/// dependency set over its whole capacity for every query that runs in it, so a query that
+/// read one memo per message would make each of the thousands of queries that run after it
+/// at its depth (a session's reads, its messages' conversions) clear a set as large as the
+/// session: quadratic in it.
+pub struct JsonLens<'a, 'db> {
+    db: &'db dyn Db,
+    messages: &'a [Message],
+    target: &'a TargetModel,
+    /// Each full run's lengths, once read.
+    runs: Vec<Option<&'db [JsonLen]>>,
+}
+
+impl<'a, 'db> JsonLens<'a, 'db> {
+    /// The lengths of `messages`' model messages for `target`.
+    pub fn new(db: &'db dyn Db, messages: &'a [Message], target: &'a TargetModel) -> Self {
+        JsonLens { db, messages, target, runs: vec![None; messages.len() / RUN_LEN] }
+    }
+
+    /// The length of message `i`.
+    pub fn get(&mut self, i: usize) -> JsonLen {
+        let run = i / RUN_LEN;
+        let Some(slot) = self.runs.get_mut(run) else {
+            // The last, partial run: it changes with every append.
+            return model_json_len(self.db, self.messages[i], self.target.clone());
+        };
+        let (db, start) = (self.db, run * RUN_LEN);
+        let lens = *slot.get_or_insert_with(|| {
+            let run = Run::new(db, self.messages[start..start + RUN_LEN].to_vec());
+            run_json_lens(db, run, self.target.clone()).as_slice()
+        });
+        lens[i - start]
+    }
+
+    /// The length of the messages in `range` together.
+    pub fn sum(&mut self, range: Range<usize>) -> JsonLen {
+        range.fold(JsonLen::default(), |acc, i| acc.plus(self.get(i)))
+    }
+}
+
 /// The facts of every message of `messages`, in order, one memo per run.
 pub fn facts<'db>(db: &'db dyn Db, messages: &[Message]) -> Vec<&'db Facts> {
     let mut out = Vec::with_capacity(messages.len());
@@ -146,19 +197,18 @@ pub fn facts<'db>(db: &'db dyn Db, messages: &[Message]) -> Vec<&'db Facts> {
 }
 
 /// The summarizer's conversation for `messages`: their entries joined by blank lines. Full
-/// runs come from their memos; a last partial run is joined in place (it is the one that
-/// changes from one append to the next).
+/// runs come from their memos; the entries of a last partial run are read one by one (it
+/// is the one that changes from one append to the next). Joined once: the text of a long
+/// session is megabytes.
 pub fn conversation(db: &dyn Db, messages: &[Message]) -> String {
-    let mut pieces: Vec<Cow<'_, str>> = Vec::new();
+    let mut pieces: Vec<&str> = Vec::new();
     for run in messages.chunks(RUN_LEN) {
-        let piece = if run.len() == RUN_LEN {
-            Cow::Borrowed(run_conversation(db, Run::new(db, run.to_vec())).as_str())
+        if run.len() == RUN_LEN {
+            pieces.push(run_conversation(db, Run::new(db, run.to_vec())).as_str());
         } else {
-            Cow::Owned(join_entries(db, run))
-        };
-        if !piece.is_empty() {
-            pieces.push(piece);
+            pieces.extend(run.iter().map(|&m| summary_entry(db, m).as_str()));
         }
     }
+    pieces.retain(|piece| !piece.is_empty());
     pieces.join("\n\n")
 }
