@@ -14,11 +14,11 @@ use std::fmt::Display;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use ctxgraph_db::Workspace;
 use ctxgraph_engine::remote::FetchOptions;
 use ctxgraph_engine::{ChangeEvent, Engine, HostEnv, OsSystem, RemoteRefresh};
 use ctxgraph_memory::Store;
-use ctxgraph_queries::Workspace;
-use ctxgraph_queries::opencode::prompt::{ModelRef, Section};
+use ctxgraph_opencode::prompt::{ModelRef, Section};
 use rmcp::handler::server::common::{FromContextPart, schema_for_input, schema_for_type};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;

@@ -4,20 +4,16 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use ctxgraph_queries::opencode::explain::{SessionExplanation, explain_session};
-use ctxgraph_queries::opencode::nearby::ReadKind;
-use ctxgraph_queries::opencode::session::compaction::{
-    CompactionPlan, ModelLimit, PlanParams, compaction_plan,
-};
-use ctxgraph_queries::opencode::session::convert::TargetModel;
-use ctxgraph_queries::opencode::session::export::{
-    Export, ExportError, ExportMessage, PartKind, Role, parse_export,
-};
-use ctxgraph_queries::opencode::session::history::next_call_messages;
-use ctxgraph_queries::opencode::session::reads::{ReadPoint, SessionNearby, nearby_in_session};
-use ctxgraph_queries::opencode::session::{Message, Session, SessionError};
-use ctxgraph_queries::system::FileKind;
-use ctxgraph_queries::{Db, Workspace};
+use ctxgraph_db::system::FileKind;
+use ctxgraph_db::{Db, Workspace};
+use ctxgraph_opencode::explain::{SessionExplanation, explain_session};
+use ctxgraph_opencode::nearby::ReadKind;
+use ctxgraph_opencode::session::compaction::{CompactionPlan, ModelLimit, PlanParams, compaction_plan};
+use ctxgraph_opencode::session::convert::TargetModel;
+use ctxgraph_opencode::session::export::{Export, ExportError, ExportMessage, PartKind, Role, parse_export};
+use ctxgraph_opencode::session::history::next_call_messages;
+use ctxgraph_opencode::session::reads::{ReadPoint, SessionNearby, nearby_in_session};
+use ctxgraph_opencode::session::{Message, Session, SessionError};
 use salsa::{Durability, Setter};
 use serde_json::Value;
 
@@ -250,7 +246,7 @@ impl Engine {
         file: &Path,
         point: &ReadPoint,
     ) -> Result<SessionNearby, EngineError> {
-        let target = ctxgraph_queries::path::resolve(ws.cwd(&self.db), file);
+        let target = ctxgraph_db::path::resolve(ws.cwd(&self.db), file);
         let kind = self.db.files().get(&self.db, &target).kind(&self.db);
         match kind {
             FileKind::Missing | FileKind::Inaccessible => {

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use ctxgraph_queries::memory::record::{self, Note, Observation, ObservationHashes, SCHEMA_VERSION};
+use crate::record::{self, Note, Observation, ObservationHashes, SCHEMA_VERSION};
 use serde::Serialize;
 use serde_json::{Value, json};
 

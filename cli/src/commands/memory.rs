@@ -6,11 +6,11 @@ use std::process::ExitCode;
 use ctxgraph_engine::HostEnv;
 use ctxgraph_memory::export::card_from_export;
 use ctxgraph_memory::extract::{Evidence, OpenAiCompatible, observe};
+use ctxgraph_memory::recall::Recall;
+use ctxgraph_memory::record::{FactSource, Scope};
 use ctxgraph_memory::redact::Redactor;
+use ctxgraph_memory::render::{DEFAULT_MAX_CHARS, MemoryContext};
 use ctxgraph_memory::{Outcome, Remembered, Store, StoreError, system_clock};
-use ctxgraph_queries::memory::Recall;
-use ctxgraph_queries::memory::record::{FactSource, Scope};
-use ctxgraph_queries::memory::render::{DEFAULT_MAX_CHARS, MemoryContext};
 use serde_json::json;
 
 use crate::args::{
@@ -105,7 +105,7 @@ pub fn remember(
 /// `options.apiKey`.
 fn extraction_model(
     engine: &ctxgraph_engine::Engine,
-    ws: ctxgraph_queries::Workspace,
+    ws: ctxgraph_db::Workspace,
     base_url: Option<String>,
 ) -> Result<OpenAiCompatible, CliError> {
     let settings = engine.memory_settings(ws)?;
@@ -149,7 +149,7 @@ pub struct RecallOptions {
 /// detail, within the budget.
 pub fn recall(
     engine: &ctxgraph_engine::Engine,
-    ws: ctxgraph_queries::Workspace,
+    ws: ctxgraph_db::Workspace,
     query: &str,
     options: RecallOptions,
 ) -> Result<MemoryContext, CliError> {
@@ -210,7 +210,7 @@ fn read_input(path: &std::path::Path) -> Result<String, CliError> {
 
 fn show(
     engine: &ctxgraph_engine::Engine,
-    ws: ctxgraph_queries::Workspace,
+    ws: ctxgraph_db::Workspace,
     store: &Store,
     format: Format,
 ) -> Result<String, CliError> {
