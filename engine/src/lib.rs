@@ -242,9 +242,29 @@ impl Engine {
         true
     }
 
-    /// The database, for running queries the engine has no method for.
+    /// The database, for tests and benches that run queries the engine has no method for
+    /// (the `testing` feature). A host asks the engine's typed methods instead.
+    #[cfg(feature = "testing")]
     pub fn db(&self) -> &Database {
         &self.db
+    }
+
+    /// The database, for the engine's own modules (one name whether or not `testing` also
+    /// hands it out).
+    #[cfg(not(feature = "testing"))]
+    pub(crate) fn db(&self) -> &Database {
+        &self.db
+    }
+
+    /// The working directory `ws` was opened in (P4: canonicalised).
+    pub fn cwd(&self, ws: Workspace) -> &Path {
+        ws.cwd(&self.db)
+    }
+
+    /// How many times each query has executed since the engine was made: what a host
+    /// reports as the work a step did.
+    pub fn executions(&self) -> &ExecutionLog {
+        self.db.executions()
     }
 
     /// Applies file-system events to the inputs (see [`ChangeEvent`]); the next build

@@ -124,25 +124,13 @@ impl Engine {
         overrides: LimitOverrides,
     ) -> Result<PlanParams, EngineError> {
         let config = self.merged_config(ws)?;
-        let value = config.value();
-        let target = value
-            .pointer("/agent/compaction/model")
-            .and_then(Value::as_str)
-            .and_then(|m| m.split_once('/'))
-            .map(|(provider, model)| TargetModel {
-                provider_id: provider.to_owned(),
-                model_id: model.to_owned(),
-            })
+        let target = config
+            .compaction_model()
+            .map(|(provider_id, model_id)| TargetModel { provider_id, model_id })
             .or_else(|| self.session_model(session))
             .ok_or(SessionFailure::NoModel)?;
-        let limit = value
-            .get("provider")
-            .and_then(|p| p.get(&target.provider_id))
-            .and_then(|p| p.get("models"))
-            .and_then(|m| m.get(&target.model_id))
-            .and_then(|m| m.get("limit"));
-        let field = |name: &str| limit.and_then(|l| l.get(name)).and_then(Value::as_u64);
-        let context = overrides.context.or_else(|| field("context"));
+        let configured = config.model_limit(&target.provider_id, &target.model_id);
+        let context = overrides.context.or(configured.context);
         let Some(context) = context else {
             return Err(SessionFailure::NoLimit {
                 model: format!("{}/{}", target.provider_id, target.model_id),
@@ -153,8 +141,8 @@ impl Engine {
         };
         let limit = ModelLimit {
             context,
-            input: overrides.input.or_else(|| field("input")),
-            output: overrides.output.or_else(|| field("output")).unwrap_or(0),
+            input: overrides.input.or(configured.input),
+            output: overrides.output.or(configured.output).unwrap_or(0),
         };
         Ok(PlanParams { limit, compaction: config.compaction(), target })
     }

@@ -56,6 +56,26 @@ impl Recall {
             detail: false,
         }
     }
+
+    /// What `memory_recall` (§12) and `ctxgraph memory recall` ask at `now`: `query`, every
+    /// observation with its detail, within `budget` characters, else the configured
+    /// `memory.maxTotalChars`, else the default; at most `limit` items per ranked block.
+    pub fn on_request(
+        query: impl Into<String>,
+        now: i64,
+        settings: &MemorySettings,
+        budget: Option<usize>,
+        limit: Option<usize>,
+        session_id: Option<String>,
+    ) -> Self {
+        Recall {
+            max_chars: budget.or(settings.max_chars).unwrap_or(render::DEFAULT_MAX_CHARS),
+            detail: true,
+            limit,
+            session_id,
+            ..Recall::new(query, now)
+        }
+    }
 }
 
 /// What a reader made of one store file: its records, the lines it skipped, or why the

@@ -678,6 +678,29 @@ impl MergedConfig {
     pub fn compaction(&self) -> schema::Compaction {
         schema::Compaction::from_value(self.value().get("compaction"))
     }
+
+    /// `agent.compaction.model` as (provider, model): the model opencode's summarizer runs
+    /// on, when set as `provider/model`.
+    pub fn compaction_model(&self) -> Option<(String, String)> {
+        let value = self.tree.lookup(&["agent", "compaction", "model"])?.to_value();
+        let (provider, model) = value.as_str()?.split_once('/')?;
+        Some((provider.to_owned(), model.to_owned()))
+    }
+
+    /// `provider.<provider>.models.<model>.limit`: the token limits configured for one model,
+    /// each when given as a number.
+    pub fn model_limit(&self, provider: &str, model: &str) -> ConfiguredLimit {
+        let limit = self.tree.lookup(&["provider", provider, "models", model, "limit"]).map(Node::to_value);
+        let field = |name: &str| limit.as_ref().and_then(|l| l.get(name)).and_then(Value::as_u64);
+        ConfiguredLimit { context: field("context"), input: field("input"), output: field("output") }
+    }
+
+    /// `provider.<provider>.options.<key>` when it is a string (`baseURL`, `apiKey`).
+    pub fn provider_option(&self, provider: &str, key: &str) -> Option<String> {
+        let value = self.tree.lookup(&["provider", provider, "options", key])?.to_value();
+        value.as_str().map(str::to_owned)
+    }
+
     /// ctxgraph's workspace-memory settings: `memory.enabled` (default off: upstream
     /// opencode has no memory), `memory_model`, and opencode's own `small_model`.
     pub fn memory(&self) -> ctxgraph_memory::recall::MemorySettings {
@@ -693,6 +716,17 @@ impl MergedConfig {
             small_model: string(self.value().get("small_model")),
         }
     }
+}
+
+/// The token limits a config sets for one model (`provider.*.models.*.limit`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConfiguredLimit {
+    /// `limit.context`: the model's context window.
+    pub context: Option<u64>,
+    /// `limit.input`: what the model takes as input, when smaller than the window.
+    pub input: Option<u64>,
+    /// `limit.output`: the most the model writes in one reply.
+    pub output: Option<u64>,
 }
 
 /// C2–C4 and C3.10: merges every layer in order.
