@@ -162,9 +162,10 @@ impl From<profile::ProfileError> for EngineError {
         match err {
             // opencode's own errors keep their kind: the CLI renders a config diagnostic
             // with its source line, and maps each kind to its exit code.
-            profile::ProfileError::Build(source) if source.is::<BuildError>() => {
-                EngineError::Build(source.downcast_ref::<BuildError>().cloned().expect("checked by is"))
-            }
+            profile::ProfileError::Build(source) => match source.downcast_ref::<BuildError>() {
+                Some(build) => EngineError::Build(build.clone()),
+                None => EngineError::Profile(profile::ProfileError::Build(source)),
+            },
             other => EngineError::Profile(other),
         }
     }

@@ -1,6 +1,6 @@
 //! Loading and merging a config whose objects hold many keys: the cost must grow linearly
 //! with the key count (it was quadratic: 40 000 keys in one object took 270 times as long
-//! as 4 000). `cargo bench -p ctxgraph-queries --bench config_keys`; compare the
+//! as 4 000). `cargo bench -p ctxgraph-opencode --bench config_keys`; compare the
 //! per-key time across sizes.
 
 use std::hint::black_box;
