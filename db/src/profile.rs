@@ -4,9 +4,9 @@
 //! the same way. The JSON form of these types is documented in `docs/profiles/README.md`.
 //!
 //! An agent is one module answering [`Profile`]'s questions, and one line of the engine's
-//! registry of profiles. A profile builds its layout from its own facts (its discovery, its fates, its text) and
-//! hands them to [`LayoutBuilder`], which places every block in the text: the byte ranges
-//! and hashes are computed here, once, for every agent.
+//! registry of profiles. A profile builds its layout from its own facts (its discovery, its
+//! fates, its text) and hands them to [`LayoutBuilder`], which places every block in the
+//! text: the byte ranges and hashes are computed here, once, for every agent.
 
 use std::any::Any;
 use std::ops::Range;

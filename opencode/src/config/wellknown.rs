@@ -1,6 +1,7 @@
 //! C3.1, R1–R5: remote org config from `.well-known/opencode`, for every `wellknown`
 //! entry of opencode's auth store. Queries only say which requests they need and read
-//! what the engine fetched ([`ConfigDoc`](ctxgraph_db::remote::ConfigDoc) inputs); they never touch the network.
+//! what the engine fetched ([`ConfigDoc`](ctxgraph_db::remote::ConfigDoc) inputs); they
+//! never touch the network.
 
 use std::path::{Path, PathBuf};
 
