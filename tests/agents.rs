@@ -11,12 +11,13 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use ctxgraph_agents::copilot::{Prose as CopilotProse, ProseSource as CopilotProseSource};
+use ctxgraph_db::agent::Agent;
+use ctxgraph_db::hash::ContentHash;
+use ctxgraph_db::profile::{Block, Request};
+use ctxgraph_db::system::{MemorySystem, System};
+use ctxgraph_engine::profiles::profile;
 use ctxgraph_engine::{Engine, HostEnv, O200k, OsSystem};
-use ctxgraph_queries::agent::Agent;
-use ctxgraph_queries::copilot::{Prose as CopilotProse, ProseSource as CopilotProseSource};
-use ctxgraph_queries::opencode::prompt::ContentHash;
-use ctxgraph_queries::profile::{Block, Request, profile};
-use ctxgraph_queries::system::{MemorySystem, System};
 use ctxgraph_test_support::tree::{DiskWriter, MemoryWriter, TreeWriter, copy_tree, git_worktree};
 use serde::Deserialize;
 
@@ -266,7 +267,7 @@ fn qwen_case(dir: &Path, disk: bool) -> Result<(), String> {
     };
     let (mut engine, run, _scratch) = engine_with(dir, disk, substitute_run);
     let proj = run.join("proj");
-    let cwd = ctxgraph_queries::path::normalize(&proj.join(&case.run.cwd));
+    let cwd = ctxgraph_db::path::normalize(&proj.join(&case.run.cwd));
     let ws = engine.open(&cwd).map_err(|e| e.to_string())?;
     // Qwen's own text (the output-language file it writes) as the recordings keep it: its
     // fingerprint.
@@ -276,7 +277,7 @@ fn qwen_case(dir: &Path, disk: bool) -> Result<(), String> {
     let portable = |text: &str| text.replace(run.to_string_lossy().as_ref(), "<run>");
     let mut got = vec![("oracle.system", portable(&layout.text))];
     if let Some(read) = &case.run.read {
-        let target = ctxgraph_queries::path::normalize(&proj.join(read));
+        let target = ctxgraph_db::path::normalize(&proj.join(read));
         let attached = engine
             .agent_read(ws, Agent::QwenCode, &target, &request)
             .map_err(|e| e.to_string())?
@@ -391,8 +392,8 @@ fn qwen_code_cases_match_the_recorded_binary() {
 /// every test binary shares (test-support), as opencode is.
 #[test]
 fn qwen_code_fingerprints_are_the_installed_wording() {
-    use ctxgraph_queries::profile::WordingSource;
-    use ctxgraph_queries::qwen_code::Wording;
+    use ctxgraph_agents::qwen_code::Wording;
+    use ctxgraph_db::profile::WordingSource;
 
     let package = ctxgraph_test_support::qwen_code::installed();
     let loaded = ctxgraph_engine::wording::load(

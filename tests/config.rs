@@ -9,8 +9,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use ctxgraph_engine::{Engine, OsSystem};
-use ctxgraph_queries::opencode::config::schema::redact_like_debug_config;
-use ctxgraph_queries::opencode::config::{MergedConfig, Provenance};
+use ctxgraph_opencode::config::schema::redact_like_debug_config;
+use ctxgraph_opencode::config::{MergedConfig, Provenance};
 use ctxgraph_tests::lay_out_config_case;
 use serde::Deserialize;
 

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use ctxgraph_db::Workspace;
 use ctxgraph_engine::{Engine, EngineError, HostEnv, OsSystem};
-use ctxgraph_queries::Workspace;
 use ctxgraph_tests::{cases, memory_engine};
 
 /// Compares the two answers for one workspace; `Err` when the prompt cannot be built
@@ -21,7 +21,7 @@ fn agree(engine: &Engine, ws: Workspace, label: &str) -> Result<(), EngineError>
         }
     };
     let built: Vec<(usize, String)> = prompt
-        .layout(ctxgraph_queries::opencode::prompt::Section::System)
+        .layout(ctxgraph_opencode::prompt::Section::System)
         .blocks
         .iter()
         .enumerate()

@@ -15,10 +15,10 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use ctxgraph_db::system::{MemorySystem, System};
 use ctxgraph_engine::{Engine, EngineError, HostEnv, OsSystem};
-use ctxgraph_queries::opencode::instructions::{Origin, SystemPaths};
-use ctxgraph_queries::opencode::prompt::{Block, ModelRef, Prompt};
-use ctxgraph_queries::system::{MemorySystem, System};
+use ctxgraph_opencode::instructions::{Origin, SystemPaths};
+use ctxgraph_opencode::prompt::{Block, ModelRef, Prompt};
 use ctxgraph_test_support::tree::{
     DiskWriter, MemoryWriter, TreeWriter, copy_tree, copy_tree_to_disk, git_worktree,
 };
@@ -195,7 +195,7 @@ pub fn run(case: &Case, backend: Backend, expected: Option<&str>) -> Outcome {
 /// A case laid out on a backend, with an engine open at its `cwd`.
 pub struct Opened {
     pub engine: Engine,
-    pub ws: ctxgraph_queries::Workspace,
+    pub ws: ctxgraph_db::Workspace,
     /// Where the run is laid out (`<RUN>`).
     pub run_dir: PathBuf,
     _scratch: Option<tempfile::TempDir>,
@@ -245,7 +245,7 @@ fn memory_system(case: &Case) -> Arc<dyn System> {
 
 /// An engine over the case laid out in memory, and the workspace of its `cwd`, for tests
 /// that ask the engine other questions than the oracle's.
-pub fn memory_engine(case: &Case) -> Result<(Engine, ctxgraph_queries::Workspace), EngineError> {
+pub fn memory_engine(case: &Case) -> Result<(Engine, ctxgraph_db::Workspace), EngineError> {
     let run_dir = PathBuf::from(MEMORY_RUN);
     let mut engine = Engine::new(memory_system(case), host_env(case, &run_dir));
     let ws = engine.open(&run_dir.join("proj").join(&case.run.cwd))?;

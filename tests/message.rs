@@ -11,11 +11,11 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use ctxgraph_db::installation::InstallationState;
 use ctxgraph_engine::installation::Locate;
 use ctxgraph_engine::{Engine, OsSystem};
-use ctxgraph_queries::opencode::installation::InstallationState;
-use ctxgraph_queries::opencode::message::MessageOptions;
-use ctxgraph_queries::opencode::prompt::Section;
+use ctxgraph_opencode::message::MessageOptions;
+use ctxgraph_opencode::prompt::Section;
 use ctxgraph_tests::{lay_out_config_case, normalize, recorded_cases};
 use serde::Deserialize;
 

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use ctxgraph_engine::{Engine, OsSystem};
-use ctxgraph_queries::opencode::agents::{Agent, AgentPrompt};
+use ctxgraph_opencode::agents::{Agent, AgentPrompt};
 use ctxgraph_tests::{lay_out_config_case, recorded_cases};
 use serde::Deserialize;
 use serde_json::{Value, json};

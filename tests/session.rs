@@ -14,17 +14,15 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use ctxgraph_db::Workspace;
 use ctxgraph_engine::{Engine, HostEnv, OsSystem};
-use ctxgraph_queries::Workspace;
-use ctxgraph_queries::opencode::config::schema::Compaction;
-use ctxgraph_queries::opencode::nearby::ReadKind;
-use ctxgraph_queries::opencode::session::Session;
-use ctxgraph_queries::opencode::session::compaction::{ModelLimit, PlanParams};
-use ctxgraph_queries::opencode::session::convert::TargetModel;
-use ctxgraph_queries::opencode::session::export::{
-    Export, ExportMessage, PartKind, Role, ToolStatus, parse_export,
-};
-use ctxgraph_queries::opencode::session::reads::ReadPoint;
+use ctxgraph_opencode::config::schema::Compaction;
+use ctxgraph_opencode::nearby::ReadKind;
+use ctxgraph_opencode::session::Session;
+use ctxgraph_opencode::session::compaction::{ModelLimit, PlanParams};
+use ctxgraph_opencode::session::convert::TargetModel;
+use ctxgraph_opencode::session::export::{Export, ExportMessage, PartKind, Role, ToolStatus, parse_export};
+use ctxgraph_opencode::session::reads::ReadPoint;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -146,10 +144,10 @@ fn bare_engine() -> Engine {
         platform: "linux".into(),
         date: "Sun Nov 29 2026".into(),
     };
-    Engine::new(Arc::new(ctxgraph_queries::system::MemorySystem::default()), env)
+    Engine::new(Arc::new(ctxgraph_db::system::MemorySystem::default()), env)
 }
 
-fn compaction_marker(message: &ExportMessage) -> Option<&ctxgraph_queries::opencode::session::export::Part> {
+fn compaction_marker(message: &ExportMessage) -> Option<&ctxgraph_opencode::session::export::Part> {
     (message.info.role == Role::User).then_some(())?;
     message.parts.iter().find(|p| p.kind() == PartKind::Compaction)
 }
@@ -278,7 +276,7 @@ fn pruning_marks_what_opencode_marked() {
 
 #[test]
 fn reads_attach_what_opencode_attached() {
-    use ctxgraph_queries::opencode::session::reads::RuleState;
+    use ctxgraph_opencode::session::reads::RuleState;
 
     let mut checked = 0;
     let mut raced = 0;
@@ -370,7 +368,7 @@ fn reads_attach_what_opencode_attached() {
 /// is a claim already made; reads still in flight race FILE (N4.1).
 #[test]
 fn mid_step_reads_race_the_ones_in_flight() {
-    use ctxgraph_queries::opencode::session::reads::RuleState;
+    use ctxgraph_opencode::session::reads::RuleState;
 
     let fixture = fixtures().into_iter().find(|f| f.name == "s18_parallel_claims").expect("fixture");
     let (mut engine, ws, _run, proj) = engine_for(&fixture);
@@ -412,7 +410,7 @@ fn mid_step_reads_race_the_ones_in_flight() {
         let point = ReadPoint::InMessage { message: id.clone(), before_part: None };
         engine.nearby_in_session(ws, session, Path::new(&ffi.1), &point).expect("nearby")
     };
-    let rule = |read: &ctxgraph_queries::opencode::session::reads::SessionNearby, dir: &str| {
+    let rule = |read: &ctxgraph_opencode::session::reads::SessionNearby, dir: &str| {
         read.rules
             .iter()
             .find(|r| r.path == Path::new(&proj).join(dir).join("AGENTS.md"))
@@ -493,7 +491,7 @@ fn appending_a_message_recomputes_only_the_new_message_and_the_session_queries()
 
 #[test]
 fn the_history_grown_message_by_message_is_k10_of_every_prefix() {
-    use ctxgraph_queries::opencode::session::history::{GrowingHistory, filter_compacted};
+    use ctxgraph_opencode::session::history::{GrowingHistory, filter_compacted};
     let mut compactions = 0;
     for fixture in fixtures() {
         let mut engine = bare_engine();
@@ -557,8 +555,8 @@ fn recorded_reads(export: &Export) -> Vec<RecordedRead> {
 
 #[test]
 fn explain_traces_every_read_to_what_opencode_recorded() {
-    use ctxgraph_queries::opencode::explain::Lapse;
-    use ctxgraph_queries::opencode::session::reads::RuleState;
+    use ctxgraph_opencode::explain::Lapse;
+    use ctxgraph_opencode::session::reads::RuleState;
 
     let mut seen: BTreeSet<&str> = BTreeSet::new();
     let mut checked = 0;
@@ -661,7 +659,7 @@ fn explain_traces_every_read_to_what_opencode_recorded() {
 
 #[test]
 fn explain_says_what_each_compaction_summarised_and_kept() {
-    use ctxgraph_queries::opencode::explain::{Compacts, Fate};
+    use ctxgraph_opencode::explain::{Compacts, Fate};
 
     let mut checked = 0;
     for fixture in fixtures() {
@@ -675,7 +673,7 @@ fn explain_says_what_each_compaction_summarised_and_kept() {
                 .parts
                 .iter()
                 .filter(|p| p.kind() == PartKind::Text && p.synthetic != Some(true))
-                .map(ctxgraph_queries::opencode::session::export::Part::text)
+                .map(ctxgraph_opencode::session::export::Part::text)
                 .collect();
             (!text.is_empty()).then(|| text.join("\n"))
         };
@@ -764,12 +762,11 @@ fn synthetic(i: usize) -> ExportMessage {
 
 #[test]
 fn appending_to_a_long_session_rereads_only_its_last_run() {
-    use ctxgraph_queries::opencode::session::runs::RUN_LEN;
+    use ctxgraph_opencode::session::runs::RUN_LEN;
 
     let mut engine = bare_engine();
     let n = 10 * RUN_LEN + 7;
-    let info =
-        ctxgraph_queries::opencode::session::export::SessionInfo { id: "ses_long".into(), directory: None };
+    let info = ctxgraph_opencode::session::export::SessionInfo { id: "ses_long".into(), directory: None };
     let session = engine.open_session(Export { info, messages: (0..n).map(synthetic).collect() });
     let params = PlanParams {
         limit: ModelLimit { context: 200_000, input: None, output: 32_000 },
@@ -796,8 +793,7 @@ fn appending_to_a_long_session_rereads_only_its_last_run() {
     assert!(ran("summary_entry") <= RUN_LEN as u64, "{}", ran("summary_entry"));
     // And the answer is the one a fresh engine gives.
     let mut fresh = bare_engine();
-    let info =
-        ctxgraph_queries::opencode::session::export::SessionInfo { id: "ses_long".into(), directory: None };
+    let info = ctxgraph_opencode::session::export::SessionInfo { id: "ses_long".into(), directory: None };
     let session = fresh.open_session(Export { info, messages: (0..=n).map(synthetic).collect() });
     assert!(warm.head.len() >= cold_head);
     assert_eq!(warm, fresh.compaction_plan(session, params));
@@ -809,14 +805,13 @@ fn appending_to_a_long_session_rereads_only_its_last_run() {
 /// D6: `explain --session` quadratic in its reads). An append re-reads the last run only.
 #[test]
 fn a_long_turn_is_sized_one_memo_per_run() {
-    use ctxgraph_queries::opencode::session::runs::RUN_LEN;
+    use ctxgraph_opencode::session::runs::RUN_LEN;
 
     // One prompt, then 10 runs and 7 messages more of the same turn.
     let step = |i: usize| synthetic(4 * i + 2);
     let n = 10 * RUN_LEN + 7;
     let messages: Vec<ExportMessage> = std::iter::once(synthetic(0)).chain((1..n).map(step)).collect();
-    let info =
-        ctxgraph_queries::opencode::session::export::SessionInfo { id: "ses_turn".into(), directory: None };
+    let info = ctxgraph_opencode::session::export::SessionInfo { id: "ses_turn".into(), directory: None };
     let params = PlanParams {
         limit: ModelLimit { context: 200_000, input: None, output: 32_000 },
         compaction: Compaction::default(),

@@ -9,13 +9,14 @@
 //! the same replacement applied, so every byte is compared, the loaded texts through their
 //! hashes.
 
+use ctxgraph_db::installation::InstallationState;
+use ctxgraph_db::lint::Budget;
+use ctxgraph_db::tokens::BytesPerFour;
 use ctxgraph_engine::installation::{Locate, load};
 use ctxgraph_engine::remote::{FetchOptions, Fetcher};
-use ctxgraph_queries::opencode::installation::InstallationState;
-use ctxgraph_queries::opencode::lint::{Budget, lint};
-use ctxgraph_queries::opencode::skills::explain::explain_skills;
-use ctxgraph_queries::opencode::skills::{render, skills, skills_block};
-use ctxgraph_queries::tokens::BytesPerFour;
+use ctxgraph_opencode::lint::lint;
+use ctxgraph_opencode::skills::explain::explain_skills;
+use ctxgraph_opencode::skills::{render, skills, skills_block};
 use ctxgraph_test_support::http::{Reply, Server};
 use ctxgraph_test_support::opencode;
 use ctxgraph_tests::{Backend, Case, Opened, open_with_env, skill_cases};

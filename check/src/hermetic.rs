@@ -12,9 +12,9 @@ use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use ctxgraph_db::path;
+use ctxgraph_db::system::{DirEntry, FileKind, System};
 use ctxgraph_engine::{HostEnv, OsSystem};
-use ctxgraph_queries::path;
-use ctxgraph_queries::system::{DirEntry, FileKind, System};
 
 use crate::scenarios::Scenario;
 

@@ -41,19 +41,19 @@ pub const SCENARIOS_FILE: &str = "ctxgraph.toml";
 /// Where snapshots live, relative to the scenarios file's directory.
 pub const SNAPSHOT_DIR: &str = ".ctxgraph/snapshots";
 
-/// The behaviour the snapshots pin: the opencode V1 profile of `ctxgraph-queries`.
+/// The behaviour the snapshots pin: the opencode V1 profile of `ctxgraph-opencode`.
 pub const PROFILE: &str = "opencode-1.18.33";
 
 /// The `profile:` header of a snapshot of `agent`'s context: the agent and the version its
 /// behaviour was recorded from.
-pub fn profile(agent: ctxgraph_queries::agent::Agent) -> &'static str {
-    ctxgraph_queries::profile::profile(agent).release()
+pub fn profile(agent: ctxgraph_db::agent::Agent) -> &'static str {
+    ctxgraph_engine::profiles::profile(agent).release()
 }
 
 /// The token count written in snapshot headers and used for deltas: `o200k_base` (bundled,
 /// offline; the same counter `explain` uses). Other providers' tokenizers count
 /// differently; the delta between two counts is what a reviewer compares.
 pub fn count_tokens(text: &str) -> usize {
-    use ctxgraph_queries::tokens::TokenCounter;
+    use ctxgraph_db::tokens::TokenCounter;
     ctxgraph_engine::O200k.count(text)
 }

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use ctxgraph_queries::path;
+use ctxgraph_db::path;
 
 /// Rewrites a machine's repository and home paths as `<repo>` and `<home>`, and nothing else.
 #[derive(Clone, Debug)]

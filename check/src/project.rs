@@ -26,7 +26,7 @@ pub fn worktree_root(dir: &Path) -> PathBuf {
     match engine.open(dir) {
         Ok(ws) => {
             let worktree = engine.worktree(ws);
-            if worktree.is_git() { worktree.root } else { ws.cwd(engine.db()).clone() }
+            if worktree.is_git() { worktree.root } else { engine.cwd(ws).to_path_buf() }
         }
         Err(_) => dir.to_path_buf(),
     }

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use ctxgraph_queries::opencode::instructions::rule_names;
+use ctxgraph_opencode::instructions::rule_names;
 
 /// The directories with a rule file, relative to `base`, sorted; `""` is the root.
 pub fn rule_directories(base: &Path) -> Vec<PathBuf> {

@@ -4,15 +4,16 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
+use ctxgraph_db::Workspace;
+use ctxgraph_db::agent::Agent;
+use ctxgraph_db::hash::content_hash;
+use ctxgraph_db::profile::Request;
 use ctxgraph_engine::Policy;
 use ctxgraph_engine::installation::Locate;
 use ctxgraph_engine::remote::FetchOptions;
 use ctxgraph_engine::{Engine, EngineError};
-use ctxgraph_queries::Workspace;
-use ctxgraph_queries::agent::Agent;
-use ctxgraph_queries::opencode::message::MessageOptions;
-use ctxgraph_queries::opencode::prompt::{Block, Prompt, Section, content_hash};
-use ctxgraph_queries::profile::Request;
+use ctxgraph_opencode::message::MessageOptions;
+use ctxgraph_opencode::prompt::{Block, Prompt, Section};
 use serde::Serialize;
 
 use crate::hermetic::{JailSystem, host_env};
@@ -145,10 +146,10 @@ fn render_agent(
     reads: &[std::path::PathBuf],
     placeholders: &Placeholders,
 ) -> Result<Rendered, EngineError> {
-    let profile = ctxgraph_queries::profile::profile(agent);
+    let profile = ctxgraph_engine::profiles::profile(agent);
     let request = Request { settings: Vec::new(), wording: profile.fingerprints() };
     let layout = engine.agent_layout(ws, agent, &request)?;
-    let entry = |text: &str, block: &ctxgraph_queries::profile::Block, id: String| {
+    let entry = |text: &str, block: &ctxgraph_db::profile::Block, id: String| {
         BlockEntry::new(id, &content_hash(&placeholders.apply(text)), placeholders.apply(&block.reason))
     };
     let mut blocks: Vec<BlockEntry> = layout

@@ -36,10 +36,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use ctxgraph_queries::agent::Agent;
-use ctxgraph_queries::lines::{Column, LineColumn, Lines};
-use ctxgraph_queries::opencode::prompt::{ModelRef, Section};
-use ctxgraph_queries::path;
+use ctxgraph_db::agent::Agent;
+use ctxgraph_db::lines::{Column, LineColumn, Lines};
+use ctxgraph_db::path;
+use ctxgraph_opencode::prompt::{ModelRef, Section};
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -298,7 +298,7 @@ fn validate(
     if agent != Agent::Opencode {
         let opencode_only = [
             // Most agents attach rule files to reads too (Claude Code's CC11, Gemini's GM8).
-            (!raw.reads.is_empty() && !ctxgraph_queries::profile::profile(agent).attaches_on_read(), "reads"),
+            (!raw.reads.is_empty() && !ctxgraph_engine::profiles::profile(agent).attaches_on_read(), "reads"),
             (!matches!(raw.section, SectionName::System), "section"),
             (raw.model.is_some(), "model"),
             (raw.fetch_remote, "fetch_remote"),

@@ -28,7 +28,7 @@ use ctxgraph_engine::atomic::{self, Access};
 
 use crate::render::{BlockEntry, Rendered};
 use crate::scenarios::Scenario;
-use ctxgraph_queries::opencode::prompt::content_hash;
+use ctxgraph_db::hash::content_hash;
 
 const FORMAT_VERSION: &str = "1";
 const FENCE: &str = "---";
@@ -158,7 +158,7 @@ pub fn remove_if_present(path: &Path) -> io::Result<()> {
 mod tests {
     use std::collections::BTreeMap;
 
-    use ctxgraph_queries::opencode::prompt::Section;
+    use ctxgraph_opencode::prompt::Section;
 
     use super::*;
 
@@ -176,7 +176,7 @@ mod tests {
             platform: "linux",
             fetch_remote: false,
             mcp: false,
-            agent: ctxgraph_queries::agent::Agent::Opencode,
+            agent: ctxgraph_db::agent::Agent::Opencode,
             opencode_agent: "build".into(),
         }
     }

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use clap::builder::TypedValueParser as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use ctxgraph_queries::agent::Agent;
-use ctxgraph_queries::opencode::prompt::ModelRef;
+use ctxgraph_db::agent::Agent;
+use ctxgraph_opencode::prompt::ModelRef;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -494,11 +494,11 @@ pub struct LintArgs {
     pub deny: DenyLevel,
 
     /// Token budget for the whole system prompt (o200k_base tokens)
-    #[arg(long, value_name = "TOKENS", default_value_t = ctxgraph_queries::opencode::lint::Budget::default().total)]
+    #[arg(long, value_name = "TOKENS", default_value_t = ctxgraph_db::lint::Budget::default().total)]
     pub max_total_tokens: usize,
 
     /// Token budget for one rule file's block (o200k_base tokens)
-    #[arg(long, value_name = "TOKENS", default_value_t = ctxgraph_queries::opencode::lint::Budget::default().rule)]
+    #[arg(long, value_name = "TOKENS", default_value_t = ctxgraph_db::lint::Budget::default().rule)]
     pub max_rule_tokens: usize,
 
     #[command(flatten)]

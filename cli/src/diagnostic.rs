@@ -4,11 +4,11 @@
 //! The line shown is a bounded window around the column, so a 10 MB minified config or a
 //! 100k-deep nesting prints a few hundred bytes, never the whole line.
 
-use ctxgraph_queries::lines::floor_char_boundary;
+use ctxgraph_db::lines::floor_char_boundary;
 use std::ops::Range;
 
 use annotate_snippets::{AnnotationKind, Group, Level, Origin, Renderer, Snippet};
-use ctxgraph_queries::lines::Column;
+use ctxgraph_db::lines::Column;
 
 /// Characters of context kept on each side of the column.
 const CONTEXT_CHARS: usize = 60;

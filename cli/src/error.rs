@@ -3,10 +3,10 @@
 use std::process::ExitCode;
 
 use ctxgraph_check::{ScenariosError, SnapshotFailure};
+use ctxgraph_db::lines::Column;
 use ctxgraph_engine::EngineError;
-use ctxgraph_queries::lines::Column;
-use ctxgraph_queries::opencode::config::{ConfigError, describe_substitution};
-use ctxgraph_queries::opencode::prompt::BuildError;
+use ctxgraph_opencode::config::{ConfigError, describe_substitution};
+use ctxgraph_opencode::prompt::BuildError;
 
 use crate::diagnostic::{Diagnostic, column_offset, error_line, window};
 use crate::output::{eprintln_styled, write_stdout};

@@ -14,11 +14,11 @@ use std::fmt::Display;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use ctxgraph_db::Workspace;
 use ctxgraph_engine::remote::FetchOptions;
 use ctxgraph_engine::{ChangeEvent, Engine, HostEnv, OsSystem, RemoteRefresh};
 use ctxgraph_memory::Store;
-use ctxgraph_queries::Workspace;
-use ctxgraph_queries::opencode::prompt::{ModelRef, Section};
+use ctxgraph_opencode::prompt::{ModelRef, Section};
 use rmcp::handler::server::common::{FromContextPart, schema_for_input, schema_for_type};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
@@ -216,7 +216,7 @@ impl Worker {
                 }
             }
             Some(target) => {
-                let base = self.ws.cwd(self.engine.db()).clone();
+                let base = self.engine.cwd(self.ws).to_path_buf();
                 let answer = self.engine.explain_target(self.ws, &target, &base).map_err(message)?;
                 if json {
                     render::json(&render::explain::TargetView::new(&answer))
@@ -351,7 +351,7 @@ pub fn serve(env: HostEnv, options: Options) -> Result<(), CliError> {
     };
     // A directory that does not exist is the user's mistake: say so now, not per call.
     let ws = engine.open(&cwd)?;
-    let store = Store::new(ws.cwd(engine.db()), &vars);
+    let store = Store::new(engine.cwd(ws), &vars);
     let fetcher =
         ctxgraph_engine::remote::Fetcher::new(options.fetch).map_err(ctxgraph_engine::EngineError::from)?;
     let worker = Worker {

@@ -28,7 +28,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use ctxgraph_engine::{Engine, HostEnv, OsSystem};
-use ctxgraph_queries::opencode::config::MAX_CONFIG_BYTES;
+use ctxgraph_opencode::config::MAX_CONFIG_BYTES;
 
 const CASE_VAR: &str = "CONFIG_BENCH_CASE";
 

@@ -25,14 +25,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::Criterion;
+use ctxgraph_db::system::MemorySystem;
 use ctxgraph_engine::{Engine, HostEnv, LimitOverrides};
-use ctxgraph_queries::opencode::config::schema::Compaction;
-use ctxgraph_queries::opencode::session::compaction::{
+use ctxgraph_opencode::config::schema::Compaction;
+use ctxgraph_opencode::session::compaction::{
     DEFAULT_SUMMARY_TEMPLATE, ModelLimit, PlanParams, summary_request,
 };
-use ctxgraph_queries::opencode::session::convert::TargetModel;
-use ctxgraph_queries::opencode::session::export::{Export, ExportMessage, parse_export, parse_message};
-use ctxgraph_queries::system::MemorySystem;
+use ctxgraph_opencode::session::convert::TargetModel;
+use ctxgraph_opencode::session::export::{Export, ExportMessage, parse_export, parse_message};
 use serde_json::json;
 
 const MESSAGES: usize = 2000;
@@ -241,7 +241,7 @@ fn shaped_export(shape: Shape, steps: usize) -> Vec<u8> {
 
 /// A fresh engine on a repository at `/p` holding every file the reads name, a rule file
 /// at its root and one in each directory read.
-fn scaling_engine(steps: usize) -> (Engine, ctxgraph_queries::Workspace) {
+fn scaling_engine(steps: usize) -> (Engine, ctxgraph_db::Workspace) {
     let system = Arc::new(MemorySystem::default());
     system.init_git_repo("/p");
     system.write_file("/p/AGENTS.md", "# Root rules");
@@ -268,7 +268,7 @@ const OVERRIDES: LimitOverrides =
 /// `explain --session`: load, then explain every read and message. Never inlined, so
 /// that callgrind can count its instructions alone (`--toggle-collect=*run_explain*`).
 #[inline(never)]
-fn run_explain(engine: &mut Engine, ws: ctxgraph_queries::Workspace, export: &[u8]) {
+fn run_explain(engine: &mut Engine, ws: ctxgraph_db::Workspace, export: &[u8]) {
     let session = engine.load_session("bench", export).expect("export");
     let answer = engine.explain_session(ws, session, OVERRIDES, None, None).expect("explain");
     black_box(serde_json::to_string(&answer).expect("json"));
@@ -277,7 +277,7 @@ fn run_explain(engine: &mut Engine, ws: ctxgraph_queries::Workspace, export: &[u
 /// `session compact`: load, plan, and the summarizer's request (`*run_compact*` for
 /// callgrind).
 #[inline(never)]
-fn run_compact(engine: &mut Engine, ws: ctxgraph_queries::Workspace, export: &[u8]) {
+fn run_compact(engine: &mut Engine, ws: ctxgraph_db::Workspace, export: &[u8]) {
     let session = engine.load_session("bench", export).expect("export");
     let params = engine.plan_params(ws, session, OVERRIDES).expect("params");
     let plan = engine.compaction_plan(session, params);
@@ -285,7 +285,7 @@ fn run_compact(engine: &mut Engine, ws: ctxgraph_queries::Workspace, export: &[u
     black_box(serde_json::to_string(plan).expect("json"));
 }
 
-type Command = fn(&mut Engine, ctxgraph_queries::Workspace, &[u8]);
+type Command = fn(&mut Engine, ctxgraph_db::Workspace, &[u8]);
 
 /// The time this thread has run on a CPU, from the scheduler's own count
 /// (`/proc/thread-self/schedstat`, nanoseconds), when the system keeps one: unlike the

@@ -9,8 +9,8 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use ctxgraph_db::tokens::TokenCounter;
 use ctxgraph_engine::O200k;
-use ctxgraph_queries::tokens::TokenCounter;
 
 fn prompt(bytes: usize) -> String {
     let paragraph = "## Testing\n\nRun `cargo test --workspace` before each commit; snapshots live beside \

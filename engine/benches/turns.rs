@@ -21,7 +21,7 @@ use criterion::{Criterion, SamplingMode};
 use ctxgraph_engine::serve::Server;
 use ctxgraph_engine::watch::Watcher;
 use ctxgraph_engine::{ChangeEvent, Engine, HostEnv, OsSystem, Turns};
-use ctxgraph_queries::opencode::prompt::Section;
+use ctxgraph_opencode::prompt::Section;
 
 use ctxgraph_test_support::monorepo::{self, INSTRUCTIONS, Monorepo, Shape};
 

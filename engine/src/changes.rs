@@ -14,10 +14,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ctxgraph_queries::Db;
-use ctxgraph_queries::files::{File, KIND_DURABILITY, revision_durability};
-use ctxgraph_queries::path;
-use ctxgraph_queries::system::FileKind;
+use ctxgraph_db::Db;
+use ctxgraph_db::files::{File, KIND_DURABILITY, revision_durability};
+use ctxgraph_db::path;
+use ctxgraph_db::system::FileKind;
 use salsa::Setter;
 
 use crate::database::Database;

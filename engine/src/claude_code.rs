@@ -1,6 +1,6 @@
 //! CC10: finding Claude Code's local installation and reading its prose from the bundle
 //! (I/O, so it lives in the engine; the recognition itself is
-//! [`Prose::from_bundle`](ctxgraph_queries::claude_code::Prose::from_bundle)).
+//! [`Prose::from_bundle`](ctxgraph_agents::claude_code::Prose::from_bundle)).
 //!
 //! Where to look, first found wins: `--claude-code PATH`, `$CTXGRAPH_CLAUDE_CODE`, then
 //! `claude` on `$PATH`. A path may be the native binary, the npm package's `cli.js`, the
@@ -11,7 +11,7 @@ use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use ctxgraph_queries::claude_code::Prose;
+use ctxgraph_agents::claude_code::Prose;
 
 /// The environment variable naming the installation.
 pub const CLAUDE_CODE_ENV: &str = "CTXGRAPH_CLAUDE_CODE";

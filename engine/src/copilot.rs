@@ -1,6 +1,6 @@
 //! CP16: finding GitHub Copilot CLI's local installation and reading its wording from the
 //! native runtime (I/O, so it lives in the engine; the recognition itself is
-//! [`Scan`](ctxgraph_queries::copilot::prose::Scan)).
+//! [`Scan`](ctxgraph_agents::copilot::prose::Scan)).
 //!
 //! Where to look, first found wins: `--copilot PATH`, `$CTXGRAPH_COPILOT`, then `copilot`
 //! on `$PATH`. npm links `copilot` to the `@github/copilot` package's launcher, which runs
@@ -14,8 +14,8 @@ use std::fs;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use ctxgraph_queries::copilot::Prose;
-use ctxgraph_queries::copilot::prose::Scan;
+use ctxgraph_agents::copilot::Prose;
+use ctxgraph_agents::copilot::prose::Scan;
 use miniz_oxide::inflate::stream::{InflateState, inflate};
 use miniz_oxide::{DataFormat, MZFlush, MZStatus};
 

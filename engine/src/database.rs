@@ -4,11 +4,11 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use ctxgraph_queries::Db;
-use ctxgraph_queries::files::Files;
-use ctxgraph_queries::opencode::installation::{Installation, InstallationSlot};
-use ctxgraph_queries::remote::RemoteDocs;
-use ctxgraph_queries::system::System;
+use ctxgraph_db::Db;
+use ctxgraph_db::files::Files;
+use ctxgraph_db::installation::{Installation, InstallationSlot};
+use ctxgraph_db::remote::RemoteDocs;
+use ctxgraph_db::system::System;
 
 /// How many times each query executed (salsa `WillExecute` events), by query name.
 #[derive(Debug, Default)]

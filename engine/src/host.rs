@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 /// Everything opencode reads from its process at start-up (the [`Host`] input's fields).
 ///
-/// [`Host`]: ctxgraph_queries::Host
+/// [`Host`]: ctxgraph_db::Host
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HostEnv {
     /// Environment variables (UTF-8 ones only; others cannot be JS strings).

@@ -11,8 +11,8 @@ use std::ops::Bound;
 use std::path::Path;
 use std::sync::Arc;
 
-use ctxgraph_queries::Db;
-use ctxgraph_queries::files::File;
+use ctxgraph_db::Db;
+use ctxgraph_db::files::File;
 
 #[derive(Debug, Default)]
 pub struct PathIndex {

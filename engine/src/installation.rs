@@ -11,9 +11,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ctxgraph_queries::opencode::installation::{
-    AssetRecord, InstallationState, Texts, known_assets, known_offsets,
-};
+use ctxgraph_db::installation::{AssetRecord, InstallationState, Texts, known_assets, known_offsets};
 
 /// Where the installation comes from, in L1's order.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -24,6 +24,7 @@ pub mod installation;
 pub mod mcp;
 mod os;
 pub mod prepare;
+pub mod profiles;
 #[cfg(feature = "serve")]
 mod protocol;
 pub mod qwen_code;
@@ -41,27 +42,26 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ctxgraph_queries::Db;
-use ctxgraph_queries::agent::Agent;
-use ctxgraph_queries::claude_code::{claude_md_context, read_attachment, reads_in_session};
-use ctxgraph_queries::codex::agents_context;
-use ctxgraph_queries::fates::AgentFate;
-use ctxgraph_queries::memory::{memory_context, prompt_memory, skipped_lines, unreadable_store_file};
-use ctxgraph_queries::opencode::agents::{Agents, agents};
-use ctxgraph_queries::opencode::config::merged_config;
-use ctxgraph_queries::opencode::config::wellknown::pending_requests;
-use ctxgraph_queries::opencode::explain::{explain, explain_target};
-use ctxgraph_queries::opencode::installation::InstallationState;
-use ctxgraph_queries::opencode::instructions::system_paths;
-use ctxgraph_queries::opencode::lint::lint;
-use ctxgraph_queries::opencode::message::{
-    MessageError, MessageOptions, system_message, system_message_layout,
-};
-use ctxgraph_queries::opencode::nearby::nearby_rules;
-use ctxgraph_queries::opencode::prompt::{system_prompt, system_prompt_layout};
-use ctxgraph_queries::opencode::session::{Message, Session};
-use ctxgraph_queries::opencode::worktree::worktree;
-use ctxgraph_queries::profile;
+use ctxgraph_agents::claude_code::{claude_md_context, read_attachment, reads_in_session};
+use ctxgraph_agents::codex::agents_context;
+use ctxgraph_db::Db;
+use ctxgraph_db::agent::Agent;
+use ctxgraph_db::installation::InstallationState;
+use ctxgraph_db::profile;
+use ctxgraph_db::profile::AgentFate;
+use ctxgraph_db::worktree::worktree;
+use ctxgraph_memory::recall::{memory_context, skipped_lines, unreadable_store_file};
+use ctxgraph_opencode::agents::{Agents, agents};
+use ctxgraph_opencode::config::merged_config;
+use ctxgraph_opencode::config::wellknown::pending_requests;
+use ctxgraph_opencode::explain::{explain, explain_target};
+use ctxgraph_opencode::instructions::system_paths;
+use ctxgraph_opencode::lint::lint;
+use ctxgraph_opencode::memory::prompt_memory;
+use ctxgraph_opencode::message::{MessageError, MessageOptions, system_message, system_message_layout};
+use ctxgraph_opencode::nearby::nearby_rules;
+use ctxgraph_opencode::prompt::{system_prompt, system_prompt_layout};
+use ctxgraph_opencode::session::{Message, Session};
 use salsa::Setter;
 
 pub use changes::{Applied, ChangeEvent};
@@ -75,28 +75,28 @@ pub use tokens::O200k;
 pub use turn::{Turn, TurnDiff, Turns};
 
 // What the engine's methods take and return, so a host needs no direct dependency on the
-// query layer; the types nested deeper in them are under `queries`.
-pub use ctxgraph_queries as queries;
-pub use ctxgraph_queries::claude_code::{ClaudeMdContext, Prose, ReadAttachment};
-pub use ctxgraph_queries::codex::{AgentsContext as CodexContext, CodexError};
-pub use ctxgraph_queries::copilot::{CopilotContext, CopilotRead};
-pub use ctxgraph_queries::gemini::nearby::ReadContext as GeminiReadContext;
-pub use ctxgraph_queries::gemini::{GeminiContext, GeminiError};
-pub use ctxgraph_queries::memory::Recall;
-pub use ctxgraph_queries::memory::record::Skipped;
-pub use ctxgraph_queries::memory::render::MemoryContext;
-pub use ctxgraph_queries::opencode::config::{MemorySettings, MergedConfig};
-pub use ctxgraph_queries::opencode::explain::{Explanation, TargetExplanation};
-pub use ctxgraph_queries::opencode::instructions::SystemPaths;
-pub use ctxgraph_queries::opencode::lint::{Budget, Code, Finding, Location, Severity};
-pub use ctxgraph_queries::opencode::nearby::{Nearby, NearbyRule, ReadKind, Skip};
-pub use ctxgraph_queries::opencode::prompt::{
+// query crates for the common answers; the types nested deeper in them are in those crates.
+pub use ctxgraph_agents::claude_code::{ClaudeMdContext, Prose, ReadAttachment};
+pub use ctxgraph_agents::codex::{AgentsContext as CodexContext, CodexError};
+pub use ctxgraph_agents::copilot::{CopilotContext, CopilotRead};
+pub use ctxgraph_agents::gemini::nearby::ReadContext as GeminiReadContext;
+pub use ctxgraph_agents::gemini::{GeminiContext, GeminiError};
+pub use ctxgraph_db::lint::{Budget, Code, Finding, Location, Severity};
+pub use ctxgraph_db::remote::{ConfigDocState, ConfigRequest, RemoteState};
+pub use ctxgraph_db::system::{FileKind, MemorySystem, System};
+pub use ctxgraph_db::worktree::Worktree;
+pub use ctxgraph_db::{Host, Workspace};
+pub use ctxgraph_memory::recall::MemorySettings;
+pub use ctxgraph_memory::recall::Recall;
+pub use ctxgraph_memory::record::Skipped;
+pub use ctxgraph_memory::render::MemoryContext;
+pub use ctxgraph_opencode::config::MergedConfig;
+pub use ctxgraph_opencode::explain::{Explanation, TargetExplanation};
+pub use ctxgraph_opencode::instructions::SystemPaths;
+pub use ctxgraph_opencode::nearby::{Nearby, NearbyRule, ReadKind, Skip};
+pub use ctxgraph_opencode::prompt::{
     Block, BlockKind, BuildError, Layout, ModelRef, PlacedBlock, Prompt, Section,
 };
-pub use ctxgraph_queries::opencode::worktree::Worktree;
-pub use ctxgraph_queries::remote::{ConfigDocState, ConfigRequest, RemoteState};
-pub use ctxgraph_queries::system::{FileKind, MemorySystem, System};
-pub use ctxgraph_queries::{Host, Workspace};
 
 /// Why the engine could not answer.
 #[derive(Debug, thiserror::Error)]
@@ -162,7 +162,10 @@ impl From<profile::ProfileError> for EngineError {
         match err {
             // opencode's own errors keep their kind: the CLI renders a config diagnostic
             // with its source line, and maps each kind to its exit code.
-            profile::ProfileError::Opencode(build) => EngineError::Build(build),
+            profile::ProfileError::Build(source) => match source.downcast_ref::<BuildError>() {
+                Some(build) => EngineError::Build(build.clone()),
+                None => EngineError::Profile(profile::ProfileError::Build(source)),
+            },
             other => EngineError::Profile(other),
         }
     }
@@ -185,7 +188,7 @@ pub struct Engine {
     workspaces: HashMap<PathBuf, Workspace>,
     /// `open` arguments (made absolute) already resolved, with the input of the directory
     /// they resolved to, so a warm turn makes no system call.
-    opened: HashMap<PathBuf, (Workspace, ctxgraph_queries::files::File)>,
+    opened: HashMap<PathBuf, (Workspace, ctxgraph_db::files::File)>,
     /// Read on every [`Engine::open`]; `None` keeps the date the engine was made with.
     clock: Option<Arc<dyn Clock>>,
     /// The `File` inputs sorted by path, for the subtree re-stats events cause.
@@ -240,9 +243,29 @@ impl Engine {
         true
     }
 
-    /// The database, for running queries the engine has no method for.
+    /// The database, for tests and benches that run queries the engine has no method for
+    /// (the `testing` feature). A host asks the engine's typed methods instead.
+    #[cfg(feature = "testing")]
     pub fn db(&self) -> &Database {
         &self.db
+    }
+
+    /// The database, for the engine's own modules (one name whether or not `testing` also
+    /// hands it out).
+    #[cfg(not(feature = "testing"))]
+    pub(crate) fn db(&self) -> &Database {
+        &self.db
+    }
+
+    /// The working directory `ws` was opened in (P4: canonicalised).
+    pub fn cwd(&self, ws: Workspace) -> &Path {
+        ws.cwd(&self.db)
+    }
+
+    /// How many times each query has executed since the engine was made: what a host
+    /// reports as the work a step did.
+    pub fn executions(&self) -> &ExecutionLog {
+        self.db.executions()
     }
 
     /// Applies file-system events to the inputs (see [`ChangeEvent`]); the next build
@@ -279,7 +302,7 @@ impl Engine {
         let (key, known) = if let Some(&known) = self.opened.get(cwd) {
             (cwd, Some(known))
         } else {
-            lexical = std::path::absolute(cwd).map(|p| ctxgraph_queries::path::normalize(&p));
+            lexical = std::path::absolute(cwd).map(|p| ctxgraph_db::path::normalize(&p));
             let key = lexical.as_deref().unwrap_or(cwd);
             (key, self.opened.get(key).copied())
         };
@@ -300,7 +323,7 @@ impl Engine {
     }
 
     fn resolve(&mut self, cwd: &Path) -> Result<Workspace, EngineError> {
-        let system = ctxgraph_queries::Db::system(&self.db);
+        let system = ctxgraph_db::Db::system(&self.db);
         let error = |reason: String| EngineError::WorkingDirectory { path: cwd.to_path_buf(), reason };
         let real = system.canonicalize(cwd).map_err(|err| error(err.to_string()))?;
         // Through the input, so the walks that start here do not stat the directory a
@@ -333,7 +356,7 @@ impl Engine {
     /// The Gemini CLI profile: the global and project context and every file and import it
     /// considered (GM1–GM7).
     pub fn gemini_context(&self, ws: Workspace) -> Result<GeminiContext, EngineError> {
-        Ok(ctxgraph_queries::gemini::gemini_context(&self.db, ws).clone()?)
+        Ok(ctxgraph_agents::gemini::gemini_context(&self.db, ws).clone()?)
     }
 
     /// GM8: what Gemini CLI attaches when the model reads `target` right after start-up.
@@ -342,23 +365,23 @@ impl Engine {
         ws: Workspace,
         target: &Path,
     ) -> Result<GeminiReadContext, EngineError> {
-        let target = ctxgraph_queries::path::resolve(ws.cwd(&self.db), target);
+        let target = ctxgraph_db::path::resolve(ws.cwd(&self.db), target);
         if !self.db.files().get(&self.db, &target).kind(&self.db).exists() {
             return Err(EngineError::ReadTarget { path: target, reason: "no such file".to_owned() });
         }
-        Ok(ctxgraph_queries::gemini::nearby::gemini_read_context(&self.db, ws, target).clone()?)
+        Ok(ctxgraph_agents::gemini::nearby::gemini_read_context(&self.db, ws, target).clone()?)
     }
 
     /// `path`'s fate in every agent's context, side by side (`explain --agent all FILE`).
     pub fn file_fates(&self, ws: Workspace, path: &Path) -> Vec<AgentFate> {
-        let path = ctxgraph_queries::path::resolve(ws.cwd(&self.db), path);
-        profile::every_fate(&self.db, ws, &O200k, &path)
+        let path = ctxgraph_db::path::resolve(ws.cwd(&self.db), path);
+        profiles::every_fate(&self.db, ws, &O200k, &path)
     }
 
     /// One agent's verdict on `path` (`explain --agent NAME FILE`).
     pub fn file_fate(&self, ws: Workspace, agent: Agent, path: &Path) -> AgentFate {
-        let path = ctxgraph_queries::path::resolve(ws.cwd(&self.db), path);
-        profile::profile(agent).fate(&self.db, ws, &O200k, &path)
+        let path = ctxgraph_db::path::resolve(ws.cwd(&self.db), path);
+        profiles::profile(agent).fate(&self.db, ws, &O200k, &path)
     }
 
     /// What `agent` sends from `ws` ([`profile::Layout`]: its exact text, every block placed,
@@ -369,7 +392,7 @@ impl Engine {
         agent: Agent,
         request: &profile::Request,
     ) -> Result<profile::Layout, EngineError> {
-        let profile = profile::profile(agent);
+        let profile = profiles::profile(agent);
         profile.check_settings(request)?;
         Ok(profile.layout(&self.db, ws, request)?)
     }
@@ -383,11 +406,11 @@ impl Engine {
         file: &Path,
         request: &profile::Request,
     ) -> Result<Option<profile::ReadLayout>, EngineError> {
-        let target = ctxgraph_queries::path::resolve(ws.cwd(&self.db), file);
+        let target = ctxgraph_db::path::resolve(ws.cwd(&self.db), file);
         if !self.db.files().get(&self.db, &target).kind(&self.db).exists() {
             return Err(EngineError::ReadTarget { path: target, reason: "no such file".to_owned() });
         }
-        Ok(profile::profile(agent).read(&self.db, ws, &target, request).transpose()?)
+        Ok(profiles::profile(agent).read(&self.db, ws, &target, request).transpose()?)
     }
 
     /// The Claude Code profile: the rule-file block's files, each with its fate (CC1–CC10).
@@ -398,7 +421,7 @@ impl Engine {
     /// The Claude Code profile: what a Read of `file` attaches (CC11, CC12). The file must
     /// exist, as for [`Engine::nearby`].
     pub fn claude_code_read(&self, ws: Workspace, file: &Path) -> Result<ReadAttachment, EngineError> {
-        let target = ctxgraph_queries::path::resolve(ws.cwd(&self.db), file);
+        let target = ctxgraph_db::path::resolve(ws.cwd(&self.db), file);
         match self.db.files().get(&self.db, &target).kind(&self.db) {
             FileKind::Missing | FileKind::Inaccessible => {
                 Err(EngineError::ReadTarget { path: target, reason: "no such file".to_owned() })
@@ -416,7 +439,7 @@ impl Engine {
     ) -> Result<Vec<ReadAttachment>, EngineError> {
         let mut targets = Vec::with_capacity(files.len());
         for file in files {
-            let target = ctxgraph_queries::path::resolve(ws.cwd(&self.db), file);
+            let target = ctxgraph_db::path::resolve(ws.cwd(&self.db), file);
             if !self.db.files().get(&self.db, &target).kind(&self.db).exists() {
                 return Err(EngineError::ReadTarget { path: target, reason: "no such file".to_owned() });
             }
@@ -428,18 +451,18 @@ impl Engine {
     /// The Copilot CLI profile: the custom-instructions section's files, each with its fate
     /// (CP1–CP10, CP13–CP15).
     pub fn copilot_context(&self, ws: Workspace) -> CopilotContext {
-        ctxgraph_queries::copilot::copilot_context(&self.db, ws).clone()
+        ctxgraph_agents::copilot::copilot_context(&self.db, ws).clone()
     }
 
     /// The Copilot CLI profile: what a view of `file` attaches right after start-up (CP11,
     /// CP12). The file must exist, as for [`Engine::nearby`].
     pub fn copilot_read(&self, ws: Workspace, file: &Path) -> Result<CopilotRead, EngineError> {
-        let target = ctxgraph_queries::path::resolve(ws.cwd(&self.db), file);
+        let target = ctxgraph_db::path::resolve(ws.cwd(&self.db), file);
         match self.db.files().get(&self.db, &target).kind(&self.db) {
             FileKind::Missing | FileKind::Inaccessible => {
                 Err(EngineError::ReadTarget { path: target, reason: "no such file".to_owned() })
             }
-            _ => Ok(ctxgraph_queries::copilot::copilot_read(&self.db, ws, target).clone()),
+            _ => Ok(ctxgraph_agents::copilot::copilot_read(&self.db, ws, target).clone()),
         }
     }
 
@@ -475,20 +498,18 @@ impl Engine {
         &self,
         ws: Workspace,
         agent: &str,
-    ) -> Result<ctxgraph_queries::opencode::skills::explain::SkillsExplanation, EngineError> {
-        use ctxgraph_queries::opencode::skills::ListingError;
-        ctxgraph_queries::opencode::skills::explain::explain_skills(&self.db, ws, agent).map_err(
-            |e| match e {
-                ListingError::Config(e) => EngineError::Build(BuildError::Config(e)),
-                ListingError::UnknownAgent(name) => EngineError::UnknownAgent {
-                    name,
-                    available: agents(&self.db, ws)
-                        .as_ref()
-                        .map(|all| all.list.iter().map(|a| a.key.clone()).collect())
-                        .unwrap_or_default(),
-                },
+    ) -> Result<ctxgraph_opencode::skills::explain::SkillsExplanation, EngineError> {
+        use ctxgraph_opencode::skills::ListingError;
+        ctxgraph_opencode::skills::explain::explain_skills(&self.db, ws, agent).map_err(|e| match e {
+            ListingError::Config(e) => EngineError::Build(BuildError::Config(e)),
+            ListingError::UnknownAgent(name) => EngineError::UnknownAgent {
+                name,
+                available: agents(&self.db, ws)
+                    .as_ref()
+                    .map(|all| all.list.iter().map(|a| a.key.clone()).collect())
+                    .unwrap_or_default(),
             },
-        )
+        })
     }
 
     /// R1–R4: the remote config requests the workspace still needs.
@@ -499,7 +520,7 @@ impl Engine {
     /// Sets remote config documents, touching only those that changed.
     pub fn set_config_docs(&mut self, docs: impl IntoIterator<Item = (ConfigRequest, ConfigDocState)>) {
         for (request, state) in docs {
-            let doc = ctxgraph_queries::Db::remotes(&self.db).config(&self.db, &request);
+            let doc = ctxgraph_db::Db::remotes(&self.db).config(&self.db, &request);
             if *doc.state(&self.db) != state {
                 doc.set_state(&mut self.db).to(state);
             }
@@ -578,7 +599,7 @@ impl Engine {
     /// must exist (the read tool fails before attaching anything otherwise); reading a
     /// directory attaches nothing.
     pub fn nearby(&self, ws: Workspace, file: &Path) -> Result<Nearby, EngineError> {
-        let target = ctxgraph_queries::path::resolve(ws.cwd(&self.db), file);
+        let target = ctxgraph_db::path::resolve(ws.cwd(&self.db), file);
         // Through the input, which the engine keeps current: no system call when warm.
         let kind = self.db.files().get(&self.db, &target).kind(&self.db);
         match kind {
@@ -621,16 +642,16 @@ impl Engine {
         budget: Budget,
     ) -> Result<Vec<Finding>, EngineError> {
         let mut findings = if let Some(agent) = agent {
-            profile::profile(agent).lint(&self.db, ws, &O200k, budget)?
+            profiles::profile(agent).lint(&self.db, ws, &O200k, budget)?
         } else {
             let mut all = Vec::new();
             let mut layouts = Vec::new();
-            for profile in profile::PROFILES {
+            for profile in profiles::PROFILES {
                 all.extend(profile.lint(&self.db, ws, &O200k, budget)?);
                 // The wording does not change which files are sent.
                 layouts.push(profile.layout(&self.db, ws, &profile::Request::default())?);
             }
-            all.extend(ctxgraph_queries::fates::lint::cross_agent_findings(&self.db, ws, &layouts));
+            all.extend(ctxgraph_agents::fates::lint::cross_agent_findings(&self.db, ws, &layouts));
             all
         };
         findings.sort_by(|a, b| {
@@ -650,7 +671,7 @@ impl Engine {
     /// error naming it, not an empty recall.
     pub fn memory_recall(&self, ws: Workspace, recall: Recall) -> Result<MemoryContext, EngineError> {
         if let Some((path, reason)) = unreadable_store_file(&self.db, ws) {
-            let path = ctxgraph_queries::path::display(&path);
+            let path = ctxgraph_db::path::display(&path);
             return Err(EngineError::Build(BuildError::MemoryStore { path, reason }));
         }
         Ok(memory_context(&self.db, ws, recall).clone())
@@ -671,7 +692,7 @@ impl Engine {
     /// loaded index names that the cache lacks).
     pub fn remote_urls(&self, ws: Workspace) -> Result<Vec<String>, EngineError> {
         let mut urls: Vec<String> = Vec::new();
-        let skills = ctxgraph_queries::opencode::skills::remote::skill_urls(&self.db, ws);
+        let skills = ctxgraph_opencode::skills::remote::skill_urls(&self.db, ws);
         let paths = system_paths(&self.db, ws)
             .as_ref()
             .map_err(|e| EngineError::Build(BuildError::Config(e.clone())))?;
@@ -685,14 +706,14 @@ impl Engine {
 
     /// The current state of a remote document.
     pub fn remote_state(&self, url: &str) -> RemoteState {
-        ctxgraph_queries::Db::remotes(&self.db).get(&self.db, url).state(&self.db).clone()
+        ctxgraph_db::Db::remotes(&self.db).get(&self.db, url).state(&self.db).clone()
     }
 
     /// Sets remote documents' states, touching only those that changed (a setter always
     /// invalidates its dependents, even with an equal value).
     pub fn set_remote_states(&mut self, states: impl IntoIterator<Item = (String, RemoteState)>) {
         for (url, state) in states {
-            let doc = ctxgraph_queries::Db::remotes(&self.db).get(&self.db, &url);
+            let doc = ctxgraph_db::Db::remotes(&self.db).get(&self.db, &url);
             if *doc.state(&self.db) != state {
                 doc.set_state(&mut self.db).to(state);
             }

@@ -1,6 +1,6 @@
 //! The MCP connector: asks each configured server for its initialize result and tool list
 //! (B4), with the official Rust SDK (rmcp) as client. Results become
-//! [`McpServer`](ctxgraph_queries::mcp::McpServer) inputs, one per server config.
+//! [`McpServer`](ctxgraph_db::mcp::McpServer) inputs, one per server config.
 //!
 //! As opencode 1.18.33 does: a local server is its `command` spawned in its `cwd` with the
 //! process environment plus `environment` (and `BUN_BE_BUN=1` when the command is
@@ -15,7 +15,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ctxgraph_queries::mcp::{McpAnswer, McpFailure, McpRequest, McpState, McpTransport};
+use ctxgraph_db::mcp::{McpAnswer, McpFailure, McpRequest, McpState, McpTransport};
 use rmcp::model::{PaginatedRequestParams, ServerCapabilities};
 use rmcp::service::{ClientInitializeError, RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -219,19 +219,19 @@ impl crate::Engine {
     /// B3's facts: every configured reference and whether it is listed.
     pub fn references(
         &self,
-        ws: ctxgraph_queries::Workspace,
-    ) -> Result<ctxgraph_queries::opencode::references::References, crate::EngineError> {
-        let references = ctxgraph_queries::opencode::references::references(&self.db, ws);
+        ws: ctxgraph_db::Workspace,
+    ) -> Result<ctxgraph_opencode::references::References, crate::EngineError> {
+        let references = ctxgraph_opencode::references::references(&self.db, ws);
         Ok(references.as_ref().map_err(|e| crate::BuildError::Config(e.clone()))?.clone())
     }
 
     /// B4's facts for the opencode agent `agent`: every configured server and its fate.
     pub fn mcp_facts(
         &self,
-        ws: ctxgraph_queries::Workspace,
+        ws: ctxgraph_db::Workspace,
         agent: &str,
-    ) -> Result<Vec<ctxgraph_queries::opencode::mcp::McpServerFact>, crate::EngineError> {
-        let facts = ctxgraph_queries::opencode::mcp::mcp_facts(&self.db, ws, agent.to_owned());
+    ) -> Result<Vec<ctxgraph_opencode::mcp::McpServerFact>, crate::EngineError> {
+        let facts = ctxgraph_opencode::mcp::mcp_facts(&self.db, ws, agent.to_owned());
         Ok(facts.as_ref().map_err(|e| crate::BuildError::Config(e.clone()))?.clone())
     }
 
@@ -240,10 +240,10 @@ impl crate::Engine {
     /// reconnects only servers whose config changed or that are new).
     pub fn pending_mcp(
         &self,
-        ws: ctxgraph_queries::Workspace,
+        ws: ctxgraph_db::Workspace,
     ) -> Result<Vec<(String, McpRequest)>, crate::EngineError> {
-        use ctxgraph_queries::Db as _;
-        use ctxgraph_queries::opencode::mcp::{Connect, mcp_servers};
+        use ctxgraph_db::Db as _;
+        use ctxgraph_opencode::mcp::{Connect, mcp_servers};
         let servers = mcp_servers(&self.db, ws).as_ref().map_err(|e| crate::BuildError::Config(e.clone()))?;
         let mut pending: Vec<(String, McpRequest)> = Vec::new();
         for server in servers {
@@ -259,7 +259,7 @@ impl crate::Engine {
 
     /// Sets servers' answers, touching only those that changed.
     pub fn set_mcp_states(&mut self, states: impl IntoIterator<Item = (McpRequest, McpState)>) {
-        use ctxgraph_queries::Db as _;
+        use ctxgraph_db::Db as _;
         use salsa::Setter as _;
         for (request, state) in states {
             let server = self.db.remotes().mcp().get(&self.db, &request);
@@ -274,7 +274,7 @@ impl crate::Engine {
     /// the workspace's environment (the `Host` input), as opencode spawns them with its own.
     pub async fn load_mcp(
         &mut self,
-        ws: ctxgraph_queries::Workspace,
+        ws: ctxgraph_db::Workspace,
         connector: &McpConnector,
     ) -> Result<Vec<(String, McpState)>, crate::EngineError> {
         let pending = self.pending_mcp(ws)?;
@@ -292,7 +292,7 @@ impl crate::Engine {
     /// runtime when no server is pending (`serve` asks on every request).
     pub fn fetch_mcp(
         &mut self,
-        ws: ctxgraph_queries::Workspace,
+        ws: ctxgraph_db::Workspace,
         connector: &McpConnector,
     ) -> Result<Vec<(String, McpState)>, crate::EngineError> {
         if self.pending_mcp(ws)?.is_empty() {

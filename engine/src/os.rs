@@ -4,7 +4,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use ctxgraph_queries::system::{CompactString, DirEntry, EntryKind, FileKind, System};
+use ctxgraph_db::system::{CompactString, DirEntry, EntryKind, FileKind, System};
 
 /// Files above this size are refused: no model context holds them, and reading them
 /// whole would only exhaust memory. opencode has no limit; ctxgraph reports an error.

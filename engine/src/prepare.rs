@@ -10,9 +10,9 @@
 
 use std::fmt;
 
-use ctxgraph_queries::Workspace;
-use ctxgraph_queries::mcp::McpState;
-use ctxgraph_queries::remote::{LoadedFrom, RemoteState};
+use ctxgraph_db::Workspace;
+use ctxgraph_db::mcp::McpState;
+use ctxgraph_db::remote::{LoadedFrom, RemoteState};
 
 use crate::mcp::McpConnector;
 use crate::remote::{FetchOptions, Fetcher};

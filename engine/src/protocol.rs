@@ -5,11 +5,11 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use ctxgraph_queries::opencode::nearby::{Nearby, Skip};
+use ctxgraph_opencode::nearby::{Nearby, Skip};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use ctxgraph_queries::opencode::prompt::PlacedBlock;
+use ctxgraph_opencode::prompt::PlacedBlock;
 
 use crate::Turn;
 
@@ -69,7 +69,7 @@ pub(crate) struct AgentBuildReply {
 #[derive(Serialize)]
 pub(crate) struct AgentBlock {
     #[serde(flatten)]
-    pub block: ctxgraph_queries::profile::Block,
+    pub block: ctxgraph_db::profile::Block,
     pub text: String,
 }
 

@@ -1,6 +1,6 @@
 //! QW3: finding Qwen Code's local installation and reading its wording (the templates of the
 //! output-language file) from its bundle. I/O, so it lives in the engine; the recognition
-//! itself is [`Wording::from_bundle`](ctxgraph_queries::qwen_code::Wording::from_bundle).
+//! itself is [`Wording::from_bundle`](ctxgraph_agents::qwen_code::Wording::from_bundle).
 //!
 //! Where to look, first found wins: `--agent-path PATH`, `$CTXGRAPH_QWEN_CODE`, then `qwen`
 //! on `$PATH`. A path may be the package directory (`…/@qwen-code/qwen-code`), a file in it
@@ -9,7 +9,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use ctxgraph_queries::qwen_code::Wording;
+use ctxgraph_agents::qwen_code::Wording;
 
 /// The environment variable naming the installation.
 pub const QWEN_CODE_ENV: &str = "CTXGRAPH_QWEN_CODE";
@@ -56,7 +56,7 @@ pub fn qwen_code_wording(
     Wording::unavailable(format!(
         "{}: no output-language templates matching Qwen Code {}'s fingerprints",
         package.display(),
-        ctxgraph_queries::qwen_code::language::RECORDED_VERSION
+        ctxgraph_agents::qwen_code::language::RECORDED_VERSION
     ))
 }
 

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use ctxgraph_queries::Workspace;
+use ctxgraph_db::Workspace;
 
 use crate::mcp::McpConnector;
 use crate::remote::Fetcher;

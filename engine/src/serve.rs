@@ -19,12 +19,13 @@ use std::io::{self, BufRead, Write};
 use std::path::Path;
 use std::time::SystemTime;
 
-use ctxgraph_queries::agent::Agent;
-use ctxgraph_queries::opencode::installation::{InstallationState, asset, known_assets, known_versions};
-use ctxgraph_queries::opencode::message::MessageOptions;
-use ctxgraph_queries::opencode::prompt::{ContentHash, ModelRef, Section};
-use ctxgraph_queries::profile;
-use ctxgraph_queries::{Db, Workspace};
+use ctxgraph_db::agent::Agent;
+use ctxgraph_db::hash::ContentHash;
+use ctxgraph_db::installation::{InstallationState, asset, known_assets, known_versions};
+use ctxgraph_db::profile;
+use ctxgraph_db::{Db, Workspace};
+use ctxgraph_opencode::message::MessageOptions;
+use ctxgraph_opencode::prompt::{ModelRef, Section};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

@@ -5,10 +5,10 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use ctxgraph_queries::opencode::session::Session;
-use ctxgraph_queries::opencode::session::compaction::{DEFAULT_SUMMARY_TEMPLATE, summary_request};
-use ctxgraph_queries::opencode::session::export::ExportMessage;
-use ctxgraph_queries::opencode::session::reads::ReadPoint;
+use ctxgraph_opencode::session::Session;
+use ctxgraph_opencode::session::compaction::{DEFAULT_SUMMARY_TEMPLATE, summary_request};
+use ctxgraph_opencode::session::export::ExportMessage;
+use ctxgraph_opencode::session::reads::ReadPoint;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -99,9 +99,8 @@ impl Server {
     fn session_append(&mut self, params: AppendParams) -> Result<Value, RpcError> {
         let session = self.session(&params.session)?;
         let bytes = params.message.to_string();
-        let message: ExportMessage =
-            ctxgraph_queries::opencode::session::export::parse_message(bytes.as_bytes())
-                .map_err(|e| invalid(format!("message: {e}")))?;
+        let message: ExportMessage = ctxgraph_opencode::session::export::parse_message(bytes.as_bytes())
+            .map_err(|e| invalid(format!("message: {e}")))?;
         self.engine.append_message(session, message);
         Ok(json!({ "messages": session.messages(self.engine.db()).len() }))
     }
@@ -141,7 +140,7 @@ impl Server {
 mod tests {
     use std::sync::Arc;
 
-    use ctxgraph_queries::system::MemorySystem;
+    use ctxgraph_db::system::MemorySystem;
     use serde_json::{Value, json};
 
     use crate::serve::Server;

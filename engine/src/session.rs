@@ -4,20 +4,16 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use ctxgraph_queries::opencode::explain::{SessionExplanation, explain_session};
-use ctxgraph_queries::opencode::nearby::ReadKind;
-use ctxgraph_queries::opencode::session::compaction::{
-    CompactionPlan, ModelLimit, PlanParams, compaction_plan,
-};
-use ctxgraph_queries::opencode::session::convert::TargetModel;
-use ctxgraph_queries::opencode::session::export::{
-    Export, ExportError, ExportMessage, PartKind, Role, parse_export,
-};
-use ctxgraph_queries::opencode::session::history::next_call_messages;
-use ctxgraph_queries::opencode::session::reads::{ReadPoint, SessionNearby, nearby_in_session};
-use ctxgraph_queries::opencode::session::{Message, Session, SessionError};
-use ctxgraph_queries::system::FileKind;
-use ctxgraph_queries::{Db, Workspace};
+use ctxgraph_db::system::FileKind;
+use ctxgraph_db::{Db, Workspace};
+use ctxgraph_opencode::explain::{SessionExplanation, explain_session};
+use ctxgraph_opencode::nearby::ReadKind;
+use ctxgraph_opencode::session::compaction::{CompactionPlan, ModelLimit, PlanParams, compaction_plan};
+use ctxgraph_opencode::session::convert::TargetModel;
+use ctxgraph_opencode::session::export::{Export, ExportError, ExportMessage, PartKind, Role, parse_export};
+use ctxgraph_opencode::session::history::next_call_messages;
+use ctxgraph_opencode::session::reads::{ReadPoint, SessionNearby, nearby_in_session};
+use ctxgraph_opencode::session::{Message, Session, SessionError};
 use salsa::{Durability, Setter};
 use serde_json::Value;
 
@@ -128,25 +124,13 @@ impl Engine {
         overrides: LimitOverrides,
     ) -> Result<PlanParams, EngineError> {
         let config = self.merged_config(ws)?;
-        let value = config.value();
-        let target = value
-            .pointer("/agent/compaction/model")
-            .and_then(Value::as_str)
-            .and_then(|m| m.split_once('/'))
-            .map(|(provider, model)| TargetModel {
-                provider_id: provider.to_owned(),
-                model_id: model.to_owned(),
-            })
+        let target = config
+            .compaction_model()
+            .map(|(provider_id, model_id)| TargetModel { provider_id, model_id })
             .or_else(|| self.session_model(session))
             .ok_or(SessionFailure::NoModel)?;
-        let limit = value
-            .get("provider")
-            .and_then(|p| p.get(&target.provider_id))
-            .and_then(|p| p.get("models"))
-            .and_then(|m| m.get(&target.model_id))
-            .and_then(|m| m.get("limit"));
-        let field = |name: &str| limit.and_then(|l| l.get(name)).and_then(Value::as_u64);
-        let context = overrides.context.or_else(|| field("context"));
+        let configured = config.model_limit(&target.provider_id, &target.model_id);
+        let context = overrides.context.or(configured.context);
         let Some(context) = context else {
             return Err(SessionFailure::NoLimit {
                 model: format!("{}/{}", target.provider_id, target.model_id),
@@ -157,8 +141,8 @@ impl Engine {
         };
         let limit = ModelLimit {
             context,
-            input: overrides.input.or_else(|| field("input")),
-            output: overrides.output.or_else(|| field("output")).unwrap_or(0),
+            input: overrides.input.or(configured.input),
+            output: overrides.output.or(configured.output).unwrap_or(0),
         };
         Ok(PlanParams { limit, compaction: config.compaction(), target })
     }
@@ -250,7 +234,7 @@ impl Engine {
         file: &Path,
         point: &ReadPoint,
     ) -> Result<SessionNearby, EngineError> {
-        let target = ctxgraph_queries::path::resolve(ws.cwd(&self.db), file);
+        let target = ctxgraph_db::path::resolve(ws.cwd(&self.db), file);
         let kind = self.db.files().get(&self.db, &target).kind(&self.db);
         match kind {
             FileKind::Missing | FileKind::Inaccessible => {

@@ -9,7 +9,7 @@
 
 use std::sync::LazyLock;
 
-use ctxgraph_queries::tokens::TokenCounter;
+use ctxgraph_db::tokens::TokenCounter;
 use rustc_hash::FxHashMap;
 use tiktoken_rs::{CoreBPE, Rank};
 

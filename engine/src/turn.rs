@@ -4,9 +4,10 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use ctxgraph_queries::Workspace;
-use ctxgraph_queries::opencode::message::MessageOptions;
-use ctxgraph_queries::opencode::prompt::{ContentHash, Layout, ModelRef, PlacedBlock, Section};
+use ctxgraph_db::Workspace;
+use ctxgraph_db::hash::ContentHash;
+use ctxgraph_opencode::message::MessageOptions;
+use ctxgraph_opencode::prompt::{Layout, ModelRef, PlacedBlock, Section};
 use serde::Serialize;
 
 use crate::{Engine, EngineError};
@@ -140,7 +141,7 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
 mod tests {
     use super::*;
 
-    use ctxgraph_queries::opencode::prompt::{Block, BlockKind, Prompt};
+    use ctxgraph_opencode::prompt::{Block, BlockKind, Prompt};
 
     /// A layout of instruction blocks whose ids are the given ids (`file:<source>`).
     fn laid_out(blocks: &[(&str, &str)]) -> Layout {

@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use ctxgraph_queries::agent::Agent;
+use ctxgraph_db::agent::Agent;
 
-/// The wording `agent`'s profile takes in [`Request::wording`](ctxgraph_queries::profile::Request),
+/// The wording `agent`'s profile takes in [`Request::wording`](ctxgraph_db::profile::Request),
 /// loaded from `explicit` or the installation `vars` name; `None` for an agent whose text has
 /// no sentence of its own.
 pub fn load(

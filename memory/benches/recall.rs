@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use ctxgraph_engine::{ChangeEvent, Engine, OsSystem};
-use ctxgraph_queries::memory::Recall;
+use ctxgraph_memory::recall::Recall;
 use ctxgraph_test_support::fixture::fixed_host;
 
 const NOW: i64 = 20_786 * 86_400_000;

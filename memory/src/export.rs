@@ -7,9 +7,9 @@
 
 use std::collections::BTreeMap;
 
-use ctxgraph_queries::memory::record::{SCHEMA_VERSION, SessionCard};
-use ctxgraph_queries::memory::render::cut_at_word;
-use ctxgraph_queries::memory::tokenize::tokens;
+use crate::record::{SCHEMA_VERSION, SessionCard};
+use crate::render::cut_at_word;
+use crate::tokenize::tokens;
 use serde_json::Value;
 
 use crate::StoreError;

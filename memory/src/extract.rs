@@ -7,10 +7,11 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use ctxgraph_queries::memory::record::{self, Note, Observation, ObservationHashes, SCHEMA_VERSION};
+use crate::record::{self, Note, Observation, ObservationHashes, SCHEMA_VERSION};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::recall::MemorySettings;
 use crate::text::{hash, new_id, normalize};
 use crate::{Store, StoreError, files};
 
@@ -193,6 +194,32 @@ impl<F: Fn(&Evidence) -> Vec<Note> + Send + Sync> Extractor for Scripted<F> {
 /// `small_model`, as `provider/model`.
 pub fn resolve_model(memory_model: Option<&str>, small_model: Option<&str>) -> Option<String> {
     memory_model.or(small_model).map(|m| m.split_once('/').map_or(m, |(_, id)| id).to_owned())
+}
+
+/// The extraction client of §2: `memory_model`, else `small_model` (`provider/model`), at
+/// `base_url` when given, else the provider's `options.baseURL`, with its `options.apiKey`.
+/// `provider_option(provider, key)` reads the provider's options from the config of the
+/// profile that owns the settings.
+pub fn extraction_model(
+    settings: &MemorySettings,
+    base_url: Option<String>,
+    provider_option: impl Fn(&str, &str) -> Option<String>,
+) -> Result<OpenAiCompatible, StoreError> {
+    let Some(name) = settings.memory_model.as_deref().or(settings.small_model.as_deref()) else {
+        return Err(StoreError::Invalid(
+            "no model for extraction: set \"memory_model\" (or \"small_model\") to PROVIDER/MODEL in the config"
+                .to_owned(),
+        ));
+    };
+    let Some((provider, model)) = name.split_once('/') else {
+        return Err(StoreError::Invalid(format!("extraction model {name:?}: expected PROVIDER/MODEL")));
+    };
+    let Some(base_url) = base_url.or_else(|| provider_option(provider, "baseURL")) else {
+        return Err(StoreError::Invalid(format!(
+            "extraction model {name}: provider {provider:?} has no options.baseURL in the config; pass --base-url"
+        )));
+    };
+    Ok(OpenAiCompatible::new(base_url, model, provider_option(provider, "apiKey")))
 }
 
 /// An OpenAI-compatible `POST {base}/chat/completions` client. The model must answer

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use fd_lock::RwLock;
 
-use ctxgraph_queries::memory::record;
+use crate::record;
 
 use crate::StoreError;
 

@@ -1,4 +1,4 @@
-//! ctxgraph's workspace memory store (memory.md §3–§9).
+//! ctxgraph's workspace memory: the store (memory.md §3–§9) and its recall (§10–§11).
 //!
 //! Six files under `<workspace>/.opencode/memory/`. Every write holds the cross-process
 //! lock; logs grow by whole lines, JSON files are replaced whole; secrets are redacted
@@ -6,14 +6,19 @@
 //! store, nothing is ever dropped: a writer that cannot get the lock in time fails with
 //! [`StoreError::LockTimeout`] and the caller sees it.
 //!
-//! Reading for recall is the query layer's job (`ctxgraph_queries::memory`); this crate
+//! Reading for recall is salsa queries over the store's files ([`recall`]); the [`Store`]
 //! reads only what a write needs, fresh, under the lock.
 
 pub mod export;
 pub mod extract;
 mod files;
+pub mod rank;
+pub mod recall;
+pub mod record;
 pub mod redact;
+pub mod render;
 pub mod text;
+pub mod tokenize;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -21,12 +26,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use ctxgraph_queries::memory::rank::{Doc, rank};
-use ctxgraph_queries::memory::record::{
-    self, Fact, FactLine, FactRecord, FactSource, Handoff, LastError, RECENT_WINDOW, SCHEMA_VERSION, Scope,
+use crate::rank::{Doc, rank};
+use crate::record::{
+    Fact, FactLine, FactRecord, FactSource, Handoff, LastError, RECENT_WINDOW, SCHEMA_VERSION, Scope,
     SessionCard, Status, StatusRecord, ToolStat, ToolStats,
 };
-use ctxgraph_queries::memory::tokenize;
 use serde_json::Value;
 
 pub use files::LOCK_WAIT;

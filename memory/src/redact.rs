@@ -1,14 +1,14 @@
 //! memory.md §8: secrets are replaced by `[REDACTED:<kind>]` before anything is written to
 //! the store, hashed, or sent to a model.
 //!
-//! The patterns are ctxgraph's one secrets table ([`ctxgraph_queries::secrets`], which
+//! The patterns are ctxgraph's one secrets table ([`ctxgraph_db::secrets`], which
 //! `lint` reads too). Where only part of a match is the secret (a password in a URL, the
 //! value of `token = …`), the pattern names that part `s` and only it is replaced, so the
 //! text stays readable.
 
 use std::collections::BTreeMap;
 
-use ctxgraph_queries::secrets;
+use ctxgraph_db::secrets;
 use serde_json::Value;
 
 /// Redacted text, and how much of it was secret.

@@ -6,7 +6,7 @@ use std::net::TcpListener;
 
 use super::*;
 use crate::extract::{Evidence, Observed, OpenAiCompatible, Scripted, observe};
-use ctxgraph_queries::memory::record::Note;
+use crate::record::Note;
 
 const NOW: i64 = 1_800_000_000_000;
 

@@ -92,7 +92,7 @@ pub fn jaccard(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f64 {
 
 /// The distinct tokens of `text`.
 pub fn token_set(text: &str) -> BTreeSet<String> {
-    ctxgraph_queries::memory::tokenize::tokens(text).into_iter().collect()
+    crate::tokenize::tokens(text).into_iter().collect()
 }
 
 #[cfg(test)]

@@ -5,11 +5,11 @@
 //!
 //! Each renders an error as `error: …` instead of panicking, so refusals are snapshots too.
 
+use ctxgraph_db::Workspace;
+use ctxgraph_db::lint::{Budget, Finding};
 use ctxgraph_engine::{Engine, EngineError};
-use ctxgraph_queries::Workspace;
-use ctxgraph_queries::opencode::explain::{Reason, Stage};
-use ctxgraph_queries::opencode::lint::{Budget, Finding};
-use ctxgraph_queries::opencode::prompt::Section;
+use ctxgraph_opencode::explain::{Reason, Stage};
+use ctxgraph_opencode::prompt::Section;
 use std::fmt::Write as _;
 
 use crate::fixture::Fixture;

@@ -24,9 +24,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use ctxgraph_db::Workspace;
+use ctxgraph_db::system::MemorySystem;
 use ctxgraph_engine::{Engine, HostEnv};
-use ctxgraph_queries::Workspace;
-use ctxgraph_queries::system::MemorySystem;
 
 use crate::tree::{MemoryWriter, TreeWriter, git_worktree};
 

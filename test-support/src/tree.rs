@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use ctxgraph_queries::system::MemorySystem;
+use ctxgraph_db::system::MemorySystem;
 
 /// Where a tree is written.
 pub trait TreeWriter {

@@ -17,7 +17,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use ctxgraph_queries::opencode::lint::{Budget, Code};
+use ctxgraph_db::lint::{Budget, Code};
 use ctxgraph_test_support::fixture::Fixture;
 
 type Key = (String, String, String);

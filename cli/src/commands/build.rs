@@ -2,11 +2,11 @@
 
 use std::process::ExitCode;
 
+use ctxgraph_db::agent::Agent;
+use ctxgraph_db::remote::{LoadedFrom, RemoteState};
 use ctxgraph_engine::Engine;
-use ctxgraph_queries::agent::Agent;
-use ctxgraph_queries::opencode::instructions::SystemPaths;
-use ctxgraph_queries::opencode::prompt::{PlacedBlock, Prompt, Section};
-use ctxgraph_queries::remote::{LoadedFrom, RemoteState};
+use ctxgraph_opencode::instructions::SystemPaths;
+use ctxgraph_opencode::prompt::{PlacedBlock, Prompt, Section};
 use serde::Serialize;
 
 use crate::args::{BuildArgs, Format, SectionArg};
@@ -102,7 +102,7 @@ impl Report {
                     config: entry.source.name(),
                     state,
                     from,
-                    code: failure.as_ref().map(ctxgraph_queries::remote::FetchFailure::code),
+                    code: failure.as_ref().map(ctxgraph_db::remote::FetchFailure::code),
                     reason: failure.map(|f| f.to_string()),
                 }
             })

@@ -4,8 +4,8 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use anstyle::{AnsiColor, Style};
-use ctxgraph_queries::opencode::config::schema::redact_like_debug_config;
-use ctxgraph_queries::opencode::config::{LayerStatus, MergedConfig, Node, NodeKind, Provenance, SourceKind};
+use ctxgraph_opencode::config::schema::redact_like_debug_config;
+use ctxgraph_opencode::config::{LayerStatus, MergedConfig, Node, NodeKind, Provenance, SourceKind};
 use serde::Serialize;
 use serde_json::Value;
 

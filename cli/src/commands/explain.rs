@@ -4,9 +4,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use ctxgraph_engine::{EngineError, LimitOverrides};
-use ctxgraph_queries::opencode::prompt::{PlacedBlock, Section};
+use ctxgraph_opencode::prompt::{PlacedBlock, Section};
 
-use ctxgraph_queries::agent::Agent;
+use ctxgraph_db::agent::Agent;
 
 use crate::args::{ExplainArgs, ExplainFormat, SessionInput};
 use crate::error::CliError;
@@ -77,7 +77,7 @@ pub fn run(args: ExplainArgs) -> Result<ExitCode, CliError> {
 /// With `--opencode-agent` or `--model`: the message's first block, placed (B1/A2).
 fn message_prompt(
     engine: &mut ctxgraph_engine::Engine,
-    ws: ctxgraph_queries::Workspace,
+    ws: ctxgraph_db::Workspace,
     args: &ExplainArgs,
 ) -> Result<Option<PlacedBlock>, CliError> {
     if args.opencode_agent.is_none() && args.model.is_none() {

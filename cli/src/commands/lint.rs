@@ -2,8 +2,8 @@
 
 use std::process::ExitCode;
 
-use ctxgraph_queries::agent::Agent;
-use ctxgraph_queries::opencode::lint::{Budget, Severity};
+use ctxgraph_db::agent::Agent;
+use ctxgraph_db::lint::{Budget, Severity};
 
 use crate::args::{DenyLevel, LintArgs, LintFormat};
 use crate::error::{CliError, EXIT_FINDINGS};

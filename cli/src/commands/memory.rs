@@ -5,12 +5,12 @@ use std::process::ExitCode;
 
 use ctxgraph_engine::HostEnv;
 use ctxgraph_memory::export::card_from_export;
-use ctxgraph_memory::extract::{Evidence, OpenAiCompatible, observe};
+use ctxgraph_memory::extract::{Evidence, extraction_model, observe};
+use ctxgraph_memory::recall::Recall;
+use ctxgraph_memory::record::{FactSource, Scope};
 use ctxgraph_memory::redact::Redactor;
-use ctxgraph_memory::{Outcome, Remembered, Store, StoreError, system_clock};
-use ctxgraph_queries::memory::Recall;
-use ctxgraph_queries::memory::record::{FactSource, Scope};
-use ctxgraph_queries::memory::render::{DEFAULT_MAX_CHARS, MemoryContext};
+use ctxgraph_memory::render::MemoryContext;
+use ctxgraph_memory::{Outcome, Remembered, Store, system_clock};
 use serde_json::json;
 
 use crate::args::{
@@ -23,7 +23,7 @@ pub fn run(args: MemoryArgs) -> Result<ExitCode, CliError> {
     let env = HostEnv::from_process();
     let vars = env.vars.clone();
     let (engine, ws) = super::open_with(env, args.cwd)?;
-    let workspace = ws.cwd(engine.db()).clone();
+    let workspace = engine.cwd(ws).to_path_buf();
     let store = Store::new(&workspace, &vars);
     let session = args.session.as_deref();
     let redactor = store.redactor();
@@ -71,7 +71,10 @@ pub fn run(args: MemoryArgs) -> Result<ExitCode, CliError> {
             };
             let evidence =
                 Evidence { tool, outcome: outcome.to_owned(), input, output: read_input(&output)? };
-            let model = extraction_model(&engine, ws, base_url)?;
+            let settings = engine.memory_settings(ws)?;
+            let config = engine.merged_config(ws)?;
+            let model =
+                extraction_model(&settings, base_url, |provider, key| config.provider_option(provider, key))?;
             json_line(redactor, &observe(&store, &evidence, session, &model)?)?
         }
         MemoryCommand::SessionCard { action: SessionCardAction::Add { from_export } } => {
@@ -100,41 +103,6 @@ pub fn remember(
     Ok(store.remember(text, scope, category, FactSource::Explicit, session)?)
 }
 
-/// The extraction model of memory.md §2: `memory_model`, else `small_model`
-/// (`provider/model`), at the provider's `options.baseURL` (or `base_url`) with its
-/// `options.apiKey`.
-fn extraction_model(
-    engine: &ctxgraph_engine::Engine,
-    ws: ctxgraph_queries::Workspace,
-    base_url: Option<String>,
-) -> Result<OpenAiCompatible, CliError> {
-    let settings = engine.memory_settings(ws)?;
-    let Some(name) = settings.memory_model.or(settings.small_model) else {
-        return Err(StoreError::Invalid(
-            "no model for extraction: set \"memory_model\" (or \"small_model\") to PROVIDER/MODEL in the config"
-                .to_owned(),
-        )
-        .into());
-    };
-    let Some((provider, model)) = name.split_once('/') else {
-        return Err(StoreError::Invalid(format!("extraction model {name:?}: expected PROVIDER/MODEL")).into());
-    };
-    let config = engine.merged_config(ws)?.value();
-    let option = |key: &str| {
-        config
-            .pointer(&format!("/provider/{provider}/options/{key}"))
-            .and_then(|v| v.as_str())
-            .map(str::to_owned)
-    };
-    let Some(base_url) = base_url.or_else(|| option("baseURL")) else {
-        return Err(StoreError::Invalid(format!(
-            "extraction model {name}: provider {provider:?} has no options.baseURL in the config; pass --base-url"
-        ))
-        .into());
-    };
-    Ok(OpenAiCompatible::new(base_url, model, option("apiKey")))
-}
-
 /// How a recall is bounded, beyond its query.
 pub struct RecallOptions {
     /// Characters of the answer (default: `memory.maxTotalChars`, else 9000).
@@ -149,18 +117,13 @@ pub struct RecallOptions {
 /// detail, within the budget.
 pub fn recall(
     engine: &ctxgraph_engine::Engine,
-    ws: ctxgraph_queries::Workspace,
+    ws: ctxgraph_db::Workspace,
     query: &str,
     options: RecallOptions,
 ) -> Result<MemoryContext, CliError> {
     let settings = engine.memory_settings(ws)?;
-    let recall = Recall {
-        max_chars: options.budget.or(settings.max_chars).unwrap_or(DEFAULT_MAX_CHARS),
-        detail: true,
-        limit: options.limit,
-        session_id: options.session,
-        ..Recall::new(query, system_clock())
-    };
+    let recall =
+        Recall::on_request(query, system_clock(), &settings, options.budget, options.limit, options.session);
     Ok(engine.memory_recall(ws, recall)?)
 }
 
@@ -210,7 +173,7 @@ fn read_input(path: &std::path::Path) -> Result<String, CliError> {
 
 fn show(
     engine: &ctxgraph_engine::Engine,
-    ws: ctxgraph_queries::Workspace,
+    ws: ctxgraph_db::Workspace,
     store: &Store,
     format: Format,
 ) -> Result<String, CliError> {

@@ -7,10 +7,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use ctxgraph_db::Workspace;
 use ctxgraph_engine::mcp::McpConnector;
 use ctxgraph_engine::remote::{FetchOptions, Fetcher};
 use ctxgraph_engine::{Engine, EngineError, HostEnv, OsSystem, Policy, RemoteRefresh};
-use ctxgraph_queries::Workspace;
 
 use crate::args::{Cli, Command, RemoteArgs};
 use crate::error::CliError;
@@ -108,10 +108,10 @@ fn load_installation(engine: &mut Engine, args: &crate::args::MessageArgs) {
 }
 
 fn message_options(
-    model: Option<ctxgraph_queries::opencode::prompt::ModelRef>,
+    model: Option<ctxgraph_opencode::prompt::ModelRef>,
     args: &crate::args::MessageArgs,
-) -> ctxgraph_queries::opencode::message::MessageOptions {
-    ctxgraph_queries::opencode::message::MessageOptions {
+) -> ctxgraph_opencode::message::MessageOptions {
+    ctxgraph_opencode::message::MessageOptions {
         model,
         agent: args.opencode_agent.clone(),
         json_schema: args.json_schema,
@@ -120,7 +120,7 @@ fn message_options(
 }
 
 /// L3: a warning on stderr for each block that stands in for a text of opencode's.
-fn warn_unavailable(prompt: &ctxgraph_queries::opencode::prompt::Prompt) {
+fn warn_unavailable(prompt: &ctxgraph_opencode::prompt::Prompt) {
     let mut stderr = std::io::stderr().lock();
     for block in &prompt.blocks {
         if let Some(reason) = &block.unavailable {

@@ -2,10 +2,10 @@
 
 use std::process::ExitCode;
 
-use ctxgraph_queries::opencode::session::reads::{ReadPoint, SessionNearby};
+use ctxgraph_opencode::session::reads::{ReadPoint, SessionNearby};
 use serde_json::json;
 
-use ctxgraph_queries::agent::Agent;
+use ctxgraph_db::agent::Agent;
 
 use crate::args::{Format, NearbyArgs, SessionInput};
 use crate::error::CliError;

@@ -1,15 +1,15 @@
 //! `build --agent NAME` and `nearby FILE --agent NAME` for every agent but opencode (whose
 //! sections, model line and sessions have commands of their own): the profile's
-//! [`Layout`](ctxgraph_queries::profile::Layout) or [`ReadLayout`], printed as its exact text
+//! [`Layout`](ctxgraph_db::profile::Layout) or [`ReadLayout`], printed as its exact text
 //! or as the one JSON shape every agent shares (`docs/profiles/README.md`).
 
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use ctxgraph_db::agent::Agent;
+use ctxgraph_db::profile::{Block, Layout, LeftOut, ReadLayout, Request, Setting, WordingSource};
 use ctxgraph_engine::HostEnv;
-use ctxgraph_queries::agent::Agent;
-use ctxgraph_queries::profile::{Block, Layout, LeftOut, ReadLayout, Request, Setting, WordingSource};
 use serde::Serialize;
 
 use crate::args::{BuildArgs, Format, InstallationArgs, NearbyArgs, SectionArg};
@@ -40,7 +40,7 @@ fn warn_unavailable(agent: Agent, wording: &WordingSource) {
     if let WordingSource::Unavailable { reason } = wording {
         eprintln_styled(&format!(
             "warning: {}'s own wording is unavailable ({reason}); the text holds marked placeholders",
-            ctxgraph_queries::profile::profile(agent).title()
+            ctxgraph_engine::profiles::profile(agent).title()
         ));
     }
 }

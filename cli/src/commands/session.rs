@@ -4,12 +4,10 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
+use ctxgraph_db::Workspace;
 use ctxgraph_engine::{Engine, EngineError, LimitOverrides};
-use ctxgraph_queries::Workspace;
-use ctxgraph_queries::opencode::session::Session;
-use ctxgraph_queries::opencode::session::compaction::{
-    CompactionPlan, DEFAULT_SUMMARY_TEMPLATE, summary_request,
-};
+use ctxgraph_opencode::session::Session;
+use ctxgraph_opencode::session::compaction::{CompactionPlan, DEFAULT_SUMMARY_TEMPLATE, summary_request};
 use serde_json::json;
 
 use crate::args::{CompactArgs, Format, MessagesArgs, SessionArgs, SessionCommand, SessionInput};

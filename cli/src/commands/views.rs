@@ -4,11 +4,11 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use ctxgraph_db::Workspace;
+use ctxgraph_db::agent::Agent;
+use ctxgraph_db::profile::AgentFate;
+use ctxgraph_db::profile::Request;
 use ctxgraph_engine::{Engine, EngineError, HostEnv};
-use ctxgraph_queries::Workspace;
-use ctxgraph_queries::agent::Agent;
-use ctxgraph_queries::fates::AgentFate;
-use ctxgraph_queries::profile::Request;
 use serde::Serialize;
 
 use crate::args::{ExplainArgs, ExplainFormat};
@@ -96,7 +96,7 @@ fn considered(engine: &Engine, ws: Workspace, agent: Agent) -> Result<Vec<PathBu
 fn absolute(target: &str) -> Result<PathBuf, CliError> {
     let base = std::env::current_dir()
         .map_err(|err| EngineError::WorkingDirectory { path: PathBuf::from("."), reason: err.to_string() })?;
-    Ok(ctxgraph_queries::path::resolve(&base, target))
+    Ok(ctxgraph_db::path::resolve(&base, target))
 }
 
 #[derive(Serialize)]

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use ctxgraph_engine::watch::Watcher;
 use ctxgraph_engine::{SystemClock, Turn, Turns};
-use ctxgraph_queries::opencode::prompt::Section;
+use ctxgraph_opencode::prompt::Section;
 
 use crate::args::{Format, WatchArgs};
 use crate::error::{CliError, render, to_json};

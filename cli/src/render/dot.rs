@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use ctxgraph_queries::opencode::explain::{EntryExpansion, EntryReport, Item, Via};
-use ctxgraph_queries::path::display;
+use ctxgraph_db::path::display;
+use ctxgraph_opencode::explain::{EntryExpansion, EntryReport, Item, Via};
 use petgraph::dot::{Config, Dot, RankDir};
 use petgraph::graph::{DiGraph, NodeIndex};
 

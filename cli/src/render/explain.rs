@@ -2,15 +2,15 @@
 
 use std::fmt::Write;
 
-use ctxgraph_queries::memory::render::{Block, BlockId, Cut, CutReason, MemoryContext, Recalled};
-use ctxgraph_queries::opencode::explain::{
+use ctxgraph_db::path::display;
+use ctxgraph_memory::render::{Block, BlockId, Cut, CutReason, MemoryContext, Recalled};
+use ctxgraph_opencode::explain::{
     EntryExpansion, EntryReport, Explanation, Item, Loaded, Reason, SessionExplanation, Source, Stage,
     Target, TargetExplanation, Via,
 };
-use ctxgraph_queries::opencode::prompt::PlacedBlock;
-use ctxgraph_queries::opencode::session::export::{Role, ToolStatus};
-use ctxgraph_queries::opencode::skills::explain::SkillsExplanation;
-use ctxgraph_queries::path::display;
+use ctxgraph_opencode::prompt::PlacedBlock;
+use ctxgraph_opencode::session::export::{Role, ToolStatus};
+use ctxgraph_opencode::skills::explain::SkillsExplanation;
 use serde::Serialize;
 
 /// Every item, loaded ones first in prompt order, then the rest with their reasons.
@@ -196,8 +196,8 @@ struct Summary<'a> {
     worktree: String,
     git: bool,
     tokenizer: &'a str,
-    total: ctxgraph_queries::opencode::explain::Size,
-    environment: ctxgraph_queries::opencode::explain::Size,
+    total: ctxgraph_opencode::explain::Size,
+    environment: ctxgraph_opencode::explain::Size,
 }
 
 impl<'a> ExplanationView<'a> {

@@ -1,5 +1,6 @@
 //! Turning the library's answers into text, JSON, DOT and SARIF. No decisions are made
-//! here: every fact and sentence comes from `ctxgraph_queries`.
+//! here: every fact and sentence comes from the query crates (`ctxgraph_db`,
+//! `ctxgraph_opencode`, `ctxgraph_agents`).
 
 pub mod dot;
 pub mod explain;

@@ -4,7 +4,7 @@
 //! Built as plain JSON rather than with `serde-sarif`: lint uses a dozen of SARIF's
 //! hundreds of types, and the schema test, not a type library, is what keeps them valid.
 
-use ctxgraph_queries::opencode::lint::{Code, Finding, Severity};
+use ctxgraph_db::lint::{Code, Finding, Severity};
 use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
 use serde_json::{Value, json};
 

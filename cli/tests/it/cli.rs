@@ -167,7 +167,7 @@ fn huge_rule_file() {
 /// it is parsed (each byte of config costs ~100 bytes of memory); one at the limit loads.
 #[test]
 fn config_over_the_size_limit() {
-    use ctxgraph_queries::opencode::config::MAX_CONFIG_BYTES;
+    use ctxgraph_opencode::config::MAX_CONFIG_BYTES;
     assert_eq!(MAX_CONFIG_BYTES, 4 * 1024 * 1024, "the limit README and docs/opencode/config.md state");
     let sandbox = Sandbox::new();
     let padded = |len: usize| format!("{{{}}}", " ".repeat(len - 2));

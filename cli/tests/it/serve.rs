@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use ctxgraph_queries::opencode::installation::known_assets;
+use ctxgraph_db::installation::known_assets;
 
 use crate::support::{ctxgraph, git_repo, stdout_lines};
 

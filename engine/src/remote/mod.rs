@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ctxgraph_queries::files::decode_utf8;
-use ctxgraph_queries::remote::{ConfigDocState, ConfigRequest, FetchFailure, LoadedFrom, Pin, RemoteState};
+use ctxgraph_db::files::decode_utf8;
+use ctxgraph_db::remote::{ConfigDocState, ConfigRequest, FetchFailure, LoadedFrom, Pin, RemoteState};
 use reqwest::header::{
     ACCEPT, CONTENT_TYPE, ETAG, HeaderMap, HeaderName, HeaderValue, IF_MODIFIED_SINCE, IF_NONE_MATCH,
     LAST_MODIFIED,

@@ -45,8 +45,8 @@ use smallvec::SmallVec;
 use crate::database::Database;
 use crate::index::{subtree, subtree_of_set};
 use crate::{Applied, ChangeEvent, Engine};
-use ctxgraph_queries::Db;
-use ctxgraph_queries::system::FileKind;
+use ctxgraph_db::Db;
+use ctxgraph_db::system::FileKind;
 
 /// A batch is flushed after this long without a new event…
 pub const QUIET: Duration = Duration::from_millis(10);

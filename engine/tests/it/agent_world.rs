@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use ctxgraph_db::system::MemorySystem;
 use ctxgraph_engine::{ChangeEvent, Engine, HostEnv};
-use ctxgraph_queries::system::MemorySystem;
 use ctxgraph_test_support::fixture::fixed_host;
 
 pub fn host() -> HostEnv {

@@ -313,7 +313,7 @@ fn the_warm_prompt_matches_a_fresh_build_under_random_churn() {
             warm.apply_changes(&[ChangeEvent::Rescan]);
         }
         if trace {
-            use ctxgraph_queries::Db as _;
+            use ctxgraph_db::Db as _;
             for probe in ["repo/rules", "repo/rules/x", "repo/rules/x/r2.md"] {
                 let path = world.path(probe);
                 let kind = warm.db().files().existing(&path).map(|f| f.kind(warm.db()));

@@ -4,8 +4,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use ctxgraph_db::system::MemorySystem;
 use ctxgraph_engine::{ChangeEvent, Engine, Prose};
-use ctxgraph_queries::system::MemorySystem;
 
 use crate::agent_world::{World, counts};
 

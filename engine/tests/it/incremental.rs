@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use ctxgraph_db::system::MemorySystem;
 use ctxgraph_engine::{ChangeEvent, Engine, HostEnv};
-use ctxgraph_queries::system::MemorySystem;
 use ctxgraph_test_support::fixture::fixed_host;
 
 const CWD: &str = "/repo/pkg/api";
@@ -419,15 +419,15 @@ struct CountingStats {
     stats: std::sync::Mutex<Vec<std::path::PathBuf>>,
 }
 
-impl ctxgraph_queries::system::System for CountingStats {
-    fn kind(&self, path: &Path) -> ctxgraph_queries::system::FileKind {
+impl ctxgraph_db::system::System for CountingStats {
+    fn kind(&self, path: &Path) -> ctxgraph_db::system::FileKind {
         self.stats.lock().expect("stats").push(path.to_path_buf());
         self.fs.kind(path)
     }
     fn read(&self, path: &Path) -> std::io::Result<Vec<u8>> {
         self.fs.read(path)
     }
-    fn read_dir(&self, path: &Path) -> std::io::Result<Vec<ctxgraph_queries::system::DirEntry>> {
+    fn read_dir(&self, path: &Path) -> std::io::Result<Vec<ctxgraph_db::system::DirEntry>> {
         self.fs.read_dir(path)
     }
     fn canonicalize(&self, path: &Path) -> std::io::Result<std::path::PathBuf> {
@@ -459,9 +459,9 @@ fn a_cold_build_stats_each_path_at_most_once_and_listed_entries_not_at_all() {
 /// the assembly (which reads it), and setting an equal one nothing.
 #[test]
 fn the_message_recomputes_only_what_an_edit_or_the_installation_touches() {
-    use ctxgraph_queries::opencode::installation::{InstallationState, Texts};
-    use ctxgraph_queries::opencode::message::MessageOptions;
-    use ctxgraph_queries::opencode::prompt::Section;
+    use ctxgraph_db::installation::{InstallationState, Texts};
+    use ctxgraph_opencode::message::MessageOptions;
+    use ctxgraph_opencode::prompt::Section;
 
     let mut w = world();
     let ws = w.engine.open(Path::new(CWD)).expect("cwd");

@@ -4,10 +4,10 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use ctxgraph_db::Db;
+use ctxgraph_db::installation::{InstallationState, asset, known_assets};
 use ctxgraph_engine::installation::{Locate, load};
 use ctxgraph_engine::{Engine, HostEnv, OsSystem};
-use ctxgraph_queries::Db;
-use ctxgraph_queries::opencode::installation::{InstallationState, asset, known_assets};
 use ctxgraph_test_support::opencode;
 
 #[test]

@@ -8,11 +8,11 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use ctxgraph_db::Workspace;
+use ctxgraph_db::mcp::McpState;
 use ctxgraph_engine::mcp::McpConnector;
 use ctxgraph_engine::{ChangeEvent, Engine, OsSystem};
-use ctxgraph_queries::Workspace;
-use ctxgraph_queries::mcp::McpState;
-use ctxgraph_queries::opencode::mcp::{mcp_block, mcp_facts};
+use ctxgraph_opencode::mcp::{mcp_block, mcp_facts};
 use ctxgraph_test_support::fixture::fixed_host;
 use ctxgraph_test_support::tree::{DiskWriter, git_worktree};
 use serde_json::{Value, json};

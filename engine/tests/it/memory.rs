@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use ctxgraph_db::system::MemorySystem;
 use ctxgraph_engine::{ChangeEvent, Engine, HostEnv};
-use ctxgraph_queries::memory::Recall;
-use ctxgraph_queries::system::MemorySystem;
+use ctxgraph_memory::recall::Recall;
 use ctxgraph_test_support::fixture::fixed_host;
 
 const FACTS: &str = "/w/.opencode/memory/facts.jsonl";

@@ -5,11 +5,11 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
+use ctxgraph_db::remote::RemoteState;
+use ctxgraph_db::system::MemorySystem;
 use ctxgraph_engine::Engine;
 use ctxgraph_engine::remote::{FetchOptions, Fetcher};
-use ctxgraph_queries::opencode::prompt::Section;
-use ctxgraph_queries::remote::RemoteState;
-use ctxgraph_queries::system::MemorySystem;
+use ctxgraph_opencode::prompt::Section;
 use ctxgraph_test_support::fixture::fixed_host;
 use ctxgraph_test_support::http::{Reply, Server};
 

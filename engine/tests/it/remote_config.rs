@@ -4,11 +4,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use ctxgraph_db::system::MemorySystem;
 use ctxgraph_engine::remote::{FetchOptions, Fetcher};
 use ctxgraph_engine::{Engine, EngineError};
-use ctxgraph_queries::opencode::config::{ConfigError, MergedConfig, SourceKind};
-use ctxgraph_queries::opencode::prompt::BuildError;
-use ctxgraph_queries::system::MemorySystem;
+use ctxgraph_opencode::config::{ConfigError, MergedConfig, SourceKind};
+use ctxgraph_opencode::prompt::BuildError;
 use ctxgraph_test_support::fixture::fixed_host;
 use ctxgraph_test_support::http::{Reply, Server};
 use serde_json::json;

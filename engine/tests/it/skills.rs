@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use ctxgraph_db::system::MemorySystem;
 use ctxgraph_engine::{ChangeEvent, Engine, HostEnv};
-use ctxgraph_queries::opencode::skills::{render, skills};
-use ctxgraph_queries::system::MemorySystem;
+use ctxgraph_opencode::skills::{render, skills};
 use ctxgraph_test_support::fixture::fixed_host;
 
 const CWD: &str = "/repo/pkg";

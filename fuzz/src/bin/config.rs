@@ -6,9 +6,9 @@
 
 use std::path::{Path, PathBuf};
 
-use ctxgraph_queries::opencode::config::tree::{merge_concat, merge_deep};
-use ctxgraph_queries::opencode::config::{ConfigSource, SourceKind, load_text};
-use ctxgraph_queries::opencode::substitute::Context;
+use ctxgraph_opencode::config::tree::{merge_concat, merge_deep};
+use ctxgraph_opencode::config::{ConfigSource, SourceKind, load_text};
+use ctxgraph_opencode::substitute::Context;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -4,11 +4,11 @@
 
 #![no_main]
 
-use ctxgraph_queries::memory::rank::{Doc, rank};
-use ctxgraph_queries::memory::record::{
+use ctxgraph_memory::rank::{Doc, rank};
+use ctxgraph_memory::record::{
     FactLine, Handoff, Observation, SessionCard, ToolStats, fold_facts, parse_jsonl, parse_record,
 };
-use ctxgraph_queries::memory::render::{BlockId, Draft, Item, assemble};
+use ctxgraph_memory::render::{BlockId, Draft, Item, assemble};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -21,14 +21,32 @@ fuzz_target!(|data: &[u8]| {
     let _ = parse_record::<ToolStats>(&text);
     let docs: Vec<Doc<'_>> = facts
         .iter()
-        .map(|f| Doc { id: &f.record.id, text: f.record.text.clone(), files: &[], time: f.record.updated_at, decays: true })
-        .chain(observations.iter().map(|o| Doc { id: &o.id, text: o.note.l0.clone(), files: &o.note.files, time: o.created_at, decays: true }))
+        .map(|f| Doc {
+            id: &f.record.id,
+            text: f.record.text.clone(),
+            files: &[],
+            time: f.record.updated_at,
+            decays: true,
+        })
+        .chain(observations.iter().map(|o| Doc {
+            id: &o.id,
+            text: o.note.l0.clone(),
+            files: &o.note.files,
+            time: o.created_at,
+            decays: true,
+        }))
         .collect();
     let ranking = rank(&text, &docs, i64::MAX);
     let items: Vec<Item> = ranking
         .kept
         .iter()
-        .map(|&(i, score)| Item { id: docs[i].id.to_owned(), score, line: format!("- {}", docs[i].text), short: None, drop_rank: 0 })
+        .map(|&(i, score)| Item {
+            id: docs[i].id.to_owned(),
+            score,
+            line: format!("- {}", docs[i].text),
+            short: None,
+            drop_rank: 0,
+        })
         .collect();
     let max = usize::from(budget) * 40;
     let drafts = [Draft { id: BlockId::Facts, title: "Facts".to_owned(), items, cut: Vec::new() }];

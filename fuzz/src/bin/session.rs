@@ -7,14 +7,14 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use ctxgraph_db::system::MemorySystem;
 use ctxgraph_engine::{Engine, HostEnv};
-use ctxgraph_queries::opencode::config::schema::Compaction;
-use ctxgraph_queries::opencode::session::compaction::{
+use ctxgraph_opencode::config::schema::Compaction;
+use ctxgraph_opencode::session::compaction::{
     DEFAULT_SUMMARY_TEMPLATE, ModelLimit, PlanParams, summary_request,
 };
-use ctxgraph_queries::opencode::session::convert::TargetModel;
-use ctxgraph_queries::opencode::session::export::parse_export;
-use ctxgraph_queries::system::MemorySystem;
+use ctxgraph_opencode::session::convert::TargetModel;
+use ctxgraph_opencode::session::export::parse_export;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -36,7 +36,11 @@ fuzz_target!(|data: &[u8]| {
     // Small limits and budgets so tails, splits and pruning all happen on small inputs.
     let params = PlanParams {
         limit: ModelLimit { context: 400, input: None, output: 100 },
-        compaction: Compaction { prune: Some(true), preserve_recent_tokens: Some(20), ..Compaction::default() },
+        compaction: Compaction {
+            prune: Some(true),
+            preserve_recent_tokens: Some(20),
+            ..Compaction::default()
+        },
         target: TargetModel { provider_id: "p".into(), model_id: "m".into() },
     };
     let plan = engine.compaction_plan(session, params);

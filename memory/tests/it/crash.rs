@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use ctxgraph_memory::Store;
-use ctxgraph_queries::memory::record::{FactLine, FactRecord, FactSource, Scope, Status, parse_jsonl};
+use ctxgraph_memory::record::{FactLine, FactRecord, FactSource, Scope, Status, parse_jsonl};
 
 const CHILD: &str = "MEMORY_CHILD";
 

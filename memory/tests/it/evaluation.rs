@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use ctxgraph_engine::{Engine, OsSystem};
 use ctxgraph_memory::extract::{Evidence, Observed, Scripted, observe};
+use ctxgraph_memory::recall::Recall;
+use ctxgraph_memory::record::{FactSource, Note, Scope};
+use ctxgraph_memory::render::BlockId;
 use ctxgraph_memory::{Remembered, Store};
-use ctxgraph_queries::memory::Recall;
-use ctxgraph_queries::memory::record::{FactSource, Note, Scope};
-use ctxgraph_queries::memory::render::BlockId;
 use ctxgraph_test_support::fixture::fixed_host;
 
 /// `SplitMix64`: a seeded generator small enough to live in the test.

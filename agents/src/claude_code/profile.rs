@@ -1,0 +1,188 @@
+//! The Claude Code profile's answers in the shared shape ([`ctxgraph_db::profile`]). Claude Code's
+//! own words come with the request ([`Request::wording`] as a [`Prose`]), loaded by the
+//! engine from the installation; without them the text has placeholders (CC10).
+
+use std::path::Path;
+
+use crate::fates;
+use ctxgraph_db::agent::Agent;
+use ctxgraph_db::db::{Db, Workspace};
+use ctxgraph_db::lint::{Budget, Finding};
+use ctxgraph_db::profile::AgentFate;
+use ctxgraph_db::profile::{
+    About, Frame, LayoutBuilder, LeftOut, Part, Placement, Profile, ProfileError, ReadLayout, Request,
+    Setting, Source, Status, WordingSource,
+};
+use ctxgraph_db::tokens::TokenCounter;
+
+use super::approval::{APPROVAL_KEY, ApprovalState};
+use super::nearby::{read_attachment, reminder};
+use super::{Fate, MemoryFile, Prose, ProseSource, claude_md_context, entry};
+
+/// Claude Code 2.1.332.
+pub struct ClaudeCode;
+
+/// Where the block goes (CC2).
+const POSITION: &str = "first user message: a <system-reminder> text block before the prompt";
+/// Where a Read's attachments go (CC11).
+const READ_POSITION: &str = "the Read tool's result, after the file's lines";
+
+/// The prose the request carries, or placeholders.
+fn prose(request: &Request) -> std::borrow::Cow<'_, Prose> {
+    request.wording::<Prose>().map_or_else(
+        || std::borrow::Cow::Owned(Prose::unavailable("Claude Code's installation was not looked for")),
+        std::borrow::Cow::Borrowed,
+    )
+}
+
+/// Where the prose came from, in the shared terms.
+pub fn wording_source(source: &ProseSource) -> WordingSource {
+    match source {
+        ProseSource::Installation { path, version } => {
+            WordingSource::Installation { path: path.clone(), version: version.clone() }
+        }
+        ProseSource::Fingerprints => WordingSource::Fingerprints,
+        ProseSource::Unavailable { reason } => WordingSource::Unavailable { reason: reason.clone() },
+    }
+}
+
+fn fate_word(fate: &Fate) -> (&'static str, &'static str) {
+    match fate {
+        Fate::Sent | Fate::Matched { .. } => ("sent", "CC2"),
+        Fate::Empty => ("empty", "CC9"),
+        Fate::Conditional { .. } => ("conditional", "CC6"),
+        Fate::ExternalNotApproved => ("not_approved", "CC8"),
+        Fate::TooDeep => ("too_deep", "CC5"),
+        Fate::NotText => ("not_text", "CC4"),
+        Fate::AlreadyLoaded => ("already_loaded", "CC5"),
+        Fate::Missing => ("missing", "CC4"),
+        Fate::Unreadable { .. } => ("unreadable", "CC3"),
+    }
+}
+
+fn rule(file: &MemoryFile) -> &'static str {
+    match (&file.parent, file.kind, &file.fate) {
+        (Some(_), _, _) => "CC4",
+        (None, _, Fate::Matched { .. }) => "CC11",
+        (None, super::Kind::User, _) => "CC1",
+        (None, _, _) => "CC3",
+    }
+}
+
+fn left_out(file: &MemoryFile, reason: String) -> LeftOut {
+    let (fate, rule) = fate_word(&file.fate);
+    LeftOut { source: file.source.clone(), fate, rule, reason }
+}
+
+const ABOUT: About = About {
+    agent: Agent::ClaudeCode,
+    title: "Claude Code",
+    release: "claude-code-2.1.332",
+    doc: "docs/profiles/claude-code.md",
+};
+
+impl Profile for ClaudeCode {
+    fn about(&self) -> &'static About {
+        &ABOUT
+    }
+
+    fn fingerprints(&self) -> Option<std::sync::Arc<dyn std::any::Any + Send + Sync>> {
+        Some(std::sync::Arc::new(Prose::fingerprints()))
+    }
+
+    fn layout(
+        &self,
+        db: &dyn Db,
+        ws: Workspace,
+        request: &Request,
+    ) -> Result<ctxgraph_db::profile::Layout, ProfileError> {
+        let prose = prose(request);
+        let ctx = claude_md_context(db, ws);
+        let mut builder = LayoutBuilder::new(ctx.reminder(&prose).unwrap_or_default());
+        let entries: Vec<(&MemoryFile, String)> =
+            ctx.sent().map(|file| (file, entry(file, &prose))).collect();
+        for (file, text) in &entries {
+            builder.block(Part {
+                source: Source::File(file.source.clone()),
+                placement: Placement::FirstUserMessage,
+                position: POSITION,
+                text,
+                status: Status::Sent,
+                rule: rule(file),
+                reason: file.reason(&ctx.cwd, &ctx.approval),
+                inlines: Vec::new(),
+            });
+        }
+        let approved = match &ctx.approval.state {
+            ApprovalState::Set { approved } => approved.to_string(),
+            ApprovalState::NotSet | ApprovalState::NoConfig => "not set".to_owned(),
+            ApprovalState::Invalid { reason } => format!("cannot be used ({reason})"),
+        };
+        let frame = Frame {
+            cwd: ctx.cwd.clone(),
+            root: None,
+            left_out: ctx
+                .files
+                .iter()
+                .filter(|f| !f.is_sent())
+                .map(|f| left_out(f, f.reason(&ctx.cwd, &ctx.approval)))
+                .collect(),
+            settings: vec![Setting {
+                name: APPROVAL_KEY,
+                value: approved,
+                from: Some(ctx.approval.config.clone())
+                    .filter(|_| ctx.approval.state != ApprovalState::NoConfig),
+            }],
+            wording: wording_source(&prose.source),
+        };
+        Ok(frame.layout(self, builder))
+    }
+
+    fn read(
+        &self,
+        db: &dyn Db,
+        ws: Workspace,
+        file: &Path,
+        _: &Request,
+    ) -> Option<Result<ReadLayout, ProfileError>> {
+        let ctx = claude_md_context(db, ws);
+        let attachment = read_attachment(db, ws, file.to_path_buf());
+        let mut builder = LayoutBuilder::new(attachment.text());
+        let reminders: Vec<(&MemoryFile, String)> = attachment.sent().map(|f| (f, reminder(f))).collect();
+        for (sent, text) in &reminders {
+            builder.block(Part {
+                source: Source::File(sent.source.clone()),
+                placement: Placement::ToolResult,
+                position: READ_POSITION,
+                text,
+                status: Status::Sent,
+                rule: if sent.parent.is_some() { "CC4" } else { "CC11" },
+                reason: attachment.reason(sent, &ctx.cwd, &ctx.approval),
+                inlines: Vec::new(),
+            });
+        }
+        let left = attachment
+            .files
+            .iter()
+            .filter(|f| !f.is_sent())
+            .map(|f| left_out(f, attachment.reason(f, &ctx.cwd, &ctx.approval)))
+            .collect();
+        // A Read's reminders hold no sentence of Claude Code's own (CC11).
+        Some(Ok(builder.read(self.agent(), file, left, WordingSource::None)))
+    }
+
+    fn fate(&self, db: &dyn Db, ws: Workspace, _: &dyn TokenCounter, file: &Path) -> AgentFate {
+        fates::claude_code_fate(claude_md_context(db, ws), file)
+    }
+
+    fn lint(
+        &self,
+        _: &dyn Db,
+        _: Workspace,
+        _: &dyn TokenCounter,
+        _: Budget,
+    ) -> Result<Vec<Finding>, ProfileError> {
+        // No check of Claude Code's own yet; `lint --agent all` includes it in CG012/CG013.
+        Ok(Vec::new())
+    }
+}

@@ -1,0 +1,200 @@
+//! `lint --agent codex|gemini|all`: findings about what each agent sees (CG012–CG015,
+//! `docs/lint.md`), read off each profile's facts.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use crate::codex::{self, AgentsContext};
+use crate::gemini::{self, GeminiContext, Outcome};
+use ctxgraph_db::db::{Db, Workspace};
+use ctxgraph_db::lint::{Code, Finding, Location};
+use ctxgraph_db::path;
+use ctxgraph_db::profile::Layout;
+
+fn finding(code: Code, message: String, file: &Path, hint: &str) -> Finding {
+    Finding {
+        code,
+        severity: code.severity(),
+        message,
+        location: Some(Location { uri: path::display(file), line: None, column: None }),
+        hint: hint.to_owned(),
+    }
+}
+
+/// CG014: every file Codex cuts or skips because `project_doc_max_bytes` ran out.
+pub fn codex_findings(ctx: &AgentsContext) -> Vec<Finding> {
+    let budget = &ctx.budget;
+    let hint = "raise project_doc_max_bytes in ~/.codex/config.toml, or shorten the files before it";
+    ctx.docs
+        .iter()
+        .filter_map(|doc| {
+            let message = match doc.fate {
+                codex::Fate::Cut { kept } => format!(
+                    "Codex sends only the first {kept} of {} bytes of {}: project_doc_max_bytes = {} runs out (CX5)",
+                    doc.bytes,
+                    path::display(&doc.source),
+                    budget.bytes
+                ),
+                codex::Fate::OverBudget => format!(
+                    "Codex never sends {}: the files before it use all of project_doc_max_bytes = {} (CX5)",
+                    path::display(&doc.source),
+                    budget.bytes
+                ),
+                _ => return None,
+            };
+            Some(finding(Code::CodexBudgetOverflow, message, &doc.source, hint))
+        })
+        .collect()
+}
+
+/// CG015: every `@import` in a file Gemini sends that it does not inline (a missing file, a
+/// directory, a path outside the project, a cycle, the depth limit).
+pub fn gemini_findings(ctx: &GeminiContext) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for doc in ctx.docs.iter().filter(|d| d.is_sent()) {
+        for import in &doc.imports {
+            let why = match &import.outcome {
+                Outcome::OutsideProject { root } => {
+                    format!("it leaves the project root {} or is a URL", path::display(root))
+                }
+                Outcome::Failed { message } => message.clone(),
+                Outcome::AlreadyProcessed => "it is an import cycle".to_owned(),
+                Outcome::DepthLimit => format!("imports nest at most {} deep", gemini::imports::MAX_DEPTH),
+                Outcome::Inlined | Outcome::InCode | Outcome::Skipped | Outcome::Missing => continue,
+            };
+            findings.push(finding(
+                Code::GeminiImportFailed,
+                format!(
+                    "Gemini CLI does not inline `@{}` in {}: {why}; the model sees an HTML comment instead (GM4)",
+                    import.path,
+                    path::display(&import.importer)
+                ),
+                &import.importer,
+                "fix the path, or write the `@` inside backticks if it is not an import",
+            ));
+        }
+    }
+    findings
+}
+
+/// CG012 and CG013: what one agent sees and the others do not, read off every agent's
+/// layout (the agents that would not start here are left out by the caller).
+pub fn cross_agent_findings(db: &dyn Db, ws: Workspace, layouts: &[Layout]) -> Vec<Finding> {
+    let root = ctxgraph_db::worktree::worktree(db, ws).root.clone();
+    let mut sent: BTreeMap<PathBuf, Vec<&'static str>> = BTreeMap::new();
+    for layout in layouts {
+        for path in layout.sent_files().filter(|p| p.starts_with(&root)) {
+            let agents = sent.entry(path.to_path_buf()).or_default();
+            if !agents.contains(&layout.agent) {
+                agents.push(layout.agent);
+            }
+        }
+    }
+    // A file another agent sends that a block inlines (Gemini's `@imports`): that agent sees
+    // it too, and the inlining file shares its rules (`GEMINI.md` as `@./AGENTS.md`).
+    let mut sharing = BTreeSet::new();
+    for layout in layouts {
+        for block in &layout.blocks {
+            for inlined in &block.inlines {
+                if let Some(agents) = sent.get_mut(inlined) {
+                    if !agents.contains(&layout.agent) {
+                        agents.push(layout.agent);
+                    }
+                    if let Some(path) = block.source.path() {
+                        sharing.insert(path.to_path_buf());
+                    }
+                }
+            }
+        }
+    }
+    let text = |path: &Path| -> String {
+        gemini::imports::read_text(db, path)
+            .map(|t| ctxgraph_db::js::js_trim(&t).to_owned())
+            .unwrap_or_default()
+    };
+    let mut findings = single_agent_rules(db, ws, &sent, &sharing, &text);
+    // CG013: GEMINI.md beside AGENTS.md or CLAUDE.md (CG002 covers AGENTS.md and CLAUDE.md).
+    let mut dirs: Vec<PathBuf> = sent.keys().filter_map(|p| p.parent().map(Path::to_path_buf)).collect();
+    dirs.sort();
+    dirs.dedup();
+    for dir in dirs {
+        let gemini_md = dir.join(gemini::settings::DEFAULT_CONTEXT_FILENAME);
+        if !exists(db, &gemini_md) {
+            continue;
+        }
+        for other in ["AGENTS.md", "CLAUDE.md"].map(|name| dir.join(name)) {
+            if exists(db, &other) && !same_rules(db, &gemini_md, &other, &text) {
+                findings.push(finding(
+                    Code::AgentFilesDrift,
+                    format!(
+                        "{} and {} give different rules: Gemini CLI reads GEMINI.md, the other agents {}",
+                        path::display(&gemini_md),
+                        path::display(&other),
+                        other.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()
+                    ),
+                    &gemini_md,
+                    "keep one file: make GEMINI.md `@./AGENTS.md` (Gemini inlines it), or a symlink",
+                ));
+            }
+        }
+    }
+    findings
+}
+
+/// CG012: with two or more agents reading this repository, a file with text only one of them
+/// sends and no other sent file repeats.
+fn single_agent_rules(
+    db: &dyn Db,
+    ws: Workspace,
+    sent: &BTreeMap<PathBuf, Vec<&'static str>>,
+    sharing: &BTreeSet<PathBuf>,
+    text: &dyn Fn(&Path) -> String,
+) -> Vec<Finding> {
+    let in_use: BTreeSet<&str> = sent.values().flatten().copied().collect();
+    if in_use.len() < 2 {
+        return Vec::new();
+    }
+    let texts: BTreeMap<&PathBuf, String> = sent.keys().map(|p| (p, text(p))).collect();
+    let mut findings = Vec::new();
+    for (path, agents) in sent {
+        let [agent] = agents.as_slice() else { continue };
+        let repeated = texts
+            .iter()
+            .any(|(other, t)| *other != path && *t == texts[path] && !sent[*other].contains(agent));
+        if repeated || sharing.contains(path) || texts[path].is_empty() {
+            continue;
+        }
+        let others: Vec<&str> = in_use.iter().copied().filter(|a| a != agent).collect();
+        findings.push(finding(
+            Code::SingleAgentRule,
+            format!(
+                "{} is sent only by {agent}; {} never see it from {}",
+                path::display(path),
+                others.join(", "),
+                path::display(ws.cwd(db))
+            ),
+            path,
+            "give every agent the same rules: one AGENTS.md per directory (no AGENTS.override.md beside it), and GEMINI.md as `@./AGENTS.md` or Gemini's context.fileName set to AGENTS.md",
+        ));
+    }
+    findings
+}
+
+fn exists(db: &dyn Db, path: &Path) -> bool {
+    db.files().get(db, path).kind(db) == ctxgraph_db::system::FileKind::File
+}
+
+/// The same text, a symlink to the same file, or a file that is nothing but an import of the
+/// other (`@AGENTS.md`, `@./AGENTS.md`).
+fn same_rules(db: &dyn Db, a: &Path, b: &Path, text: &dyn Fn(&Path) -> String) -> bool {
+    if ctxgraph_db::files::real_path(db, a) == ctxgraph_db::files::real_path(db, b) {
+        return true;
+    }
+    let (ta, tb) = (text(a), text(b));
+    let imports = |t: &str, from: &Path, to: &Path| {
+        t.strip_prefix('@')
+            .filter(|p| !p.contains(char::is_whitespace))
+            .is_some_and(|p| path::resolve(from.parent().unwrap_or(Path::new("/")), p) == to)
+    };
+    ta == tb || imports(&ta, a, b) || imports(&tb, b, a)
+}

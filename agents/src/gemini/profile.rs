@@ -1,0 +1,183 @@
+//! The Gemini CLI profile's answers in the shared shape ([`ctxgraph_db::profile`]).
+
+use std::path::Path;
+
+use ctxgraph_db::agent::Agent;
+use ctxgraph_db::db::{Db, Workspace};
+use ctxgraph_db::lint::{Budget, Finding};
+use ctxgraph_db::profile::AgentFate;
+use ctxgraph_db::profile::{
+    About, Frame, LayoutBuilder, LeftOut, Part, Placement, Profile, ProfileError, ReadLayout, Request,
+    Setting, Source, Status, WordingSource,
+};
+use ctxgraph_db::tokens::TokenCounter;
+
+use super::nearby::gemini_read_context;
+use super::settings::ImportFormat;
+use super::{Doc, Fate, GeminiError, Outcome, Scope, gemini_context, gemini_home};
+
+/// Gemini CLI 0.61.0.
+pub struct Gemini;
+
+fn would_not_start(err: &GeminiError) -> ProfileError {
+    ProfileError::WouldNotStart { agent: Agent::Gemini.name(), message: err.to_string() }
+}
+
+fn placement(scope: Scope) -> Placement {
+    match scope {
+        Scope::Global => Placement::SystemMessage,
+        Scope::Project => Placement::FirstUserMessage,
+        Scope::Read => Placement::ToolResult,
+    }
+}
+
+fn rule(scope: Scope) -> &'static str {
+    match scope {
+        Scope::Global => "GM1",
+        Scope::Project => "GM2",
+        Scope::Read => "GM8",
+    }
+}
+
+fn part(doc: &Doc) -> Part<'_> {
+    Part {
+        source: Source::File(doc.source.clone()),
+        placement: placement(doc.scope),
+        position: doc.scope.placement(),
+        text: &doc.text,
+        status: Status::Sent,
+        rule: rule(doc.scope),
+        reason: doc.reason(),
+        inlines: doc.imports.iter().filter(|i| i.is_inlined()).map(|i| i.resolved.clone()).collect(),
+    }
+}
+
+fn left_out(doc: &Doc) -> LeftOut {
+    let (fate, rule) = match doc.fate {
+        Fate::Included => ("sent", rule(doc.scope)),
+        Fate::Empty => ("empty", "GM7"),
+        Fate::Unreadable { .. } => ("unreadable", rule(doc.scope)),
+    };
+    LeftOut { source: doc.source.clone(), fate, rule, reason: doc.reason() }
+}
+
+/// The `@imports` of a sent file that Gemini does not inline (GM4).
+fn imports_left_out(doc: &Doc) -> impl Iterator<Item = LeftOut> + '_ {
+    doc.imports.iter().filter(|i| !i.is_inlined()).map(|import| LeftOut {
+        source: import.resolved.clone(),
+        fate: match import.outcome {
+            Outcome::Inlined => "importer_empty",
+            Outcome::InCode => "in_code",
+            Outcome::OutsideProject { .. } => "outside_project",
+            Outcome::AlreadyProcessed => "import_cycle",
+            Outcome::Missing => "missing",
+            Outcome::Failed { .. } => "import_failed",
+            Outcome::Skipped => "skipped",
+            Outcome::DepthLimit => "too_deep",
+        },
+        rule: "GM4",
+        reason: super::explain::import_reason(import),
+    })
+}
+
+const ABOUT: About = About {
+    agent: Agent::Gemini,
+    title: "Gemini CLI",
+    release: "gemini-cli-0.61.0",
+    doc: "docs/profiles/gemini.md",
+};
+
+impl Profile for Gemini {
+    fn about(&self) -> &'static About {
+        &ABOUT
+    }
+
+    fn layout(
+        &self,
+        db: &dyn Db,
+        ws: Workspace,
+        _: &Request,
+    ) -> Result<ctxgraph_db::profile::Layout, ProfileError> {
+        let ctx = gemini_context(db, ws).as_ref().map_err(would_not_start)?;
+        let mut builder = LayoutBuilder::new(ctx.text());
+        for doc in ctx.docs.iter().filter(|d| d.is_sent()) {
+            builder.block(part(doc));
+        }
+        let settings = &ctx.settings;
+        let mut left: Vec<LeftOut> = ctx.docs.iter().filter(|d| !d.is_sent()).map(left_out).collect();
+        left.extend(ctx.docs.iter().filter(|d| d.is_sent()).flat_map(imports_left_out));
+        let frame = Frame {
+            cwd: ctx.cwd.clone(),
+            root: ctx.project_root.clone(),
+            left_out: left,
+            settings: vec![
+                Setting {
+                    name: "context.fileName",
+                    value: settings.filenames.join(", "),
+                    from: settings.filenames_from.clone(),
+                },
+                Setting {
+                    name: "context.memoryBoundaryMarkers",
+                    value: settings.boundary_markers.join(", "),
+                    from: settings.boundary_markers_from.clone(),
+                },
+                Setting {
+                    name: "context.importFormat",
+                    value: match settings.import_format {
+                        ImportFormat::Tree => "tree",
+                        ImportFormat::Flat => "flat",
+                    }
+                    .to_owned(),
+                    from: None,
+                },
+            ],
+            wording: WordingSource::None,
+        };
+        Ok(frame.layout(self, builder))
+    }
+
+    fn read(
+        &self,
+        db: &dyn Db,
+        ws: Workspace,
+        file: &Path,
+        _: &Request,
+    ) -> Option<Result<ReadLayout, ProfileError>> {
+        let read = match gemini_read_context(db, ws, file.to_path_buf()) {
+            Ok(read) => read,
+            Err(err) => return Some(Err(would_not_start(err))),
+        };
+        let mut builder = LayoutBuilder::new(read.text.clone().unwrap_or_default());
+        for doc in read.docs.iter().filter(|d| d.is_sent()) {
+            builder.block(part(doc));
+        }
+        let mut left: Vec<LeftOut> = read.docs.iter().filter(|d| !d.is_sent()).map(left_out).collect();
+        left.extend(read.already_loaded.iter().map(|path| LeftOut {
+            source: path.clone(),
+            fate: "already_loaded",
+            rule: "GM8",
+            reason: "loaded at start-up: a read does not attach it again (GM8)".to_owned(),
+        }));
+        let mut layout = builder.read(self.agent(), file, left, WordingSource::None);
+        layout.note.clone_from(&read.outside);
+        Some(Ok(layout))
+    }
+
+    fn fate(&self, db: &dyn Db, ws: Workspace, _: &dyn TokenCounter, file: &Path) -> AgentFate {
+        match gemini_context(db, ws) {
+            Ok(ctx) => super::explain::file_fate(ctx, gemini_home(db, ws.host(db)), file),
+            Err(err) => ctxgraph_db::profile::not_sent(self.agent(), would_not_start(err).to_string()),
+        }
+    }
+
+    fn lint(
+        &self,
+        db: &dyn Db,
+        ws: Workspace,
+        _: &dyn TokenCounter,
+        _: Budget,
+    ) -> Result<Vec<Finding>, ProfileError> {
+        let ctx = gemini_context(db, ws).as_ref().map_err(would_not_start)?;
+        Ok(crate::fates::lint::gemini_findings(ctx))
+    }
+}

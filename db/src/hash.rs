@@ -1,0 +1,39 @@
+//! The content hash every output reports.
+
+use serde::Serialize;
+
+/// blake3 of some text, as 64 hex digits: the hash every output reports (displays may
+/// abbreviate it).
+pub fn content_hash(text: &str) -> String {
+    ContentHash::of(text).to_string()
+}
+
+/// blake3 of some text, kept as its 32 bytes; displayed and serialized as the 64 hex
+/// digits [`content_hash`] returns.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ContentHash(blake3::Hash);
+
+impl ContentHash {
+    /// The hash of `text`'s bytes.
+    pub fn of(text: &str) -> Self {
+        ContentHash(blake3::hash(text.as_bytes()))
+    }
+}
+
+impl std::fmt::Display for ContentHash {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0.to_hex())
+    }
+}
+
+impl std::fmt::Debug for ContentHash {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
+
+impl Serialize for ContentHash {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0.to_hex())
+    }
+}

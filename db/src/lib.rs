@@ -1,0 +1,33 @@
+//! The base of ctxgraph's query layer, in the manner of `ruff_db`: the salsa [`Db`] trait and
+//! the inputs every profile reads (files through [`System`](system::System), the [`Host`]
+//! environment, remote documents, MCP servers, the opencode installation), with the helpers
+//! and the one profile shape that every agent's crate shares. This crate does no I/O of its
+//! own: the engine implements [`Db`] and sets the inputs.
+
+#![warn(missing_docs)]
+
+pub mod agent;
+pub mod collate;
+// Every item here is documented, but salsa's input macro generates public functions
+// (constructors, builders) that carry no docs and cannot be given any.
+#[allow(missing_docs)]
+pub mod db;
+pub mod files;
+pub mod hash;
+pub mod installation;
+pub mod js;
+pub mod jsonc;
+pub mod lines;
+pub mod lint;
+pub mod mcp;
+pub mod path;
+pub mod profile;
+pub mod remote;
+pub mod secrets;
+pub mod system;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
+pub mod tokens;
+pub mod worktree;
+
+pub use db::{Db, Host, Workspace};

@@ -1,0 +1,574 @@
+//! One shape for every agent: what a coding agent sends from a working directory, what it
+//! attaches when its model reads a file, and the facts `explain` and `lint` read, as plain
+//! data every surface (`build`, `nearby`, `explain`, `lint`, `check`, `serve`, `mcp`) renders
+//! the same way. The JSON form of these types is documented in `docs/profiles/README.md`.
+//!
+//! An agent is one module answering [`Profile`]'s questions, and one line of the engine's
+//! registry of profiles. A profile builds its layout from its own facts (its discovery, its
+//! fates, its text) and hands them to [`LayoutBuilder`], which places every block in the
+//! text: the byte ranges and hashes are computed here, once, for every agent.
+
+use std::any::Any;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::agent::Agent;
+use crate::db::{Db, Workspace};
+use crate::hash::ContentHash;
+use crate::lint::{Budget, Finding};
+use crate::tokens::TokenCounter;
+
+/// Where an agent puts a block of its context.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Placement {
+    /// The system message (or system instruction) every request starts with.
+    SystemMessage,
+    /// The first user message, before the user's prompt.
+    FirstUserMessage,
+    /// Inside a tool's result, after what the tool itself returns.
+    ToolResult,
+    /// A message of its own, right after a tool's result.
+    AfterToolResult,
+}
+
+impl Placement {
+    /// The placement in a few words, for text output.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Placement::SystemMessage => "system message",
+            Placement::FirstUserMessage => "first user message",
+            Placement::ToolResult => "tool result",
+            Placement::AfterToolResult => "message after the tool result",
+        }
+    }
+}
+
+/// What a block's text comes from.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "source")]
+pub enum Source {
+    /// A file on disk, by its absolute path.
+    File(PathBuf),
+    /// A document fetched from a URL.
+    Url(String),
+    /// Text the agent writes itself (an environment block, a prompt, a listing), by a name.
+    Agent(String),
+}
+
+impl Source {
+    /// The path, for a file.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            Source::File(path) => Some(path),
+            _ => None,
+        }
+    }
+
+    /// The source as text output names it.
+    pub fn display(&self) -> String {
+        match self {
+            Source::File(path) => crate::path::display(path),
+            Source::Url(url) => url.clone(),
+            Source::Agent(name) => format!("({name})"),
+        }
+    }
+}
+
+/// One block of an agent's context, placed in the layout's text.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Block {
+    /// What the text comes from.
+    #[serde(flatten)]
+    pub source: Source,
+    /// Where the agent puts it.
+    pub placement: Placement,
+    /// Where exactly, in the agent's terms (the message part, the wrapper).
+    pub position: &'static str,
+    /// Byte range of the block in [`Layout::text`] (`start`, `end` in JSON).
+    #[serde(flatten)]
+    pub range: Range<usize>,
+    /// blake3 of the block's bytes.
+    pub hash: ContentHash,
+    /// Sent whole, cut, or inlined.
+    pub status: Status,
+    /// The rule that put it there.
+    pub rule: &'static str,
+    /// Why, in one sentence, with the rule behind it.
+    pub reason: String,
+    /// Files whose text this block carries inside its own (imports an agent inlines).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub inlines: Vec<PathBuf>,
+    /// The block's text can differ between the agent's starts with nothing changed on disk.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unstable: Option<String>,
+}
+
+/// A file the agent looked at and did not send.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct LeftOut {
+    /// The file.
+    pub source: PathBuf,
+    /// What became of it, as one snake-case word (`shadowed`, `empty`, `over_budget`, …).
+    pub fate: &'static str,
+    /// The rule behind that.
+    pub rule: &'static str,
+    /// Why, in one sentence.
+    pub reason: String,
+}
+
+/// A setting that shaped the layout, and where its value came from.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Setting {
+    /// The agent's name for it (`project_doc_max_bytes`, `context.fileName`, …).
+    pub name: &'static str,
+    /// Its value, as the agent's settings would write it.
+    pub value: String,
+    /// The file it was read from; `None` for the agent's default or a command-line override.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<PathBuf>,
+}
+
+/// Where the agent's own sentences in the text (preambles, labels) came from.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case", tag = "from")]
+pub enum WordingSource {
+    /// The text carries no sentence of the agent's own: only the files and format markers.
+    None,
+    /// Read from this installation and accepted by their hashes for this release.
+    Installation {
+        /// The file the sentences were found in.
+        path: PathBuf,
+        /// The release whose hashes they match.
+        version: String,
+    },
+    /// `<prose:blake3=…>` tokens in their place: what recorded fixtures keep.
+    Fingerprints,
+    /// Not available: the text holds marked placeholders.
+    Unavailable {
+        /// Why, in words.
+        reason: String,
+    },
+}
+
+impl WordingSource {
+    /// Whether the text holds placeholders instead of the agent's words.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self, WordingSource::Unavailable { .. })
+    }
+}
+
+/// What an agent sends from one working directory: the exact text `build` prints, every
+/// block in it, and every file it looked at and left out.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Layout {
+    /// The agent's `--agent` name.
+    pub agent: &'static str,
+    /// The release the profile reproduces (`codex-0.171.0`).
+    pub release: &'static str,
+    /// The working directory.
+    pub cwd: PathBuf,
+    /// The root the agent's discovery stops at (git root, project root), when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub root: Option<PathBuf>,
+    /// Exactly what `build` prints: the contiguous text that carries the rule files, the
+    /// agent's wrappers included. Empty when the agent sends none.
+    pub text: String,
+    /// blake3 of `text`; `None` when it is empty.
+    pub hash: Option<ContentHash>,
+    /// The blocks, in text order.
+    pub blocks: Vec<Block>,
+    /// Files looked at and not sent.
+    pub left_out: Vec<LeftOut>,
+    /// The settings that shaped the layout.
+    pub settings: Vec<Setting>,
+    /// Where the agent's own sentences came from.
+    pub wording: WordingSource,
+    /// Why the agent would send none of `text` after all, when that is so (Copilot refuses
+    /// a run whose static context is over its model's budget, CP13).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl Layout {
+    /// The block's bytes.
+    pub fn text_of(&self, block: &Block) -> &str {
+        &self.text[block.range.clone()]
+    }
+
+    /// The files the agent sends, each once, in text order, with the ones inlined into them.
+    pub fn sent_files(&self) -> impl Iterator<Item = &Path> {
+        self.blocks.iter().filter_map(|b| b.source.path())
+    }
+}
+
+/// What an agent attaches when its model reads one file.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct ReadLayout {
+    /// The agent's `--agent` name.
+    pub agent: &'static str,
+    /// The file read.
+    pub file: PathBuf,
+    /// Exactly what the agent adds for the read (empty: nothing).
+    pub text: String,
+    /// The blocks of `text`, in order.
+    pub blocks: Vec<Block>,
+    /// Rule files near the file that are not attached, with why.
+    pub left_out: Vec<LeftOut>,
+    /// Why nothing can be attached at all, when that is so (the file is outside the
+    /// agent's workspace, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// Where the agent's own sentences came from.
+    pub wording: WordingSource,
+}
+
+/// What one agent does with a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Sent whole at start-up.
+    Sent,
+    /// Sent in part (Codex's byte budget cut it).
+    Cut,
+    /// Inlined into another file's text (Gemini's `@imports`).
+    Inlined,
+    /// Not at start-up; attached when the model reads a file near it.
+    OnRead,
+    /// Never sent from this working directory.
+    NotSent,
+}
+
+impl Status {
+    /// A short word for a column.
+    pub fn label(self) -> &'static str {
+        match self {
+            Status::Sent => "sent",
+            Status::Cut => "cut",
+            Status::Inlined => "inlined",
+            Status::OnRead => "on read",
+            Status::NotSent => "not sent",
+        }
+    }
+}
+
+/// One agent's verdict on one file.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct AgentFate {
+    /// The agent's `--agent` name.
+    pub agent: &'static str,
+    /// What it does with the file.
+    pub status: Status,
+    /// Where the text goes, when it goes anywhere.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement: Option<&'static str>,
+    /// Why, with the rule behind it.
+    pub reason: String,
+}
+
+/// Why a profile cannot answer: the agent itself would not start, or the question does not
+/// apply to it.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum ProfileError {
+    /// The agent would refuse to start here (a broken settings file, …).
+    #[error("{agent} would not start here: {message}")]
+    WouldNotStart {
+        /// The agent.
+        agent: &'static str,
+        /// What is wrong, naming the place.
+        message: String,
+    },
+    /// The agent would refuse to build here, with its profile's own error type (opencode's
+    /// keeps the file, line and column of its diagnostics), which a host that knows the
+    /// profile downcasts to.
+    #[error(transparent)]
+    Build(Arc<dyn std::error::Error + Send + Sync>),
+    /// The file a read question is about cannot be read.
+    #[error("{}: {reason}", path.display())]
+    ReadTarget {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        reason: String,
+    },
+    /// A setting passed on the command line that the profile does not model.
+    #[error("{0}")]
+    Setting(String),
+}
+
+/// What a caller passes with a question: the agent's command-line settings and its own
+/// wording, loaded from the installation by the engine (I/O stays out of queries).
+#[derive(Clone, Default)]
+pub struct Request {
+    /// `-c KEY=VALUE` settings, as the agent's own command line takes them.
+    pub settings: Vec<(String, String)>,
+    /// The agent's sentences, of the type its profile defines; `None`: not loaded, the
+    /// profile uses placeholders.
+    pub wording: Option<Arc<dyn Any + Send + Sync>>,
+}
+
+impl std::fmt::Debug for Request {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Request")
+            .field("settings", &self.settings)
+            .field("wording", &self.wording.as_ref().map(|_| "…"))
+            .finish()
+    }
+}
+
+impl Request {
+    /// The wording as the profile's type, when the caller loaded one of that type.
+    pub fn wording<T: Any>(&self) -> Option<&T> {
+        self.wording.as_deref().and_then(|w| (w as &dyn Any).downcast_ref::<T>())
+    }
+}
+
+/// Which agent a profile reproduces, and where its rules are written down.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct About {
+    /// The agent.
+    pub agent: Agent,
+    /// Its name in prose ("Claude Code").
+    pub title: &'static str,
+    /// The release reproduced, as `name-version` (`check` snapshots name it).
+    pub release: &'static str,
+    /// The doc page that defines the profile's rule ids.
+    pub doc: &'static str,
+}
+
+/// One agent's answers. Every method is a read of salsa queries: a warm engine re-executes
+/// none of them when nothing changed.
+pub trait Profile: Sync {
+    /// Which agent and release the profile reproduces.
+    fn about(&self) -> &'static About;
+
+    /// The agent.
+    fn agent(&self) -> Agent {
+        self.about().agent
+    }
+
+    /// The agent's name in prose ("Claude Code").
+    fn title(&self) -> &'static str {
+        self.about().title
+    }
+
+    /// The release reproduced, as `name-version` (`check` snapshots name it).
+    fn release(&self) -> &'static str {
+        self.about().release
+    }
+
+    /// The doc page that defines the profile's rule ids.
+    fn doc(&self) -> &'static str {
+        self.about().doc
+    }
+
+    /// Whether the agent attaches rule files when its model reads a file ([`Profile::read`]
+    /// answers `Some`).
+    fn attaches_on_read(&self) -> bool {
+        true
+    }
+
+    /// The stand-in for the agent's own wording that recorded fixtures and `check` snapshots
+    /// keep (`<prose:blake3=…>` tokens), when the agent has words of its own.
+    fn fingerprints(&self) -> Option<Arc<dyn Any + Send + Sync>> {
+        None
+    }
+
+    /// The `-c KEY` settings the profile models (none by default).
+    fn settings(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// What the agent sends from `ws`, the request's settings already checked against
+    /// [`Profile::settings`].
+    fn layout(&self, db: &dyn Db, ws: Workspace, request: &Request) -> Result<Layout, ProfileError>;
+
+    /// What the agent attaches when its model reads `file` (absolute) right after start-up;
+    /// `None` when the agent attaches nothing on reads.
+    fn read(
+        &self,
+        db: &dyn Db,
+        ws: Workspace,
+        file: &Path,
+        request: &Request,
+    ) -> Option<Result<ReadLayout, ProfileError>>;
+
+    /// `file`'s fate in this agent (`explain --agent NAME FILE`, `explain --agent all`).
+    fn fate(&self, db: &dyn Db, ws: Workspace, counter: &dyn TokenCounter, file: &Path) -> AgentFate;
+
+    /// This agent's own lint findings (`lint --agent NAME`); `budget` in `counter`'s tokens.
+    fn lint(
+        &self,
+        db: &dyn Db,
+        ws: Workspace,
+        counter: &dyn TokenCounter,
+        budget: Budget,
+    ) -> Result<Vec<Finding>, ProfileError>;
+
+    /// Checks `-c` settings against [`Profile::settings`].
+    fn check_settings(&self, request: &Request) -> Result<(), ProfileError> {
+        let known = self.settings();
+        for (key, _) in &request.settings {
+            if !known.contains(&key.as_str()) {
+                let known = if known.is_empty() { "none".to_owned() } else { known.join(", ") };
+                return Err(ProfileError::Setting(format!(
+                    "-c {key}: ctxgraph does not model {}'s `{key}` (known: {known})",
+                    self.agent()
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A block as a profile describes it: its own text, which [`LayoutBuilder`] places.
+#[derive(Clone, Debug)]
+pub struct Part<'a> {
+    /// What the text comes from.
+    pub source: Source,
+    /// Where the agent puts it.
+    pub placement: Placement,
+    /// Where exactly, in the agent's terms.
+    pub position: &'static str,
+    /// Exactly the bytes the agent inserts for it.
+    pub text: &'a str,
+    /// Sent whole, cut or inlined.
+    pub status: Status,
+    /// The rule that put it there.
+    pub rule: &'static str,
+    /// Why.
+    pub reason: String,
+    /// Files whose text this block carries inside its own.
+    pub inlines: Vec<PathBuf>,
+}
+
+/// Places a profile's blocks in its text. A profile assembles its text as the agent does
+/// (that code is what the recorded cases pin), then names each block's text in order: the
+/// builder finds each one after the end of the one before, so the ranges are the agent's
+/// own bytes and never recomputed by a second assembly that could drift from the first.
+pub struct LayoutBuilder {
+    text: String,
+    searched_from: usize,
+    blocks: Vec<Block>,
+}
+
+impl LayoutBuilder {
+    /// A builder over the agent's whole text.
+    pub fn new(text: String) -> Self {
+        LayoutBuilder { text, searched_from: 0, blocks: Vec::new() }
+    }
+
+    /// Places the next block.
+    ///
+    /// # Panics
+    ///
+    /// When the block's text is not in the rest of the text: the profile's text and its
+    /// parts disagree, a bug the recorded cases catch (`tests/agents.rs` checks every
+    /// block of every case).
+    pub fn block(&mut self, part: Part<'_>) -> &mut Self {
+        let Some(found) = self.text[self.searched_from..].find(part.text) else {
+            panic!("{}: a block's text is not in the layout's text", part.source.display())
+        };
+        let start = self.searched_from + found;
+        let range = start..start + part.text.len();
+        self.searched_from = range.end;
+        self.blocks.push(Block {
+            source: part.source,
+            placement: part.placement,
+            position: part.position,
+            hash: ContentHash::of(part.text),
+            range,
+            status: part.status,
+            rule: part.rule,
+            reason: part.reason,
+            inlines: part.inlines,
+            unstable: None,
+        });
+        self
+    }
+
+    /// Places the next block at `start`, where the profile knows it begins (a text that
+    /// also occurs earlier, such as a lone newline, would be found too soon).
+    ///
+    /// # Panics
+    ///
+    /// When the block's text does not begin at `start`, or `start` is before the end of the
+    /// block before it.
+    pub fn block_at(&mut self, start: usize, part: Part<'_>) -> &mut Self {
+        assert!(
+            start >= self.searched_from
+                && self.text.get(start..).is_some_and(|rest| rest.starts_with(part.text)),
+            "{}: a block's text is not where the profile placed it",
+            part.source.display()
+        );
+        self.searched_from = start;
+        self.block(part)
+    }
+
+    /// The blocks placed so far.
+    pub fn finish(self) -> (String, Vec<Block>) {
+        (self.text, self.blocks)
+    }
+
+    /// A [`ReadLayout`] of the placed blocks.
+    pub fn read(
+        self,
+        agent: Agent,
+        file: &Path,
+        left_out: Vec<LeftOut>,
+        wording: WordingSource,
+    ) -> ReadLayout {
+        let (text, blocks) = self.finish();
+        ReadLayout {
+            agent: agent.name(),
+            file: file.to_path_buf(),
+            text,
+            blocks,
+            left_out,
+            note: None,
+            wording,
+        }
+    }
+}
+
+/// What a layout needs besides its blocks.
+pub struct Frame {
+    /// The working directory.
+    pub cwd: PathBuf,
+    /// Where discovery stops.
+    pub root: Option<PathBuf>,
+    /// Files left out.
+    pub left_out: Vec<LeftOut>,
+    /// Settings in force.
+    pub settings: Vec<Setting>,
+    /// Where the agent's own words came from.
+    pub wording: WordingSource,
+}
+
+impl Frame {
+    /// The layout of `profile` with the builder's blocks.
+    pub fn layout(self, profile: &dyn Profile, builder: LayoutBuilder) -> Layout {
+        let (text, blocks) = builder.finish();
+        Layout {
+            agent: profile.agent().name(),
+            release: profile.release(),
+            cwd: self.cwd,
+            root: self.root,
+            hash: (!text.is_empty()).then(|| ContentHash::of(&text)),
+            text,
+            blocks,
+            left_out: self.left_out,
+            settings: self.settings,
+            wording: self.wording,
+            note: None,
+        }
+    }
+}
+
+/// What a file is when no stage of an agent's discovery sends it.
+pub fn not_sent(agent: Agent, reason: String) -> AgentFate {
+    AgentFate { agent: agent.name(), status: Status::NotSent, placement: None, reason }
+}
