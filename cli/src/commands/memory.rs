@@ -100,7 +100,7 @@ pub fn remember(
     Ok(store.remember(text, scope, category, FactSource::Explicit, session)?)
 }
 
-/// The extraction model of memory.md §2: `memory_model`, else `small_model`
+/// The extraction model of docs/memory.md §2: `memory_model`, else `small_model`
 /// (`provider/model`), at the provider's `options.baseURL` (or `base_url`) with its
 /// `options.apiKey`.
 fn extraction_model(
@@ -139,13 +139,13 @@ fn extraction_model(
 pub struct RecallOptions {
     /// Characters of the answer (default: `memory.maxTotalChars`, else 9000).
     pub budget: Option<usize>,
-    /// Items per block (memory.md §12 `limit`).
+    /// Items per block (docs/memory.md §12 `limit`).
     pub limit: Option<usize>,
     /// The asking session (its own card is left out, its handoff always eligible).
     pub session: Option<String>,
 }
 
-/// `memory_recall` (memory.md §12): the blocks for `query`, every observation with its
+/// `memory_recall` (docs/memory.md §12): the blocks for `query`, every observation with its
 /// detail, within the budget.
 pub fn recall(
     engine: &ctxgraph_engine::Engine,
