@@ -1,11 +1,15 @@
 //! Every rule id the workspace cites is defined in `docs/opencode/`, and every definition the
-//! index lists is where it says.
+//! index lists is where it says; every section of the workspace memory's reference that is
+//! cited is a heading of `docs/memory.md`.
 //!
 //! The id grammar is written out in `docs/opencode/README.md#citing`; this file is its one
 //! implementation. Scanned: the `.rs`, `.md`, `.toml`, `.sh` and `.snap` files of the
 //! workspace (code, tests, docs, case descriptions and ctxgraph's own output snapshots), except
 //! what opencode produced or was given: the recorded conformance snapshots (`snapshots/`) and
 //! the fixture trees below a directory holding a `case.toml`.
+//!
+//! Memory citations are `docs/memory.md §N` anywhere (also in `.json`, `.txt` and `.ts`
+//! files), and a bare `§N` in the memory code; each `N` must be a `§N` heading of the page.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -84,8 +88,11 @@ fn citations(re: &Regex, text: &str) -> Vec<(usize, String)> {
     found
 }
 
-/// Files to scan below `dir`.
-fn scanned_files(dir: &Path, root: &Path, out: &mut Vec<PathBuf>) {
+/// What a rule id citation can sit in.
+const CITING: &[&str] = &["rs", "md", "toml", "sh", "snap"];
+
+/// Files to scan below `dir`: those whose names end in one of `extensions`.
+fn scanned_files(dir: &Path, root: &Path, extensions: &[&str], out: &mut Vec<PathBuf>) {
     let mut entries: Vec<_> = fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
         .map(|e| e.expect("directory entry").path())
@@ -100,11 +107,9 @@ fn scanned_files(dir: &Path, root: &Path, out: &mut Vec<PathBuf>) {
             let skip =
                 name.starts_with('.') || name == "target" || fixture || (dir == root && name == "snapshots");
             if !skip {
-                scanned_files(&path, root, out);
+                scanned_files(&path, root, extensions, out);
             }
-        } else if file_type.is_file()
-            && ["rs", "md", "toml", "sh", "snap"].iter().any(|ext| name.ends_with(&format!(".{ext}")))
-        {
+        } else if file_type.is_file() && extensions.iter().any(|ext| name.ends_with(&format!(".{ext}"))) {
             out.push(path);
         }
     }
@@ -201,7 +206,7 @@ fn every_cited_rule_id_is_defined() {
     assert!(ids(r"'\u{A0}', C0 AF, x86_64, sha256, v1.18, CI3, I4b, SI4").is_empty());
 
     let mut files = Vec::new();
-    scanned_files(&root, &root, &mut files);
+    scanned_files(&root, &root, CITING, &mut files);
     assert!(files.len() > 50, "found only {} files under {}: wrong root?", files.len(), root.display());
     let mut cited = BTreeSet::new();
     for file in &files {
@@ -220,4 +225,216 @@ fn every_cited_rule_id_is_defined() {
         assert!(cited.contains(id), "the scan found no citation of {id}: is the grammar broken?");
     }
     assert!(problems.is_empty(), "{}\n\n{HOW_TO_DEFINE}", problems.join("\n"));
+}
+
+/// The workspace memory's reference, from the workspace root.
+const MEMORY_DOC: &str = "docs/memory.md";
+/// Its file name, spelt so that this file's messages do not mention it with another path.
+const PAGE: &str = concat!("memory", ".md");
+
+/// Where a bare section sign cites [`MEMORY_DOC`]: the memory crate, the query layer's memory
+/// module, the memory CLI and the page itself (each names the page at its top). Elsewhere a
+/// bare one may cite another document.
+const MEMORY_CODE: &[&str] = &["memory/", "queries/src/memory/", "cli/src/commands/memory.rs", MEMORY_DOC];
+
+/// What a memory citation can sit in: the files rule ids are looked for in, plus JSON, text
+/// and the TypeScript of the integrations.
+const MEMORY_CITING: &[&str] = &["rs", "md", "toml", "sh", "snap", "json", "txt", "ts"];
+
+/// A section (`§8`, `§11.5`) or a range of them (`§3–§9`, `§11.2–§11.4`).
+const SECTION: &str = r"§(?P<first>[0-9]+(?:\.[0-9]+)?)(?:\s*[–-]\s*§?(?P<last>[0-9]+(?:\.[0-9]+)?))?";
+
+struct MemoryGrammar {
+    /// A mention of the page: the path before its name, and the section when one follows.
+    mention: Regex,
+    /// A section sign and number on its own.
+    bare: Regex,
+}
+
+impl MemoryGrammar {
+    fn new() -> Self {
+        MemoryGrammar {
+            mention: Regex::new(&format!(r"(?P<path>[A-Za-z0-9_./-]*)memory\.md`?(?:[ \t]?{SECTION})?"))
+                .expect("regex"),
+            bare: Regex::new(SECTION).expect("regex"),
+        }
+    }
+}
+
+/// The sections a citation stands for: itself, or every one of a range (`3`–`9`, `11.2`–`11.4`).
+fn memory_sections(first: &str, last: Option<&str>) -> Vec<String> {
+    let Some(last) = last else { return vec![first.to_owned()] };
+    let span =
+        |from: &str, to: &str, name: &dyn Fn(u32) -> String| match (from.parse::<u32>(), to.parse::<u32>()) {
+            (Ok(from), Ok(to)) if from <= to => (from..=to).map(name).collect(),
+            _ => vec![first.to_owned(), last.to_owned()],
+        };
+    match (first.split_once('.'), last.split_once('.')) {
+        (None, None) => span(first, last, &|n| n.to_string()),
+        (Some((major, from)), Some((other, to))) if major == other => {
+            span(from, to, &|n| format!("{major}.{n}"))
+        }
+        _ => vec![first.to_owned(), last.to_owned()],
+    }
+}
+
+/// `path` (with `/`, `.` and `..`) from the directory `dir`, both relative to the root.
+fn resolve(dir: &str, path: &str) -> String {
+    let mut parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            part => parts.push(part),
+        }
+    }
+    parts.join("/")
+}
+
+/// The section numbers [`MEMORY_DOC`] has headings for (`## §8 …`, `### §11.5 …`).
+fn memory_headings(doc: &str, problems: &mut Vec<String>) -> BTreeSet<String> {
+    let heading = Regex::new(r"^(?P<level>#+) §(?P<number>[0-9]+(?:\.[0-9]+)?) \S").expect("regex");
+    let mut headings = BTreeSet::new();
+    for (number, line) in doc.lines().enumerate() {
+        let Some(caps) = heading.captures(line) else { continue };
+        let section = &caps["number"];
+        let at = format!("{MEMORY_DOC}:{}", number + 1);
+        let level = if section.contains('.') { "###" } else { "##" };
+        if &caps["level"] != level {
+            problems.push(format!("{at}: §{section} is a `{level}` heading"));
+        }
+        if let Some((parent, _)) = section.split_once('.')
+            && !headings.contains(parent)
+        {
+            problems.push(format!("{at}: §{section} comes before (or without) §{parent}"));
+        }
+        if !headings.insert(section.to_owned()) {
+            problems.push(format!("{at}: §{section} is a heading twice"));
+        }
+    }
+    headings
+}
+
+/// What is wrong with the memory citations of one file, `relative` to the root; every section
+/// cited goes into `cited`.
+fn memory_problems(
+    grammar: &MemoryGrammar,
+    relative: &str,
+    text: &str,
+    headings: &BTreeSet<String>,
+    cited: &mut BTreeSet<String>,
+) -> Vec<String> {
+    let dir = relative.rsplit_once('/').map_or("", |(dir, _)| dir);
+    let bare_cites_the_page = MEMORY_CODE.iter().any(|prefix| relative.starts_with(prefix));
+    let mut problems = Vec::new();
+    let mut check = |at: &str, first: &str, last: Option<&str>, how: &str, problems: &mut Vec<String>| {
+        for section in memory_sections(first, last) {
+            if !headings.contains(&section) {
+                problems.push(format!("{at}: cites {how}§{section}, which is not a heading of {MEMORY_DOC}"));
+            }
+            cited.insert(section);
+        }
+    };
+    for (number, line) in text.lines().enumerate() {
+        let at = format!("{relative}:{}", number + 1);
+        let mut spans = Vec::new();
+        for caps in grammar.mention.captures_iter(line) {
+            let path = &caps["path"];
+            // Another file whose name ends in the page's (`agent-memory.md`).
+            if !path.is_empty() && !path.ends_with('/') {
+                continue;
+            }
+            let whole = caps.get(0).expect("match");
+            spans.push(whole.range());
+            match caps.name("first") {
+                Some(first) if path == "docs/" => {
+                    check(&at, first.as_str(), caps.name("last").map(|m| m.as_str()), "docs/memory.md ", &mut problems);
+                }
+                Some(_) => problems.push(format!(
+                    "{at}: `{}` cites the memory reference as `{path}{PAGE}`: write `docs/memory.md §N`",
+                    whole.as_str()
+                )),
+                None if path == "docs/" || resolve(dir, &format!("{path}{PAGE}")) == MEMORY_DOC => {}
+                None => problems.push(format!(
+                    "{at}: `{path}{PAGE}` is not {MEMORY_DOC}, the workspace memory's reference in this repository"
+                )),
+            }
+        }
+        if !bare_cites_the_page {
+            continue;
+        }
+        for caps in grammar.bare.captures_iter(line) {
+            let whole = caps.get(0).expect("match");
+            if spans.iter().any(|span| span.contains(&whole.start())) {
+                continue;
+            }
+            // A section of another page, named right before it (`rust-stack.md §4`).
+            let before = Path::new(line[..whole.start()].trim_end().trim_end_matches('`'));
+            if before.extension().is_some_and(|ext| ext.eq_ignore_ascii_case("md")) {
+                continue;
+            }
+            check(&at, &caps["first"], caps.name("last").map(|m| m.as_str()), "", &mut problems);
+        }
+    }
+    problems
+}
+
+/// Text with `PAGE` for the page's file name and `@` for the section sign, so that this file's
+/// own examples cite nothing.
+fn made_up(template: &str) -> String {
+    template.replace("PAGE", PAGE).replace('@', "\u{a7}")
+}
+
+#[test]
+fn every_memory_citation_is_a_heading_of_docs_memory_md() {
+    let root = workspace_root();
+    let grammar = MemoryGrammar::new();
+    let mut problems = Vec::new();
+    let headings = memory_headings(&read(&root.join(MEMORY_DOC)), &mut problems);
+
+    // The checker, on made-up text.
+    let known: BTreeSet<String> = ["3", "3.1", "3.2", "8"].map(str::to_owned).into();
+    let check = |relative: &str, template: &str| {
+        memory_problems(&grammar, relative, &made_up(template), &known, &mut BTreeSet::new())
+    };
+    assert_eq!(check("README.md", "see docs/PAGE @8 and (docs/PAGE @3.1–@3.2)"), Vec::<String>::new());
+    let wrong_path = check("README.md", "see PAGE @8, spec/PAGE @8");
+    assert_eq!(wrong_path.len(), 2, "{wrong_path:?}");
+    assert!(wrong_path[0].contains("write `docs/memory.md §N`"), "{wrong_path:?}");
+    assert_eq!(check("cli/src/x.rs", "\"docs/PAGE @9\"").len(), 1);
+    assert_eq!(check("README.md", "docs/PAGE @3–@8").len(), 4, "a range stands for each section in it");
+    assert_eq!(check("README.md", "design in shared/spec/PAGE").len(), 1);
+    assert_eq!(check("README.md", "agent-PAGE, MEMORY.md, [it](docs/PAGE)"), Vec::<String>::new());
+    assert_eq!(check("docs/opencode/x.md", "[memory](../PAGE)"), Vec::<String>::new());
+    assert_eq!(check("memory/src/x.rs", "// @3.2 and @9, rust-stack.md @4").len(), 1);
+    assert_eq!(check("queries/src/opencode/x.rs", "// @9 of another document"), Vec::<String>::new());
+
+    let mut files = Vec::new();
+    scanned_files(&root, &root, MEMORY_CITING, &mut files);
+    let mut cited = BTreeSet::new();
+    for file in &files {
+        let relative = file.strip_prefix(&root).unwrap_or(file).display().to_string();
+        let bytes = fs::read(file).unwrap_or_else(|e| panic!("cannot read {}: {e}", file.display()));
+        problems.extend(memory_problems(
+            &grammar,
+            &relative,
+            &String::from_utf8_lossy(&bytes),
+            &headings,
+            &mut cited,
+        ));
+    }
+    // A scanner that finds nothing would pass vacuously.
+    for section in ["2", "3.1", "3.4", "4.4", "8", "11", "11.5", "12", "16"] {
+        assert!(
+            cited.contains(section),
+            "the scan found no citation of section {section}: is the grammar broken?"
+        );
+    }
+    assert!(
+        problems.is_empty(),
+        "{}\n\nCite the workspace memory's reference as `docs/memory.md §N`, N a heading `§N …` of docs/memory.md.",
+        problems.join("\n")
+    );
 }

@@ -661,7 +661,7 @@ pub enum MemoryCommand {
     /// Print what would be recalled for QUERY, with scores and what was cut
     Recall {
         query: String,
-        /// The character budget (memory.md §11: 9000)
+        /// The character budget (docs/memory.md §11: 9000)
         #[arg(long, value_name = "N")]
         budget: Option<usize>,
         #[arg(long, value_enum, default_value_t = Format::Text)]

@@ -62,7 +62,7 @@ fn schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
     schema_for_input::<T>().unwrap_or_else(|_| schema_for_type::<T>())
 }
 
-/// `memory_recall`'s arguments (memory.md §12).
+/// `memory_recall`'s arguments (docs/memory.md §12).
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RecallArgs {

@@ -17,7 +17,7 @@ use crate::lines::{Column, LineColumn, Lines};
 /// One kind of secret and how to recognise it.
 #[derive(Debug)]
 pub struct Pattern {
-    /// The id a redaction writes (`[REDACTED:<id>]`, memory.md §8).
+    /// The id a redaction writes (`[REDACTED:<id>]`, docs/memory.md §8).
     pub id: &'static str,
     /// What `lint` calls it.
     pub name: &'static str,

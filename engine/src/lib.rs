@@ -666,7 +666,7 @@ impl Engine {
         Ok(self.merged_config(ws)?.memory())
     }
 
-    /// memory.md §11.1: the recalled blocks for `recall`, clamped, with every candidate's
+    /// docs/memory.md §11.1: the recalled blocks for `recall`, clamped, with every candidate's
     /// score or the reason it was cut. A store file that exists but cannot be read is an
     /// error naming it, not an empty recall.
     pub fn memory_recall(&self, ws: Workspace, recall: Recall) -> Result<MemoryContext, EngineError> {

@@ -1,4 +1,4 @@
-//! The store's two ways of writing (memory.md §3.4), both under the cross-process lock:
+//! The store's two ways of writing (docs/memory.md §3.4), both under the cross-process lock:
 //! appending one whole line to a JSONL log, and replacing a JSON file whole.
 
 use std::fs::{self, File, OpenOptions};

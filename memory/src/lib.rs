@@ -1,4 +1,4 @@
-//! ctxgraph's workspace memory: the store (memory.md §3–§9) and its recall (§10–§11).
+//! ctxgraph's workspace memory: the store (docs/memory.md §3–§9) and its recall (§10–§11).
 //!
 //! Six files under `<workspace>/.opencode/memory/`. Every write holds the cross-process
 //! lock; logs grow by whole lines, JSON files are replaced whole; secrets are redacted

@@ -1,4 +1,4 @@
-//! memory.md §10: BM25 over one store's candidates, the recency, file and phrase boosts, the
+//! docs/memory.md §10: BM25 over one store's candidates, the recency, file and phrase boosts, the
 //! relative floor, and a fully deterministic order.
 
 use std::collections::HashMap;

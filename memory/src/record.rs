@@ -1,4 +1,4 @@
-//! The records of a workspace memory (memory.md §3–§9), as they are stored, and the
+//! The records of a workspace memory (docs/memory.md §3–§9), as they are stored, and the
 //! tolerant readers every consumer shares.
 //!
 //! Readers never fail on a bad line: a malformed line, a torn last line (no final `\n`) and

@@ -1,4 +1,4 @@
-//! memory.md §8: secrets are replaced by `[REDACTED:<kind>]` before anything is written to
+//! docs/memory.md §8: secrets are replaced by `[REDACTED:<kind>]` before anything is written to
 //! the store, hashed, or sent to a model.
 //!
 //! The patterns are ctxgraph's one secrets table ([`ctxgraph_db::secrets`], which

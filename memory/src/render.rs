@@ -1,4 +1,4 @@
-//! memory.md §11.2–§11.4: the five blocks, their budgets, and the progressive clamp that
+//! docs/memory.md §11.2–§11.4: the five blocks, their budgets, and the progressive clamp that
 //! fits them into `maxTotalChars`.
 //!
 //! Lengths are counted in `char`s (Unicode scalar values). Every step is deterministic:
@@ -107,7 +107,7 @@ pub enum CutReason {
         /// The budget, in characters.
         budget: usize,
     },
-    /// The whole block was removed to fit `maxTotalChars` (§11.4 step 5).
+    /// The whole block was removed to fit `maxTotalChars` (docs/memory.md §11.4 step 5).
     BlockRemoved,
     /// Not eligible for this session (handoff age/status, current session's card, …).
     NotEligible {

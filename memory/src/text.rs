@@ -1,4 +1,4 @@
-//! memory.md §3.2: normalisation, hashing and ids.
+//! docs/memory.md §3.2: normalisation, hashing and ids.
 
 use std::collections::BTreeSet;
 use std::fmt::Write;

@@ -1,4 +1,4 @@
-//! memory.md §10 "Tokenize": the tokens every recall ranks by.
+//! docs/memory.md §10 "Tokenize": the tokens every recall ranks by.
 
 use std::sync::LazyLock;
 

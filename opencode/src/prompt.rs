@@ -48,7 +48,7 @@ pub enum BlockKind {
     Instruction,
     /// I8: a fetched `instructions` URL.
     Remote,
-    /// ctxgraph's workspace memory (memory.md §11.5), only with `memory.enabled: true`.
+    /// ctxgraph's workspace memory (docs/memory.md §11.5), only with `memory.enabled: true`.
     Memory,
     /// B1: opencode's prompt for the model's family (opencode's text, from the installation).
     ModelPrompt,
@@ -306,12 +306,12 @@ fn assemble(
     let mut blocks = Vec::with_capacity(instructions.len() + 2);
     blocks.push(environment);
     blocks.extend(instructions);
-    // memory.md §11.5: recalled memory is one more system part, after the instructions.
+    // docs/memory.md §11.5: recalled memory is one more system part, after the instructions.
     if let Some(memory) = crate::memory::prompt_memory(db, ws).as_ref().map_err(Clone::clone)? {
         blocks.push(Block::new(
             BlockKind::Memory,
             memory.text.as_str(),
-            "memory §11.5",
+            "docs/memory.md §11.5",
             format!(
                 "workspace memory: {} recalled item(s) from .opencode/memory/ (memory.enabled is true)",
                 memory.item_count()

@@ -107,13 +107,13 @@ pub fn remember(
 pub struct RecallOptions {
     /// Characters of the answer (default: `memory.maxTotalChars`, else 9000).
     pub budget: Option<usize>,
-    /// Items per block (memory.md §12 `limit`).
+    /// Items per block (docs/memory.md §12 `limit`).
     pub limit: Option<usize>,
     /// The asking session (its own card is left out, its handoff always eligible).
     pub session: Option<String>,
 }
 
-/// `memory_recall` (memory.md §12): the blocks for `query`, every observation with its
+/// `memory_recall` (docs/memory.md §12): the blocks for `query`, every observation with its
 /// detail, within the budget.
 pub fn recall(
     engine: &ctxgraph_engine::Engine,

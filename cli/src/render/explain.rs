@@ -248,7 +248,7 @@ impl<'a> ExplanationView<'a> {
     }
 }
 
-/// explain's memory section as JSON (memory.md §11): per block, what was recalled with its
+/// explain's memory section as JSON (docs/memory.md §11): per block, what was recalled with its
 /// score, and every candidate that was not, with why.
 #[derive(Serialize)]
 struct MemoryView<'a> {
@@ -264,7 +264,7 @@ struct MemoryBlockView<'a> {
     title: &'a str,
     chars: usize,
     budget: usize,
-    /// Removed whole to fit the total (§11.4 step 5).
+    /// Removed whole to fit the total (docs/memory.md §11.4 step 5).
     removed: bool,
     truncated: bool,
     recalled: &'a [Recalled],
@@ -332,7 +332,7 @@ pub fn message_prompt_text(block: &PlacedBlock) -> String {
 
 pub fn memory_text(context: &MemoryContext) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "\nmemory (memory.md §11): {} of {} chars", context.chars, context.max_chars);
+    let _ = writeln!(out, "\nmemory (docs/memory.md §11): {} of {} chars", context.chars, context.max_chars);
     for block in context.blocks.iter().chain(&context.removed) {
         let _ = writeln!(out, "  {} ({} chars, budget {})", block.title, block.chars, block.budget);
         for item in &block.items {

@@ -97,7 +97,7 @@ fn two_sessions_share_a_workspace_memory() {
     assert!(built.ends_with("\n</memory>"), "{built}");
     assert!(built.chars().count() - before.chars().count() <= 9001);
     let explained = ws.ok(&["explain"]);
-    assert!(explained.contains("memory (memory.md §11)"), "{explained}");
+    assert!(explained.contains("memory (docs/memory.md §11)"), "{explained}");
 
     let forgotten: serde_json::Value =
         serde_json::from_str(&ws.ok(&["memory", "forget", "forget npm"])).unwrap();
@@ -278,7 +278,7 @@ mod mcp {
             let explained = ok(&a, "context_explain", json!({ "format": "json" })).await;
             let explained: Value = serde_json::from_str(&explained).unwrap();
             assert_eq!(explained["memory"]["blocks"][0]["cut"][0]["why"], "inactive (user-forget)");
-            assert!(ok(&a, "context_explain", json!({})).await.contains("memory (memory.md §11)"));
+            assert!(ok(&a, "context_explain", json!({})).await.contains("memory (docs/memory.md §11)"));
 
             // Bad calls are tool errors the model can read; the server goes on serving.
             let error = tool_error(&a, "memory_recall", json!({ "quer": "pnpm" })).await;

@@ -1,4 +1,4 @@
-//! Memory records (memory.md §3.1) from arbitrary bytes: the tolerant JSONL readers, the
+//! Memory records (docs/memory.md §3.1) from arbitrary bytes: the tolerant JSONL readers, the
 //! fold, the ranking and the clamp never panic, and the clamp never exceeds its budget.
 //! The input's first byte picks the budget; the rest is read as every store file at once.
 

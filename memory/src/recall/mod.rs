@@ -1,4 +1,4 @@
-//! Workspace memory (memory.md): the store's files as inputs, recall as queries.
+//! Workspace memory (docs/memory.md): the store's files as inputs, recall as queries.
 //!
 //! Each of the store's files is read through its own [`File`](ctxgraph_db::files::File) input
 //! and parsed by its own query; each block is a query over the files it needs; the

@@ -1,4 +1,4 @@
-//! memory.md §16's offline evaluation: generated workspace histories (seeded), probes with
+//! docs/memory.md §16's offline evaluation: generated workspace histories (seeded), probes with
 //! gold records, and the numbers the README quotes. It is also a regression gate: the
 //! thresholds are the first green run's numbers, rounded down.
 

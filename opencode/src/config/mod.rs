@@ -314,7 +314,7 @@ pub struct Layer {
 }
 
 /// Top-level keys opencode does not know and ctxgraph reads: workspace memory's switch
-/// and model (docs: memory.md §2). opencode drops them, so they never change its prompt.
+/// and model (docs/memory.md §2). opencode drops them, so they never change its prompt.
 pub const CTXGRAPH_KEYS: [&str; 2] = ["memory", "memory_model"];
 
 impl Layer {
