@@ -7,7 +7,7 @@ use std::path::Path;
 use ctxgraph_queries::opencode::explain::{SessionExplanation, explain_session};
 use ctxgraph_queries::opencode::nearby::ReadKind;
 use ctxgraph_queries::opencode::session::compaction::{
-    CompactionPlan, ModelLimit, PlanParams, compaction_plan,
+    CompactionPlan, DEFAULT_SUMMARY_TEMPLATE, ModelLimit, PlanParams, compaction_plan, summary_request,
 };
 use ctxgraph_queries::opencode::session::convert::TargetModel;
 use ctxgraph_queries::opencode::session::export::{
@@ -71,6 +71,29 @@ impl Engine {
         let export = parse_export(bytes)
             .map_err(|error| SessionFailure::Export { source_name: source_name.to_owned(), error })?;
         Ok(self.open_session(export))
+    }
+
+    /// The session's id, as its export names it.
+    pub fn session_id(&self, session: Session) -> &str {
+        &session.info(&self.db).id
+    }
+
+    /// How many messages the session holds.
+    pub fn message_count(&self, session: Session) -> usize {
+        session.messages(&self.db).len()
+    }
+
+    /// Appends one message given as `opencode export` JSON (see [`Engine::append_message`]).
+    pub fn append_message_json(&mut self, session: Session, bytes: &[u8]) -> Result<(), ExportError> {
+        let message = ctxgraph_queries::opencode::session::export::parse_message(bytes)?;
+        self.append_message(session, message);
+        Ok(())
+    }
+
+    /// The summarizer's request for `plan` (K5), written from `template` (ctxgraph's own,
+    /// [`DEFAULT_SUMMARY_TEMPLATE`], without one).
+    pub fn summary_request(&self, plan: &CompactionPlan, template: Option<&str>) -> String {
+        summary_request(template.unwrap_or(DEFAULT_SUMMARY_TEMPLATE), plan)
     }
 
     /// A new session input from a parsed export.

@@ -2,11 +2,9 @@
 //! here: every fact and sentence comes from `ctxgraph_queries`.
 
 pub mod dot;
-pub mod explain;
-pub mod lint;
 pub mod sarif;
-pub mod stages;
 
+pub use ctxgraph_server::render::{explain, lint, stages};
 use serde::Serialize;
 
 use crate::error::CliError;

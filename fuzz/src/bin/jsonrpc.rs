@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use ctxgraph_engine::serve::Server;
+use ctxgraph_server::rpc::Server;
 use ctxgraph_engine::{Engine, HostEnv};
 use ctxgraph_queries::system::MemorySystem;
 use libfuzzer_sys::fuzz_target;
