@@ -276,9 +276,14 @@ pub struct InstallationReply {
     pub unavailable: BTreeMap<String, String>,
 }
 
-/// A method that takes no parameters (`params` may be left out, or `{}`).
+/// How much work the server has done: query executions, inputs, watches. Takes no
+/// parameters (`params` may be left out).
 #[derive(Deserialize, JsonSchema)]
-pub struct NoParams {}
+pub struct StatsParams {}
+
+/// Stop: the server answers `null`, then reads no more. Takes no parameters.
+#[derive(Deserialize, JsonSchema)]
+pub struct ShutdownParams {}
 
 /// The answer to `stats`: how much work the server has done.
 #[derive(Serialize, JsonSchema)]
@@ -619,8 +624,9 @@ pub struct Method {
     pub other_replies: &'static [fn(&mut SchemaGenerator) -> Schema],
 }
 
+/// `T`'s schema, whole: its title, its doc comment as the description, its definitions.
 fn schema<T: JsonSchema>(generator: &mut SchemaGenerator) -> Schema {
-    generator.subschema_for::<T>()
+    generator.root_schema_for::<T>()
 }
 
 /// Every method, in the order the page lists them.
@@ -741,7 +747,7 @@ pub const METHODS: &[Method] = &[
         name: "stats",
         tool: None,
         scope: Scope::None,
-        params: schema::<NoParams>,
+        params: schema::<StatsParams>,
         reply: schema::<StatsReply>,
         other_replies: &[],
     },
@@ -749,7 +755,7 @@ pub const METHODS: &[Method] = &[
         name: "shutdown",
         tool: None,
         scope: Scope::None,
-        params: schema::<NoParams>,
+        params: schema::<ShutdownParams>,
         reply: schema::<NullReply>,
         other_replies: &[],
     },
