@@ -8,7 +8,6 @@ mod args;
 mod commands;
 mod diagnostic;
 mod error;
-mod mcp;
 mod output;
 mod panic;
 mod render;

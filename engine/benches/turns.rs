@@ -18,10 +18,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode};
-use ctxgraph_engine::serve::Server;
 use ctxgraph_engine::watch::Watcher;
 use ctxgraph_engine::{ChangeEvent, Engine, HostEnv, OsSystem, Turns};
 use ctxgraph_opencode::prompt::Section;
+use ctxgraph_server::rpc::Server;
 
 use ctxgraph_test_support::monorepo::{self, INSTRUCTIONS, Monorepo, Shape};
 

@@ -9,7 +9,8 @@
 //! steps it applies what changed on disk ([`watch::Watcher`] or [`Engine::apply_changes`]).
 //! A warm step with nothing changed executes no query. Remote documents are loaded with
 //! the async [`Engine::load_config`] and [`Engine::load_remote`]. `examples/host.rs` is a
-//! runnable host; the `serve` feature adds the JSON-RPC server behind `ctxgraph serve`.
+//! runnable host; the JSON-RPC and MCP servers behind `ctxgraph serve` and `ctxgraph mcp`
+//! are the `ctxgraph-server` crate, built on this API alone.
 
 #![warn(missing_docs)]
 
@@ -25,13 +26,9 @@ pub mod mcp;
 mod os;
 pub mod prepare;
 pub mod profiles;
-#[cfg(feature = "serve")]
-mod protocol;
 pub mod qwen_code;
 mod refresh;
 pub mod remote;
-#[cfg(feature = "serve")]
-pub mod serve;
 mod session;
 mod tokens;
 mod turn;
@@ -45,7 +42,6 @@ use std::sync::Arc;
 use ctxgraph_agents::claude_code::{claude_md_context, read_attachment, reads_in_session};
 use ctxgraph_agents::codex::agents_context;
 use ctxgraph_db::Db;
-use ctxgraph_db::agent::Agent;
 use ctxgraph_db::installation::InstallationState;
 use ctxgraph_db::profile;
 use ctxgraph_db::profile::AgentFate;
@@ -58,7 +54,7 @@ use ctxgraph_opencode::explain::{explain, explain_target};
 use ctxgraph_opencode::instructions::system_paths;
 use ctxgraph_opencode::lint::lint;
 use ctxgraph_opencode::memory::prompt_memory;
-use ctxgraph_opencode::message::{MessageError, MessageOptions, system_message, system_message_layout};
+use ctxgraph_opencode::message::{MessageError, system_message, system_message_layout};
 use ctxgraph_opencode::nearby::nearby_rules;
 use ctxgraph_opencode::prompt::{system_prompt, system_prompt_layout};
 use ctxgraph_opencode::session::{Message, Session};
@@ -72,7 +68,7 @@ pub use prepare::{Policy, Prepared, Warning};
 pub use refresh::RemoteRefresh;
 pub use session::{LimitOverrides, SessionFailure};
 pub use tokens::O200k;
-pub use turn::{Turn, TurnDiff, Turns};
+pub use turn::{Turn, TurnDiff, Turns, same_text};
 
 // What the engine's methods take and return, so a host needs no direct dependency on the
 // query crates for the common answers; the types nested deeper in them are in those crates.
@@ -81,6 +77,8 @@ pub use ctxgraph_agents::codex::{AgentsContext as CodexContext, CodexError};
 pub use ctxgraph_agents::copilot::{CopilotContext, CopilotRead};
 pub use ctxgraph_agents::gemini::nearby::ReadContext as GeminiReadContext;
 pub use ctxgraph_agents::gemini::{GeminiContext, GeminiError};
+pub use ctxgraph_db::agent::Agent;
+pub use ctxgraph_db::hash::ContentHash;
 pub use ctxgraph_db::lint::{Budget, Code, Finding, Location, Severity};
 pub use ctxgraph_db::remote::{ConfigDocState, ConfigRequest, RemoteState};
 pub use ctxgraph_db::system::{FileKind, MemorySystem, System};
@@ -93,10 +91,65 @@ pub use ctxgraph_memory::render::MemoryContext;
 pub use ctxgraph_opencode::config::MergedConfig;
 pub use ctxgraph_opencode::explain::{Explanation, TargetExplanation};
 pub use ctxgraph_opencode::instructions::SystemPaths;
+pub use ctxgraph_opencode::message::MessageOptions;
 pub use ctxgraph_opencode::nearby::{Nearby, NearbyRule, ReadKind, Skip};
 pub use ctxgraph_opencode::prompt::{
     Block, BlockKind, BuildError, Layout, ModelRef, PlacedBlock, Prompt, Section,
 };
+
+/// The types nested in the engine's answers, grouped by answer, for code that renders them
+/// (the servers, the CLI) without naming the query layer's modules.
+pub mod answers {
+    /// What [`crate::Engine::explain`], [`crate::Engine::explain_target`] and
+    /// [`crate::Engine::explain_session`] answer.
+    pub mod explain {
+        pub use ctxgraph_opencode::explain::{
+            EntryExpansion, EntryReport, Explanation, Item, Loaded, Reason, SessionExplanation, Size, Source,
+            Stage, Target, TargetExplanation, Via,
+        };
+        pub use ctxgraph_opencode::skills::explain::SkillsExplanation;
+    }
+    /// The workspace memory: recall's blocks, and the records the store writes.
+    pub mod memory {
+        pub use ctxgraph_memory::record::{FactSource, Scope};
+        pub use ctxgraph_memory::render::{
+            Block, BlockId, Cut, CutReason, DEFAULT_MAX_CHARS, MemoryContext, Recalled,
+        };
+    }
+    /// Sessions: the input, its messages, the compaction plan and reads in its state.
+    pub mod session {
+        pub use ctxgraph_opencode::session::Session;
+        pub use ctxgraph_opencode::session::compaction::{CompactionPlan, DEFAULT_SUMMARY_TEMPLATE};
+        pub use ctxgraph_opencode::session::export::{ExportError, Role, ToolStatus};
+        pub use ctxgraph_opencode::session::reads::{ReadPoint, SessionNearby};
+    }
+    /// The shape every agent's profile answers ([`crate::Engine::agent_layout`]).
+    pub mod profile {
+        pub use ctxgraph_db::profile::{Block, Layout, Request, WordingSource};
+    }
+    /// What explain's references (B3) and MCP (B4) sections are read off.
+    pub mod stages {
+        pub use ctxgraph_db::lines::LineColumn;
+        pub use ctxgraph_db::mcp::{McpState, McpTransport};
+        pub use ctxgraph_opencode::mcp::{Connect, McpFate, McpServerFact};
+        pub use ctxgraph_opencode::references::{ReferenceFate, References};
+    }
+    /// Paths as opencode prints them.
+    pub use ctxgraph_db::path::display;
+}
+
+/// opencode's texts by name ([`Engine::installation_texts`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct InstallationTexts {
+    /// The executable the texts were read from; `None` without an installation.
+    pub binary: Option<PathBuf>,
+    /// Its release.
+    pub version: Option<String>,
+    /// Each text asked for that was found and verified.
+    pub texts: std::collections::BTreeMap<String, String>,
+    /// Why each other one is not.
+    pub unavailable: std::collections::BTreeMap<String, String>,
+}
 
 /// Why the engine could not answer.
 #[derive(Debug, thiserror::Error)]
@@ -268,6 +321,28 @@ impl Engine {
         self.db.executions()
     }
 
+    /// How many file inputs the graph holds (existing or not).
+    pub fn input_count(&self) -> usize {
+        self.db.files().len()
+    }
+
+    /// The environment variables the engine was made with (`{env:}`, the memory store's
+    /// redaction of their values).
+    pub fn env_vars(&self) -> &std::collections::BTreeMap<String, String> {
+        self.host.vars(&self.db)
+    }
+
+    /// The merged config as JSON (`ctxgraph config --format json`): without `show_secrets`,
+    /// masked where `opencode debug config` masks.
+    pub fn config_json(&self, ws: Workspace, show_secrets: bool) -> Result<serde_json::Value, EngineError> {
+        let value = self.merged_config(ws)?.tree.render(show_secrets);
+        Ok(if show_secrets {
+            value
+        } else {
+            ctxgraph_opencode::config::schema::redact_like_debug_config(&value)
+        })
+    }
+
     /// Applies file-system events to the inputs (see [`ChangeEvent`]); the next build
     /// recomputes only what they invalidated.
     pub fn apply_changes(&mut self, changes: &[ChangeEvent]) -> Applied {
@@ -411,6 +486,35 @@ impl Engine {
             return Err(EngineError::ReadTarget { path: target, reason: "no such file".to_owned() });
         }
         Ok(profiles::profile(agent).read(&self.db, ws, &target, request).transpose()?)
+    }
+
+    /// opencode's own texts by asset name (docs/opencode/installation.md), from the
+    /// installation loaded with [`Engine::load_installation`]: each one found and verified
+    /// (L2), and why each other one is not (L3). A name no release's table has is refused,
+    /// with the names there are.
+    pub fn installation_texts(&self, names: &[String]) -> Result<InstallationTexts, String> {
+        use ctxgraph_db::installation::{asset, known_assets, known_versions};
+        let known: std::collections::BTreeSet<&str> = known_versions()
+            .filter_map(known_assets)
+            .flat_map(|table| table.keys().map(String::as_str))
+            .collect();
+        if let Some(unknown) = names.iter().find(|name| !known.contains(name.as_str())) {
+            let known = known.into_iter().collect::<Vec<_>>().join(", ");
+            return Err(format!("opencode has no text named {unknown:?} (names: {known})"));
+        }
+        let installation = self.db.installation();
+        let (binary, version) = match installation.state(&self.db) {
+            InstallationState::Found(found) => (Some(found.binary.clone()), Some(found.version.clone())),
+            InstallationState::Missing { .. } => (None, None),
+        };
+        let mut texts = InstallationTexts { binary, version, ..InstallationTexts::default() };
+        for name in names {
+            match asset(&self.db, installation, name) {
+                Ok(text) => texts.texts.insert(name.clone(), text.to_string()),
+                Err(missing) => texts.unavailable.insert(name.clone(), missing.reason),
+            };
+        }
+        Ok(texts)
     }
 
     /// The Claude Code profile: the rule-file block's files, each with its fate (CC1–CC10).

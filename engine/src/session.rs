@@ -8,7 +8,9 @@ use ctxgraph_db::system::FileKind;
 use ctxgraph_db::{Db, Workspace};
 use ctxgraph_opencode::explain::{SessionExplanation, explain_session};
 use ctxgraph_opencode::nearby::ReadKind;
-use ctxgraph_opencode::session::compaction::{CompactionPlan, ModelLimit, PlanParams, compaction_plan};
+use ctxgraph_opencode::session::compaction::{
+    CompactionPlan, DEFAULT_SUMMARY_TEMPLATE, ModelLimit, PlanParams, compaction_plan, summary_request,
+};
 use ctxgraph_opencode::session::convert::TargetModel;
 use ctxgraph_opencode::session::export::{Export, ExportError, ExportMessage, PartKind, Role, parse_export};
 use ctxgraph_opencode::session::history::next_call_messages;
@@ -67,6 +69,29 @@ impl Engine {
         let export = parse_export(bytes)
             .map_err(|error| SessionFailure::Export { source_name: source_name.to_owned(), error })?;
         Ok(self.open_session(export))
+    }
+
+    /// The session's id, as its export names it.
+    pub fn session_id(&self, session: Session) -> &str {
+        &session.info(&self.db).id
+    }
+
+    /// How many messages the session holds.
+    pub fn message_count(&self, session: Session) -> usize {
+        session.messages(&self.db).len()
+    }
+
+    /// Appends one message given as `opencode export` JSON (see [`Engine::append_message`]).
+    pub fn append_message_json(&mut self, session: Session, bytes: &[u8]) -> Result<(), ExportError> {
+        let message = ctxgraph_opencode::session::export::parse_message(bytes)?;
+        self.append_message(session, message);
+        Ok(())
+    }
+
+    /// The summarizer's request for `plan` (K5), written from `template` (ctxgraph's own,
+    /// [`DEFAULT_SUMMARY_TEMPLATE`], without one).
+    pub fn summary_request(&self, plan: &CompactionPlan, template: Option<&str>) -> String {
+        summary_request(template.unwrap_or(DEFAULT_SUMMARY_TEMPLATE), plan)
     }
 
     /// A new session input from a parsed export.

@@ -129,7 +129,7 @@ impl Turns {
 /// What makes two builds "the same text" whose turns are compared: the model and the
 /// opencode agent. The structured-output line and `user.system` belong to one user message,
 /// so they may change from turn to turn and show up as blocks added, removed or modified.
-pub(crate) fn same_text(options: MessageOptions) -> MessageOptions {
+pub fn same_text(options: MessageOptions) -> MessageOptions {
     MessageOptions { json_schema: false, user_system: None, ..options }
 }
 

@@ -7,7 +7,7 @@ use ctxgraph_engine::HostEnv;
 
 use crate::args::McpArgs;
 use crate::error::CliError;
-use crate::mcp::{Options, serve};
+use ctxgraph_server::mcp::{Options, ServeError, serve};
 
 pub fn run(args: McpArgs) -> Result<ExitCode, CliError> {
     let env = HostEnv::from_process();
@@ -18,6 +18,9 @@ pub fn run(args: McpArgs) -> Result<ExitCode, CliError> {
         fetch,
         refresh: Duration::from_secs(args.remote_refresh_secs),
     };
-    serve(env, options)?;
+    serve(env, options).map_err(|err| match err {
+        ServeError::Engine(err) => CliError::from(err),
+        ServeError::Io(err) => CliError::Output(err),
+    })?;
     Ok(ExitCode::SUCCESS)
 }

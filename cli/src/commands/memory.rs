@@ -9,8 +9,8 @@ use ctxgraph_memory::extract::{Evidence, extraction_model, observe};
 use ctxgraph_memory::recall::Recall;
 use ctxgraph_memory::record::{FactSource, Scope};
 use ctxgraph_memory::redact::Redactor;
-use ctxgraph_memory::render::MemoryContext;
 use ctxgraph_memory::{Outcome, Remembered, Store, system_clock};
+use ctxgraph_server::ops::{recall, recall_text};
 use serde_json::json;
 
 use crate::args::{
@@ -36,8 +36,7 @@ pub fn run(args: MemoryArgs) -> Result<ExitCode, CliError> {
             json_line(redactor, &json!({ "forgotten": ids }))?
         }
         MemoryCommand::Recall { query, budget, format } => {
-            let options = RecallOptions { budget, limit: None, session: args.session.clone() };
-            let context = recall(&engine, ws, &query, options)?;
+            let context = recall(&engine, ws, &query, budget, None, args.session.clone())?;
             match format {
                 Format::Text => recall_text(redactor, &query, &context),
                 Format::Json => pretty_json(redactor, &context)?,
@@ -87,9 +86,8 @@ pub fn run(args: MemoryArgs) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `remember` as `ctxgraph memory remember` and the `memory_remember` tool do it: an
-/// explicit fact (§4.2).
-pub fn remember(
+/// `ctxgraph memory remember`: an explicit fact (§4.2).
+fn remember(
     store: &Store,
     text: &str,
     scope: ScopeArg,
@@ -101,41 +99,6 @@ pub fn remember(
         ScopeArg::Project => Scope::Project,
     };
     Ok(store.remember(text, scope, category, FactSource::Explicit, session)?)
-}
-
-/// How a recall is bounded, beyond its query.
-pub struct RecallOptions {
-    /// Characters of the answer (default: `memory.maxTotalChars`, else 9000).
-    pub budget: Option<usize>,
-    /// Items per block (docs/memory.md §12 `limit`).
-    pub limit: Option<usize>,
-    /// The asking session (its own card is left out, its handoff always eligible).
-    pub session: Option<String>,
-}
-
-/// `memory_recall` (docs/memory.md §12): the blocks for `query`, every observation with its
-/// detail, within the budget.
-pub fn recall(
-    engine: &ctxgraph_engine::Engine,
-    ws: ctxgraph_db::Workspace,
-    query: &str,
-    options: RecallOptions,
-) -> Result<MemoryContext, CliError> {
-    let settings = engine.memory_settings(ws)?;
-    let recall =
-        Recall::on_request(query, system_clock(), &settings, options.budget, options.limit, options.session);
-    Ok(engine.memory_recall(ws, recall)?)
-}
-
-/// A recall as text: the `<memory>` part, or a line saying nothing matched (the query
-/// redacted: what is printed is redacted like what is stored).
-pub fn recall_text(redactor: &Redactor, query: &str, context: &MemoryContext) -> String {
-    let text = if context.text.is_empty() {
-        format!("No stored memory matched {query:?}.\n")
-    } else {
-        format!("{}\n", context.text)
-    };
-    redactor.redact(&text).text
 }
 
 /// `value` as JSON with every string redacted: a store edited by hand, or an echoed

@@ -3,9 +3,9 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use ctxgraph_engine::serve::Server;
 use ctxgraph_engine::watch::Watcher;
 use ctxgraph_engine::{Engine, HostEnv, OsSystem, SystemClock};
+use ctxgraph_server::rpc::Server;
 
 use crate::args::ServeArgs;
 use crate::error::CliError;

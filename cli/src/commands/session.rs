@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use ctxgraph_db::Workspace;
 use ctxgraph_engine::{Engine, EngineError, LimitOverrides};
 use ctxgraph_opencode::session::Session;
-use ctxgraph_opencode::session::compaction::{CompactionPlan, DEFAULT_SUMMARY_TEMPLATE, summary_request};
+use ctxgraph_opencode::session::compaction::CompactionPlan;
 use serde_json::json;
 
 use crate::args::{CompactArgs, Format, MessagesArgs, SessionArgs, SessionCommand, SessionInput};
@@ -22,16 +22,13 @@ pub fn run(args: SessionArgs) -> Result<ExitCode, CliError> {
 }
 
 fn compact(args: CompactArgs) -> Result<ExitCode, CliError> {
-    let template = match &args.template {
-        Some(path) => read_text(path)?,
-        None => DEFAULT_SUMMARY_TEMPLATE.to_owned(),
-    };
+    let template = args.template.as_deref().map(read_text).transpose()?;
     let (engine, ws, session) = open(&args.session)?;
     let overrides =
         LimitOverrides { context: args.limits.context, input: args.limits.input, output: args.limits.output };
     let params = engine.plan_params(ws, session, overrides)?;
     let plan = engine.compaction_plan(session, params);
-    let request = summary_request(&template, plan);
+    let request = engine.summary_request(plan, template.as_deref());
     let out = match args.format {
         Format::Json => {
             let mut value = serde_json::to_value(plan).map_err(internal)?;

@@ -3,11 +3,9 @@
 //! `ctxgraph_opencode`, `ctxgraph_agents`).
 
 pub mod dot;
-pub mod explain;
-pub mod lint;
 pub mod sarif;
-pub mod stages;
 
+pub use ctxgraph_server::render::{explain, lint, stages};
 use serde::Serialize;
 
 use crate::error::CliError;

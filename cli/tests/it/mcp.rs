@@ -159,7 +159,7 @@ fn every_bad_line_gets_the_answer_serve_gives() {
     assert_eq!(reply["error"]["code"], -32601, "{reply}");
     let reply = mcp.call(br#"{"jsonrpc":"2.0","id":12,"method":"tools/list"}"#);
     assert_eq!(reply["id"], 12, "{reply}");
-    assert!(reply["result"]["tools"].as_array().is_some_and(|t| t.len() == 5), "{reply}");
+    assert!(reply["result"]["tools"].as_array().is_some_and(|t| t.len() == 13), "{reply}");
     assert_eq!(mcp.finish().0, Some(0));
     assert_eq!(serve.finish().0, Some(0));
 }
@@ -180,4 +180,144 @@ fn a_client_leaving_early_is_a_clean_exit() {
         assert_eq!(code, Some(0), "{label}: {stderr}");
         assert!(stderr.lines().count() <= 1, "{label}: {stderr}");
     }
+}
+
+/// A `tools/call` line.
+fn tool_call(id: u64, tool: &str, arguments: Value) -> Vec<u8> {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}})
+        .to_string()
+        .into_bytes()
+}
+
+/// A tool result's text, and whether it is a tool error.
+fn tool_text(reply: &Value) -> (String, bool) {
+    let result = &reply["result"];
+    let text =
+        result["content"].as_array().expect("content").iter().filter_map(|c| c["text"].as_str()).collect();
+    (text, result["isError"] == true)
+}
+
+/// Every tool `serve` has a method for answers what that method answers, as JSON text, and
+/// fails with the message the method's error has: both servers call one operation.
+#[test]
+fn every_new_tool_answers_what_the_serve_method_answers() {
+    let dir = tree();
+    let repo = std::fs::canonicalize(dir.path().join("repo")).expect("repo");
+    std::fs::create_dir_all(repo.join("src")).expect("src");
+    std::fs::write(repo.join("src/main.rs"), "fn main() {}").expect("main.rs");
+    std::fs::write(repo.join("src/AGENTS.md"), "# Source rules").expect("rules");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/session/s11_all_fit/export.json");
+    let export: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture).expect("fixture")).expect("json");
+    let mut head = export.clone();
+    let last = head["messages"].as_array_mut().expect("messages").pop().expect("a message");
+    let head_path = dir.path().join("head.json");
+    std::fs::write(&head_path, head.to_string()).expect("write export");
+    let session = export["info"]["id"].clone();
+
+    let mut mcp = Proc::spawn(dir.path(), &["mcp"]);
+    let mut serve = Proc::spawn(dir.path(), &["serve", "--stdio", "--no-watch"]);
+    initialize(&mut mcp);
+    let limits = json!({"context": 30000, "output": 4000});
+    let with = |base: Value, extra: &Value| {
+        let mut merged = base;
+        for (key, value) in extra.as_object().expect("object") {
+            merged[key] = value.clone();
+        }
+        merged
+    };
+    let cwd = json!({ "cwd": repo });
+    // (tool, its arguments, the method, its params beyond the tool's arguments)
+    let cases = [
+        ("context_nearby", json!({"file": "src/main.rs"}), "nearby", cwd.clone()),
+        ("context_explain", json!({"target": "AGENTS.md", "format": "json"}), "explain", cwd.clone()),
+        ("context_lint", json!({"format": "json"}), "lint", cwd.clone()),
+        ("context_config", json!({}), "config", cwd.clone()),
+        ("session_open", json!({"path": head_path}), "session/open", json!({})),
+        ("session_append", json!({"session": session, "message": last}), "session/append", json!({})),
+        ("session_compact", with(json!({"session": session}), &limits), "session/compact", cwd.clone()),
+        ("session_messages", json!({"session": session}), "session/messages", json!({})),
+        ("session_explain", with(json!({"session": session}), &limits), "session/explain", cwd.clone()),
+        ("context_nearby", json!({"file": "src/main.rs", "session": session}), "nearby", cwd.clone()),
+    ];
+    for (n, (tool, arguments, method, scope)) in cases.into_iter().enumerate() {
+        let id = 100 + n as u64;
+        let (text, failed) = tool_text(&mcp.call(&tool_call(id, tool, arguments.clone())));
+        assert!(!failed, "{tool} {arguments}: {text}");
+        let params = with(arguments.clone(), &scope);
+        let params = match params.as_object() {
+            // `format` is how the tool prints; the method always answers JSON.
+            Some(members) => {
+                Value::Object(members.clone().into_iter().filter(|(k, _)| k != "format").collect())
+            }
+            None => params,
+        };
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let expected = serve.call(request.to_string().as_bytes());
+        let answer: Value =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{tool}: not JSON ({e}): {text}"));
+        assert_eq!(answer, expected["result"], "{tool} against {method}");
+    }
+
+    // One refusal per tool: a tool error with the message the method's error has.
+    let refusals = [
+        ("context_nearby", json!({"file": "src/missing.rs"}), "nearby", cwd.clone()),
+        ("context_lint", json!({"max_rule_tokens": -1}), "lint", cwd.clone()),
+        ("context_config", json!({"show_secrets": true}), "config", cwd.clone()),
+        ("session_open", json!({}), "session/open", json!({})),
+        ("session_append", json!({"session": "nope", "message": {}}), "session/append", json!({})),
+        ("session_compact", json!({"session": session}), "session/compact", cwd.clone()),
+        ("session_messages", json!({"session": "nope"}), "session/messages", json!({})),
+        (
+            "session_explain",
+            with(json!({"session": session, "message": "msg_nope"}), &limits),
+            "session/explain",
+            cwd.clone(),
+        ),
+    ];
+    for (n, (tool, arguments, method, scope)) in refusals.into_iter().enumerate() {
+        let id = 200 + n as u64;
+        let (text, failed) = tool_text(&mcp.call(&tool_call(id, tool, arguments.clone())));
+        assert!(failed, "{tool} {arguments}: {text}");
+        let request =
+            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": with(arguments.clone(), &scope)});
+        let expected = serve.call(request.to_string().as_bytes());
+        let message = expected["error"]["message"].as_str().unwrap_or_else(|| panic!("{method}: {expected}"));
+        // The tool says "invalid arguments" where the method says "invalid params".
+        assert_eq!(text.replace("invalid arguments", "invalid params"), message, "{tool} against {method}");
+    }
+    assert_eq!(mcp.finish().0, Some(0));
+    assert_eq!(serve.finish().0, Some(0));
+}
+
+/// The protocol's table (docs/protocol.md is rendered from it) names what the servers serve:
+/// every method is one `serve` knows, every tool one `mcp` lists, and `mcp` lists no other.
+#[test]
+fn the_protocol_table_names_every_method_and_tool_served() {
+    let dir = tree();
+    let mut mcp = Proc::spawn(dir.path(), &["mcp"]);
+    let mut serve = Proc::spawn(dir.path(), &["serve", "--stdio", "--no-watch"]);
+    initialize(&mut mcp);
+    let methods = ctxgraph_server::protocol::METHODS;
+    for (n, method) in methods.iter().filter(|m| m.name != "shutdown").enumerate() {
+        // `[]` fits no method's params: a known method refuses them as -32602 (or, taking
+        // none, answers); only an unknown one is -32601.
+        let request = json!({"jsonrpc": "2.0", "id": n, "method": method.name, "params": []});
+        let reply = serve.call(request.to_string().as_bytes());
+        let answered = reply["error"]["code"] == -32602 || reply.get("result").is_some();
+        assert!(answered, "{}: {reply}", method.name);
+    }
+    let reply = mcp.call(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+    let mut listed: Vec<&str> = reply["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    listed.sort_unstable();
+    let mut tools: Vec<&str> = methods.iter().filter_map(|m| m.tool).collect();
+    tools.sort_unstable();
+    assert_eq!(listed, tools);
+    assert_eq!(mcp.finish().0, Some(0));
+    assert_eq!(serve.finish().0, Some(0));
 }

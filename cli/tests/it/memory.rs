@@ -242,9 +242,23 @@ mod mcp {
             let names: Vec<&str> = tools.iter().map(|(name, _)| name.as_str()).collect();
             assert_eq!(
                 names,
-                ["context_build", "context_explain", "memory_forget", "memory_recall", "memory_remember"]
+                [
+                    "context_build",
+                    "context_config",
+                    "context_explain",
+                    "context_lint",
+                    "context_nearby",
+                    "memory_forget",
+                    "memory_recall",
+                    "memory_remember",
+                    "session_append",
+                    "session_compact",
+                    "session_explain",
+                    "session_messages",
+                    "session_open",
+                ]
             );
-            let (_, recall_schema) = &tools[3];
+            let (_, recall_schema) = &tools[6];
             assert_eq!(recall_schema["type"], "object");
             assert_eq!(recall_schema["required"], json!(["query"]), "{recall_schema}");
             assert_eq!(recall_schema["properties"]["limit"]["type"], json!(["integer", "null"]));

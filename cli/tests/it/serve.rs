@@ -594,3 +594,171 @@ fn installation_says_why_a_text_is_unavailable_and_refuses_unknown_names() {
     assert_eq!(missing["error"]["code"], -32602, "{missing}");
     assert_eq!(server.finish(), Some(0));
 }
+
+/// `ctxgraph ARGS` in `dir` with the tree's clean environment: the CLI's answer to compare a
+/// method's with.
+fn cli_json(tree: &Tree, dir: &std::path::Path, args: &[&str]) -> Value {
+    let output = ctxgraph(&tree.root()).args(args).current_dir(dir).output().expect("run ctxgraph");
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {}", String::from_utf8_lossy(&output.stderr)))
+}
+
+/// The error code and message of a reply that must be an error.
+fn error_of(reply: &Value) -> (i64, String) {
+    let error = reply.get("error").unwrap_or_else(|| panic!("not an error: {reply}"));
+    (error["code"].as_i64().expect("code"), error["message"].as_str().expect("message").to_owned())
+}
+
+fn result_of(reply: Value) -> Value {
+    reply.get("result").cloned().unwrap_or_else(|| panic!("not a result: {reply}"))
+}
+
+/// The session methods over stdio: opened from a file, appended to, compacted, its next
+/// messages and its explanation, each the answer the CLI gives for the same session; and a
+/// refusal for each.
+#[test]
+fn session_methods_answer_as_the_cli_does_and_refuse_bad_requests() {
+    let tree = Tree::new();
+    let export_path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/session/s11_all_fit/export.json");
+    let export: Value =
+        serde_json::from_str(&std::fs::read_to_string(&export_path).expect("fixture")).expect("json");
+    let messages = export["messages"].as_array().expect("messages");
+    // All but the last message in the file; the last one arrives by `session/append`.
+    let mut head = export.clone();
+    head["messages"].as_array_mut().expect("messages").pop();
+    tree.write("head.json", &head.to_string());
+    let id = export["info"]["id"].as_str().expect("id").to_owned();
+    let cwd = tree.cwd();
+    let limits = ["--context", "30000", "--output", "4000"];
+    let mut server = tree.spawn(&["serve", "--stdio", "--no-watch"]);
+
+    let opened = result_of(server.call(1, "session/open", json!({ "path": tree.path("head.json") })));
+    assert_eq!(opened, json!({ "session": id, "messages": messages.len() - 1 }));
+    let appended = result_of(server.call(
+        2,
+        "session/append",
+        json!({ "session": id, "message": messages.last().expect("last") }),
+    ));
+    assert_eq!(appended, json!({ "messages": messages.len() }));
+
+    let whole = tree.path("export.json");
+    std::fs::copy(&export_path, &whole).expect("copy");
+    let whole = whole.display().to_string();
+    let pkg = tree.path("repo/pkg");
+    let compact = result_of(server.call(
+        3,
+        "session/compact",
+        json!({ "session": id, "cwd": cwd, "context": 30000, "output": 4000 }),
+    ));
+    let cli = cli_json(
+        &tree,
+        &pkg,
+        &[&["session", "compact", "--session", &whole, "--format", "json"][..], &limits].concat(),
+    );
+    assert_eq!(compact, cli);
+    assert_eq!(compact["usable"], 26000);
+    assert!(compact["request"].as_str().is_some_and(|r| r.contains("<conversation>")), "{compact}");
+
+    let next = result_of(server.call(4, "session/messages", json!({ "session": id })));
+    let cli = cli_json(&tree, &pkg, &["session", "messages", "--session", &whole, "--format", "json"]);
+    assert_eq!(next["messages"], cli);
+
+    let explained = result_of(server.call(
+        5,
+        "session/explain",
+        json!({ "session": id, "cwd": cwd, "context": 30000, "output": 4000 }),
+    ));
+    let cli =
+        cli_json(&tree, &pkg, &[&["explain", "--session", &whole, "--format", "json"][..], &limits].concat());
+    assert_eq!(explained, cli);
+    assert_eq!(explained["messages"], messages.len());
+
+    // Refusals: each method answers, the server goes on serving.
+    let (code, message) = error_of(&server.call(6, "session/open", json!({})));
+    assert_eq!((code, message.as_str()), (-32602, "give one of path, export"));
+    let (code, message) =
+        error_of(&server.call(7, "session/append", json!({ "session": id, "message": { "info": {} } })));
+    assert!(code == -32602 && message.contains("$.info"), "{message}");
+    let (code, message) = error_of(&server.call(8, "session/compact", json!({ "session": id })));
+    assert_eq!((code, message.as_str()), (-32602, "invalid params: missing field `cwd`"));
+    let (code, message) = error_of(&server.call(9, "session/messages", json!({ "session": "nope" })));
+    assert_eq!((code, message.as_str()), (-32602, "no open session \"nope\""));
+    let (code, message) = error_of(&server.call(
+        10,
+        "session/explain",
+        json!({ "session": id, "cwd": cwd, "context": 30000, "message": "msg_nope" }),
+    ));
+    assert!(code == -32000 && message.contains("msg_nope"), "{code} {message}");
+    let (code, message) =
+        error_of(&server.call(11, "session/explain", json!({ "session": id, "cwd": cwd, "colour": "blue" })));
+    assert!(code == -32602 && message.contains("unknown field `colour`"), "{message}");
+    assert_eq!(server.call(12, "shutdown", Value::Null)["result"], Value::Null);
+    assert_eq!(server.finish(), Some(0));
+}
+
+/// `explain`, `lint`, `config` and the memory methods over stdio, each the CLI's answer for
+/// the same directory, and a refusal for each.
+#[test]
+fn explain_lint_config_and_memory_methods_answer_as_the_cli_does() {
+    let tree = Tree::new();
+    let cwd = tree.cwd();
+    let pkg = tree.path("repo/pkg");
+    // A secret in the config: `config` masks it as the CLI does.
+    tree.write(
+        "repo/pkg/opencode.json",
+        r#"{ "provider": { "p": { "options": { "apiKey": "sk-live-secret" } } } }"#,
+    );
+    let mut server = tree.spawn(&["serve", "--stdio", "--no-watch"]);
+
+    let explained = result_of(server.call(1, "explain", json!({ "cwd": cwd, "target": "AGENTS.md" })));
+    assert_eq!(explained, cli_json(&tree, &pkg, &["explain", "AGENTS.md", "--format", "json"]));
+    let whole = result_of(server.call(2, "explain", json!({ "cwd": cwd })));
+    let in_prompt: Vec<String> = whole["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .filter(|item| item["in_prompt"] == true)
+        .filter_map(|item| item["source"]["value"].as_str().map(str::to_owned))
+        .collect();
+    let rules = ["repo/pkg/AGENTS.md", "repo/AGENTS.md"].map(|rule| tree.path(rule).display().to_string());
+    assert_eq!(in_prompt, rules, "{whole}");
+
+    let lint = result_of(server.call(3, "lint", json!({ "cwd": cwd })));
+    assert_eq!(lint, cli_json(&tree, &pkg, &["lint", "--format", "json"]));
+    let config = result_of(server.call(4, "config", json!({ "cwd": cwd })));
+    assert_eq!(config["config"], cli_json(&tree, &pkg, &["config", "--format", "json"]));
+    assert!(!config.to_string().contains("sk-live-secret"), "{config}");
+
+    let added = result_of(server.call(
+        5,
+        "memory/remember",
+        json!({ "cwd": cwd, "session": "ses_a", "text": "Use pnpm, not npm, in this repo" }),
+    ));
+    assert_eq!(added["result"], "added", "{added}");
+    let recalled = result_of(server.call(6, "memory/recall", json!({ "cwd": cwd, "query": "pnpm or npm?" })));
+    assert!(
+        recalled["text"].as_str().is_some_and(|t| t.contains("Use pnpm, not npm, in this repo")),
+        "{recalled}"
+    );
+    let forgotten = result_of(server.call(7, "memory/forget", json!({ "cwd": cwd, "target": added["id"] })));
+    assert_eq!(forgotten, json!({ "forgotten": [added["id"]] }));
+    let recalled = result_of(server.call(8, "memory/recall", json!({ "cwd": cwd, "query": "pnpm" })));
+    assert_eq!(recalled["text"], "No stored memory matched \"pnpm\".\n");
+
+    let refusals = [
+        ("explain", json!({ "target": "AGENTS.md" }), -32602, "missing field `cwd`"),
+        ("lint", json!({ "cwd": cwd, "max_total_tokens": "many" }), -32602, "invalid type"),
+        ("config", json!({ "cwd": cwd, "show_secrets": true }), -32602, "unknown field `show_secrets`"),
+        ("explain", json!({ "cwd": tree.path("nowhere") }), -32000, "nowhere"),
+        ("memory/recall", json!({ "cwd": cwd, "query": "" }), -32602, "query: 1 to 2000 characters"),
+        ("memory/remember", json!({ "cwd": cwd, "text": "   " }), -32000, "nothing to remember"),
+        ("memory/forget", json!({ "cwd": cwd, "target": "fct_nothing" }), -32000, "no fact matches"),
+        ("memory/forget", json!({ "cwd": cwd, "session": 7, "target": "x" }), -32602, "invalid type"),
+    ];
+    for (n, (method, params, expected, fragment)) in refusals.into_iter().enumerate() {
+        let (code, message) = error_of(&server.call(20 + n as u64, method, params.clone()));
+        assert!(code == expected && message.contains(fragment), "{method} {params}: {code} {message}");
+    }
+    assert_eq!(server.finish(), Some(0));
+}

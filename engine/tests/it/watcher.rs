@@ -45,7 +45,6 @@ on_each_backend!(
     a_linked_directory_whose_target_appears_later_is_followed,
     a_link_to_a_link_re_pointed_is_followed,
     a_linked_rule_files_target_ancestor_renamed_is_seen,
-    #[cfg(feature = "serve")]
     a_build_right_after_a_write_is_never_stale,
 );
 
@@ -264,16 +263,14 @@ fn writes_to_a_file_nothing_read_touch_no_input(backend: BackendKind) {
     }
 }
 
-/// #13.1: a build sent right after a write reflects it, every time. Through the server,
-/// which is the `serve` feature: `cargo test --workspace` enables it (the CLI needs it),
-/// `cargo test -p ctxgraph-engine` alone does not.
-#[cfg(feature = "serve")]
+/// #13.1: a build sent right after a write reflects it, every time. Through the JSON-RPC
+/// server (`ctxgraph-server`, a dev-dependency), as a host sees it.
 fn a_build_right_after_a_write_is_never_stale(backend: BackendKind) {
     let tries: usize =
         std::env::var("CTXGRAPH_FRESHNESS_TRIES").ok().and_then(|n| n.parse().ok()).unwrap_or(200);
     let live = Live::new(backend);
     let cwd = live.path("repo/pkg/api");
-    let mut server = ctxgraph_engine::serve::Server::new(live.engine, Some(live.watcher));
+    let mut server = ctxgraph_server::rpc::Server::new(live.engine, Some(live.watcher));
     let request =
         serde_json::json!({ "jsonrpc": "2.0", "id": 1, "method": "build", "params": { "cwd": cwd } })
             .to_string();

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use ctxgraph_db::system::MemorySystem;
-use ctxgraph_engine::serve::Server;
+use ctxgraph_server::rpc::Server;
 use ctxgraph_engine::{Engine, HostEnv};
 use libfuzzer_sys::fuzz_target;
 

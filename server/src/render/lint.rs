@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use ctxgraph_db::lint::{Finding, Severity};
+use ctxgraph_engine::{Finding, Severity};
 use serde::Serialize;
 
 /// rustc-style: `warning[CG001 shadowed-rule-file]: message`, the location, the hint.

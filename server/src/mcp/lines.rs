@@ -4,7 +4,7 @@
 //! JSON without a word (on purpose: its authors fear reply storms with echoing peers), so a
 //! client that sent one waits forever; and it reads a known method with malformed params
 //! as an unknown method. JSON-RPC 2.0 asks for an answer to each of them. So `ctxgraph mcp`
-//! reads its lines here with `ctxgraph serve`'s framing (`ctxgraph_engine::serve`: the same
+//! reads its lines here with `ctxgraph serve`'s framing (`crate::rpc`: the same
 //! cap, the same parse and envelope checks, the same replies), answers what it refuses
 //! itself, and hands `rmcp` only messages it can read, through a [`Transport`] of channels.
 //!
@@ -15,7 +15,7 @@
 use std::io::{self, BufRead, Write};
 use std::thread::JoinHandle;
 
-use ctxgraph_engine::serve::{Incoming, code, error_line, next_line, parse_line, request_error};
+use crate::rpc::{Incoming, code, error_line, next_line, parse_line, request_error};
 use rmcp::RoleServer;
 use rmcp::model::{
     CallToolRequest, CallToolRequestMethod, ClientJsonRpcMessage, ConstString, InitializeRequest,

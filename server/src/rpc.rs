@@ -5,8 +5,8 @@
 //! every request that reads the world, the server applies what the watcher reported (or,
 //! without a watcher, rescans every path the graph knows), so answers are never stale.
 //!
-//! Methods: `build {cwd, section?, model?, known_hash?}`, `nearby {file, cwd}`,
-//! `installation {texts}`, `stats`, `shutdown` (the messages are in [`crate::protocol`]).
+//! The methods and their messages are in [`crate::protocol`] (and docs/protocol.md); each
+//! one is an operation of [`crate::ops::Host`], the same one `ctxgraph mcp`'s tool calls.
 //! A bad request gets a JSON-RPC error and the server keeps serving.
 //!
 //! The framing (one JSON value per line, `jsonrpc`/`id`/`method`/`params`, the standard
@@ -14,30 +14,24 @@
 //! an async runtime around it, and the protocol needs neither. `ctxgraph mcp` reads its
 //! lines through the same framing ([`next_line`], [`parse_line`], [`request_error`]).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::{self, BufRead, Write};
-use std::path::Path;
+use std::path::PathBuf;
 use std::time::SystemTime;
 
-use ctxgraph_db::agent::Agent;
-use ctxgraph_db::hash::ContentHash;
-use ctxgraph_db::installation::{InstallationState, asset, known_assets, known_versions};
-use ctxgraph_db::profile;
-use ctxgraph_db::{Db, Workspace};
-use ctxgraph_opencode::message::MessageOptions;
-use ctxgraph_opencode::prompt::{ModelRef, Section};
+use ctxgraph_engine::watch::{COOKIE_TIMEOUT, Watcher};
+use ctxgraph_engine::{ChangeEvent, Engine, RemoteRefresh, Workspace};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::ops::{Built, Host, Nearby, OpError};
 use crate::protocol::{
-    AgentBlock, AgentBuildReply, Answer, BuildParams, ErrorObject, InstallationParams, InstallationReply,
-    Known, NearbyParams, Outcome, Response, SectionParam, StatsReply,
+    AgentBuildReply, BuildParams, BuildReply, ConfigParams, ConfigReply, ExplainParams, ExplainReply,
+    ForgetParams, ForgetReply, InstallationParams, InstallationReply, Known, LintParams, LintReply,
+    NearbyParams, NearbyReply, RecallParams, RecallReply, RememberParams, RememberReply, Scope,
+    SessionAppendParams, SessionAppendReply, SessionCompactParams, SessionCompactReply, SessionExplainParams,
+    SessionExplainReply, SessionMessagesReply, SessionNearbyReply, SessionOpenParams, SessionOpenReply,
+    SessionParams, StatsReply,
 };
-use crate::watch::{COOKIE_TIMEOUT, Watcher};
-
-#[path = "serve_session.rs"]
-mod session;
-use crate::{ChangeEvent, Engine, EngineError, RemoteRefresh, Turns};
 
 /// JSON-RPC 2.0 error codes.
 pub mod code {
@@ -54,26 +48,14 @@ pub mod code {
     pub const BUILD_FAILED: i64 = -32000;
 }
 
-/// One client's server: a warm engine, that client's previous builds, and what keeps the
-/// engine's inputs current (a watcher, or a rescan per request).
+/// One client's server: the operations over a warm engine, and what keeps the engine's
+/// inputs current (a watcher, or a rescan per request).
 pub struct Server {
-    engine: Engine,
-    turns: Turns,
+    host: Host,
     /// `None`: rescan every known path before each request instead.
     watcher: Option<Watcher>,
-    remote: Option<RemoteRefresh>,
-    /// The hash of the last build sent per text, so a `known_hash` can be trusted.
-    sent: HashMap<(Workspace, Section, MessageOptions), String>,
-    /// Whether the opencode installation was looked for (once, at the first request that
-    /// needs its texts: a message build or `installation`).
-    installation_loaded: bool,
     /// When the earliest request whose reads are not yet watched started.
     untracked_since: Option<SystemTime>,
-    /// Each agent's own wording (Claude Code's CC10, …), loaded from its installation on
-    /// the first build for that agent.
-    wordings: HashMap<Agent, Option<std::sync::Arc<dyn std::any::Any + Send + Sync>>>,
-    /// Sessions opened with `session/open`, by session id.
-    sessions: session::Sessions,
 }
 
 /// A JSON-RPC error, before it is given the request's id.
@@ -89,9 +71,12 @@ impl RpcError {
     }
 }
 
-impl From<EngineError> for RpcError {
-    fn from(err: EngineError) -> Self {
-        RpcError::new(code::BUILD_FAILED, err.to_string())
+impl From<OpError> for RpcError {
+    fn from(err: OpError) -> Self {
+        match err {
+            OpError::Invalid(message) => RpcError::new(code::INVALID_PARAMS, message),
+            OpError::Failed(message) => RpcError::new(code::BUILD_FAILED, message),
+        }
     }
 }
 
@@ -103,38 +88,130 @@ pub struct Reply {
     pub shutdown: bool,
 }
 
+/// A JSON-RPC error object.
+#[derive(Serialize)]
+struct ErrorObject {
+    code: i64,
+    message: String,
+}
+
+/// A JSON-RPC response: `{"jsonrpc":"2.0","id":…,"result":…}` or `…,"error":{…}}`.
+struct Response {
+    jsonrpc: &'static str,
+    /// The request's id, echoed as sent (a string, a number or null).
+    id: Value,
+    outcome: Outcome,
+}
+
+enum Outcome {
+    Result(Answer),
+    Error(ErrorObject),
+}
+
+/// By hand: `#[serde(flatten)]` on the outcome would route every reply through serde's
+/// map-buffering serializer, on the path of a host's every turn.
+impl Serialize for Response {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut response = serializer.serialize_struct("Response", 3)?;
+        response.serialize_field("jsonrpc", self.jsonrpc)?;
+        response.serialize_field("id", &self.id)?;
+        match &self.outcome {
+            Outcome::Result(answer) => response.serialize_field("result", answer)?,
+            Outcome::Error(error) => response.serialize_field("error", error)?,
+        }
+        response.end()
+    }
+}
+
+/// A method's answer: one typed reply of [`crate::protocol`] per method. It owns what the
+/// reply shows; `build` and `nearby` lay their reply out only while serialising, so no JSON
+/// tree or copy of the text is made on the way out.
+enum Answer {
+    Build {
+        turn: ctxgraph_engine::Turn,
+        known: Known,
+        executed: u64,
+    },
+    /// `build` with `agent` other than opencode.
+    AgentBuild(AgentBuildReply),
+    Nearby(ctxgraph_engine::Nearby),
+    SessionNearby(SessionNearbyReply),
+    Installation(InstallationReply),
+    Stats(StatsReply),
+    Explain(Box<ExplainReply>),
+    Lint(LintReply),
+    Config(ConfigReply),
+    SessionOpen(SessionOpenReply),
+    SessionAppend(SessionAppendReply),
+    SessionCompact(Box<SessionCompactReply>),
+    SessionMessages(SessionMessagesReply),
+    SessionExplain(Box<SessionExplainReply>),
+    Recall(RecallReply),
+    Remember(RememberReply),
+    Forget(ForgetReply),
+    /// `null` (`shutdown`).
+    Null,
+}
+
+impl Serialize for Answer {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Answer::Build { turn, known, executed } => {
+                BuildReply::new(turn, *known, *executed).serialize(serializer)
+            }
+            Answer::AgentBuild(reply) => reply.serialize(serializer),
+            Answer::Nearby(nearby) => NearbyReply::new(nearby).serialize(serializer),
+            Answer::SessionNearby(reply) => reply.serialize(serializer),
+            Answer::Installation(reply) => reply.serialize(serializer),
+            Answer::Stats(reply) => reply.serialize(serializer),
+            Answer::Explain(reply) => reply.serialize(serializer),
+            Answer::Lint(reply) => reply.serialize(serializer),
+            Answer::Config(reply) => reply.serialize(serializer),
+            Answer::SessionOpen(reply) => reply.serialize(serializer),
+            Answer::SessionAppend(reply) => reply.serialize(serializer),
+            Answer::SessionCompact(reply) => reply.serialize(serializer),
+            Answer::SessionMessages(reply) => reply.serialize(serializer),
+            Answer::SessionExplain(reply) => reply.serialize(serializer),
+            Answer::Recall(reply) => reply.serialize(serializer),
+            Answer::Remember(reply) => reply.serialize(serializer),
+            Answer::Forget(reply) => reply.serialize(serializer),
+            Answer::Null => serializer.serialize_unit(),
+        }
+    }
+}
+
+impl From<Built> for Answer {
+    fn from(built: Built) -> Self {
+        match built {
+            Built::Opencode { turn, known, executed } => Answer::Build { turn, known, executed },
+            Built::Agent(reply) => Answer::AgentBuild(reply),
+        }
+    }
+}
+
+impl From<Nearby> for Answer {
+    fn from(nearby: Nearby) -> Self {
+        match nearby {
+            Nearby::Read(nearby) => Answer::Nearby(nearby),
+            Nearby::InSession(read) => Answer::SessionNearby(SessionNearbyReply(read)),
+        }
+    }
+}
+
 impl Server {
     /// A server over `engine`; without a watcher every request first rescans every path the
     /// graph knows.
     pub fn new(engine: Engine, watcher: Option<Watcher>) -> Self {
-        Self {
-            engine,
-            turns: Turns::default(),
-            watcher,
-            remote: None,
-            sent: HashMap::new(),
-            installation_loaded: false,
-            untracked_since: None,
-            wordings: HashMap::new(),
-            sessions: session::Sessions::default(),
-        }
+        Self { host: Host::new(engine), watcher, untracked_since: None }
     }
 
     /// Fetch remote documents (org config, `instructions` URLs) for the workspaces served.
     /// Without it, URLs stay unfetched and add no block.
     #[must_use]
     pub fn with_remote(mut self, remote: RemoteRefresh) -> Self {
-        self.remote = Some(remote);
+        self.host.set_remote(remote);
         self
-    }
-
-    /// The workspace for `cwd`, with its remote documents loaded when due.
-    fn workspace(&mut self, cwd: &Path) -> Result<Workspace, RpcError> {
-        let ws = self.engine.open(cwd)?;
-        if let Some(remote) = &mut self.remote {
-            remote.refresh(&mut self.engine, ws)?;
-        }
-        Ok(ws)
     }
 
     /// Serves requests from `input` until it ends or a `shutdown` arrives.
@@ -248,192 +325,119 @@ impl Server {
         params: Option<Value>,
         shutdown: &mut bool,
     ) -> Result<Answer, RpcError> {
-        match method {
-            "build" => {
-                let params: BuildParams = parse_params(params)?;
-                self.build(params)
-            }
+        Ok(match method {
+            "build" => self.build(parse_params(params)?)?,
             "nearby" => {
                 let params: NearbyParams = parse_params(params)?;
-                self.nearby(params)
+                self.catch_up();
+                self.host.nearby(params)?.into()
             }
             "installation" => {
                 let params: InstallationParams = parse_params(params)?;
-                self.installation(params).map(Answer::Installation)
+                Answer::Installation(self.host.installation(params)?)
             }
-            "stats" => Ok(Answer::Stats(self.stats())),
+            "stats" => Answer::Stats(self.stats()),
             "shutdown" => {
                 *shutdown = true;
-                Ok(Answer::Null)
+                Answer::Null
             }
-            other => self.session_method(other, params).map_or_else(
-                || Err(RpcError::new(code::METHOD_NOT_FOUND, format!("no method {other:?}"))),
-                |answer| answer.map(Answer::Json),
-            ),
-        }
+            "explain" => {
+                let (ws, _, params) = self.in_workspace::<ExplainParams>(params, Scope::Workspace)?;
+                Answer::Explain(Box::new(self.host.explain(ws, params)?))
+            }
+            "lint" => {
+                let (ws, _, params) = self.in_workspace::<LintParams>(params, Scope::Workspace)?;
+                Answer::Lint(self.host.lint(ws, params)?)
+            }
+            "config" => {
+                let (ws, _, ConfigParams {}) = self.in_workspace(params, Scope::Workspace)?;
+                Answer::Config(self.host.config(ws)?)
+            }
+            "session/open" => {
+                let params: SessionOpenParams = parse_params(params)?;
+                Answer::SessionOpen(self.host.session_open(params)?)
+            }
+            "session/append" => {
+                let params: SessionAppendParams = parse_params(params)?;
+                Answer::SessionAppend(self.host.session_append(params)?)
+            }
+            "session/compact" => {
+                let (ws, _, params) = self.in_workspace::<SessionCompactParams>(params, Scope::Workspace)?;
+                Answer::SessionCompact(Box::new(self.host.session_compact(ws, params)?))
+            }
+            "session/messages" => {
+                let params: SessionParams = parse_params(params)?;
+                Answer::SessionMessages(self.host.session_messages(params)?)
+            }
+            "session/explain" => {
+                let (ws, _, params) = self.in_workspace::<SessionExplainParams>(params, Scope::Workspace)?;
+                Answer::SessionExplain(Box::new(self.host.session_explain(ws, params)?))
+            }
+            "memory/recall" => {
+                let (ws, session, params) =
+                    self.in_workspace::<RecallParams>(params, Scope::WorkspaceAndSession)?;
+                Answer::Recall(self.host.recall(ws, session.as_deref(), params)?)
+            }
+            "memory/remember" => {
+                let (ws, session, params) =
+                    self.in_workspace::<RememberParams>(params, Scope::WorkspaceAndSession)?;
+                Answer::Remember(self.host.remember(ws, session.as_deref(), params)?)
+            }
+            "memory/forget" => {
+                let (ws, session, params) =
+                    self.in_workspace::<ForgetParams>(params, Scope::WorkspaceAndSession)?;
+                Answer::Forget(self.host.forget(ws, session.as_deref(), params)?)
+            }
+            other => return Err(RpcError::new(code::METHOD_NOT_FOUND, format!("no method {other:?}"))),
+        })
     }
 
     fn build(&mut self, params: BuildParams) -> Result<Answer, RpcError> {
-        let agent = match params.agent.as_deref().map(str::parse::<Agent>) {
-            None => Agent::Opencode,
-            Some(Ok(agent)) => agent,
-            Some(Err(message)) => {
-                return Err(RpcError::new(code::INVALID_PARAMS, format!("agent: {message}")));
+        self.catch_up();
+        Ok(self.host.build(params)?.into())
+    }
+
+    /// A method's params with its scope taken out of them: `cwd` (required) and, for the
+    /// memory methods, `session`; then the workspace, caught up with the world.
+    fn in_workspace<T: for<'de> Deserialize<'de>>(
+        &mut self,
+        params: Option<Value>,
+        scope: Scope,
+    ) -> Result<(Workspace, Option<String>, T), RpcError> {
+        let mut params = match params {
+            None => serde_json::Map::new(),
+            Some(Value::Object(params)) => params,
+            Some(_) => return Err(RpcError::new(code::INVALID_PARAMS, "invalid params: expected an object")),
+        };
+        let field =
+            |err: serde_json::Error| RpcError::new(code::INVALID_PARAMS, format!("invalid params: {err}"));
+        let cwd: PathBuf = match params.remove("cwd") {
+            Some(cwd) => serde_json::from_value(cwd).map_err(field)?,
+            None => return Err(RpcError::new(code::INVALID_PARAMS, "invalid params: missing field `cwd`")),
+        };
+        let session: Option<String> = match (scope, params.remove("session")) {
+            (Scope::WorkspaceAndSession, Some(session)) => serde_json::from_value(session).map_err(field)?,
+            // Not this method's: left for its params to refuse as an unknown field.
+            (_, Some(session)) => {
+                params.insert("session".to_owned(), session);
+                None
             }
+            (_, None) => None,
         };
-        if agent != Agent::Opencode {
-            return self.agent_build(agent, params);
-        }
-        let model = match params.model.as_deref().map(str::parse::<ModelRef>) {
-            Some(Err(message)) => {
-                return Err(RpcError::new(code::INVALID_PARAMS, format!("model: {message}")));
-            }
-            Some(Ok(model)) => Some(model),
-            None => None,
-        };
-        let section = match params.section.unwrap_or(SectionParam::System) {
-            SectionParam::System => Section::System,
-            SectionParam::Environment => Section::Environment,
-            SectionParam::Instructions => Section::Instructions,
-            SectionParam::Message => Section::Message,
-        };
-        if section == Section::Message {
-            self.load_installation();
-        }
-        let options = MessageOptions {
-            model,
-            agent: params.opencode_agent.unwrap_or_else(|| "build".to_owned()),
-            json_schema: params.json_schema,
-            user_system: params.user_system,
-        };
+        let params = serde_json::from_value(Value::Object(params)).map_err(field)?;
         self.catch_up();
-        // Counted from here: loading remote documents for a new workspace runs queries too.
-        let before = self.engine.db().executions().total();
-        let ws = self.workspace(&params.cwd)?;
-        let turn = self.turns.build_message(&self.engine, ws, section, options.clone());
-        let turn = turn?;
-        let executed = self.engine.db().executions().total() - before;
-        let key = (ws, section, crate::turn::same_text(options));
-        let sent = self.sent.get(&key);
-        let known = match (&params.known_hash, sent) {
-            (Some(known), _) if *known == turn.layout.hash => Known::Current,
-            (Some(known), Some(sent)) if known == sent => Known::PreviousBuild,
-            _ => Known::Nothing,
-        };
-        // Most turns send the hash they sent last: nothing to store.
-        if sent != Some(&turn.layout.hash) {
-            self.sent.insert(key, turn.layout.hash.clone());
-        }
-        Ok(Answer::Build { turn, known, executed })
-    }
-
-    /// `build` for an agent other than opencode: its profile's layout, the text and the
-    /// files it carries, each with why.
-    fn agent_build(&mut self, agent: Agent, params: BuildParams) -> Result<Answer, RpcError> {
-        let opencode_only = params.section.is_some()
-            || params.model.is_some()
-            || params.opencode_agent.is_some()
-            || params.json_schema
-            || params.user_system.is_some();
-        if opencode_only {
-            return Err(RpcError::new(
-                code::INVALID_PARAMS,
-                "section, model, opencode_agent, json_schema and user_system describe opencode's system message; this agent has none of them".to_owned(),
-            ));
-        }
-        // The agent's own wording, looked for once per server (an installation does not
-        // change under a running host).
-        let wording = self
-            .wordings
-            .entry(agent)
-            .or_insert_with(|| crate::wording::load(agent, None, &crate::HostEnv::from_process().vars))
-            .clone();
-        let request = profile::Request { settings: Vec::new(), wording };
-        self.catch_up();
-        let before = self.engine.db().executions().total();
-        let ws = self.workspace(&params.cwd)?;
-        let layout = self.engine.agent_layout(ws, agent, &request)?;
-        let executed = self.engine.db().executions().total() - before;
-        let hash = layout.hash.map_or_else(|| ContentHash::of("").to_string(), |h| h.to_string());
-        let unchanged = params.known_hash.as_deref() == Some(hash.as_str());
-        let unavailable = match &layout.wording {
-            profile::WordingSource::Unavailable { reason } => Some(reason.clone()),
-            _ => None,
-        };
-        let blocks = layout
-            .blocks
-            .iter()
-            .map(|block| AgentBlock { text: layout.text_of(block).to_owned(), block: block.clone() })
-            .collect();
-        Ok(Answer::AgentBuild(AgentBuildReply {
-            agent: layout.agent,
-            bytes: layout.text.len(),
-            hash,
-            text: (!unchanged).then_some(layout.text),
-            blocks: (!unchanged).then_some(blocks),
-            executed,
-            unchanged,
-            unavailable,
-        }))
-    }
-
-    fn nearby(&mut self, params: NearbyParams) -> Result<Answer, RpcError> {
-        if params.session.is_some() {
-            return self.session_nearby(params).map(Answer::Json);
-        }
-        self.catch_up();
-        let ws = self.workspace(&params.cwd)?;
-        let nearby = self.engine.nearby(ws, &params.file);
-        Ok(Answer::Nearby(nearby?))
-    }
-
-    /// L1, once per server: opencode's texts come from the installation found at the first
-    /// request that needs them.
-    fn load_installation(&mut self) {
-        if !self.installation_loaded {
-            self.engine.load_installation(&crate::installation::Locate::from_process());
-            self.installation_loaded = true;
-        }
-    }
-
-    /// opencode's texts by asset name, so that a client placed inside opencode's own text
-    /// (the opencode plugin) can find where opencode's blocks begin without carrying their
-    /// words. A name no release's table has is a bad request.
-    fn installation(&mut self, params: InstallationParams) -> Result<InstallationReply, RpcError> {
-        let names: BTreeSet<&str> = known_versions()
-            .filter_map(known_assets)
-            .flat_map(|table| table.keys().map(String::as_str))
-            .collect();
-        if let Some(unknown) = params.texts.iter().find(|name| !names.contains(name.as_str())) {
-            let known = names.into_iter().collect::<Vec<_>>().join(", ");
-            let message = format!("texts: opencode has no text named {unknown:?} (names: {known})");
-            return Err(RpcError::new(code::INVALID_PARAMS, message));
-        }
-        self.load_installation();
-        let db = self.engine.db();
-        let (binary, version) = match db.installation().state(db) {
-            InstallationState::Found(found) => (Some(found.binary.clone()), Some(found.version.clone())),
-            InstallationState::Missing { .. } => (None, None),
-        };
-        let mut reply =
-            InstallationReply { binary, version, texts: BTreeMap::new(), unavailable: BTreeMap::new() };
-        for name in params.texts {
-            match asset(db, db.installation(), &name) {
-                Ok(text) => reply.texts.insert(name, text.to_string()),
-                Err(missing) => reply.unavailable.insert(name, missing.reason),
-            };
-        }
-        Ok(reply)
+        let ws = self.host.workspace(&cwd)?;
+        Ok((ws, session, params))
     }
 
     fn stats(&mut self) -> StatsReply {
         // The counts include what the last request read.
         self.track_new_inputs();
-        let executions = self.engine.db().executions();
+        let executions = self.host.engine.executions();
         StatsReply {
             executions: executions.totals(),
             total_executions: executions.total(),
-            inputs: self.engine.db().files().len(),
+            inputs: self.host.engine.input_count(),
             watching: self.watcher.as_ref().is_some_and(|w| !w.is_degraded()),
             watched_dirs: self.watcher.as_ref().map_or(0, |w| w.watched().len()),
         }
@@ -446,11 +450,12 @@ impl Server {
     /// ([`Server::track_new_inputs`]).
     fn catch_up(&mut self) {
         self.track_new_inputs();
-        let started = crate::watch::status_clock();
+        let started = ctxgraph_engine::watch::status_clock();
+        let engine = &mut self.host.engine;
         let synced = match &mut self.watcher {
             Some(watcher) if !watcher.is_degraded() => match watcher.sync_point(COOKIE_TIMEOUT) {
                 Some(batch) => {
-                    watcher.apply(&mut self.engine, &batch);
+                    watcher.apply(engine, &batch);
                     true
                 }
                 None => false,
@@ -462,7 +467,7 @@ impl Server {
             if let Some(watcher) = &mut self.watcher {
                 watcher.pending();
             }
-            self.engine.apply_changes(&[ChangeEvent::Rescan]);
+            engine.apply_changes(&[ChangeEvent::Rescan]);
         }
         if self.watcher.is_some() {
             self.untracked_since.get_or_insert(started);
@@ -479,9 +484,9 @@ impl Server {
         // once. (Any work between a reply and that `read` keeps the client, woken by the
         // reply, from running on this core: on a VM that cost an unchanged turn 70 µs.)
         if let (Some(watcher), Some(since)) = (&mut self.watcher, self.untracked_since.take())
-            && watcher.has_new_inputs(&self.engine)
+            && watcher.has_new_inputs(&self.host.engine)
         {
-            watcher.track(&mut self.engine, since);
+            watcher.track(&mut self.host.engine, since);
         }
     }
 }

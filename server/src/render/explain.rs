@@ -2,15 +2,15 @@
 
 use std::fmt::Write;
 
-use ctxgraph_db::path::display;
-use ctxgraph_memory::render::{Block, BlockId, Cut, CutReason, MemoryContext, Recalled};
-use ctxgraph_opencode::explain::{
+use ctxgraph_engine::PlacedBlock;
+use ctxgraph_engine::answers::display;
+use ctxgraph_engine::answers::explain::SkillsExplanation;
+use ctxgraph_engine::answers::explain::{
     EntryExpansion, EntryReport, Explanation, Item, Loaded, Reason, SessionExplanation, Source, Stage,
     Target, TargetExplanation, Via,
 };
-use ctxgraph_opencode::prompt::PlacedBlock;
-use ctxgraph_opencode::session::export::{Role, ToolStatus};
-use ctxgraph_opencode::skills::explain::SkillsExplanation;
+use ctxgraph_engine::answers::memory::{Block, BlockId, Cut, CutReason, MemoryContext, Recalled};
+use ctxgraph_engine::answers::session::{Role, ToolStatus};
 use serde::Serialize;
 
 /// Every item, loaded ones first in prompt order, then the rest with their reasons.
@@ -196,8 +196,8 @@ struct Summary<'a> {
     worktree: String,
     git: bool,
     tokenizer: &'a str,
-    total: ctxgraph_opencode::explain::Size,
-    environment: ctxgraph_opencode::explain::Size,
+    total: ctxgraph_engine::answers::explain::Size,
+    environment: ctxgraph_engine::answers::explain::Size,
 }
 
 impl<'a> ExplanationView<'a> {
@@ -242,6 +242,7 @@ impl<'a> ExplanationView<'a> {
     }
 
     /// Adds the memory section.
+    #[must_use]
     pub fn with_memory(mut self, memory: Option<&'a MemoryContext>) -> Self {
         self.memory = memory.map(MemoryView::new);
         self

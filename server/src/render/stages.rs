@@ -3,9 +3,9 @@
 
 use std::fmt::Write as _;
 
-use ctxgraph_db::mcp::{McpState, McpTransport};
-use ctxgraph_opencode::mcp::{Connect, McpFate, McpServerFact};
-use ctxgraph_opencode::references::{ReferenceFate, References};
+use ctxgraph_engine::answers::stages::{
+    Connect, McpFate, McpServerFact, McpState, McpTransport, ReferenceFate, References,
+};
 use serde::Serialize;
 
 /// Both sections as JSON (`references`, `mcp` beside explain's other keys).
@@ -121,7 +121,7 @@ fn server_view(fact: &McpServerFact) -> ServerView {
 /// Both sections as text; empty when nothing is configured.
 pub fn text(references: &References, agent: &str, servers: &[McpServerFact]) -> String {
     let mut out = String::new();
-    let at = |source: String, at: Option<ctxgraph_db::lines::LineColumn>| match at {
+    let at = |source: String, at: Option<ctxgraph_engine::answers::stages::LineColumn>| match at {
         Some(at) => format!("{source}:{}:{}", at.line, at.column),
         None => source,
     };

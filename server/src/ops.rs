@@ -1,0 +1,465 @@
+//! The operations both servers serve: one function per operation, taking its typed
+//! request and returning its typed reply, so `ctxgraph serve` and `ctxgraph mcp` cannot
+//! drift. Each server brings its own framing and its own way of keeping the engine's
+//! inputs current ([`crate::rpc`]: a watcher or a rescan; [`crate::mcp`]: a rescan), then
+//! calls [`Host`].
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use ctxgraph_engine::answers::memory::{FactSource, MemoryContext, Scope};
+use ctxgraph_engine::answers::profile::{Request, WordingSource};
+use ctxgraph_engine::answers::session::{ReadPoint, Session};
+use ctxgraph_engine::{
+    Agent, Budget, ContentHash, Engine, EngineError, LimitOverrides, MessageOptions, ModelRef, Recall,
+    RemoteRefresh, Section, Turns, Workspace, same_text,
+};
+use ctxgraph_memory::{Store, system_clock};
+
+use crate::protocol::{
+    AgentBlock, AgentBuildReply, BuildParams, ConfigReply, ExplainParams, ExplainReply, ForgetParams,
+    ForgetReply, InstallationParams, InstallationReply, Known, LintParams, LintReply, NearbyParams,
+    RecallParams, RecallReply, RememberParams, RememberReply, ScopeName, SectionParam, SessionAppendParams,
+    SessionAppendReply, SessionCompactParams, SessionCompactReply, SessionExplainParams, SessionExplainReply,
+    SessionMessagesReply, SessionOpenParams, SessionOpenReply, SessionParams,
+};
+
+/// Why an operation has no answer.
+#[derive(Debug)]
+pub enum OpError {
+    /// The request does not fit the operation (a bad value, an unknown session): the
+    /// client's to fix. JSON-RPC's −32602.
+    Invalid(String),
+    /// The request was well-formed but the answer could not be computed (a bad config, a
+    /// working directory that does not exist, the store's lock …): the message says why.
+    Failed(String),
+}
+
+impl OpError {
+    /// The message, whichever kind.
+    pub fn message(&self) -> &str {
+        match self {
+            OpError::Invalid(message) | OpError::Failed(message) => message,
+        }
+    }
+}
+
+impl From<EngineError> for OpError {
+    fn from(err: EngineError) -> Self {
+        OpError::Failed(err.to_string())
+    }
+}
+
+impl From<ctxgraph_memory::StoreError> for OpError {
+    fn from(err: ctxgraph_memory::StoreError) -> Self {
+        OpError::Failed(err.to_string())
+    }
+}
+
+fn invalid(message: impl Into<String>) -> OpError {
+    OpError::Invalid(message.into())
+}
+
+/// What `build` answers: opencode's turn (laid out by the server: it knows what the client
+/// holds), or another agent's reply.
+pub enum Built {
+    /// opencode's text, with what the client already knows.
+    Opencode {
+        /// The layout and its diff against the previous build.
+        turn: ctxgraph_engine::Turn,
+        /// What the client holds.
+        known: Known,
+        /// Queries executed for it.
+        executed: u64,
+    },
+    /// Another agent's text.
+    Agent(AgentBuildReply),
+}
+
+/// A warm engine and what the operations keep between requests: the previous builds, the
+/// open sessions, each agent's wording.
+pub struct Host {
+    pub(crate) engine: Engine,
+    turns: Turns,
+    remote: Option<RemoteRefresh>,
+    /// The hash of the last build sent per text, so a `known_hash` can be trusted.
+    sent: HashMap<(Workspace, Section, MessageOptions), String>,
+    /// Whether the opencode installation was looked for (once, at the first request that
+    /// needs its texts: a message build or `installation`).
+    installation_loaded: bool,
+    /// Each agent's own wording (Claude Code's CC10, …), loaded from its installation on
+    /// the first build for that agent.
+    wordings: HashMap<Agent, Option<Arc<dyn std::any::Any + Send + Sync>>>,
+    /// Sessions opened with `session/open`, by session id.
+    sessions: HashMap<String, Session>,
+}
+
+impl Host {
+    /// Operations over `engine`; remote documents stay unfetched until
+    /// [`Host::set_remote`].
+    pub fn new(engine: Engine) -> Self {
+        Host {
+            engine,
+            turns: Turns::default(),
+            remote: None,
+            sent: HashMap::new(),
+            installation_loaded: false,
+            wordings: HashMap::new(),
+            sessions: HashMap::new(),
+        }
+    }
+
+    /// Fetch remote documents (org config, `instructions` URLs) for the workspaces served.
+    pub fn set_remote(&mut self, remote: RemoteRefresh) {
+        self.remote = Some(remote);
+    }
+
+    /// The workspace for `cwd`, with its remote documents loaded when due.
+    pub fn workspace(&mut self, cwd: &Path) -> Result<Workspace, OpError> {
+        let ws = self.engine.open(cwd)?;
+        if let Some(remote) = &mut self.remote {
+            remote.refresh(&mut self.engine, ws)?;
+        }
+        Ok(ws)
+    }
+
+    /// `build` / `context_build`.
+    pub fn build(&mut self, params: BuildParams) -> Result<Built, OpError> {
+        let agent = match params.agent.as_deref().map(str::parse::<Agent>) {
+            None => Agent::Opencode,
+            Some(Ok(agent)) => agent,
+            Some(Err(message)) => return Err(invalid(format!("agent: {message}"))),
+        };
+        if agent != Agent::Opencode {
+            return self.agent_build(agent, params).map(Built::Agent);
+        }
+        let model = match params.model.as_deref().map(str::parse::<ModelRef>) {
+            Some(Err(message)) => return Err(invalid(format!("model: {message}"))),
+            Some(Ok(model)) => Some(model),
+            None => None,
+        };
+        let section = match params.section.unwrap_or(SectionParam::System) {
+            SectionParam::System => Section::System,
+            SectionParam::Environment => Section::Environment,
+            SectionParam::Instructions => Section::Instructions,
+            SectionParam::Message => Section::Message,
+        };
+        if section == Section::Message {
+            self.load_installation();
+        }
+        let options = MessageOptions {
+            model,
+            agent: params.opencode_agent.unwrap_or_else(|| "build".to_owned()),
+            json_schema: params.json_schema,
+            user_system: params.user_system,
+        };
+        // Counted from here: loading remote documents for a new workspace runs queries too.
+        let before = self.engine.executions().total();
+        let ws = self.workspace(&params.cwd)?;
+        let turn = self.turns.build_message(&self.engine, ws, section, options.clone())?;
+        let executed = self.engine.executions().total() - before;
+        let key = (ws, section, same_text(options));
+        let sent = self.sent.get(&key);
+        let known = match (&params.known_hash, sent) {
+            (Some(known), _) if *known == turn.layout.hash => Known::Current,
+            (Some(known), Some(sent)) if known == sent => Known::PreviousBuild,
+            _ => Known::Nothing,
+        };
+        // Most turns send the hash they sent last: nothing to store.
+        if sent != Some(&turn.layout.hash) {
+            self.sent.insert(key, turn.layout.hash.clone());
+        }
+        Ok(Built::Opencode { turn, known, executed })
+    }
+
+    /// `build` for an agent other than opencode: its profile's layout, the text and the
+    /// files it carries, each with why.
+    fn agent_build(&mut self, agent: Agent, params: BuildParams) -> Result<AgentBuildReply, OpError> {
+        let opencode_only = params.section.is_some()
+            || params.model.is_some()
+            || params.opencode_agent.is_some()
+            || params.json_schema
+            || params.user_system.is_some();
+        if opencode_only {
+            return Err(invalid(
+                "section, model, opencode_agent, json_schema and user_system describe opencode's system message; this agent has none of them",
+            ));
+        }
+        // The agent's own wording, looked for once per server (an installation does not
+        // change under a running host).
+        let wording = self
+            .wordings
+            .entry(agent)
+            .or_insert_with(|| {
+                ctxgraph_engine::wording::load(agent, None, &ctxgraph_engine::HostEnv::from_process().vars)
+            })
+            .clone();
+        let request = Request { settings: Vec::new(), wording };
+        let before = self.engine.executions().total();
+        let ws = self.workspace(&params.cwd)?;
+        let layout = self.engine.agent_layout(ws, agent, &request)?;
+        let executed = self.engine.executions().total() - before;
+        let hash = layout.hash.map_or_else(|| ContentHash::of("").to_string(), |h| h.to_string());
+        let unchanged = params.known_hash.as_deref() == Some(hash.as_str());
+        let unavailable = match &layout.wording {
+            WordingSource::Unavailable { reason } => Some(reason.clone()),
+            _ => None,
+        };
+        let blocks = layout
+            .blocks
+            .iter()
+            .map(|block| AgentBlock { text: layout.text_of(block).to_owned(), block: block.clone() })
+            .collect();
+        Ok(AgentBuildReply {
+            agent: layout.agent,
+            bytes: layout.text.len(),
+            hash,
+            text: (!unchanged).then_some(layout.text),
+            blocks: (!unchanged).then_some(blocks),
+            executed,
+            unchanged,
+            unavailable,
+        })
+    }
+
+    /// `nearby` / `context_nearby`: the rules a read attaches, in a session's state when one
+    /// is named.
+    pub fn nearby(&mut self, params: NearbyParams) -> Result<Nearby, OpError> {
+        let ws = self.workspace(&params.cwd)?;
+        let Some(id) = &params.session else {
+            return Ok(Nearby::Read(self.engine.nearby(ws, &params.file)?));
+        };
+        let session = self.session(id)?;
+        let point = match params.message {
+            Some(message) => ReadPoint::InMessage { message, before_part: None },
+            None => ReadPoint::NextStep,
+        };
+        Ok(Nearby::InSession(self.engine.nearby_in_session(ws, session, &params.file, &point)?))
+    }
+
+    /// L1, once per server: opencode's texts come from the installation found at the first
+    /// request that needs them.
+    fn load_installation(&mut self) {
+        if !self.installation_loaded {
+            self.engine.load_installation(&ctxgraph_engine::installation::Locate::from_process());
+            self.installation_loaded = true;
+        }
+    }
+
+    /// `installation`: opencode's texts by asset name.
+    pub fn installation(&mut self, params: InstallationParams) -> Result<InstallationReply, OpError> {
+        let refuse = |message: String| invalid(format!("texts: {message}"));
+        // Asked once before the installation is looked for, so an unknown name is refused
+        // without reading opencode's executable.
+        self.engine.installation_texts(&params.texts).map_err(refuse)?;
+        self.load_installation();
+        let texts = self.engine.installation_texts(&params.texts).map_err(refuse)?;
+        Ok(InstallationReply {
+            binary: texts.binary,
+            version: texts.version,
+            texts: texts.texts,
+            unavailable: texts.unavailable,
+        })
+    }
+
+    /// `explain` / `context_explain`.
+    pub fn explain(&mut self, ws: Workspace, params: ExplainParams) -> Result<ExplainReply, OpError> {
+        Ok(match params.target {
+            None => ExplainReply::Workspace {
+                explanation: self.engine.explain(ws)?,
+                memory: self.engine.prompt_memory(ws)?,
+            },
+            Some(target) => {
+                let base = self.engine.cwd(ws).to_path_buf();
+                ExplainReply::Target(self.engine.explain_target(ws, &target, &base)?)
+            }
+        })
+    }
+
+    /// `lint` / `context_lint`: opencode's findings.
+    pub fn lint(&mut self, ws: Workspace, params: LintParams) -> Result<LintReply, OpError> {
+        let defaults = Budget::default();
+        let budget = Budget {
+            total: params.max_total_tokens.unwrap_or(defaults.total),
+            rule: params.max_rule_tokens.unwrap_or(defaults.rule),
+        };
+        Ok(LintReply(self.engine.lint(ws, budget)?))
+    }
+
+    /// `config` / `context_config`: the merged config, secrets masked.
+    pub fn config(&mut self, ws: Workspace) -> Result<ConfigReply, OpError> {
+        Ok(ConfigReply { config: self.engine.config_json(ws, false)? })
+    }
+
+    fn session(&self, id: &str) -> Result<Session, OpError> {
+        self.sessions.get(id).copied().ok_or_else(|| invalid(format!("no open session {id:?}")))
+    }
+
+    /// `session/open` / `session_open`.
+    pub fn session_open(&mut self, params: SessionOpenParams) -> Result<SessionOpenReply, OpError> {
+        let (name, bytes) = match (params.path, params.export) {
+            (Some(path), None) => {
+                let bytes = ctxgraph_engine::read_regular_file(&path)
+                    .map_err(|e| invalid(format!("{}: {e}", path.display())))?;
+                (path.display().to_string(), bytes)
+            }
+            (None, Some(export)) => ("export".to_owned(), export.to_string().into_bytes()),
+            _ => return Err(invalid("give one of path, export")),
+        };
+        let session = self.engine.load_session(&name, &bytes).map_err(|e| invalid(e.to_string()))?;
+        let id = self.engine.session_id(session).to_owned();
+        let messages = self.engine.message_count(session);
+        self.sessions.insert(id.clone(), session);
+        Ok(SessionOpenReply { session: id, messages })
+    }
+
+    /// `session/append` / `session_append`.
+    pub fn session_append(&mut self, params: SessionAppendParams) -> Result<SessionAppendReply, OpError> {
+        let session = self.session(&params.session)?;
+        let bytes = params.message.to_string();
+        self.engine
+            .append_message_json(session, bytes.as_bytes())
+            .map_err(|e| invalid(format!("message: {e}")))?;
+        Ok(SessionAppendReply { messages: self.engine.message_count(session) })
+    }
+
+    /// `session/compact` / `session_compact`.
+    pub fn session_compact(
+        &mut self,
+        ws: Workspace,
+        params: SessionCompactParams,
+    ) -> Result<SessionCompactReply, OpError> {
+        let session = self.session(&params.session)?;
+        let overrides =
+            LimitOverrides { context: params.context, input: params.input, output: params.output };
+        let plan_params = self.engine.plan_params(ws, session, overrides)?;
+        let plan = self.engine.compaction_plan(session, plan_params);
+        let request = self.engine.summary_request(plan, None);
+        Ok(SessionCompactReply { plan: plan.clone(), request })
+    }
+
+    /// `session/messages` / `session_messages`.
+    pub fn session_messages(&mut self, params: SessionParams) -> Result<SessionMessagesReply, OpError> {
+        let session = self.session(&params.session)?;
+        Ok(SessionMessagesReply { messages: self.engine.next_messages(session)? })
+    }
+
+    /// `session/explain` / `session_explain`.
+    pub fn session_explain(
+        &mut self,
+        ws: Workspace,
+        params: SessionExplainParams,
+    ) -> Result<SessionExplainReply, OpError> {
+        let session = self.session(&params.session)?;
+        let overrides =
+            LimitOverrides { context: params.context, input: params.input, output: params.output };
+        let answer = self.engine.explain_session(
+            ws,
+            session,
+            overrides,
+            params.message.as_deref(),
+            params.file.as_deref(),
+        )?;
+        Ok(SessionExplainReply(answer))
+    }
+
+    /// The workspace's memory store, its redactor reading the host's environment.
+    fn store(&self, ws: Workspace) -> Store {
+        Store::new(self.engine.cwd(ws), self.engine.env_vars())
+    }
+
+    /// `memory/recall` / `memory_recall` (memory.md §12): the blocks for the query, every
+    /// observation with its detail, within the budget; redacted like what is stored.
+    pub fn recall(
+        &mut self,
+        ws: Workspace,
+        session: Option<&str>,
+        params: RecallParams,
+    ) -> Result<RecallReply, OpError> {
+        let chars = params.query.chars().count();
+        if !(1..=2000).contains(&chars) {
+            return Err(invalid(format!("query: 1 to 2000 characters, got {chars}")));
+        }
+        if let Some(limit) = params.limit
+            && !(1..=20).contains(&limit)
+        {
+            return Err(invalid(format!("limit: 1 to 20, got {limit}")));
+        }
+        let context = recall(
+            &self.engine,
+            ws,
+            &params.query,
+            params.budget,
+            Some(params.limit.unwrap_or(8)),
+            session.map(str::to_owned),
+        )?;
+        let store = self.store(ws);
+        Ok(RecallReply { text: recall_text(store.redactor(), &params.query, &context) })
+    }
+
+    /// `memory/remember` / `memory_remember`: an explicit fact (§4.2).
+    pub fn remember(
+        &mut self,
+        ws: Workspace,
+        session: Option<&str>,
+        params: RememberParams,
+    ) -> Result<RememberReply, OpError> {
+        let scope = match params.scope.unwrap_or(ScopeName::Project) {
+            ScopeName::User => Scope::User,
+            ScopeName::Project => Scope::Project,
+        };
+        let category = params.category.as_deref().unwrap_or("other");
+        let store = self.store(ws);
+        Ok(RememberReply(store.remember(&params.text, scope, category, FactSource::Explicit, session)?))
+    }
+
+    /// `memory/forget` / `memory_forget`.
+    pub fn forget(
+        &mut self,
+        ws: Workspace,
+        session: Option<&str>,
+        params: ForgetParams,
+    ) -> Result<ForgetReply, OpError> {
+        let store = self.store(ws);
+        Ok(ForgetReply { forgotten: store.forget(&params.target, session)? })
+    }
+}
+
+/// `nearby`'s answer: a read outside any session, or in one.
+pub enum Nearby {
+    /// Outside a session.
+    Read(ctxgraph_engine::Nearby),
+    /// In a session's state.
+    InSession(ctxgraph_engine::answers::session::SessionNearby),
+}
+
+/// A recall (memory.md §12) as `ctxgraph memory recall` and `memory/recall` do it:
+/// `budget` characters (default `memory.maxTotalChars`, else 9000), `limit` items per
+/// block, `session` the asking session (its own card left out, its handoff eligible).
+pub fn recall(
+    engine: &Engine,
+    ws: Workspace,
+    query: &str,
+    budget: Option<usize>,
+    limit: Option<usize>,
+    session: Option<String>,
+) -> Result<MemoryContext, EngineError> {
+    let settings = engine.memory_settings(ws)?;
+    engine.memory_recall(ws, Recall::on_request(query, system_clock(), &settings, budget, limit, session))
+}
+
+/// A recall as text: the `<memory>` part, or a line saying nothing matched (the query
+/// redacted: what is printed is redacted like what is stored).
+pub fn recall_text(
+    redactor: &ctxgraph_memory::redact::Redactor,
+    query: &str,
+    context: &MemoryContext,
+) -> String {
+    let text = if context.text.is_empty() {
+        format!("No stored memory matched {query:?}.\n")
+    } else {
+        format!("{}\n", context.text)
+    };
+    redactor.redact(&text).text
+}

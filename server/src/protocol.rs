@@ -1,0 +1,762 @@
+//! Every method's request and reply, as typed serde structs with their JSON Schema, and the
+//! table of methods ([`METHODS`]) that says which MCP tool each one is, from which
+//! docs/protocol.md is generated.
+//!
+//! A request type holds what both servers read. Over JSON-RPC the methods marked
+//! [`Scope::Workspace`] also take `cwd` (and the memory methods `session`) beside those
+//! fields; over MCP the workspace is the one `ctxgraph mcp` serves and the session its
+//! `--session`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use ctxgraph_engine::answers::explain::{Explanation, SessionExplanation, TargetExplanation};
+use ctxgraph_engine::answers::memory::MemoryContext;
+use ctxgraph_engine::answers::session::{CompactionPlan, SessionNearby};
+use ctxgraph_engine::{Finding, Nearby, PlacedBlock, Skip, Turn};
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::render;
+
+/// The schema of a value whose shape is the query layer's, serialised as the CLI's
+/// `--format json` prints it: a JSON object (the query types carry no schema of their own).
+fn object(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({ "type": "object" })
+}
+
+/// The schema of a list of such objects.
+fn objects(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({ "type": "array", "items": { "type": "object" } })
+}
+
+/// Build the context an agent sends for a working directory: opencode's system prompt (or
+/// one of its sections, or the whole first message), or another agent's text with one block
+/// per file it carries.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BuildParams {
+    /// The working directory.
+    pub cwd: PathBuf,
+    /// Which part of opencode's text: `system` (default), `environment`, `instructions` or
+    /// `message`.
+    #[serde(default)]
+    pub section: Option<SectionParam>,
+    /// The model whose prompt to build, as `provider/model` (default: the config's).
+    #[serde(default)]
+    pub model: Option<String>,
+    /// With `section: "message"`: the opencode agent (default `build`). Not `agent`, which
+    /// names the coding agent whose context is built (`--opencode-agent` on the CLI).
+    #[serde(default)]
+    pub opencode_agent: Option<String>,
+    /// With `section: "message"`: the user asked for structured output (A1).
+    #[serde(default)]
+    pub json_schema: bool,
+    /// With `section: "message"`: the user message's `system` text (A2).
+    #[serde(default)]
+    pub user_system: Option<String>,
+    /// The `hash` of the text the client already has: the reply then leaves out what the
+    /// client knows.
+    #[serde(default)]
+    pub known_hash: Option<String>,
+    /// Whose context to build, by its `--agent` name (default opencode); `section` and
+    /// `model` are opencode's.
+    #[serde(default)]
+    pub agent: Option<String>,
+}
+
+/// Which part of opencode's text `build` answers.
+#[derive(Deserialize, JsonSchema, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+pub enum SectionParam {
+    /// The whole system prompt.
+    System,
+    /// The environment block only.
+    Environment,
+    /// The instruction blocks only.
+    Instructions,
+    /// The whole first message (needs the opencode installation's texts).
+    Message,
+}
+
+/// The answer to `build` for opencode. Without `known_hash` it carries the text and every
+/// block. With a `known_hash` it carries only what the client lacks: no text and no blocks
+/// when that is the current text (`unchanged: true`); the text and only the blocks added or
+/// modified when it is the build the server sent last for this directory, section and
+/// model; and everything for any other hash. For another agent it is [`AgentBuildReply`].
+#[derive(Serialize, JsonSchema)]
+pub struct BuildReply<'a> {
+    /// The text, unless the client has it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<&'a str>,
+    /// blake3 of the text.
+    pub hash: &'a str,
+    /// Length of the text in bytes.
+    pub bytes: usize,
+    /// Each block placed in the text (id, byte range, hash, rule, reason).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "objects")]
+    pub blocks: Option<Vec<&'a PlacedBlock>>,
+    /// Ids of the blocks added, then modified, since the previous build.
+    #[schemars(with = "Vec<String>")]
+    pub changed: Vec<Arc<str>>,
+    /// Ids of the blocks removed since the previous build.
+    #[schemars(with = "Vec<String>")]
+    pub removed: &'a [Arc<str>],
+    /// How many bytes at the start are the same as in the previous build.
+    pub stable_prefix_bytes: usize,
+    /// Queries executed for this build.
+    pub executed: u64,
+    /// The text is the one the client named in `known_hash`; text and blocks are left out.
+    pub unchanged: bool,
+}
+
+/// What the client already has, as far as `build` can tell.
+#[derive(Clone, Copy)]
+pub enum Known {
+    /// No `known_hash`, or one from some other build: send everything.
+    Nothing,
+    /// The client holds the server's previous build of this text.
+    PreviousBuild,
+    /// The client holds exactly this text.
+    Current,
+}
+
+impl<'a> BuildReply<'a> {
+    /// The reply for `turn`, leaving out what the client has.
+    pub fn new(turn: &'a Turn, known: Known, executed: u64) -> Self {
+        let (layout, diff) = (&turn.layout, &turn.diff);
+        let changed = diff.changed();
+        let (unchanged, text, blocks) = match known {
+            Known::Nothing => (false, Some(layout.text.as_str()), Some(layout.blocks.iter().collect())),
+            Known::Current => (true, None, None),
+            Known::PreviousBuild => {
+                let blocks = layout.blocks.iter().filter(|b| changed.contains(&b.id)).collect();
+                (false, Some(layout.text.as_str()), Some(blocks))
+            }
+        };
+        BuildReply {
+            text,
+            hash: &layout.hash,
+            bytes: layout.text.len(),
+            blocks,
+            changed,
+            removed: &diff.removed,
+            stable_prefix_bytes: diff.stable_prefix_bytes,
+            executed,
+            unchanged,
+        }
+    }
+}
+
+/// The answer to `build` for an agent other than opencode: its text (Codex's message;
+/// Gemini's system-instruction and first-message context) and one block per file sent, in
+/// send order. With the current hash as `known_hash`: `unchanged`, no text and no blocks.
+#[derive(Serialize, JsonSchema)]
+pub struct AgentBuildReply {
+    /// The agent's `--agent` name.
+    pub agent: &'static str,
+    /// The text, unless the client has it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// blake3 of the text.
+    pub hash: String,
+    /// Length of the text in bytes.
+    pub bytes: usize,
+    /// One block per file sent, with its bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocks: Option<Vec<AgentBlock>>,
+    /// Queries executed for this build.
+    pub executed: u64,
+    /// The text is the one the client named in `known_hash`.
+    pub unchanged: bool,
+    /// Claude Code without its installation: why its own wording is placeholders in `text`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
+}
+
+/// One block an agent sends: the profile's block (source, placement, position, range,
+/// hash, rule, reason) and its bytes.
+#[derive(Serialize, JsonSchema)]
+pub struct AgentBlock {
+    /// The profile's block.
+    #[serde(flatten)]
+    #[schemars(schema_with = "object")]
+    pub block: ctxgraph_engine::answers::profile::Block,
+    /// Its bytes.
+    pub text: String,
+}
+
+/// The rules a read of `file` attaches (opencode's `<system-reminder>`, N1–N6); with
+/// `session`, the read happens in that session's state (N2–N7).
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NearbyParams {
+    /// The file read, relative to `cwd` or absolute.
+    pub file: PathBuf,
+    /// The working directory.
+    pub cwd: PathBuf,
+    /// A session opened with `session/open`: the read happens in its state (N2–N7).
+    #[serde(default)]
+    pub session: Option<String>,
+    /// The assistant message the read belongs to; default: the session's next step.
+    #[serde(default)]
+    pub message: Option<String>,
+}
+
+/// One rule file in a `nearby` answer.
+#[derive(Serialize, JsonSchema)]
+pub struct NearbyRule<'a> {
+    /// The rule file.
+    pub path: &'a std::path::Path,
+    /// It is in the reminder.
+    pub attached: bool,
+    /// Why it is not: `is_target`, `in_system_prompt` or `empty`.
+    pub skipped: Option<&'static str>,
+}
+
+/// The answer to `nearby` without a session: the reminder's text and every rule file
+/// looked at. With a session it is the session read (its kind, rules, what it loaded).
+#[derive(Serialize, JsonSchema)]
+pub struct NearbyReply<'a> {
+    /// The `<system-reminder>` the read gets, if any.
+    pub reminder: Option<String>,
+    /// Every rule file found on the way up.
+    pub rules: Vec<NearbyRule<'a>>,
+}
+
+impl<'a> NearbyReply<'a> {
+    /// The reply for `nearby`.
+    pub fn new(nearby: &'a Nearby) -> Self {
+        let rules = nearby
+            .rules
+            .iter()
+            .map(|rule| NearbyRule {
+                path: &rule.path,
+                attached: rule.block.is_some(),
+                skipped: rule.skipped.as_ref().map(|skip| match skip {
+                    Skip::IsTarget => "is_target",
+                    Skip::InSystemPrompt => "in_system_prompt",
+                    Skip::Empty => "empty",
+                }),
+            })
+            .collect();
+        NearbyReply { reminder: nearby.reminder(), rules }
+    }
+}
+
+/// The answer to `nearby` with a session: the read in the session's state.
+#[derive(Serialize, JsonSchema)]
+pub struct SessionNearbyReply(#[schemars(schema_with = "object")] pub SessionNearby);
+
+/// opencode's own texts, by asset name (docs/opencode/installation.md), so that a client
+/// placed inside opencode's own text (the opencode plugin) can find where opencode's blocks
+/// begin without carrying their words.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InstallationParams {
+    /// The asset names wanted.
+    pub texts: Vec<String>,
+}
+
+/// The answer to `installation`: the executable and release the server loaded its texts
+/// from (`null` without one), each text asked for that was found and verified (L2), and
+/// why each other one is not (L3).
+#[derive(Serialize, JsonSchema)]
+pub struct InstallationReply {
+    /// opencode's executable.
+    pub binary: Option<PathBuf>,
+    /// Its release.
+    pub version: Option<String>,
+    /// Each text found, by name.
+    pub texts: BTreeMap<String, String>,
+    /// Why each other text is not there, by name.
+    pub unavailable: BTreeMap<String, String>,
+}
+
+/// How much work the server has done: query executions, inputs, watches. Takes no
+/// parameters (`params` may be left out).
+#[derive(Deserialize, JsonSchema)]
+pub struct StatsParams {}
+
+/// Stop: the server answers `null`, then reads no more. Takes no parameters.
+#[derive(Deserialize, JsonSchema)]
+pub struct ShutdownParams {}
+
+/// The answer to `stats`: how much work the server has done.
+#[derive(Serialize, JsonSchema)]
+pub struct StatsReply {
+    /// Executions per query.
+    pub executions: BTreeMap<String, u64>,
+    /// Executions of every query.
+    pub total_executions: u64,
+    /// File inputs in the graph.
+    pub inputs: usize,
+    /// A watcher keeps the inputs current (else every request rescans).
+    pub watching: bool,
+    /// Directories watched.
+    pub watched_dirs: usize,
+}
+
+/// `shutdown`'s answer: `null`, after which the server stops reading.
+#[derive(Serialize, JsonSchema)]
+pub struct NullReply;
+
+/// Why each rule file, `instructions` entry or URL is (or is not) in the system prompt, and
+/// which memory items were recalled or cut and why.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExplainParams {
+    /// A rule file, `instructions` entry or URL to explain (paths relative to the
+    /// workspace); default: everything.
+    #[serde(default)]
+    pub target: Option<String>,
+}
+
+/// The answer to `explain`, as `ctxgraph explain --format json` prints it: the whole
+/// workspace (with `memory` when `memory.enabled` is set) or the one target.
+pub enum ExplainReply {
+    /// Everything, with the memory recalled into the prompt.
+    Workspace {
+        /// Every item's fate.
+        explanation: Explanation,
+        /// The prompt's memory, when `memory.enabled` is set.
+        memory: Option<MemoryContext>,
+    },
+    /// One target.
+    Target(TargetExplanation),
+}
+
+impl Serialize for ExplainReply {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ExplainReply::Workspace { explanation, memory } => {
+                render::explain::ExplanationView::new(explanation)
+                    .with_memory(memory.as_ref())
+                    .serialize(serializer)
+            }
+            ExplainReply::Target(target) => render::explain::TargetView::new(target).serialize(serializer),
+        }
+    }
+}
+
+impl JsonSchema for ExplainReply {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ExplainReply".into()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let mut schema = object(generator);
+        schema.insert(
+            "description".to_owned(),
+            "The answer to `explain`, as `ctxgraph explain --format json` prints it: the whole workspace \
+             (`items`, `entries`, `memory` …) or the one target."
+                .into(),
+        );
+        schema
+    }
+}
+
+/// The lint findings for the workspace (CG001–CG021), as `ctxgraph lint --format json`
+/// reports them.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LintParams {
+    /// The token budget of the whole system text (default 8192).
+    #[serde(default)]
+    pub max_total_tokens: Option<usize>,
+    /// The token budget of one rule file's block (default 4096).
+    #[serde(default)]
+    pub max_rule_tokens: Option<usize>,
+}
+
+/// The answer to `lint`: every finding with its code's name.
+pub struct LintReply(pub Vec<Finding>);
+
+impl Serialize for LintReply {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        render::lint::JsonReport::new(&self.0).serialize(serializer)
+    }
+}
+
+impl JsonSchema for LintReply {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "LintReply".into()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "Every finding: its code's name, code, severity, message, location and hint.",
+            "type": "object",
+            "properties": { "findings": objects(generator) },
+            "required": ["findings"],
+        })
+    }
+}
+
+/// The merged config as opencode loads it, masked where `opencode debug config` masks
+/// (`ctxgraph config --format json`).
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigParams {}
+
+/// The answer to `config`.
+#[derive(Serialize, JsonSchema)]
+pub struct ConfigReply {
+    /// The merged config, secrets masked.
+    #[schemars(schema_with = "object")]
+    pub config: Value,
+}
+
+/// Load an `opencode export` as a session the `session/*` methods (and `nearby` with
+/// `session`) answer about; it stays open until the server ends.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SessionOpenParams {
+    /// An export file to read…
+    #[serde(default)]
+    pub path: Option<PathBuf>,
+    /// …or the export itself.
+    #[serde(default)]
+    pub export: Option<Value>,
+}
+
+/// The answer to `session/open`.
+#[derive(Serialize, JsonSchema)]
+pub struct SessionOpenReply {
+    /// The session's id, by which the other methods name it.
+    pub session: String,
+    /// How many messages it holds.
+    pub messages: usize,
+}
+
+/// Append a message to an open session, or replace the message with the same id (a message
+/// is updated while it streams).
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SessionAppendParams {
+    /// The session's id.
+    pub session: String,
+    /// The message, as one entry of an export's `messages`.
+    pub message: Value,
+}
+
+/// The answer to `session/append`.
+#[derive(Serialize, JsonSchema)]
+pub struct SessionAppendReply {
+    /// How many messages the session holds now.
+    pub messages: usize,
+}
+
+/// What opencode does about compaction at the session's next step (§2.9): the usable
+/// window, whether the last step overflowed, the tail kept, and the summarizer's request.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SessionCompactParams {
+    /// The session's id.
+    pub session: String,
+    /// The model's context window in tokens (default: the config's limit).
+    #[serde(default)]
+    pub context: Option<u64>,
+    /// The model's input limit, if it has one apart from the window.
+    #[serde(default)]
+    pub input: Option<u64>,
+    /// The model's output limit.
+    #[serde(default)]
+    pub output: Option<u64>,
+}
+
+/// The answer to `session/compact`: the plan (as `ctxgraph session compact --format json`
+/// prints it) and the summarizer's request written from ctxgraph's template.
+#[derive(Serialize, JsonSchema)]
+pub struct SessionCompactReply {
+    /// The compaction plan.
+    #[serde(flatten)]
+    #[schemars(schema_with = "object")]
+    pub plan: CompactionPlan,
+    /// The summarizer's request.
+    pub request: String,
+}
+
+/// The `messages` of the session's next normal call after the system message, in the
+/// chat-completions shape (K10).
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SessionParams {
+    /// The session's id.
+    pub session: String,
+}
+
+/// The answer to `session/messages`.
+#[derive(Serialize, JsonSchema)]
+pub struct SessionMessagesReply {
+    /// Each message, `{role, content}` and tool calls as the provider receives them.
+    #[schemars(schema_with = "objects")]
+    pub messages: Vec<Value>,
+}
+
+/// Every read's rules (N2–N7) and every message's fate at the next compaction (K4–K11),
+/// as `ctxgraph explain --session --format json` prints them.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SessionExplainParams {
+    /// The session's id.
+    pub session: String,
+    /// The session as it stood when this message was written: the messages up to it, and
+    /// its reads only.
+    #[serde(default)]
+    pub message: Option<String>,
+    /// Also a read of this file at that point's next step.
+    #[serde(default)]
+    pub file: Option<PathBuf>,
+    /// The model's context window in tokens (default: the config's limit).
+    #[serde(default)]
+    pub context: Option<u64>,
+    /// The model's input limit, if it has one apart from the window.
+    #[serde(default)]
+    pub input: Option<u64>,
+    /// The model's output limit.
+    #[serde(default)]
+    pub output: Option<u64>,
+}
+
+/// The answer to `session/explain`.
+#[derive(Serialize, JsonSchema)]
+pub struct SessionExplainReply(#[schemars(schema_with = "object")] pub SessionExplanation);
+
+/// Recall what this workspace's memory holds about a topic: remembered facts, the task
+/// handoff, observations from earlier tool runs, tool lessons and related past sessions,
+/// ranked by keyword relevance and clamped to a character budget.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecallParams {
+    /// What to look for, in free text (1 to 2000 characters).
+    pub query: String,
+    /// At most this many items per block (1 to 20; default 8).
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// Characters the whole answer may take (default: `memory.maxTotalChars`, else 9000).
+    #[serde(default)]
+    pub budget: Option<usize>,
+}
+
+/// The answer to `memory/recall`.
+#[derive(Serialize, JsonSchema)]
+pub struct RecallReply {
+    /// The `<memory>` text, or a line saying nothing matched; secrets redacted.
+    pub text: String,
+}
+
+/// Remember one fact about the user or the project for later sessions in this workspace.
+/// Secrets are redacted; an identical active fact is not stored twice; a near-identical one
+/// is replaced.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RememberParams {
+    /// One atomic fact, at most 300 characters ("Use pnpm, not npm, in this repo").
+    pub text: String,
+    /// Whom it is about: `user` (preferences, style) or `project` (the code base; default).
+    #[serde(default)]
+    pub scope: Option<ScopeName>,
+    /// `preference`, `convention`, `tooling`, `environment`, `architecture` or `other`
+    /// (default).
+    #[serde(default)]
+    pub category: Option<String>,
+}
+
+/// Whom a fact is about.
+#[derive(Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ScopeName {
+    /// The user: preferences, style.
+    User,
+    /// The code base.
+    Project,
+}
+
+/// The answer to `memory/remember`: what the store did (`added`, `duplicate`,
+/// `replaced` …) and the fact's id.
+#[derive(Serialize, JsonSchema)]
+pub struct RememberReply(#[schemars(schema_with = "object")] pub ctxgraph_memory::Remembered);
+
+/// Forget a remembered fact, by id or by a description of it. The fact is marked inactive
+/// (never recalled again), not deleted.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ForgetParams {
+    /// A fact id (`fct_…`), or text naming the fact ("that we use npm").
+    pub target: String,
+}
+
+/// The answer to `memory/forget`.
+#[derive(Serialize, JsonSchema)]
+pub struct ForgetReply {
+    /// The ids of the facts marked inactive.
+    pub forgotten: Vec<String>,
+}
+
+/// What a JSON-RPC method needs besides its own parameters.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Scope {
+    /// Nothing: its parameters say everything (or it is about the server).
+    None,
+    /// `cwd`, the working directory, beside the parameters (required).
+    Workspace,
+    /// `cwd`, and `session`: the asking opencode session (optional; memory.md's session id).
+    WorkspaceAndSession,
+}
+
+/// One method of the protocol, for the page generated from these types.
+pub struct Method {
+    /// The JSON-RPC method.
+    pub name: &'static str,
+    /// The MCP tool that is the same operation, if there is one.
+    pub tool: Option<&'static str>,
+    /// What a JSON-RPC request takes beside the parameters.
+    pub scope: Scope,
+    /// The parameters' schema.
+    pub params: fn(&mut SchemaGenerator) -> Schema,
+    /// The reply's schema.
+    pub reply: fn(&mut SchemaGenerator) -> Schema,
+    /// More replies the method may give (`build` for another agent, `nearby` in a session).
+    pub other_replies: &'static [fn(&mut SchemaGenerator) -> Schema],
+}
+
+/// `T`'s schema, whole: its title, its doc comment as the description, its definitions.
+fn schema<T: JsonSchema>(generator: &mut SchemaGenerator) -> Schema {
+    generator.root_schema_for::<T>()
+}
+
+/// Every method, in the order the page lists them.
+pub const METHODS: &[Method] = &[
+    Method {
+        name: "build",
+        tool: Some("context_build"),
+        scope: Scope::None,
+        params: schema::<BuildParams>,
+        reply: schema::<BuildReply<'static>>,
+        other_replies: &[schema::<AgentBuildReply>],
+    },
+    Method {
+        name: "nearby",
+        tool: Some("context_nearby"),
+        scope: Scope::None,
+        params: schema::<NearbyParams>,
+        reply: schema::<NearbyReply<'static>>,
+        other_replies: &[schema::<SessionNearbyReply>],
+    },
+    Method {
+        name: "explain",
+        tool: Some("context_explain"),
+        scope: Scope::Workspace,
+        params: schema::<ExplainParams>,
+        reply: schema::<ExplainReply>,
+        other_replies: &[],
+    },
+    Method {
+        name: "lint",
+        tool: Some("context_lint"),
+        scope: Scope::Workspace,
+        params: schema::<LintParams>,
+        reply: schema::<LintReply>,
+        other_replies: &[],
+    },
+    Method {
+        name: "config",
+        tool: Some("context_config"),
+        scope: Scope::Workspace,
+        params: schema::<ConfigParams>,
+        reply: schema::<ConfigReply>,
+        other_replies: &[],
+    },
+    Method {
+        name: "session/open",
+        tool: Some("session_open"),
+        scope: Scope::None,
+        params: schema::<SessionOpenParams>,
+        reply: schema::<SessionOpenReply>,
+        other_replies: &[],
+    },
+    Method {
+        name: "session/append",
+        tool: Some("session_append"),
+        scope: Scope::None,
+        params: schema::<SessionAppendParams>,
+        reply: schema::<SessionAppendReply>,
+        other_replies: &[],
+    },
+    Method {
+        name: "session/compact",
+        tool: Some("session_compact"),
+        scope: Scope::Workspace,
+        params: schema::<SessionCompactParams>,
+        reply: schema::<SessionCompactReply>,
+        other_replies: &[],
+    },
+    Method {
+        name: "session/messages",
+        tool: Some("session_messages"),
+        scope: Scope::None,
+        params: schema::<SessionParams>,
+        reply: schema::<SessionMessagesReply>,
+        other_replies: &[],
+    },
+    Method {
+        name: "session/explain",
+        tool: Some("session_explain"),
+        scope: Scope::Workspace,
+        params: schema::<SessionExplainParams>,
+        reply: schema::<SessionExplainReply>,
+        other_replies: &[],
+    },
+    Method {
+        name: "memory/recall",
+        tool: Some("memory_recall"),
+        scope: Scope::WorkspaceAndSession,
+        params: schema::<RecallParams>,
+        reply: schema::<RecallReply>,
+        other_replies: &[],
+    },
+    Method {
+        name: "memory/remember",
+        tool: Some("memory_remember"),
+        scope: Scope::WorkspaceAndSession,
+        params: schema::<RememberParams>,
+        reply: schema::<RememberReply>,
+        other_replies: &[],
+    },
+    Method {
+        name: "memory/forget",
+        tool: Some("memory_forget"),
+        scope: Scope::WorkspaceAndSession,
+        params: schema::<ForgetParams>,
+        reply: schema::<ForgetReply>,
+        other_replies: &[],
+    },
+    Method {
+        name: "installation",
+        tool: None,
+        scope: Scope::None,
+        params: schema::<InstallationParams>,
+        reply: schema::<InstallationReply>,
+        other_replies: &[],
+    },
+    Method {
+        name: "stats",
+        tool: None,
+        scope: Scope::None,
+        params: schema::<StatsParams>,
+        reply: schema::<StatsReply>,
+        other_replies: &[],
+    },
+    Method {
+        name: "shutdown",
+        tool: None,
+        scope: Scope::None,
+        params: schema::<ShutdownParams>,
+        reply: schema::<NullReply>,
+        other_replies: &[],
+    },
+];
