@@ -4,8 +4,9 @@
 //! (`ctxgraph-memory`) redacts them before anything is written, hashed, sent or printed.
 //! Both read [`PATTERNS`], so what one finds the other hides. The patterns are written for
 //! ctxgraph: fixed prefixes and lengths that real keys have, plus (for redaction only)
-//! secrets recognised by what surrounds them. No secret-scanning crate is a good fit as a
-//! dependency (spec/rust-stack.md §4). Matches are reported by kind and position only:
+//! secrets recognised by what surrounds them. No secret-scanning crate fits as a
+//! dependency: they bring their own rule formats and scanners where ctxgraph needs one table
+//! that redaction and `lint` share. Matches are reported by kind and position only:
 //! callers must never print the text.
 
 use std::sync::LazyLock;

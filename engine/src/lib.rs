@@ -416,7 +416,7 @@ impl Engine {
         Ok(system_prompt(&self.db, ws, model).clone()?)
     }
 
-    /// §3: the whole system message opencode sends for `options` (A1–A2, B1–B5): the
+    /// The whole system message (docs/opencode/prompt.md) opencode sends for `options` (A1–A2, B1–B5): the
     /// installation's texts come from [`Engine::load_installation`].
     pub fn system_message(&self, ws: Workspace, options: MessageOptions) -> Result<Prompt, EngineError> {
         Ok(system_message(&self.db, ws, options).clone()?)

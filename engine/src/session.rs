@@ -181,7 +181,7 @@ impl Engine {
         })
     }
 
-    /// §2.9: what opencode does about compaction at the session's next step.
+    /// docs/opencode/compaction.md: what opencode does about compaction at the session's next step.
     pub fn compaction_plan(&self, session: Session, params: PlanParams) -> &CompactionPlan {
         compaction_plan(&self.db, session, params)
     }

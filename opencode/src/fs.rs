@@ -403,7 +403,7 @@ mod tests {
     }
 
     // The FS-* cases are upstream's `packages/core/test/filesystem/filesystem.test.ts`
-    // (spec §4.3).
+    // (docs/opencode/filesystem.md).
 
     #[test]
     fn fs_01_find_up_without_stop_reaches_the_root() {

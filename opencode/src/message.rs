@@ -1,4 +1,4 @@
-//! §3, A1–A2, B1: the whole system message opencode sends for one model call, as blocks in
+//! A1–A2, B1: the whole system message opencode sends for one model call, as blocks in
 //! its order: the model or agent prompt, the environment (B2), references (B3), the
 //! instruction blocks (I9), ctxgraph's memory block, MCP (B4), skills (B5), the
 //! structured-output line (A1) and `user.system` (A2).
@@ -106,7 +106,7 @@ fn opencode_text(kind: BlockKind, loaded: Asset, rule: &'static str, reason: Str
     Block { unavailable, ..Block::new(kind, text, rule, reason) }
 }
 
-/// §3 item 1: the agent's own non-empty prompt (A2), else the model's prompt (B1).
+/// The first part: the agent's own non-empty prompt (A2), else the model's prompt (B1).
 fn first_block(db: &dyn Db, agent: &Agent, model: Option<&ModelRef>) -> Block {
     let installation = db.installation();
     match &agent.prompt {
@@ -194,7 +194,7 @@ pub fn system_message_layout(
     Ok(Arc::new(message.layout(Section::Message)))
 }
 
-/// §3: the whole system message for `options`, as blocks in opencode's order; join them
+/// The whole system message (docs/opencode/prompt.md) for `options`, as blocks in opencode's order; join them
 /// with `Prompt::layout(Section::Message)` for the bytes opencode sends.
 #[salsa::tracked(returns(ref))]
 pub fn system_message(db: &dyn Db, ws: Workspace, options: MessageOptions) -> Result<Prompt, MessageError> {

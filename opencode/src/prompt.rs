@@ -1,4 +1,4 @@
-//! B2, I9, A2/§3: the environment block, the instruction blocks, and the system text from
+//! B2, I9, A2: the environment block, the instruction blocks, and the system text from
 //! the environment block on.
 
 use std::collections::HashMap;
@@ -265,7 +265,7 @@ pub enum BuildError {
     },
 }
 
-/// The system text from the environment block to the last instruction block (§3 items
+/// The system text from the environment block to the last instruction block (docs/opencode/prompt.md, items
 /// 2 and 4), as blocks; join them with "\n" for the bytes opencode sends.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Prompt {
@@ -346,7 +346,7 @@ pub enum Section {
     Environment,
     /// Every block after the environment block: the rules themselves.
     Instructions,
-    /// §3: the whole system message, from the model or agent prompt to `user.system`.
+    /// The whole system message (docs/opencode/prompt.md), from the model or agent prompt to `user.system`.
     Message,
 }
 

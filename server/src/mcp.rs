@@ -401,7 +401,7 @@ impl ServerHandler for Server {
 pub struct Options {
     /// The workspace served (default: the current directory).
     pub cwd: Option<PathBuf>,
-    /// The asking opencode session, for memory (memory.md's session id).
+    /// The asking opencode session, for memory (docs/memory.md §3.1's session id).
     pub session: Option<String>,
     /// How remote documents are fetched.
     pub fetch: FetchOptions,

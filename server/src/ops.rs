@@ -369,7 +369,7 @@ impl Host {
         Store::new(self.engine.cwd(ws), self.engine.env_vars())
     }
 
-    /// `memory/recall` / `memory_recall` (memory.md §12): the blocks for the query, every
+    /// `memory/recall` / `memory_recall` (docs/memory.md §12): the blocks for the query, every
     /// observation with its detail, within the budget; redacted like what is stored.
     pub fn recall(
         &mut self,
@@ -434,7 +434,7 @@ pub enum Nearby {
     InSession(ctxgraph_engine::answers::session::SessionNearby),
 }
 
-/// A recall (memory.md §12) as `ctxgraph memory recall` and `memory/recall` do it:
+/// A recall (docs/memory.md §12) as `ctxgraph memory recall` and `memory/recall` do it:
 /// `budget` characters (default `memory.maxTotalChars`, else 9000), `limit` items per
 /// block, `session` the asking session (its own card left out, its handoff eligible).
 pub fn recall(

@@ -450,7 +450,7 @@ pub struct SessionAppendReply {
     pub messages: usize,
 }
 
-/// What opencode does about compaction at the session's next step (§2.9): the usable
+/// What opencode does about compaction at the session's next step (docs/opencode/compaction.md): the usable
 /// window, whether the last step overflowed, the tail kept, and the summarizer's request.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -604,7 +604,7 @@ pub enum Scope {
     None,
     /// `cwd`, the working directory, beside the parameters (required).
     Workspace,
-    /// `cwd`, and `session`: the asking opencode session (optional; memory.md's session id).
+    /// `cwd`, and `session`: the asking opencode session (optional; docs/memory.md §3.1's session id).
     WorkspaceAndSession,
 }
 

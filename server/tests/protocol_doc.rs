@@ -37,7 +37,7 @@ fn rpc_params(mut schema: Value, scope: Scope) -> Value {
         schema["properties"] = json!({});
     }
     if scope == Scope::WorkspaceAndSession {
-        let session = json!({ "description": "The asking opencode session (memory.md's session id).", "type": ["string", "null"] });
+        let session = json!({ "description": "The asking opencode session (docs/memory.md §3.1's session id).", "type": ["string", "null"] });
         add(&mut schema, "session", session, false);
     }
     if scope != Scope::None {

@@ -1,4 +1,4 @@
-//! §2.9 as the opencode-ai 1.18.33 binary does it (the erratum box wins over K1–K11):
+//! Compaction (docs/opencode/compaction.md) as the opencode-ai 1.18.33 binary does it (the erratum box wins over K1–K11):
 //! the usable window, overflow, the tail kept verbatim, the head rendered for the
 //! summarizer, the previous summary it anchors to, and what pruning marks.
 
@@ -172,7 +172,7 @@ pub struct PruneScan {
     pub candidates: u64,
 }
 
-/// §2.9 at the session's next step: overflow (K4), the pending marker (K6) and replay (K7.1),
+/// Compaction at the session's next step: overflow (K4), the pending marker (K6) and replay (K7.1),
 /// the tail (K8), the head's conversation (K7), the previous summary (K7.2) and pruning (K11).
 #[salsa::tracked(returns(ref))]
 pub fn compaction_plan(db: &dyn Db, session: Session, params: PlanParams) -> CompactionPlan {

@@ -1,4 +1,4 @@
-//! The session half of opencode V1 (§2.8 N2–N7, §2.9 K1–K11 and the erratum box): what a
+//! The session half of opencode V1 (N2–N7 in docs/opencode/nearby.md, K1–K11 and the 1.18.33 erratum in docs/opencode/compaction.md): what a
 //! conversation adds to the context, computed from `opencode export` data.
 //!
 //! Every message is its own salsa input, and the session input holds the list of them, so
