@@ -321,3 +321,42 @@ fn the_protocol_table_names_every_method_and_tool_served() {
     assert_eq!(mcp.finish().0, Some(0));
     assert_eq!(serve.finish().0, Some(0));
 }
+
+/// A secret planted in MCP arguments (a fact to remember, its category, a recall query, a
+/// forget target, the session id of the exchange) never comes back in any reply, and is not
+/// written to the store as given: the one secrets table redacts every path out.
+#[test]
+fn a_secret_in_an_mcp_argument_never_reaches_a_reply_or_the_store() {
+    let dir = tree();
+    // Built at run time: no key-shaped literal sits in the source.
+    let secret = format!("AKIA{}", "Q7".repeat(8));
+    // The session id is the secret itself (an identifier glued to it, `ses_AKIA…`, is one word
+    // to the patterns, which match whole words only).
+    let mut mcp = Proc::spawn(dir.path(), &["mcp", "--session", &secret]);
+    initialize(&mut mcp);
+    let calls = [
+        (
+            "memory_remember",
+            json!({"text": format!("deploy with key {secret} from the vault"), "category": format!("tooling {secret}")}),
+        ),
+        ("memory_recall", json!({"query": format!("which key {secret}")})),
+        ("memory_recall", json!({"query": "deploy vault"})),
+        ("memory_forget", json!({"target": secret.clone()})),
+        ("context_explain", json!({})),
+    ];
+    for (id, (tool, arguments)) in calls.into_iter().enumerate() {
+        let reply = mcp.call(&tool_call(u64::try_from(id).expect("id") + 10, tool, arguments));
+        let line = reply.to_string();
+        assert!(!line.contains(&secret), "{tool} echoed the secret: {line}");
+        assert!(reply.get("result").is_some(), "{tool}: {line}");
+    }
+    let store = dir.path().join("repo/.opencode/memory");
+    let mut files = 0;
+    for entry in std::fs::read_dir(&store).expect("the remember call created the store") {
+        let path = entry.expect("entry").path();
+        let bytes = std::fs::read(&path).expect("read store file");
+        assert!(!String::from_utf8_lossy(&bytes).contains(&secret), "{} holds the secret", path.display());
+        files += 1;
+    }
+    assert!(files > 0, "the remember call wrote nothing to {}", store.display());
+}
