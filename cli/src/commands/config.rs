@@ -4,7 +4,6 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use anstyle::{AnsiColor, Style};
-use ctxgraph_opencode::config::schema::redact_like_debug_config;
 use ctxgraph_opencode::config::{LayerStatus, MergedConfig, Node, NodeKind, Provenance, SourceKind};
 use serde::Serialize;
 use serde_json::Value;
@@ -18,11 +17,9 @@ pub fn run(args: ConfigArgs) -> Result<ExitCode, CliError> {
     let config = engine.merged_config(ws)?;
     let secrets = args.show_secrets;
     let out = match (&args.explain, args.format) {
-        (None, Format::Json) => {
-            let value = config.tree.render(secrets);
-            // Without --show-secrets, mask what `opencode debug config` masks too.
-            json(&if secrets { value } else { redact_like_debug_config(&value) })?
-        }
+        // Without --show-secrets, masked where `opencode debug config` masks: the answer
+        // `serve`'s `config` method and MCP's `context_config` give too.
+        (None, Format::Json) => json(&engine.config_json(ws, secrets)?)?,
         (None, Format::Text) => layers(&config, secrets, &Palette::for_stdout()),
         (Some(path), format) => {
             let segments: Vec<&str> = path.split('.').filter(|s| !s.is_empty()).collect();
