@@ -31,6 +31,20 @@ pub struct Pattern {
     pub by_shape: bool,
 }
 
+/// Where a key-shaped secret may start and end: at a character that is not a letter or a
+/// digit. Not `\b`, for which `_` is part of a word: `token_<key>` and `<key>_prod` carry a
+/// key glued into an identifier, as ids and variable names do. The regex crate has no
+/// look-around, so the boundary character is matched outside the secret, which is the
+/// group `s` (the part reported and redacted).
+macro_rules! key {
+    ($body:literal) => {
+        concat!(r"(?:^|[^0-9A-Za-z])(?P<s>", $body, r")")
+    };
+    ($body:literal, closed) => {
+        concat!(r"(?:^|[^0-9A-Za-z])(?P<s>", $body, r")(?:[^0-9A-Za-z]|$)")
+    };
+}
+
 /// Every pattern, more specific prefixes first (a match is reported, or redacted, by the
 /// first pattern that finds it).
 pub const PATTERNS: &[Pattern] = &[
@@ -44,37 +58,37 @@ pub const PATTERNS: &[Pattern] = &[
     Pattern {
         id: "aws_key",
         name: "AWS access key ID",
-        regex: r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b",
+        regex: key!(r"(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}", closed),
         by_shape: true,
     },
     Pattern {
         id: "github_token",
         name: "GitHub token",
-        regex: r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}",
+        regex: key!(r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}"),
         by_shape: true,
     },
     Pattern {
         id: "github_token",
         name: "GitHub fine-grained token",
-        regex: r"\bgithub_pat_[A-Za-z0-9_]{22,}",
+        regex: key!(r"github_pat_[A-Za-z0-9_]{22,}"),
         by_shape: true,
     },
     Pattern {
         id: "gitlab_token",
         name: "GitLab token",
-        regex: r"\bglpat-[A-Za-z0-9_-]{20,}",
+        regex: key!(r"glpat-[A-Za-z0-9_-]{20,}"),
         by_shape: true,
     },
     Pattern {
         id: "slack_token",
         name: "Slack token",
-        regex: r"\bxox[abposr]-[A-Za-z0-9-]{10,}",
+        regex: key!(r"xox[abposr]-[A-Za-z0-9-]{10,}"),
         by_shape: true,
     },
     Pattern {
         id: "anthropic_key",
         name: "Anthropic API key",
-        regex: r"\bsk-ant-[A-Za-z0-9_-]{20,}",
+        regex: key!(r"sk-ant-[A-Za-z0-9_-]{20,}"),
         by_shape: true,
     },
     Pattern {
@@ -82,21 +96,31 @@ pub const PATTERNS: &[Pattern] = &[
         name: "OpenAI API key",
         // Project, service-account and admin keys carry `-` and `_`; legacy ones are
         // alphanumeric (so `sk-learn-…` prose is not one).
-        regex: r"\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|\bsk-[A-Za-z0-9]{20,}",
+        regex: key!(r"sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|sk-[A-Za-z0-9]{20,}"),
         by_shape: true,
     },
-    Pattern { id: "google_key", name: "Google API key", regex: r"\bAIza[0-9A-Za-z_-]{35}", by_shape: true },
+    Pattern {
+        id: "google_key",
+        name: "Google API key",
+        regex: key!(r"AIza[0-9A-Za-z_-]{35}"),
+        by_shape: true,
+    },
     Pattern {
         id: "stripe_key",
         name: "Stripe secret key",
-        regex: r"\b(?:sk|rk)_live_[0-9A-Za-z]{24,}",
+        regex: key!(r"(?:sk|rk)_live_[0-9A-Za-z]{24,}"),
         by_shape: true,
     },
-    Pattern { id: "npm_token", name: "npm token", regex: r"\bnpm_[A-Za-z0-9]{36}\b", by_shape: true },
+    Pattern {
+        id: "npm_token",
+        name: "npm token",
+        regex: key!(r"npm_[A-Za-z0-9]{36}", closed),
+        by_shape: true,
+    },
     Pattern {
         id: "jwt",
         name: "JSON Web Token",
-        regex: r"\beyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+",
+        regex: key!(r"eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+"),
         by_shape: true,
     },
     Pattern {
@@ -137,6 +161,26 @@ pub fn compiled() -> &'static [(&'static Pattern, Regex)] {
     &COMPILED
 }
 
+/// Every match of one pattern in `text`, in order. Where a match has the group `s`, the next
+/// search starts at the end of `s`, not of the match: a key's closing boundary character may
+/// be the opening one of the next key (`<key>,<key>`).
+pub fn captures<'t>(regex: &'t Regex, text: &'t str) -> impl Iterator<Item = regex::Captures<'t>> + 't {
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let caps = regex.captures_at(text, at)?;
+        let whole = caps.get(0)?;
+        let end = caps.name("s").map_or(whole.end(), |s| s.end());
+        // Every pattern matches at least one character, so `end` moves on; the guard keeps
+        // a future pattern that could match empty from looping.
+        at = if end > at { end } else { next_char(text, at)? };
+        Some(caps)
+    })
+}
+
+fn next_char(text: &str, at: usize) -> Option<usize> {
+    text[at..].chars().next().map(|c| at + c.len_utf8())
+}
+
 /// Whether a variable or key named `name` holds a secret by its name. The shell's
 /// `PWD` and `OLDPWD` are working directories, not passwords.
 pub fn is_secret_name(name: &str) -> bool {
@@ -159,7 +203,9 @@ pub struct SecretMatch {
 pub fn find_secrets(text: &str) -> Vec<SecretMatch> {
     let mut spans: Vec<(usize, usize, &'static str)> = Vec::new();
     for (pattern, regex) in compiled().iter().filter(|(p, _)| p.by_shape) {
-        for found in regex.find_iter(text) {
+        for caps in captures(regex, text) {
+            // The secret itself: group `s` where the pattern has one (not the boundary).
+            let Some(found) = caps.name("s").or_else(|| caps.get(0)) else { continue };
             if !spans.iter().any(|(start, end, _)| found.start() < *end && *start < found.end()) {
                 spans.push((found.start(), found.end(), pattern.name));
             }
@@ -217,6 +263,26 @@ mod tests {
             let text = format!("# Rules\n\nuse the key  {secret} for staging\n");
             assert_eq!(find_secrets(&text), [SecretMatch { kind, line: 3, column: 14 }], "{kind}");
         }
+    }
+
+    #[test]
+    fn finds_keys_glued_into_identifiers_and_next_to_each_other() {
+        let aws = fake("AKIA", 'Q', 16);
+        let npm = fake("npm_", 'h', 36);
+        let aws_key = "AWS access key ID";
+        // `_` is a word character, so `\b` saw no key in `token_<key>` or `<key>_prod`.
+        for (text, column) in
+            [(format!("token_{aws}"), 7), (format!("{aws}_prod"), 1), (format!("ses_{aws}_x"), 5)]
+        {
+            assert_eq!(find_secrets(&text), [SecretMatch { kind: aws_key, line: 1, column }], "{text}");
+        }
+        // One key's closing boundary is the next one's opening boundary.
+        let text = format!("{aws},{aws} {npm}");
+        let found: Vec<usize> = find_secrets(&text).iter().map(|m| m.column).collect();
+        assert_eq!(found, [1, 22, 43], "{text}");
+        // Letters and digits still bound a key: these are not keys.
+        assert_eq!(find_secrets(&format!("x{aws}")), []);
+        assert_eq!(find_secrets(&format!("{aws}9")), []);
     }
 
     #[test]

@@ -62,28 +62,25 @@ impl Redactor {
         }
         for (pattern, regex) in secrets::compiled() {
             let kind = &pattern.id;
-            let mut found = false;
-            let replaced = regex.replace_all(&out, |caps: &regex::Captures<'_>| {
-                found = true;
-                let whole = caps.get(0).map_or("", |m| m.as_str());
-                match caps.name("s") {
-                    // `Authorization: Bearer …` names a scheme, not a secret.
-                    Some(secret) if *kind == "assignment" && is_auth_scheme(secret.as_str()) => {
-                        whole.to_owned()
-                    }
-                    Some(secret) => {
-                        secret_chars += secret.as_str().chars().count();
-                        let start = secret.start() - caps.get(0).map_or(0, |m| m.start());
-                        format!("{}[REDACTED:{kind}]{}", &whole[..start], &whole[start + secret.len()..])
-                    }
-                    None => {
-                        secret_chars += whole.chars().count();
-                        format!("[REDACTED:{kind}]")
-                    }
+            let mut replaced = String::with_capacity(out.len());
+            let mut copied = 0;
+            for caps in secrets::captures(regex, &out) {
+                // Only the secret is replaced: the group `s` where the pattern has one (the
+                // value of `token = …`, a key without its boundary character).
+                let Some(secret) = caps.name("s").or_else(|| caps.get(0)) else { continue };
+                // `Authorization: Bearer …` names a scheme, not a secret.
+                if *kind == "assignment" && is_auth_scheme(secret.as_str()) {
+                    continue;
                 }
-            });
-            let replaced = replaced.into_owned();
-            if found {
+                secret_chars += secret.as_str().chars().count();
+                replaced.push_str(&out[copied..secret.start()]);
+                replaced.push_str("[REDACTED:");
+                replaced.push_str(kind);
+                replaced.push(']');
+                copied = secret.end();
+            }
+            if copied > 0 {
+                replaced.push_str(&out[copied..]);
                 if !kinds.contains(kind) {
                     kinds.push(kind);
                 }
@@ -208,6 +205,19 @@ mod tests {
         let redactor = Redactor::new(&env);
         let out = redactor.redact(&format!("call with {secret} from /home/someone abc"));
         assert_eq!(out.text, "call with [REDACTED:env_value] from /home/someone abc");
+    }
+
+    /// A key glued into an identifier (`token_<key>`, a session id, `<key>_prod`) is
+    /// redacted and the identifier kept; keys side by side are each redacted.
+    #[test]
+    fn keys_glued_by_underscores_are_redacted() {
+        let aws = format!("AKIA{}", rep('Q', 16));
+        let out = Redactor::default().redact(&format!("token_{aws} ses_{aws}_x {aws},{aws}"));
+        assert_eq!(
+            out.text,
+            "token_[REDACTED:aws_key] ses_[REDACTED:aws_key]_x [REDACTED:aws_key],[REDACTED:aws_key]"
+        );
+        assert_eq!(out.secret_chars, 4 * 20);
     }
 
     #[test]
