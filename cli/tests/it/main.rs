@@ -15,6 +15,7 @@ mod explain_lint;
 mod gemini;
 mod mcp;
 mod memory;
+mod planted;
 mod qwen_code;
 mod secrets;
 mod serve;
