@@ -2,13 +2,16 @@
 //! (`annotate-snippets`): the message, `--> source:line:column`, the line and a caret.
 //!
 //! The line shown is a bounded window around the column, so a 10 MB minified config or a
-//! 100k-deep nesting prints a few hundred bytes, never the whole line.
+//! 100k-deep nesting prints a few hundred bytes, never the whole line. Messages and lines
+//! pass through the secrets table first: a key in a broken config is shown as
+//! `[REDACTED:<kind>]`, the caret moved with the text.
 
 use ctxgraph_db::lines::floor_char_boundary;
 use std::ops::Range;
 
 use annotate_snippets::{AnnotationKind, Group, Level, Origin, Renderer, Snippet};
 use ctxgraph_db::lines::Column;
+use ctxgraph_db::secrets;
 
 /// Characters of context kept on each side of the column.
 const CONTEXT_CHARS: usize = 60;
@@ -35,11 +38,14 @@ impl Diagnostic<'_> {
     /// `error: …` and the snippet, with ANSI styles (the caller's stream strips them when
     /// colour is off).
     pub fn render(&self) -> String {
-        let (window, range) = window(self.text.trim_end_matches('\r'), self.range.clone());
+        // Redacted before it is cut: a window may start inside a key, past what shows it is one.
+        let (line, range) = redact_line(self.text.trim_end_matches('\r'), self.range.clone());
+        let (window, range) = window(&line, range);
+        let message = secrets::redact(self.message).0;
         // The location is given, not computed from the snippet: the snippet is a window of
         // the line, and the column is counted the producer's way.
         let report = [
-            Group::with_title(Level::ERROR.primary_title(self.message))
+            Group::with_title(Level::ERROR.primary_title(&*message))
                 .element(Origin::path(self.source).line(self.line).char_column(self.column)),
             Group::with_level(Level::ERROR).element(
                 Snippet::source(window.as_str())
@@ -53,7 +59,31 @@ impl Diagnostic<'_> {
 
 /// `error: message`, styled like the diagnostics with a snippet.
 pub fn error_line(message: &str) -> String {
-    Renderer::styled().render(&[Group::with_title(Level::ERROR.primary_title(message))])
+    let message = secrets::redact(message).0;
+    Renderer::styled().render(&[Group::with_title(Level::ERROR.primary_title(&*message))])
+}
+
+/// `line` with its secrets redacted, and `range` moved with the text (a position inside a
+/// secret moves to the start of its replacement).
+pub fn redact_line(line: &str, range: Range<usize>) -> (String, Range<usize>) {
+    let (redacted, spans) = secrets::redact(line);
+    let moved = |at: usize| {
+        // Bytes of the line replaced before `at`, and what replaced them.
+        let (mut removed, mut added) = (0, 0);
+        for span in &spans {
+            if at < span.range.end {
+                if at > span.range.start {
+                    return span.range.start - removed + added;
+                }
+                break;
+            }
+            removed += span.range.len();
+            added += "[REDACTED:]".len() + span.pattern.id.len();
+        }
+        at - removed + added
+    };
+    let start = moved(range.start);
+    (redacted.into_owned(), start..moved(range.end).max(start))
 }
 
 /// Byte offset in the line `text` of the 1-based `column` (past the end: the end).
@@ -108,6 +138,21 @@ mod tests {
         assert_eq!(&window[range.clone()], "X");
         assert_eq!(window.chars().count(), CONTEXT_CHARS * 2 + 1 + 2);
         assert!(window.starts_with(CUT) && window.ends_with(CUT));
+    }
+
+    #[test]
+    fn a_secret_in_the_line_is_redacted_and_the_caret_follows() {
+        let key = format!("AKIA{}", "Q".repeat(16));
+        let line = format!(r#"{{"k": "{key}"}} "x": 1}}"#);
+        let at = line.find(" \"x\"").expect("place");
+        let (shown, range) = redact_line(&line, at..at + 1);
+        assert_eq!(shown, r#"{"k": "[REDACTED:aws_key]"} "x": 1}"#);
+        assert_eq!(&shown[range.clone()], " ");
+        assert_eq!(&shown[..range.start], r#"{"k": "[REDACTED:aws_key]"}"#);
+        // A place inside the secret points at its replacement.
+        let inside = line.find(&key).expect("key") + 3;
+        let (shown, range) = redact_line(&line, inside..inside + 1);
+        assert!(shown[range.start..].starts_with("[REDACTED:aws_key]"), "{shown} {range:?}");
     }
 
     #[test]

@@ -4,11 +4,13 @@ use std::process::ExitCode;
 
 use ctxgraph_check::{ScenariosError, SnapshotFailure};
 use ctxgraph_db::lines::Column;
+use ctxgraph_db::secrets;
 use ctxgraph_engine::EngineError;
+use ctxgraph_memory::redact::Redactor;
 use ctxgraph_opencode::config::{ConfigError, describe_substitution};
 use ctxgraph_opencode::prompt::BuildError;
 
-use crate::diagnostic::{Diagnostic, column_offset, error_line, window};
+use crate::diagnostic::{Diagnostic, column_offset, error_line, redact_line, window};
 use crate::output::{eprintln_styled, write_stdout};
 
 /// Exit codes: 0 success, 1 a check or lint failed, 2 bad input, 3 a bug in ctxgraph.
@@ -118,17 +120,18 @@ fn snippet(message: &str, source: &str, at: (usize, usize, Column), line_text: &
 /// A line of source for `--format json`: the same bounded window the text shows.
 fn line_window(line_text: &str, column: usize) -> String {
     let at = column_offset(line_text, column, Column::Utf16);
-    window(line_text, at..at).0
+    let (line, range) = redact_line(line_text, at..at);
+    window(&line, range).0
 }
 
 /// The error as data, for `--format json`: a stable code, the message, and where it is.
 pub fn to_json(err: &CliError) -> serde_json::Value {
     let CliError::Engine(EngineError::Build(BuildError::Config(config))) = err else {
-        return serde_json::json!({"error": {"code": "error", "message": err.to_string()}});
+        return serde_json::json!({"error": {"code": "error", "message": secrets::redact(&err.to_string()).0}});
     };
     let mut error = serde_json::json!({
         "code": config.code(),
-        "message": config.to_string(),
+        "message": secrets::redact(&config.to_string()).0,
         "source": config.source_name(),
     });
     let mut at = |line: usize, column: usize, line_text: &str, rule: &str| {
@@ -143,7 +146,12 @@ pub fn to_json(err: &CliError) -> serde_json::Value {
             error["jsonc_code"] = json.code.into();
         }
         ConfigError::Substitution { line, column, line_text, .. } => at(*line, *column, line_text, "V2"),
-        ConfigError::Schema { issues, .. } => error["issues"] = serde_json::json!(issues),
+        ConfigError::Schema { issues, .. } => {
+            // A schema issue quotes the value it refused.
+            let mut issues = serde_json::json!(issues);
+            Redactor::default().redact_json(&mut issues);
+            error["issues"] = issues;
+        }
         _ => {}
     }
     serde_json::json!({ "error": error })

@@ -9,6 +9,8 @@
 //! that redaction and `lint` share. Matches are reported by kind and position only:
 //! callers must never print the text.
 
+use std::borrow::Cow;
+use std::ops::Range;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -161,26 +163,6 @@ pub fn compiled() -> &'static [(&'static Pattern, Regex)] {
     &COMPILED
 }
 
-/// Every match of one pattern in `text`, in order. Where a match has the group `s`, the next
-/// search starts at the end of `s`, not of the match: a key's closing boundary character may
-/// be the opening one of the next key (`<key>,<key>`).
-pub fn captures<'t>(regex: &'t Regex, text: &'t str) -> impl Iterator<Item = regex::Captures<'t>> + 't {
-    let mut at = 0;
-    std::iter::from_fn(move || {
-        let caps = regex.captures_at(text, at)?;
-        let whole = caps.get(0)?;
-        let end = caps.name("s").map_or(whole.end(), |s| s.end());
-        // Every pattern matches at least one character, so `end` moves on; the guard keeps
-        // a future pattern that could match empty from looping.
-        at = if end > at { end } else { next_char(text, at)? };
-        Some(caps)
-    })
-}
-
-fn next_char(text: &str, at: usize) -> Option<usize> {
-    text[at..].chars().next().map(|c| at + c.len_utf8())
-}
-
 /// Whether a variable or key named `name` holds a secret by its name. The shell's
 /// `PWD` and `OLDPWD` are working directories, not passwords.
 pub fn is_secret_name(name: &str) -> bool {
@@ -198,26 +180,87 @@ pub struct SecretMatch {
     pub column: usize,
 }
 
-/// Every likely secret in `text`, in order of position; overlapping matches of different
-/// kinds are reported once, by the first pattern.
-pub fn find_secrets(text: &str) -> Vec<SecretMatch> {
-    let mut spans: Vec<(usize, usize, &'static str)> = Vec::new();
-    for (pattern, regex) in compiled().iter().filter(|(p, _)| p.by_shape) {
-        for caps in captures(regex, text) {
-            // The secret itself: group `s` where the pattern has one (not the boundary).
-            let Some(found) = caps.name("s").or_else(|| caps.get(0)) else { continue };
-            if !spans.iter().any(|(start, end, _)| found.start() < *end && *start < found.end()) {
-                spans.push((found.start(), found.end(), pattern.name));
+/// One secret in a text: where it is (the secret alone, without what recognised it) and
+/// the pattern that found it.
+#[derive(Clone, Debug)]
+pub struct Span {
+    /// The secret's bytes in the text.
+    pub range: Range<usize>,
+    /// The pattern that found it (its `id` is what a redaction writes).
+    pub pattern: &'static Pattern,
+}
+
+/// Which patterns to look with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Patterns {
+    /// Only the key-shaped ones, which `lint` reports.
+    ByShape,
+    /// Every one, as everything that hides secrets does.
+    All,
+}
+
+/// Every secret in `text`, in order of position; where two patterns find overlapping text,
+/// the first pattern in [`PATTERNS`] order keeps it.
+pub fn spans(text: &str, patterns: Patterns) -> Vec<Span> {
+    let mut spans: Vec<Span> = Vec::new();
+    for (pattern, regex) in compiled().iter().filter(|(p, _)| p.by_shape || patterns == Patterns::All) {
+        let mut at = 0;
+        while let Some(caps) = regex.captures_at(text, at) {
+            let Some(found) = caps.name("s").or_else(|| caps.get(0)) else { break };
+            // The next search starts where the secret ends, not the match: a key's closing
+            // boundary character may be the opening one of the next key (`<key>,<key>`).
+            // Every pattern's secret is at least one character, so `at` moves on.
+            if found.end() <= at {
+                break;
+            }
+            at = found.end();
+            // `Authorization: Bearer …` names a scheme, not a secret.
+            if pattern.id == "assignment" && is_auth_scheme(found.as_str()) {
+                continue;
+            }
+            let range = found.range();
+            if !spans.iter().any(|s| range.start < s.range.end && s.range.start < range.end) {
+                spans.push(Span { range, pattern });
             }
         }
     }
-    spans.sort_unstable();
-    let lines = Lines::new(text);
+    spans.sort_unstable_by_key(|s| s.range.start);
     spans
+}
+
+fn is_auth_scheme(value: &str) -> bool {
+    ["bearer", "basic", "digest", "token"].iter().any(|s| value.eq_ignore_ascii_case(s))
+}
+
+/// `text` with every secret (all patterns) replaced by `[REDACTED:<id>]` (docs/memory.md §8),
+/// and the spans replaced.
+pub fn redact(text: &str) -> (Cow<'_, str>, Vec<Span>) {
+    let spans = spans(text, Patterns::All);
+    if spans.is_empty() {
+        return (Cow::Borrowed(text), spans);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    for span in &spans {
+        out.push_str(&text[copied..span.range.start]);
+        out.push_str("[REDACTED:");
+        out.push_str(span.pattern.id);
+        out.push(']');
+        copied = span.range.end;
+    }
+    out.push_str(&text[copied..]);
+    (Cow::Owned(out), spans)
+}
+
+/// Every likely secret in `text`, in order of position; overlapping matches of different
+/// kinds are reported once, by the first pattern.
+pub fn find_secrets(text: &str) -> Vec<SecretMatch> {
+    let lines = Lines::new(text);
+    spans(text, Patterns::ByShape)
         .into_iter()
-        .map(|(start, _, kind)| {
-            let LineColumn { line, column } = lines.locate(start, Column::Chars);
-            SecretMatch { kind, line, column }
+        .map(|span| {
+            let LineColumn { line, column } = lines.locate(span.range.start, Column::Chars);
+            SecretMatch { kind: span.pattern.name, line, column }
         })
         .collect()
 }

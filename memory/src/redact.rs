@@ -60,32 +60,16 @@ impl Redactor {
                 kinds.push("env_value");
             }
         }
-        for (pattern, regex) in secrets::compiled() {
-            let kind = &pattern.id;
-            let mut replaced = String::with_capacity(out.len());
-            let mut copied = 0;
-            for caps in secrets::captures(regex, &out) {
-                // Only the secret is replaced: the group `s` where the pattern has one (the
-                // value of `token = …`, a key without its boundary character).
-                let Some(secret) = caps.name("s").or_else(|| caps.get(0)) else { continue };
-                // `Authorization: Bearer …` names a scheme, not a secret.
-                if *kind == "assignment" && is_auth_scheme(secret.as_str()) {
-                    continue;
-                }
-                secret_chars += secret.as_str().chars().count();
-                replaced.push_str(&out[copied..secret.start()]);
-                replaced.push_str("[REDACTED:");
-                replaced.push_str(kind);
-                replaced.push(']');
-                copied = secret.end();
+        let (redacted, spans) = secrets::redact(&out);
+        secret_chars += spans.iter().map(|span| out[span.range.clone()].chars().count()).sum::<usize>();
+        // In pattern order, each once.
+        for pattern in secrets::PATTERNS {
+            if !kinds.contains(&pattern.id) && spans.iter().any(|span| span.pattern.id == pattern.id) {
+                kinds.push(pattern.id);
             }
-            if copied > 0 {
-                replaced.push_str(&out[copied..]);
-                if !kinds.contains(kind) {
-                    kinds.push(kind);
-                }
-                out = replaced;
-            }
+        }
+        if !spans.is_empty() {
+            out = redacted.into_owned();
         }
         Redacted { text: out, secret_chars, kinds }
     }
@@ -99,10 +83,6 @@ impl Redactor {
             _ => {}
         }
     }
-}
-
-fn is_auth_scheme(value: &str) -> bool {
-    ["bearer", "basic", "digest", "token"].iter().any(|s| value.eq_ignore_ascii_case(s))
 }
 
 #[cfg(test)]

@@ -215,3 +215,44 @@ fn a_key_in_a_session_export_reaches_only_the_history_sent() {
     let borrowed: Vec<(&[&str], Verbatim)> = borrowed.iter().map(|(args, v)| (args.as_slice(), *v)).collect();
     assert_only_verbatim(&root, &key, &borrowed);
 }
+
+/// A key written into a config that ctxgraph refuses: the error quotes the line, a schema
+/// issue quotes the value, and neither shows the key (the caret still points at the place).
+#[test]
+fn a_key_in_a_refused_config_reaches_no_error() {
+    let key = format!("sk-ant-api03-{}", "d".repeat(40));
+    let worlds = [
+        ("jsonc", format!(r#"{{"provider": {{"p": {{"options": {{"apiKey": "{key}"}}}}}} "x": 1}}"#)),
+        ("schema", format!(r#"{{"share": "{key}"}}"#)),
+        ("long line", format!(r#"{{"a": "{}", "b": "{key}" "x": 1}}"#, "y".repeat(500))),
+    ];
+    for (world, config) in worlds {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = std::fs::canonicalize(dir.path()).expect("canonical");
+        git_repo(&root.join("repo"));
+        write(&root.join("repo/opencode.json"), &config);
+        std::fs::create_dir_all(root.join("home")).expect("home");
+        for args in [
+            &["build"][..],
+            &["build", "--format", "json"],
+            &["lint"],
+            &["lint", "--format", "json"],
+            &["explain"],
+        ] {
+            let out = run(&root, args, None);
+            assert_eq!(out.code, Some(2), "{world}: `ctxgraph {}`:\n{}", out.args, out.text);
+            assert!(
+                !out.text.contains(&key),
+                "{world}: `ctxgraph {}` printed the key:\n{}",
+                out.args,
+                out.text
+            );
+            assert!(
+                out.text.contains("[REDACTED:anthropic_key]"),
+                "{world}: `ctxgraph {}`:\n{}",
+                out.args,
+                out.text
+            );
+        }
+    }
+}
