@@ -16,6 +16,7 @@ mod gemini;
 mod mcp;
 mod memory;
 mod qwen_code;
+mod report;
 mod secrets;
 mod serve;
 mod session;
