@@ -388,7 +388,7 @@ impl Browser {
 
         // The keyboard: the first segment focused, → moves to the next, whose detail shows.
         let labels = self.eval(
-            "const s = document.querySelectorAll('.seg'); s[0].focus(); \
+            "const s = document.querySelectorAll('.seg'); if (s[0]) s[0].focus(); \
              return [document.activeElement === s[0], s.length, s[1] ? s[1].getAttribute('aria-label') : '']",
         );
         if labels[1].as_u64().expect("segments") > 1 {
@@ -451,4 +451,125 @@ impl Browser {
             .collect();
         assert!(errors.is_empty(), "{name}: script errors: {errors:?}");
     }
+}
+
+/// A scenario project whose rule file changed since its snapshot, for the Changes section.
+fn changed_scenario(root: &Path, repo: &Path) -> PathBuf {
+    let scenarios = repo.join("ctxgraph.toml");
+    std::fs::write(&scenarios, "[scenario.root]\ncwd = \".\"\n").expect("scenarios");
+    let output =
+        ctxgraph(root).arg("snapshot").arg("--scenarios").arg(&scenarios).output().expect("snapshot");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    std::fs::write(repo.join("AGENTS.md"), "# Project\n\nUse npm now, and <never> yarn.\n").expect("edit");
+    scenarios
+}
+
+#[test]
+fn session_and_changes_in_a_real_browser() {
+    let chromium = chromium();
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-screenshots");
+    std::fs::create_dir_all(&shots).expect("screenshot dir");
+    let root = tempfile::tempdir().expect("tempdir");
+    let root = root.path().canonicalize().expect("canonical");
+    let repo = lay_out(&root);
+    for (file, text) in [("sub/AGENTS.md", "sub rule\n"), ("sub/deep/AGENTS.md", "deep rule\n")] {
+        std::fs::create_dir_all(repo.join(file).parent().expect("parent")).expect("dirs");
+        std::fs::write(repo.join(file), text).expect("write");
+    }
+    for file in ["sub/a.txt", "sub/deep/b.txt", "sub/deep/c.txt"] {
+        std::fs::write(repo.join(file), "text\n").expect("write");
+    }
+    let export = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/session/e01_nearby_claims/export.json"),
+    )
+    .expect("session fixture")
+    .replace("<PROJ>", &repo.display().to_string());
+    let session = root.join("session.json");
+    std::fs::write(&session, export).expect("write session");
+    let scenarios = changed_scenario(&root, &repo);
+    // The model limits the session's plan reads, as in cli/tests/it/session.rs.
+    let config = r#"{"provider":{"fake":{"npm":"@ai-sdk/openai-compatible","models":{"fake-model":{"limit":{"context":30000,"output":4000}}}}}}"#;
+
+    let page = root.join("session.html");
+    let output = ctxgraph(&root)
+        .env("OPENCODE_CONFIG_CONTENT", config)
+        .args(["report", "--offline", "--no-mcp", "-o"])
+        .arg(&page)
+        .arg("--cwd")
+        .arg(&repo)
+        .arg("--session")
+        .arg(&session)
+        .arg("--scenarios")
+        .arg(&scenarios)
+        .output()
+        .expect("report");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let explained = ctxgraph(&root)
+        .env("OPENCODE_CONFIG_CONTENT", config)
+        .arg("explain")
+        .arg("--session")
+        .arg(&session)
+        .args(["--format", "json", "--offline", "--cwd"])
+        .arg(&repo)
+        .current_dir(&repo)
+        .output()
+        .expect("explain --session");
+    assert!(explained.status.success(), "{}", String::from_utf8_lossy(&explained.stderr));
+    let explained: Value = serde_json::from_slice(&explained.stdout).expect("JSON");
+    let checked = ctxgraph(&root)
+        .env("CI", "true")
+        .args(["check", "--format", "json", "--scenarios"])
+        .arg(&scenarios)
+        .output()
+        .expect("check");
+    let checked: Value = serde_json::from_slice(&checked.stdout).expect("check JSON");
+    let change = &checked["scenarios"][0]["change"];
+    let delta =
+        change["tokens_after"].as_i64().expect("after") - change["tokens_before"].as_i64().expect("before");
+
+    let expected = every_block(&root, &repo);
+    let mut browser = Browser::launch(&chromium, &root);
+    browser.check_page("session", &page, &expected, &shots);
+    // The timeline: one entry per message, each with its fate; every read with its rules.
+    let timeline = browser.eval(
+        "return Array.from(document.querySelectorAll('.timeline > li')).map(li => li.querySelector('.badge').textContent)",
+    );
+    let history = explained["history"].as_array().expect("history");
+    assert_eq!(timeline.as_array().expect("entries").len(), history.len(), "{timeline}");
+    let reads = browser.eval("return document.querySelectorAll('.reads > li').length");
+    assert_eq!(reads, explained["reads"].as_array().expect("reads").len());
+    let diff = browser.eval(
+        "const a = document.querySelector('#changes article'); return [a.querySelector('.badge').textContent, \
+         a.querySelectorAll('.diff .add').length > 0, a.querySelectorAll('.diff .del').length > 0, \
+         a.querySelector('.delta').textContent, a.querySelector('.diff').textContent.includes('<never>')]",
+    );
+    assert_eq!(diff[0], "Δ changed");
+    assert_eq!(
+        (diff[1].as_bool(), diff[2].as_bool(), diff[4].as_bool()),
+        (Some(true), Some(true), Some(true)),
+        "{diff}"
+    );
+    let sign = if delta > 0 {
+        format!("+{delta}")
+    } else if delta == 0 {
+        "±0".to_owned()
+    } else {
+        delta.to_string()
+    };
+    assert!(diff[3].as_str().expect("delta").starts_with(&format!("{sign} tokens")), "{diff} / {delta}");
+    drop(browser);
+
+    // `check --format html`: the same section alone, its exit code check's.
+    let output = ctxgraph(&root)
+        .env("CI", "true")
+        .args(["check", "--format", "html", "--scenarios"])
+        .arg(&scenarios)
+        .output()
+        .expect("check --format html");
+    assert_eq!(output.status.code(), Some(1), "a changed scenario fails the check");
+    let page = root.join("check.html");
+    std::fs::write(&page, &output.stdout).expect("write");
+    let mut browser = Browser::launch(&chromium, &root);
+    browser.check_page("check", &page, &[], &shots);
+    assert_eq!(browser.eval("return document.querySelectorAll('#changes article .diff').length"), 1);
 }
