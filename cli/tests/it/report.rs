@@ -549,13 +549,7 @@ fn session_and_changes_in_a_real_browser() {
         (Some(true), Some(true), Some(true)),
         "{diff}"
     );
-    let sign = if delta > 0 {
-        format!("+{delta}")
-    } else if delta == 0 {
-        "±0".to_owned()
-    } else {
-        delta.to_string()
-    };
+    let sign = if delta == 0 { "±0".to_owned() } else { format!("{delta:+}") };
     assert!(diff[3].as_str().expect("delta").starts_with(&format!("{sign} tokens")), "{diff} / {delta}");
     drop(browser);
 
