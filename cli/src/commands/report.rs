@@ -118,6 +118,7 @@ fn gather(
                     scope: String::new(),
                     bytes: 0,
                     tokens: 0,
+                    framing_tokens: 0,
                     blocks: Vec::new(),
                     left_out: Vec::new(),
                     notes: Vec::new(),
@@ -154,6 +155,8 @@ fn gather(
                 reason: left.reason.clone(),
             })
             .collect();
+        let in_blocks: usize = budget.blocks.iter().map(|b| b.tokens).sum();
+        budget.framing_tokens = budget.tokens.saturating_sub(in_blocks);
         budgets.push(budget);
     }
     files.sort();
@@ -211,6 +214,7 @@ fn shared_budget(layout: &Layout, cwd: &Path) -> AgentBudget {
         scope: "what `build --agent NAME` prints".to_owned(),
         bytes: layout.text.len(),
         tokens: O200k.count(&layout.text),
+        framing_tokens: 0,
         blocks,
         left_out: Vec::new(),
         notes: Vec::new(),
@@ -245,6 +249,7 @@ fn opencode_budget(
         scope: "the whole system message (`build --section message`)".to_owned(),
         bytes: message.text.len(),
         tokens: O200k.count(&message.text),
+        framing_tokens: 0,
         blocks,
         left_out: Vec::new(),
         notes: message

@@ -102,11 +102,15 @@ fn budget(out: &mut String, page: &Page) {
         "<p class=\"lede\">Each agent's context from this directory, block by block, on one scale. \
          Hover, focus (Tab, then ← →) or select a block for where it comes from and its first lines.</p>\n",
     );
+    glance(out, page);
     out.push_str("<ul class=\"legend\" aria-label=\"block kinds\">");
     for kind in Kind::ALL {
         if page.agents.iter().any(|a| a.blocks.iter().any(|b| b.kind == kind)) {
             let _ = write!(out, "<li><span class=\"sw k-{}\"></span>{}</li>", kind.word(), kind.label());
         }
+    }
+    if page.agents.iter().any(|a| a.framing_tokens > 0) {
+        out.push_str("<li><span class=\"sw frame\"></span>the agent's wrappers around the blocks</li>");
     }
     out.push_str("</ul>\n<div class=\"bars\">\n");
     for agent in &page.agents {
@@ -120,6 +124,70 @@ fn budget(out: &mut String, page: &Page) {
         blocks_table(out, agent);
     }
     out.push_str("</section>\n");
+}
+
+/// Three sentences that answer the page's questions before any table: who sends the most,
+/// the biggest block, and the rule file that reaches the most agents.
+fn glance(out: &mut String, page: &Page) {
+    let mut facts = Vec::new();
+    if let Some(top) = page.agents.iter().filter(|a| a.error.is_none()).max_by_key(|a| a.tokens) {
+        let quiet: Vec<&str> = page
+            .agents
+            .iter()
+            .filter(|a| a.error.is_none() && a.blocks.is_empty())
+            .map(|a| a.title)
+            .collect();
+        let mut fact = format!(
+            "<strong>{}</strong> sends the most: {} tokens in {} block{}",
+            esc(top.title),
+            thousands(top.tokens),
+            top.blocks.len(),
+            if top.blocks.len() == 1 { "" } else { "s" }
+        );
+        if !quiet.is_empty() {
+            let _ = write!(
+                fact,
+                "; {} send{} no rule file from here",
+                esc(&quiet.join(", ")),
+                if quiet.len() == 1 { "s" } else { "" }
+            );
+        }
+        facts.push(fact);
+    }
+    let biggest = page
+        .agents
+        .iter()
+        .flat_map(|a| a.blocks.iter().map(move |b| (a, b)))
+        .filter(|(_, b)| b.kind == Kind::RuleFile)
+        .max_by_key(|(_, b)| b.tokens);
+    if let Some((agent, block)) = biggest {
+        facts.push(format!(
+            "the largest rule file block is <code>{}</code>: {} tokens in {}'s context",
+            esc(&block.label),
+            thousands(block.tokens),
+            esc(agent.title)
+        ));
+    }
+    let reach = |file: &super::model::RuleFile| {
+        file.fates.iter().filter(|f| matches!(f.status, "sent" | "cut" | "inlined")).count()
+    };
+    let widest = page.map.iter().flat_map(|d| d.files.iter()).max_by_key(|f| reach(f));
+    if let Some(file) = widest.filter(|f| reach(f) > 0) {
+        facts.push(format!(
+            "<code>{}</code> reaches the most agents at start: {} of {}",
+            esc(&file.path),
+            reach(file),
+            file.fates.len()
+        ));
+    }
+    if facts.is_empty() {
+        return;
+    }
+    out.push_str("<ul class=\"glance\">");
+    for fact in facts {
+        let _ = write!(out, "<li>{fact}.</li>");
+    }
+    out.push_str("</ul>\n");
 }
 
 fn bar(out: &mut String, agent: &AgentBudget, widest: usize) {
@@ -163,6 +231,15 @@ fn bar(out: &mut String, agent: &AgentBudget, widest: usize) {
             esc(block.rule),
             esc(&block.label),
             a = agent.agent,
+        );
+    }
+    if agent.framing_tokens > 0 {
+        let _ = write!(
+            out,
+            "<span class=\"frame\" style=\"flex-grow:{}\" title=\"{} tokens of {}'s own wrappers and separators around the blocks\"></span>",
+            agent.framing_tokens,
+            agent.framing_tokens,
+            esc(agent.title)
         );
     }
     out.push_str("</div></div>\n");

@@ -42,6 +42,9 @@ pub struct AgentBudget {
     pub bytes: usize,
     /// Tokens of the whole text.
     pub tokens: usize,
+    /// Tokens of the text around the blocks (the agent's wrappers and separators): the
+    /// whole text's less the blocks' (token counts do not add up exactly across cuts).
+    pub framing_tokens: usize,
     /// In text order.
     pub blocks: Vec<BudgetBlock>,
     /// Files it looked at and did not send.

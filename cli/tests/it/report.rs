@@ -88,6 +88,7 @@ fn the_page_data_snapshot() {
             }
             if dated {
                 agent["tokens"] = json!("[N]");
+                agent["framing_tokens"] = json!("[N]");
             }
         }
         let text =

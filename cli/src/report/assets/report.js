@@ -33,7 +33,7 @@
     ].join(" · ")));
     var chain = el("ol");
     block.provenance.forEach(function (step) { chain.appendChild(el("li", null, step)); });
-    if (block.source !== block.label) chain.insertBefore(el("li", null, "from " + block.source), chain.firstChild);
+    if (block.source !== block.label && block.source.charAt(0) !== "(") chain.insertBefore(el("li", null, "from " + block.source), chain.firstChild);
     detail.appendChild(chain);
     detail.appendChild(el("pre", null, block.first_lines || "(empty)"));
   }
