@@ -329,6 +329,7 @@ fn status_word(status: Status) -> &'static str {
 /// The rule files by directory, each with every shown agent's fate (the engine's
 /// `explain --agent all FILE`).
 fn map(engine: &Engine, ws: Workspace, agents: &[Agent], root: &Path, files: &[PathBuf]) -> Vec<RuleDir> {
+    let hints = if agents.contains(&Agent::Opencode) { opencode_fixes(engine, ws) } else { BTreeMap::new() };
     // Directories in the repository first, in path order; then those outside it (a home
     // directory's rule files), which sort by their absolute paths.
     let mut dirs: BTreeMap<(bool, String), Vec<RuleFile>> = BTreeMap::new();
@@ -346,6 +347,7 @@ fn map(engine: &Engine, ws: Workspace, agents: &[Agent], root: &Path, files: &[P
                 placement: fate.placement,
                 rule: trailing_rule(&fate.reason),
                 reason: fate.reason,
+                fix: if fate.agent == Agent::Opencode.name() { hints.get(path).cloned() } else { None },
             })
             .collect();
         let outside = !path.starts_with(root);
@@ -354,6 +356,26 @@ fn map(engine: &Engine, ws: Workspace, agents: &[Agent], root: &Path, files: &[P
         dirs.entry((outside, dir)).or_default().push(RuleFile { name, path: relative(root, path), fates });
     }
     dirs.into_iter().map(|((_, dir), files)| RuleDir { dir, files }).collect()
+}
+
+/// What `explain` tells to do about each rule file opencode leaves out: its reasons'
+/// hints, and the `instructions` entry that would load it.
+fn opencode_fixes(engine: &Engine, ws: Workspace) -> BTreeMap<PathBuf, String> {
+    use ctxgraph_engine::answers::explain::Source as ExplainSource;
+    let Ok(explanation) = engine.explain(ws) else { return BTreeMap::new() };
+    let mut fixes = BTreeMap::new();
+    for item in &explanation.items {
+        let ExplainSource::File(path) = &item.source else { continue };
+        let mut steps: Vec<String> =
+            item.reasons.iter().filter_map(ctxgraph_engine::answers::explain::Reason::hint).collect();
+        if let Some(entry) = &item.load_with {
+            steps.push(format!("to load it anyway, add to opencode.json at the repository root: \"instructions\": [{entry:?}]"));
+        }
+        if !steps.is_empty() {
+            fixes.insert(path.clone(), steps.join("; "));
+        }
+    }
+    fixes
 }
 
 /// `path` relative to `root` where it is below it (`.` for the root), else as printed.

@@ -371,7 +371,11 @@ fn map(out: &mut String, page: &Page) {
                 if let Some(rule) = &fate.rule {
                     let _ = write!(out, "<code class=\"rule\">{}</code>", esc(rule));
                 }
-                let _ = write!(out, "<span class=\"why\">{}</span></td>", esc(&fate.reason));
+                let _ = write!(out, "<span class=\"why\">{}</span>", esc(&fate.reason));
+                if let Some(fix) = &fate.fix {
+                    let _ = write!(out, "<span class=\"fix\">Fix: {}</span>", esc(fix));
+                }
+                out.push_str("</td>");
             }
             out.push_str("</tr>\n");
         }

@@ -197,6 +197,9 @@ pub struct Fate {
     pub rule: Option<String>,
     /// Why, as `explain --agent all FILE` prints it.
     pub reason: String,
+    /// What to do about it, as `explain` says it (opencode's hints).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
 }
 
 /// `check` against the snapshots.

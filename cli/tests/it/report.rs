@@ -412,6 +412,13 @@ impl Browser {
             );
         }
 
+        // One tab stop per bar: Tab goes from agent to agent, the arrows within.
+        let stops = self.eval(
+            "return [document.querySelectorAll('.bar').length, \
+             document.querySelectorAll('.seg:not([tabindex=\"-1\"])').length]",
+        );
+        assert_eq!(stops[0], stops[1], "{name}: tab stops per bar");
+
         // The size budget: the page's bytes against the text it shows.
         let shown = self.eval(
             "const b = document.body.cloneNode(true); b.querySelectorAll('script, style').forEach(e => e.remove()); \

@@ -39,9 +39,17 @@
   }
 
   var segments = Array.prototype.slice.call(document.querySelectorAll(".seg"));
+  // One tab stop per bar (the arrow keys move within it and between bars); without the
+  // script every block stays a tab stop of its own.
+  segments.forEach(function (seg) {
+    if (seg.parentNode.querySelector(".seg") !== seg) seg.tabIndex = -1;
+  });
+  function rove(seg) {
+    seg.parentNode.querySelectorAll(".seg").forEach(function (s) { s.tabIndex = s === seg ? 0 : -1; });
+  }
   segments.forEach(function (seg) {
     seg.addEventListener("mouseenter", function () { show(seg); });
-    seg.addEventListener("focus", function () { show(seg); });
+    seg.addEventListener("focus", function () { rove(seg); show(seg); });
     seg.addEventListener("click", function (event) {
       // Open the agent's table at the block's row, keeping the bar in view.
       event.preventDefault();
@@ -73,7 +81,8 @@
   // Map cells: the whole reason on focus, for cells the layout clamps.
   document.querySelectorAll("td.fate").forEach(function (cell) {
     var why = cell.querySelector(".why");
-    if (why) cell.title = why.textContent;
+    var fix = cell.querySelector(".fix");
+    if (why) cell.title = why.textContent + (fix ? "\n" + fix.textContent : "");
   });
   if (segments.length && detail) show(segments[0]);
   document.documentElement.setAttribute("data-ready", "1");
