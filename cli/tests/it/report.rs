@@ -575,3 +575,33 @@ fn session_and_changes_in_a_real_browser() {
     browser.check_page("check", &page, &[], &shots);
     assert_eq!(browser.eval("return document.querySelectorAll('#changes article .diff').length"), 1);
 }
+
+#[test]
+fn one_agent_shows_only_that_agent() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let repo = lay_out(root.path());
+    let output = ctxgraph(root.path())
+        .args(["report", "--offline", "--no-mcp", "--agent", "gemini", "--cwd"])
+        .arg(&repo)
+        .output()
+        .expect("report to stdout");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let data = embedded_data(&String::from_utf8(output.stdout).expect("UTF-8"));
+    let agents: Vec<&str> =
+        data["agents"].as_array().expect("agents").iter().filter_map(|a| a["agent"].as_str()).collect();
+    assert_eq!(agents, ["gemini"]);
+    let gemini = &data["agents"][0]["blocks"];
+    assert_eq!(gemini[0]["label"], "GEMINI.md", "{gemini}");
+    let files: Vec<&Value> = data["map"]
+        .as_array()
+        .expect("map")
+        .iter()
+        .flat_map(|d| d["files"].as_array().expect("files"))
+        .collect();
+    assert!(!files.is_empty());
+    for file in files {
+        let fates: Vec<&str> =
+            file["fates"].as_array().expect("fates").iter().filter_map(|f| f["agent"].as_str()).collect();
+        assert_eq!(fates, ["gemini"], "{file}");
+    }
+}
