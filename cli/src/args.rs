@@ -49,6 +49,7 @@ pub enum Command {
     Completions(CompletionsArgs),
     Memory(MemoryArgs),
     Mcp(McpArgs),
+    Report(ReportArgs),
 }
 
 impl Command {
@@ -63,9 +64,11 @@ impl Command {
             Command::Watch(args) => args.format == Format::Json,
             Command::Config(args) => args.format == Format::Json,
             Command::Session(args) => args.json_output(),
-            Command::Snapshot(_) | Command::InitCheck(_) | Command::Serve(_) | Command::Completions(_) => {
-                false
-            }
+            Command::Snapshot(_)
+            | Command::InitCheck(_)
+            | Command::Serve(_)
+            | Command::Completions(_)
+            | Command::Report(_) => false,
             Command::Memory(args) => args.json_output(),
             // stdout is the protocol's.
             Command::Mcp(_) => false,
@@ -304,6 +307,8 @@ pub enum CheckFormat {
     Text,
     Github,
     Json,
+    /// The report page's Changes section alone, one self-contained HTML file on stdout
+    Html,
 }
 
 /// Rebuild the system prompt on every file change, one line per rebuild
@@ -753,4 +758,44 @@ pub enum ScopeArg {
 pub enum OutcomeArg {
     Ok,
     Error,
+}
+
+/// Write one self-contained HTML page of what every agent sends from a directory
+///
+/// Budget: each agent's context block by block, in o200k_base tokens. Map: every rule file
+/// any agent looked at, and what each agent does with it and why. With --session: what a
+/// compaction now would summarise, keep and prune, and what each read attached. With
+/// --scenarios: each scenario's prompt diff against its snapshot. The page requests
+/// nothing (its Content-Security-Policy forbids it) and its tables read without script.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The directory the agents would be started in [default: the current directory]
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+
+    /// Whose context to show: every agent's side by side, or one
+    #[arg(long, value_parser = agents_parser(), default_value = "all")]
+    pub agent: AgentsArg,
+
+    /// An `opencode export` JSON file (`-` for stdin): add the session's timeline, under
+    /// the model limits of the config
+    #[arg(long, value_name = "EXPORT")]
+    pub session: Option<PathBuf>,
+
+    /// A scenarios file (ctxgraph.toml): add each scenario's diff against its snapshot
+    /// (nothing is written, as `check` in CI)
+    #[arg(long, value_name = "FILE")]
+    pub scenarios: Option<PathBuf>,
+
+    /// Where to write the page (written whole or not at all) [default: stdout]
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// opencode's whole system message (model prompt, skills, MCP) when its installation
+    /// is found, else its system section
+    #[command(flatten)]
+    pub message: MessageArgs,
+
+    #[command(flatten)]
+    pub remote: RemoteArgs,
 }

@@ -11,6 +11,7 @@ mod error;
 mod output;
 mod panic;
 mod render;
+mod report;
 
 fn main() -> ExitCode {
     panic::exit_internal_on_panic();

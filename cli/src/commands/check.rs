@@ -42,6 +42,11 @@ pub fn run(args: CheckArgs) -> Result<ExitCode, CliError> {
             write_stdout(out.as_bytes())?;
         }
         CheckFormat::Github => github::emit(&project, &report, ci)?,
+        CheckFormat::Html => {
+            let code = exit_code(&report);
+            write_stdout(super::report::changes_page(&project, report).as_bytes())?;
+            return Ok(code);
+        }
     }
     Ok(exit_code(&report))
 }

@@ -25,6 +25,7 @@ mod mcp;
 pub mod memory;
 mod nearby;
 mod profiles;
+mod report;
 mod serve;
 mod session;
 mod snapshot;
@@ -48,6 +49,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Completions(args) => completions(args.shell),
         Command::Memory(args) => memory::run(args),
         Command::Mcp(args) => mcp::run(args),
+        Command::Report(args) => report::run(args),
     }
 }
 

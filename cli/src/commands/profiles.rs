@@ -17,7 +17,7 @@ use crate::error::CliError;
 use crate::output::{eprintln_styled, write_stdout};
 
 /// The request for `agent`: its `-c` settings and its own wording from the installation.
-fn request(
+pub(super) fn request(
     agent: Agent,
     settings: &[String],
     installation: &InstallationArgs,

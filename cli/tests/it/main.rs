@@ -17,6 +17,7 @@ mod mcp;
 mod memory;
 mod planted;
 mod qwen_code;
+mod report;
 mod secrets;
 mod serve;
 mod session;

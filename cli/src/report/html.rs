@@ -1,0 +1,655 @@
+//! The page: every table written here, in Rust, so the text reads without script; the CSS
+//! and the script are the files in `assets/` (ours, inline: the page requests nothing), and
+//! the data is embedded once as JSON for the script's hover and focus details.
+
+use std::fmt::Write as _;
+
+use base64::Engine as _;
+use ctxgraph_check::Status as CheckStatus;
+use ctxgraph_opencode::explain::{Compacts, Fate as MessageFateKind, SessionExplanation};
+use ctxgraph_opencode::session::export::Role;
+use sha2::Digest as _;
+
+use super::model::{AgentBudget, Changes, Kind, Page, RuleDir};
+
+const CSS: &str = include_str!("assets/report.css");
+const SCRIPT: &str = include_str!("assets/report.js");
+
+/// The id of the element that holds the page's data.
+pub const DATA_ID: &str = "ctxgraph-data";
+
+/// The whole page.
+pub fn render(page: &Page) -> String {
+    let mut out = String::with_capacity(64 * 1024);
+    let title = if page.agents.is_empty() {
+        "ctxgraph: prompt changes".to_owned()
+    } else {
+        format!("ctxgraph: what every agent sends from {}", page.cwd)
+    };
+    // The script is allowed by its hash alone: nothing injected into the data could run.
+    let script_hash =
+        base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(SCRIPT.as_bytes()));
+    let _ = writeln!(
+        out,
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; \
+         script-src 'sha256-{script_hash}'; base-uri 'none'; form-action 'none'\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <meta name=\"referrer\" content=\"no-referrer\">\n<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>",
+        esc(&title)
+    );
+    header(&mut out, page);
+    out.push_str("<main>\n");
+    if !page.agents.is_empty() {
+        budget(&mut out, page);
+        map(&mut out, page);
+    }
+    if let Some(session) = &page.session {
+        session_section(&mut out, session);
+    }
+    if let Some(changes) = &page.changes {
+        changes_section(&mut out, changes);
+    }
+    out.push_str("</main>\n");
+    let _ = writeln!(
+        out,
+        "<footer><p>Written by ctxgraph {} from the engine's answers: the same blocks, rules and \
+         reasons as <code>build</code>, <code>explain</code> and <code>check</code> print. Token counts \
+         are {} estimates.</p></footer>",
+        env!("CARGO_PKG_VERSION"),
+        esc(page.tokenizer)
+    );
+    let _ = writeln!(
+        out,
+        "<script type=\"application/json\" id=\"{DATA_ID}\">{}</script>",
+        json_for_script(page)
+    );
+    let _ = writeln!(out, "<script>{SCRIPT}</script>\n</body>\n</html>");
+    out
+}
+
+fn header(out: &mut String, page: &Page) {
+    out.push_str("<header class=\"top\">\n");
+    if page.agents.is_empty() {
+        out.push_str("<h1>Prompt changes against the snapshots</h1>\n");
+    } else {
+        let _ = writeln!(
+            out,
+            "<h1>What every agent sends</h1>\n<p class=\"sub\">started in <code>{}</code> · {} agent{} · tokens in {}</p>",
+            esc(&page.cwd),
+            page.agents.len(),
+            if page.agents.len() == 1 { "" } else { "s" },
+            esc(page.tokenizer)
+        );
+    }
+    out.push_str("<nav aria-label=\"sections\"><ul>");
+    if !page.agents.is_empty() {
+        out.push_str("<li><a href=\"#budget\">Budget</a></li><li><a href=\"#map\">Map</a></li>");
+    }
+    if page.session.is_some() {
+        out.push_str("<li><a href=\"#session\">Session</a></li>");
+    }
+    if page.changes.is_some() {
+        out.push_str("<li><a href=\"#changes\">Changes</a></li>");
+    }
+    out.push_str("</ul></nav>\n</header>\n");
+}
+
+fn budget(out: &mut String, page: &Page) {
+    let widest = page.agents.iter().map(|a| a.tokens).max().unwrap_or(0).max(1);
+    out.push_str("<section id=\"budget\" aria-labelledby=\"budget-h\">\n<h2 id=\"budget-h\">Budget: where the tokens go</h2>\n");
+    out.push_str(
+        "<p class=\"lede\">Each agent's context from this directory, block by block, on one scale. \
+         Hover, focus (Tab, then ← →) or select a block for where it comes from and its first lines.</p>\n",
+    );
+    glance(out, page);
+    out.push_str("<ul class=\"legend\" aria-label=\"block kinds\">");
+    for kind in Kind::ALL {
+        if page.agents.iter().any(|a| a.blocks.iter().any(|b| b.kind == kind)) {
+            let _ = write!(out, "<li><span class=\"sw k-{}\"></span>{}</li>", kind.word(), kind.label());
+        }
+    }
+    if page.agents.iter().any(|a| a.framing_tokens > 0) {
+        out.push_str("<li><span class=\"sw frame\"></span>the agent's wrappers around the blocks</li>");
+    }
+    out.push_str("</ul>\n<div class=\"bars\">\n");
+    for agent in &page.agents {
+        bar(out, agent, widest);
+    }
+    out.push_str(
+        "</div>\n<aside id=\"detail\" class=\"detail\" aria-live=\"polite\"><p class=\"hint\">Select a block to see \
+         its source, the rule that put it there, and its first lines.</p></aside>\n",
+    );
+    for agent in &page.agents {
+        blocks_table(out, agent);
+    }
+    out.push_str("</section>\n");
+}
+
+/// Three sentences that answer the page's questions before any table: who sends the most,
+/// the biggest block, and the rule file that reaches the most agents.
+fn glance(out: &mut String, page: &Page) {
+    let mut facts = Vec::new();
+    if let Some(top) = page.agents.iter().filter(|a| a.error.is_none()).max_by_key(|a| a.tokens) {
+        let quiet: Vec<&str> = page
+            .agents
+            .iter()
+            .filter(|a| a.error.is_none() && a.blocks.is_empty())
+            .map(|a| a.title)
+            .collect();
+        let mut fact = format!(
+            "<strong>{}</strong> sends the most: {} tokens in {} block{}",
+            esc(top.title),
+            thousands(top.tokens),
+            top.blocks.len(),
+            if top.blocks.len() == 1 { "" } else { "s" }
+        );
+        if !quiet.is_empty() {
+            let _ = write!(
+                fact,
+                "; {} send{} no rule file from here",
+                esc(&quiet.join(", ")),
+                if quiet.len() == 1 { "s" } else { "" }
+            );
+        }
+        facts.push(fact);
+    }
+    let biggest = page
+        .agents
+        .iter()
+        .flat_map(|a| a.blocks.iter().map(move |b| (a, b)))
+        .filter(|(_, b)| b.kind == Kind::RuleFile)
+        .max_by_key(|(_, b)| b.tokens);
+    if let Some((agent, block)) = biggest {
+        facts.push(format!(
+            "the largest rule file block is <code>{}</code>: {} tokens in {}'s context",
+            esc(&block.label),
+            thousands(block.tokens),
+            esc(agent.title)
+        ));
+    }
+    let reach = |file: &super::model::RuleFile| {
+        file.fates.iter().filter(|f| matches!(f.status, "sent" | "cut" | "inlined")).count()
+    };
+    let widest = page.map.iter().flat_map(|d| d.files.iter()).max_by_key(|f| reach(f));
+    if let Some(file) = widest.filter(|f| reach(f) > 0) {
+        facts.push(format!(
+            "<code>{}</code> reaches the most agents at start: {} of {}",
+            esc(&file.path),
+            reach(file),
+            file.fates.len()
+        ));
+    }
+    if facts.is_empty() {
+        return;
+    }
+    out.push_str("<ul class=\"glance\">");
+    for fact in facts {
+        let _ = write!(out, "<li>{fact}.</li>");
+    }
+    out.push_str("</ul>\n");
+}
+
+fn bar(out: &mut String, agent: &AgentBudget, widest: usize) {
+    let _ = writeln!(
+        out,
+        "<div class=\"agent-row\" id=\"a-{a}\">\n<div class=\"agent-name\"><a href=\"#t-{a}\"><strong>{}</strong></a> \
+         <span class=\"rel\">{}</span><span class=\"total\">{} tokens · {}</span></div>",
+        esc(agent.title),
+        esc(agent.release),
+        thousands(agent.tokens),
+        size(agent.bytes),
+        a = agent.agent,
+    );
+    if let Some(error) = &agent.error {
+        let _ = writeln!(out, "<p class=\"error\">⚠ would not start here: {}</p>\n</div>", esc(error));
+        return;
+    }
+    if agent.blocks.is_empty() {
+        out.push_str("<p class=\"none\">sends no rule file from here</p>\n</div>\n");
+        return;
+    }
+    // Per mille of the widest agent, so agents compare on one scale.
+    let width = (agent.tokens * 1000).div_ceil(widest);
+    let _ = write!(
+        out,
+        "<div class=\"track\"><div class=\"bar\" role=\"list\" aria-label=\"{} blocks\" style=\"width:{}.{}%\">",
+        esc(agent.title),
+        width / 10,
+        width % 10
+    );
+    for (index, block) in agent.blocks.iter().enumerate() {
+        let _ = write!(
+            out,
+            "<a role=\"listitem\" class=\"seg k-{}\" href=\"#b-{a}-{index}\" data-agent=\"{a}\" data-block=\"{index}\" \
+             style=\"flex-grow:{}\" aria-label=\"{}: {}, {} tokens ({})\"><span>{}</span></a>",
+            block.kind.word(),
+            block.tokens.max(1),
+            esc(&block.label),
+            block.kind.label(),
+            block.tokens,
+            esc(block.rule),
+            esc(&block.label),
+            a = agent.agent,
+        );
+    }
+    if agent.framing_tokens > 0 {
+        let _ = write!(
+            out,
+            "<span class=\"frame\" style=\"flex-grow:{}\" title=\"{} tokens of {}'s own wrappers and separators around the blocks\"></span>",
+            agent.framing_tokens,
+            agent.framing_tokens,
+            esc(agent.title)
+        );
+    }
+    out.push_str("</div></div>\n");
+    for note in &agent.notes {
+        let _ = writeln!(out, "<p class=\"note\">Note: {}</p>", esc(note));
+    }
+    out.push_str("</div>\n");
+}
+
+fn blocks_table(out: &mut String, agent: &AgentBudget) {
+    let a = agent.agent;
+    let _ = writeln!(
+        out,
+        "<details class=\"agent-blocks\" id=\"t-{a}\"><summary><strong>{}</strong> · {} block{} · {} tokens \
+         <span class=\"scope\">{}</span></summary>",
+        esc(agent.title),
+        agent.blocks.len(),
+        if agent.blocks.len() == 1 { "" } else { "s" },
+        thousands(agent.tokens),
+        esc(&agent.scope)
+    );
+    if !agent.blocks.is_empty() {
+        out.push_str(
+            "<div class=\"scroll\"><table class=\"blocks\"><thead><tr><th scope=\"col\">#</th><th scope=\"col\">block</th>\
+             <th scope=\"col\">rule</th><th scope=\"col\">status</th><th scope=\"col\" class=\"num\">tokens</th>\
+             <th scope=\"col\" class=\"num\">bytes</th></tr></thead><tbody>\n",
+        );
+        for (index, block) in agent.blocks.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "<tr id=\"b-{a}-{index}\" data-agent=\"{a}\" data-block=\"{index}\" data-start=\"{}\" data-end=\"{}\" \
+                 data-hash=\"{}\" tabindex=\"-1\"><td class=\"num\">{}</td><td><span class=\"sw k-{}\" title=\"{}\"></span>\
+                 <span class=\"label\">{}</span><span class=\"kind\">{}</span><div class=\"why\">{}</div></td><td><code>{}</code></td>\
+                 <td>{}</td><td class=\"num tokens\">{}</td><td class=\"num\">{}</td></tr>",
+                block.start,
+                block.end,
+                esc(&block.hash),
+                index + 1,
+                block.kind.word(),
+                block.kind.label(),
+                esc(&block.label),
+                block.kind.label(),
+                esc(&block.reason),
+                esc(block.rule),
+                esc(block.status),
+                thousands(block.tokens),
+                thousands(block.bytes),
+            );
+        }
+        out.push_str("</tbody></table></div>\n");
+    }
+    if !agent.left_out.is_empty() {
+        out.push_str("<h4>Looked at, not sent</h4><ul class=\"left-out\">");
+        for left in &agent.left_out {
+            let _ = write!(
+                out,
+                "<li><code>{}</code> <span class=\"badge s-not_sent\">○ {}</span> <code>{}</code> {}</li>",
+                esc(&left.file),
+                esc(left.fate),
+                esc(left.rule),
+                esc(&left.reason)
+            );
+        }
+        out.push_str("</ul>\n");
+    }
+    out.push_str("</details>\n");
+}
+
+/// The symbol, word and class of a fate: shape and word carry it, the colour only repeats it.
+fn fate_badge(status: &str) -> (&'static str, &'static str) {
+    match status {
+        "sent" => ("●", "sent"),
+        "cut" => ("◐", "cut"),
+        "inlined" => ("◆", "inlined"),
+        "on_read" => ("↳", "on read"),
+        _ => ("○", "not sent"),
+    }
+}
+
+fn map(out: &mut String, page: &Page) {
+    out.push_str("<section id=\"map\" aria-labelledby=\"map-h\">\n<h2 id=\"map-h\">Map: which rule reaches which agent</h2>\n");
+    let _ = writeln!(
+        out,
+        "<p class=\"lede\">Every rule file an agent looked at from <code>{}</code>, by directory below <code>{}</code>: \
+         in its context at start (● sent, ◐ cut, ◆ inlined into another), attached when the model reads a file below \
+         it (↳ on read), or ○ not sent, and why.</p>",
+        esc(&page.cwd),
+        esc(&page.root)
+    );
+    if page.map.is_empty() {
+        out.push_str("<p class=\"none\">No agent found a rule file from here.</p>\n</section>\n");
+        return;
+    }
+    out.push_str("<div class=\"scroll\"><table class=\"map\"><thead><tr><th scope=\"col\">rule file</th>");
+    for agent in &page.agents {
+        let _ = write!(out, "<th scope=\"col\">{}</th>", esc(agent.title));
+    }
+    out.push_str("</tr></thead>\n");
+    for RuleDir { dir, files } in &page.map {
+        let _ = writeln!(
+            out,
+            "<tbody><tr class=\"dir\"><th colspan=\"{}\" scope=\"rowgroup\">{}/</th></tr>",
+            page.agents.len() + 1,
+            esc(dir)
+        );
+        for file in files {
+            let _ = write!(
+                out,
+                "<tr><th scope=\"row\" class=\"file\" title=\"{}\">{}</th>",
+                esc(&file.path),
+                esc(&file.name)
+            );
+            for fate in &file.fates {
+                let title =
+                    page.agents.iter().find(|a| a.agent == fate.agent).map_or(fate.agent, |a| a.title);
+                let (symbol, word) = fate_badge(fate.status);
+                let _ = write!(
+                    out,
+                    "<td class=\"fate\" tabindex=\"0\" data-agent=\"{}\" data-label=\"{}\" data-file=\"{}\">\
+                     <span class=\"badge s-{}\">{symbol} {word}</span>",
+                    fate.agent,
+                    esc(title),
+                    esc(&file.path),
+                    fate.status
+                );
+                if let Some(placement) = fate.placement {
+                    let _ = write!(out, "<span class=\"place\">{}</span>", esc(placement));
+                }
+                if let Some(rule) = &fate.rule {
+                    let _ = write!(out, "<code class=\"rule\">{}</code>", esc(rule));
+                }
+                let _ = write!(out, "<span class=\"why\">{}</span>", esc(&fate.reason));
+                if let Some(fix) = &fate.fix {
+                    let _ = write!(out, "<span class=\"fix\">Fix: {}</span>", esc(fix));
+                }
+                out.push_str("</td>");
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</tbody>\n");
+    }
+    out.push_str("</table></div>\n</section>\n");
+}
+
+fn session_section(out: &mut String, session: &SessionExplanation) {
+    let next = &session.next_step;
+    let _ = writeln!(
+        out,
+        "<section id=\"session\" aria-labelledby=\"session-h\">\n<h2 id=\"session-h\">Session <code>{}</code></h2>",
+        esc(&session.session)
+    );
+    let verdict = match &next.compacts {
+        Compacts::No => "no compaction at the next step",
+        Compacts::Overflow => "the next step compacts: the last step reached the usable window",
+        Compacts::Pending { .. } => "the next step compacts: a compaction marker is pending",
+    };
+    let count = |pred: fn(&MessageFateKind) -> bool| session.history.iter().filter(|m| pred(&m.fate)).count();
+    let summarised = count(|f| matches!(f, MessageFateKind::Summarised { .. }));
+    let tail = count(|f| matches!(f, MessageFateKind::Tail { .. }));
+    let pruned: usize = session.history.iter().map(|m| m.pruned.len()).sum();
+    let _ = writeln!(
+        out,
+        "<div class=\"cards\"><div class=\"card\"><span class=\"big\">{}</span> messages</div>\
+         <div class=\"card\"><span class=\"big\">{}</span> last step's tokens of <span class=\"big\">{}</span> usable</div>\
+         <div class=\"card\"><span class=\"big\">Σ {summarised}</span> summarised</div>\
+         <div class=\"card\"><span class=\"big\">▶ {tail}</span> kept in the tail (budget {})</div>\
+         <div class=\"card\"><span class=\"big\">✂ {pruned}</span> tool outputs pruned</div></div>\n\
+         <p class=\"verdict\"><strong>{verdict}</strong>. {} <code>{}</code></p>",
+        session.messages,
+        next.tokens.map_or_else(|| "–".to_owned(), |t| thousands(usize::try_from(t).unwrap_or(usize::MAX))),
+        thousands(usize::try_from(next.usable).unwrap_or(usize::MAX)),
+        thousands(usize::try_from(next.budget).unwrap_or(usize::MAX)),
+        esc(&next.why),
+        esc(next.rule),
+    );
+    out.push_str("<h3>Timeline</h3>\n<ol class=\"timeline\">\n");
+    for message in &session.history {
+        let (symbol, word, class) = match &message.fate {
+            MessageFateKind::Dropped { .. } => ("✕", "dropped by an earlier compaction", "dropped"),
+            MessageFateKind::EarlierCompaction => ("≡", "an earlier compaction", "earlier"),
+            MessageFateKind::Summarised { .. } => ("Σ", "summarised", "summarised"),
+            MessageFateKind::Tail { .. } => ("▶", "kept in the tail", "tail"),
+            MessageFateKind::PendingMarker => ("⚑", "the pending compaction marker", "pending"),
+            MessageFateKind::Replayed => ("↻", "replayed after the overflow", "replayed"),
+        };
+        let role = match message.role {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        };
+        let turn = next.turns.iter().find(|t| t.id == message.id);
+        let _ = write!(
+            out,
+            "<li class=\"msg f-{class} r-{role}\"><span class=\"badge f-{class}\">{symbol} {word}</span> \
+             <span class=\"role\">{role}</span> <code>{}</code>",
+            esc(&message.id)
+        );
+        if let Some(turn) = turn {
+            let _ = write!(
+                out,
+                " <span class=\"turn\">turn of ~{} tokens{}</span>",
+                thousands(usize::try_from(turn.tokens).unwrap_or(usize::MAX)),
+                if turn.kept { ", kept whole" } else { "" }
+            );
+        }
+        if !message.next_call {
+            out.push_str(" <span class=\"muted\">not in the next call</span>");
+        }
+        if !message.pruned.is_empty() {
+            let _ = write!(out, " <span class=\"badge f-pruned\">✂ {} pruned</span>", message.pruned.len());
+        }
+        let _ = writeln!(
+            out,
+            "<div class=\"why\">{} <code>{}</code></div></li>",
+            esc(&message.why),
+            esc(message.rule)
+        );
+    }
+    out.push_str("</ol>\n");
+    if !session.reads.is_empty() {
+        out.push_str("<h3>Reads and the rules they attached</h3>\n<ul class=\"reads\">\n");
+        for read in &session.reads {
+            let _ = write!(
+                out,
+                "<li><code>{}</code> <span class=\"muted\">in {}</span><ul>",
+                esc(&ctxgraph_db::path::display(&read.file)),
+                esc(&read.message)
+            );
+            if read.rules.is_empty() {
+                out.push_str("<li class=\"muted\">no rule file on the way</li>");
+            }
+            for rule in &read.rules {
+                let (symbol, word) = if rule.shown { ("●", "attached") } else { ("○", "not attached") };
+                let class = if rule.shown { "sent" } else { "not_sent" };
+                let _ = write!(
+                    out,
+                    "<li><span class=\"badge s-{class}\">{symbol} {word}</span> <code>{}</code> — {} <code>{}</code></li>",
+                    esc(&ctxgraph_db::path::display(&rule.found.path)),
+                    esc(&rule.why),
+                    esc(rule.rule)
+                );
+            }
+            out.push_str("</ul></li>\n");
+        }
+        out.push_str("</ul>\n");
+    }
+    out.push_str("</section>\n");
+}
+
+fn changes_section(out: &mut String, changes: &Changes) {
+    let _ = writeln!(
+        out,
+        "<section id=\"changes\" aria-labelledby=\"changes-h\">\n<h2 id=\"changes-h\">Changes against the snapshots</h2>\n\
+         <p class=\"lede\">Each scenario of <code>{}</code>, rebuilt and compared with its snapshot.</p>",
+        esc(&changes.file)
+    );
+    for scenario in &changes.scenarios {
+        let (symbol, word, class) = match scenario.status {
+            CheckStatus::Match => ("✓", "matches", "match"),
+            CheckStatus::Changed => ("Δ", "changed", "changed"),
+            CheckStatus::Missing => ("?", "no snapshot", "missing"),
+            CheckStatus::Invalid => ("⚠", "invalid snapshot", "invalid"),
+            CheckStatus::Error => ("⚠", "cannot be built", "invalid"),
+        };
+        let _ = write!(
+            out,
+            "<article class=\"scenario c-{class}\"><h3><span class=\"badge c-{class}\">{symbol} {word}</span> {}",
+            esc(&scenario.name)
+        );
+        if let Some(change) = &scenario.change {
+            let delta = change.token_delta();
+            let _ = write!(
+                out,
+                " <span class=\"delta\">{} tokens ({} → {})</span>",
+                if delta == 0 { "±0".to_owned() } else { format!("{delta:+}") },
+                thousands(change.tokens_before),
+                thousands(change.tokens_after)
+            );
+        } else if let Some(tokens) = scenario.tokens {
+            let _ = write!(out, " <span class=\"delta\">{} tokens</span>", thousands(tokens));
+        }
+        let _ = writeln!(out, "</h3>\n<p class=\"muted\"><code>{}</code></p>", esc(&scenario.snapshot));
+        for text in scenario.note.iter().chain(&scenario.error) {
+            let _ = writeln!(out, "<p class=\"note\">Note: {}</p>", esc(text));
+        }
+        if let Some(change) = &scenario.change {
+            if !change.sources.is_empty() {
+                out.push_str("<ul class=\"sources\">");
+                for source in &change.sources {
+                    let _ = write!(
+                        out,
+                        "<li><strong>{}</strong> <code>{}</code>",
+                        source.kind.as_str(),
+                        esc(&source.source)
+                    );
+                    if let Some(reason) = &source.reason {
+                        let _ = write!(out, " — {}", esc(reason));
+                    }
+                    out.push_str("</li>");
+                }
+                out.push_str("</ul>\n");
+            }
+            out.push_str("<pre class=\"diff\">");
+            for line in change.diff.lines() {
+                let class = if line.starts_with("+++") || line.starts_with("---") {
+                    "h"
+                } else if line.starts_with('+') {
+                    "add"
+                } else if line.starts_with('-') {
+                    "del"
+                } else if line.starts_with("@@") {
+                    "hunk"
+                } else {
+                    "ctx"
+                };
+                let _ = writeln!(out, "<span class=\"{class}\">{}</span>", esc(line));
+            }
+            out.push_str("</pre>\n");
+        }
+        out.push_str("</article>\n");
+    }
+    out.push_str("</section>\n");
+}
+
+/// The page's data as JSON that cannot end its `<script>` element early: `<`, `>` and `&`
+/// escaped as JSON escapes (the parse gives the same strings), U+2028/9 too.
+fn json_for_script(page: &Page) -> String {
+    let json = serde_json::to_string(page).unwrap_or_else(|_| "null".to_owned());
+    let mut out = String::with_capacity(json.len() + 64);
+    for c in json.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Text for HTML content and attribute values.
+fn esc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `12345` → `12,345`.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Bytes for people: `512 B`, `4.2 KB`.
+fn size(bytes: usize) -> String {
+    if bytes < 1024 {
+        format!("{bytes} B")
+    } else {
+        let tenths = (bytes * 10).div_ceil(1024);
+        format!("{}.{} KB", tenths / 10, tenths % 10)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes() {
+        assert_eq!(esc("<a href=\"x\">&'</a>"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;&lt;/a&gt;");
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(size(100), "100 B");
+        assert_eq!(size(2048), "2.0 KB");
+    }
+
+    #[test]
+    fn data_cannot_close_its_script_element() {
+        let page = Page {
+            cwd: "</script><script>alert(1)</script>".to_owned(),
+            root: "/".to_owned(),
+            tokenizer: "o200k_base",
+            agents: Vec::new(),
+            map: Vec::new(),
+            session: None,
+            changes: None,
+        };
+        let html = render(&page);
+        let data =
+            html.split(&format!("id=\"{DATA_ID}\">")).nth(1).and_then(|rest| rest.split("</script>").next());
+        let value: serde_json::Value = serde_json::from_str(data.expect("the data element")).expect("JSON");
+        assert_eq!(value["cwd"], "</script><script>alert(1)</script>");
+    }
+}

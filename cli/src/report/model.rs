@@ -1,0 +1,270 @@
+//! The page's data: plain values read off the engine's answers, serialised once as the JSON
+//! the page embeds (and its snapshot tests pin), and rendered as the page's tables.
+
+use serde::Serialize;
+
+use ctxgraph_check::ScenarioReport;
+use ctxgraph_engine::answers::explain::SessionExplanation;
+
+/// Everything one page shows.
+#[derive(Serialize)]
+pub struct Page {
+    /// The working directory the agents are started in, as paths are printed.
+    pub cwd: String,
+    /// The directory the map's paths are relative to: the git root, else `cwd`.
+    pub root: String,
+    /// The tokenizer every count is in.
+    pub tokenizer: &'static str,
+    /// One per agent, in the engine's profile order.
+    pub agents: Vec<AgentBudget>,
+    /// Every directory holding a rule file any agent looked at, in path order.
+    pub map: Vec<RuleDir>,
+    /// `--session`: the session explained.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<SessionExplanation>,
+    /// `--scenarios` / `check --format html`: each scenario against its snapshot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub changes: Option<Changes>,
+}
+
+/// One agent's context from `cwd`: what `build --agent NAME` prints, block by block.
+#[derive(Serialize)]
+pub struct AgentBudget {
+    /// The `--agent` name.
+    pub agent: &'static str,
+    /// The name in prose.
+    pub title: &'static str,
+    /// The release reproduced.
+    pub release: &'static str,
+    /// What the layout covers (opencode: its system section, or the whole message).
+    pub scope: String,
+    /// Bytes of the whole text.
+    pub bytes: usize,
+    /// Tokens of the whole text.
+    pub tokens: usize,
+    /// Tokens of the text around the blocks (the agent's wrappers and separators): the
+    /// whole text's less the blocks' (token counts do not add up exactly across cuts).
+    pub framing_tokens: usize,
+    /// In text order.
+    pub blocks: Vec<BudgetBlock>,
+    /// Files it looked at and did not send.
+    pub left_out: Vec<LeftOutFile>,
+    /// Why it would send none of this after all, or what is missing from it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// It would not start here: why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// What a block is, for its colour and the legend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// The working directory, date, platform lines.
+    Environment,
+    /// A rule file from disk.
+    RuleFile,
+    /// A document fetched from a URL.
+    Remote,
+    /// The agent's own prompt text (the model prompt, an agent prompt).
+    Prompt,
+    /// Listings of tools: skills, MCP servers' instructions, references.
+    Tools,
+    /// ctxgraph's workspace memory.
+    Memory,
+    /// Any other text the agent writes itself.
+    AgentText,
+}
+
+impl Kind {
+    /// Every kind, in legend order.
+    pub const ALL: [Kind; 7] = [
+        Kind::Prompt,
+        Kind::Environment,
+        Kind::RuleFile,
+        Kind::Remote,
+        Kind::Tools,
+        Kind::Memory,
+        Kind::AgentText,
+    ];
+
+    /// The class suffix and JSON word.
+    pub fn word(self) -> &'static str {
+        match self {
+            Kind::Environment => "environment",
+            Kind::RuleFile => "rule_file",
+            Kind::Remote => "remote",
+            Kind::Prompt => "prompt",
+            Kind::Tools => "tools",
+            Kind::Memory => "memory",
+            Kind::AgentText => "agent_text",
+        }
+    }
+
+    /// The legend's words.
+    pub fn label(self) -> &'static str {
+        match self {
+            Kind::Environment => "environment",
+            Kind::RuleFile => "rule file",
+            Kind::Remote => "remote document",
+            Kind::Prompt => "model / agent prompt",
+            Kind::Tools => "skills, MCP, references",
+            Kind::Memory => "memory",
+            Kind::AgentText => "agent's own text",
+        }
+    }
+}
+
+/// One block of an agent's text.
+#[derive(Serialize)]
+pub struct BudgetBlock {
+    /// What it is.
+    pub kind: Kind,
+    /// A short name: the file relative to the root, or the agent text's name.
+    pub label: String,
+    /// What the text comes from, as `build` prints it.
+    pub source: String,
+    /// Where the agent puts it.
+    pub placement: String,
+    /// Byte range in the agent's text.
+    pub start: usize,
+    /// End of that range.
+    pub end: usize,
+    /// `end - start`.
+    pub bytes: usize,
+    /// Its tokens.
+    pub tokens: usize,
+    /// blake3 of its bytes.
+    pub hash: String,
+    /// `sent`, `cut` or `inlined`.
+    pub status: &'static str,
+    /// The rule that put it there.
+    pub rule: &'static str,
+    /// Why, with the rule behind it.
+    pub reason: String,
+    /// How it got there, from the agent's discovery to its place in the text.
+    pub provenance: Vec<String>,
+    /// Its first lines, as sent.
+    pub first_lines: String,
+}
+
+/// A file an agent looked at and left out.
+#[derive(Serialize)]
+pub struct LeftOutFile {
+    /// Relative to the root where it is below it.
+    pub file: String,
+    /// What became of it, as one word.
+    pub fate: &'static str,
+    /// The rule behind that.
+    pub rule: &'static str,
+    /// Why.
+    pub reason: String,
+}
+
+/// A directory of the map.
+#[derive(Serialize)]
+pub struct RuleDir {
+    /// Relative to the root (`.` for the root itself).
+    pub dir: String,
+    /// Its rule files, by name.
+    pub files: Vec<RuleFile>,
+}
+
+/// One rule file and what each agent does with it.
+#[derive(Serialize)]
+pub struct RuleFile {
+    /// Its name in the directory.
+    pub name: String,
+    /// Its path, relative to the root.
+    pub path: String,
+    /// One per agent shown, in profile order.
+    pub fates: Vec<Fate>,
+}
+
+/// One agent's verdict on one rule file (the engine's `AgentFate`).
+#[derive(Serialize)]
+pub struct Fate {
+    /// The `--agent` name.
+    pub agent: &'static str,
+    /// `sent`, `cut`, `inlined`, `on_read` or `not_sent`.
+    pub status: &'static str,
+    /// Where the text goes, when it goes anywhere.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement: Option<&'static str>,
+    /// The rule id the reason ends with, when it names one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// Why, as `explain --agent all FILE` prints it.
+    pub reason: String,
+    /// What to do about it, as `explain` says it (opencode's hints).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+}
+
+/// `check` against the snapshots.
+#[derive(Serialize)]
+pub struct Changes {
+    /// The scenarios file, relative to `<repo>`.
+    pub file: String,
+    /// Each scenario's result, in file order.
+    pub scenarios: Vec<ScenarioReport>,
+}
+
+/// The rule id a reason names last: `… (CX2)` → `CX2`; `(I5, I7)` → `I7`; `rule (I4): …` → `I4`.
+pub fn trailing_rule(reason: &str) -> Option<String> {
+    let is_rule = |word: &str| {
+        let letters = word.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+        (1..=3).contains(&letters.len())
+            && letters.chars().all(|c| c.is_ascii_uppercase())
+            && word.len() > letters.len()
+    };
+    reason
+        .split('(')
+        .skip(1)
+        .filter_map(|group| group.split_once(')').map(|(inside, _)| inside))
+        .filter_map(|inside| inside.rsplit([',', ' ', '/']).find(|w| !w.is_empty()).filter(|w| is_rule(w)))
+        .last()
+        .map(str::to_owned)
+}
+
+/// The first `lines` lines of `text`, each cut at `width` characters.
+pub fn first_lines(text: &str, lines: usize, width: usize) -> String {
+    let mut out = String::new();
+    for line in text.lines().take(lines) {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        if line.chars().count() > width {
+            out.extend(line.chars().take(width));
+            out.push('…');
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rule_ids_at_the_end_of_reasons() {
+        assert_eq!(trailing_rule("the nearest AGENTS.md (CX2)").as_deref(), Some("CX2"));
+        assert_eq!(trailing_rule("an instructions entry (I5, I7)").as_deref(), Some("I7"));
+        assert_eq!(trailing_rule("GM3.1 applies (GM3.1)").as_deref(), Some("GM3.1"));
+        assert_eq!(
+            trailing_rule("project rule (I4): AGENTS.md is first ([TMP]/repo)").as_deref(),
+            Some("I4")
+        );
+        assert_eq!(trailing_rule("read as empty (see above)"), None);
+        assert_eq!(trailing_rule("no parenthesis"), None);
+    }
+
+    #[test]
+    fn first_lines_are_cut_by_count_and_width() {
+        assert_eq!(first_lines("a\nbb\nccc\n", 2, 10), "a\nbb");
+        assert_eq!(first_lines("abcdef", 3, 4), "abcd…");
+    }
+}
