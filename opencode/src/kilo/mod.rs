@@ -29,15 +29,8 @@ use ctxgraph_db::system::EntryKind;
 use ctxgraph_db::worktree::worktree;
 use markdown::{Read, Trust, read_rule};
 
-/// KI2: the per-directory names, in priority order (CLAUDE.md unless disabled).
-pub fn rule_names(claude_disabled: bool) -> Vec<&'static str> {
-    let mut names = vec!["AGENTS.md"];
-    if !claude_disabled {
-        names.push("CLAUDE.md");
-    }
-    names.push("CONTEXT.md");
-    names
-}
+/// KI2: the per-directory names in priority order are opencode's (I1).
+pub use crate::instructions::rule_names;
 
 /// KI8: the modes whose rule folders Kilo's migration adds, in its order (all of them,
 /// whatever mode the session runs in).
