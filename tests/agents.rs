@@ -5,7 +5,8 @@
 //! `oracle.out`; Gemini's `oracle.system`, `oracle.user` and `oracle.read`; Qwen Code's
 //! `oracle.system` and `oracle.read` (its own wording as `<prose:blake3=…>`, the profile's
 //! fingerprints, checked against the real package by a test); Copilot's `oracle.system`,
-//! `oracle.read` and, for a run it refuses, `oracle.refused`. Each case runs on
+//! `oracle.read` and, for a run it refuses, `oracle.refused`; Kilo's `oracle.system` and
+//! `oracle.read`. Each case runs on
 //! both `System` backends and must match byte for byte.
 
 use std::path::{Path, PathBuf};
@@ -423,6 +424,42 @@ fn qwen_code_fingerprints_are_the_installed_wording() {
     let text = layout.text.replace(&own, &fingerprints.written(Some("French")));
     let expected = std::fs::read_to_string(dir.join("oracle.system")).expect("oracle.system");
     assert_eq!(text.replace(run.to_string_lossy().as_ref(), "<run>"), expected);
+}
+
+/// Kilo's cases: the `Instructions from:` parts of its system message (`oracle.system`) and
+/// what a read's result carries after the file (`oracle.read`).
+fn kilo_case(dir: &Path, disk: bool) -> Result<(), String> {
+    let case = load(dir);
+    let expected = |name: &str| {
+        std::fs::read_to_string(dir.join(name)).expect("oracle files: run tests/oracle/record-agents.sh")
+    };
+    let (mut engine, run, _scratch) = engine(dir, disk);
+    let proj = run.join("proj");
+    let ws = engine.open(&proj.join(&case.run.cwd)).map_err(|e| e.to_string())?;
+    let request = request(&case, Agent::Kilo);
+    let layout = engine.agent_layout(ws, Agent::Kilo, &request).map_err(|e| e.to_string())?;
+    check_blocks(&layout.text, &layout.blocks)?;
+    let portable = |text: &str| text.replace(run.to_string_lossy().as_ref(), "<run>");
+    let mut got = vec![("oracle.system", portable(&layout.text))];
+    if let Some(read) = &case.run.read {
+        let attached = engine
+            .agent_read(ws, Agent::Kilo, &proj.join(read), &request)
+            .map_err(|e| e.to_string())?
+            .ok_or("Kilo attaches on reads")?;
+        check_blocks(&attached.text, &attached.blocks)?;
+        got.push(("oracle.read", portable(&attached.text)));
+    }
+    let diffs: Vec<String> = got
+        .into_iter()
+        .filter(|(name, text)| *text != expected(name))
+        .map(|(name, text)| format!("--- {name}: kilo sent\n{}\n--- ctxgraph built\n{text}", expected(name)))
+        .collect();
+    if diffs.is_empty() { Ok(()) } else { Err(diffs.join("\n")) }
+}
+
+#[test]
+fn kilo_cases_match_the_recorded_binary() {
+    check_all("kilo", kilo_case);
 }
 
 #[test]

@@ -10,6 +10,7 @@ pub mod explain;
 pub mod flags;
 pub mod fs;
 pub mod instructions;
+pub mod kilo;
 pub mod lint;
 pub mod mcp;
 pub mod memory;

@@ -2,8 +2,8 @@
 # record-agents.sh - record the expected outputs of tests/agents/<agent>/<ID>/ from the REAL
 # agent CLIs (the oracle in ../shared/oracle/agents: Codex 0.171.0, Claude Code 2.1.332 and
 # Gemini CLI 0.61.0 run
-# offline against a fake model on 127.0.0.1; Copilot CLI 1.0.102 and Qwen Code 0.24.4 through
-# the same oracle's more/).
+# offline against a fake model on 127.0.0.1; Copilot CLI 1.0.102, Qwen Code 0.24.4 and Kilo Code
+# 7.7.7 through the same oracle's more/).
 # Expected outputs never come from anywhere else.
 #
 # usage: tests/oracle/record-agents.sh [codex/ID...]    (no argument: every case)
@@ -50,6 +50,15 @@
 # and header (everything before its first row) and the two parts of the sentence that opens
 # each attached file. A case with `refused = true` expects Copilot to send no request at all
 # (its static context is over the model's budget): oracle.refused holds the warning's type.
+# Kilo Code 7.7.7: more/capture_kilo.sh -C <run.cwd> [-R <run.read>] <case> <scratch>, then keep,
+# with the run directory written as `<run>`: oracle.system, the system message's
+# `Instructions from:` parts, exactly: from the first line starting `Instructions from: ` to
+# the newline before the skills part that follows them (empty when Kilo sent no rule file;
+# the recording fails when that part cannot be found); oracle.read (with run.read only), what
+# the read tool's result carries after the file (from the blank line before its
+# `<system-reminder>`; empty when nothing is appended). Every request must carry the same
+# system message. Kilo's own prompt around them is not kept; the parts carry no sentence of
+# Kilo's own (the label is opencode's format marker).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -391,6 +400,48 @@ if read:
 PY
 }
 
+record_kilo() {  # case dir, scratch out
+  local dir=$1 out=$2 args=()
+  mapfile -t args < <(python3 - "$dir/case.toml" <<'PY'
+import sys, tomllib
+run = tomllib.load(open(sys.argv[1], "rb")).get("run", {})
+print("-C"); print(run.get("cwd", "."))
+if run.get("read"):
+    print("-R"); print(run["read"])
+PY
+)
+  "$ORACLE/more/capture_kilo.sh" "${args[@]}" "$dir" "$out" >"$out.log" 2>&1 || true
+  grep -q 'kilo rc=0' "$out/stderr" || { cat "$out.log" "$out/stderr" >&2; echo "kilo failed on $dir" >&2; return 1; }
+  python3 - "$out" "$dir" <<'PY'
+import glob, json, sys, tomllib
+out, case = sys.argv[1], sys.argv[2]
+run = out + "/run"
+def write(name, text):
+    with open(case + "/" + name, "w", encoding="utf-8", newline="") as f:
+        f.write(text.replace(run, "<run>"))
+reqs = sorted(glob.glob(out + "/cap/req-*.json"), key=lambda f: int(f.rsplit("-", 1)[1].split(".")[0]))
+reqs = [json.load(open(f, encoding="utf-8")) for f in reqs]
+reqs = [r for r in reqs if r.get("messages")]
+if not reqs:
+    sys.exit("no chat request captured in " + out)
+systems = {r["messages"][0]["content"] for r in reqs if r["messages"][0].get("role") == "system"}
+if len(systems) != 1:
+    sys.exit("the requests' system messages differ (or there is none) in " + out)
+text = systems.pop()
+end = text.find("\nSkills provide specialized instructions")
+if end < 0:
+    sys.exit("no skills part after the instructions in " + out)
+start = text.find("\nInstructions from: ")
+write("oracle.system", text[start + 1:end] if 0 <= start < end else "")
+if tomllib.load(open(case + "/case.toml", "rb")).get("run", {}).get("read"):
+    results = [m.get("content") for m in reqs[-1]["messages"] if m.get("role") == "tool"]
+    if not results or not isinstance(results[0], str):
+        sys.exit("no read result in " + out)
+    k = results[0].rfind("\n\n<system-reminder>\n")
+    write("oracle.read", results[0][k:] if k >= 0 else "")
+PY
+}
+
 for id in "${IDS[@]}"; do
   agent=${id%%/*}
   case $agent in
@@ -399,6 +450,7 @@ for id in "${IDS[@]}"; do
     claude-code) record_cc "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     copilot) record_copilot "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     qwen-code) record_qwen "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
+    kilo) record_kilo "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     *) echo "record-agents.sh: no recorder for $agent yet" >&2; exit 1 ;;
   esac
   echo "recorded $id"

@@ -13,6 +13,7 @@ mod cli;
 mod copilot;
 mod explain_lint;
 mod gemini;
+mod kilo;
 mod mcp;
 mod memory;
 mod planted;

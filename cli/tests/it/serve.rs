@@ -523,6 +523,50 @@ fn build_serves_qwen_code_and_a_warm_turn_executes_nothing() {
     assert_eq!(edited["unchanged"], json!(false), "{edited}");
 }
 
+/// `build` with `"agent": "kilo"`: the `Instructions from:` parts (the root `AGENTS.md` and
+/// `pkg/AGENTS.md`, nearest first, then the working directory's rule folder), a warm turn
+/// with nothing changed executes no query, and an edit is seen.
+#[test]
+fn build_serves_kilo_and_a_warm_turn_executes_nothing() {
+    let tree = Tree::new();
+    tree.write("repo/pkg/.kilo/rules/r.md", "kilo rule\n");
+    let mut server = tree.spawn(&["serve", "--stdio"]);
+    let cwd = tree.cwd();
+    let first = server.call(1, "build", json!({ "cwd": cwd, "agent": "kilo" }))["result"].clone();
+    assert_eq!(first["agent"], "kilo", "{first}");
+    let root = tree.root().display().to_string();
+    assert_eq!(
+        first["text"].as_str(),
+        Some(
+            format!(
+                "Instructions from: {root}/repo/pkg/AGENTS.md\npkg rules\n\
+                 Instructions from: {root}/repo/AGENTS.md\nroot rules\n\
+                 Instructions from: {root}/repo/pkg/.kilo/rules/r.md\nkilo rule\n"
+            )
+            .as_str()
+        ),
+        "{first}"
+    );
+    let rules: Vec<&str> =
+        first["blocks"].as_array().expect("blocks").iter().filter_map(|b| b["rule"].as_str()).collect();
+    assert_eq!(rules, ["KI2", "KI2", "KI4"], "{first}");
+    assert!(first["executed"].as_u64().is_some_and(|n| n > 0), "{first}");
+
+    let known = first["hash"].clone();
+    let same = server.call(2, "build", json!({ "cwd": cwd, "agent": "kilo", "known_hash": known }))["result"]
+        .clone();
+    assert_eq!(
+        (same["unchanged"].clone(), same["executed"].clone(), same.get("text")),
+        (json!(true), json!(0), None),
+        "{same}"
+    );
+    tree.write("repo/pkg/.kilo/rules/r.md", "kilo rule, edited\n");
+    let edited =
+        server.call(3, "build", json!({ "cwd": cwd, "agent": "kilo", "known_hash": known }))["result"]
+            .clone();
+    assert!(edited["text"].as_str().is_some_and(|t| t.ends_with("kilo rule, edited\n")), "{edited}");
+}
+
 /// `build` with `section: "message"`: the whole message's block ids, and turns over it.
 #[test]
 fn the_whole_message_has_its_own_block_ids_and_turns() {

@@ -1,0 +1,215 @@
+//! The Kilo Code profile's answers in the shared shape ([`ctxgraph_db::profile`]). Kilo's
+//! text holds no sentence of its own: `Instructions from: ` and `<system-reminder>` are
+//! opencode's format markers (I9, N5), so its wording is [`WordingSource::None`].
+
+use std::path::Path;
+
+use ctxgraph_db::agent::Agent;
+use ctxgraph_db::db::{Db, Workspace};
+use ctxgraph_db::lint::{Budget, Finding};
+use ctxgraph_db::profile::{
+    About, AgentFate, Frame, Layout, LayoutBuilder, LeftOut, Part, Placement, Profile, ProfileError,
+    ReadLayout, Request, Source, Status, WordingSource,
+};
+use ctxgraph_db::tokens::TokenCounter;
+
+use super::nearby::{Skip, kilo_read};
+use super::{Doc, KiloContext, kilo_context, rule_names};
+
+/// Kilo Code 7.7.7.
+pub struct Kilo;
+
+/// Where the start-up files go (KI5).
+const SYSTEM_POSITION: &str =
+    "system message, after Kilo's own prompt: one `Instructions from:` part per file";
+/// Where a read's files go (KI11).
+const READ_POSITION: &str = "the read tool's result: a <system-reminder> after the file's lines";
+
+const ABOUT: About =
+    About { agent: Agent::Kilo, title: "Kilo Code", release: "kilo-7.7.7", doc: "docs/profiles/kilo.md" };
+
+/// KI12: why a block's place among its folder's rules may differ from Kilo's.
+const FOLDER_ORDER: &str = "Kilo takes a rule folder's files in the order the file system lists them; ctxgraph sorts them by name (KI12)";
+
+/// A file read at start-up and not sent, as one word and a reason.
+fn doc_left_out(doc: &Doc) -> LeftOut {
+    let (fate, rule, reason) = match &doc.read.refused {
+        Some(why) if why.contains("outside the project") => ("outside_project", "KI7", why.clone()),
+        Some(why) if why.contains("(KI9)") => ("refused", "KI9", why.clone()),
+        Some(why) => ("unreadable", "KI7", why.clone()),
+        None => ("empty", "KI5", "it reads as empty: no part (KI5)".to_owned()),
+    };
+    LeftOut { source: doc.source.clone(), fate, rule, reason: format!("{}; {reason}", doc.kind.describe()) }
+}
+
+impl Profile for Kilo {
+    fn about(&self) -> &'static About {
+        &ABOUT
+    }
+
+    fn layout(&self, db: &dyn Db, ws: Workspace, _: &Request) -> Result<Layout, ProfileError> {
+        let ctx = kilo_context(db, ws);
+        let mut builder = LayoutBuilder::new(ctx.text());
+        let sent: Vec<(&Doc, String)> =
+            ctx.docs.iter().filter(|d| d.is_sent()).map(|d| (d, d.block())).collect();
+        for (doc, text) in &sent {
+            builder.block(Part {
+                source: Source::File(doc.source.clone()),
+                placement: Placement::SystemMessage,
+                position: SYSTEM_POSITION,
+                text,
+                status: Status::Sent,
+                rule: doc.kind.rule(),
+                reason: doc.kind.describe(),
+                inlines: doc.read.inlines.clone(),
+            });
+        }
+        let mut left: Vec<LeftOut> = ctx.docs.iter().filter(|d| !d.is_sent()).map(doc_left_out).collect();
+        left.extend(ctx.skipped.iter().map(|s| LeftOut {
+            source: s.source.clone(),
+            fate: s.fate,
+            rule: s.rule,
+            reason: s.reason.clone(),
+        }));
+        let frame = Frame {
+            cwd: ctx.cwd.clone(),
+            root: ctx.git_root.clone(),
+            left_out: left,
+            settings: Vec::new(),
+            wording: WordingSource::None,
+        };
+        let mut layout = frame.layout(self, builder);
+        for (block, (doc, _)) in layout.blocks.iter_mut().zip(&sent) {
+            if doc.listed_with_others {
+                block.unstable = Some(FOLDER_ORDER.to_owned());
+            }
+        }
+        Ok(layout)
+    }
+
+    fn read(
+        &self,
+        db: &dyn Db,
+        ws: Workspace,
+        file: &Path,
+        _: &Request,
+    ) -> Option<Result<ReadLayout, ProfileError>> {
+        let read = kilo_read(db, ws, file.to_path_buf());
+        let mut builder = LayoutBuilder::new(read.text());
+        let mut left = Vec::new();
+        for rule in &read.rules {
+            if let Some(text) = rule.block() {
+                builder.block(Part {
+                    source: Source::File(rule.path.clone()),
+                    placement: Placement::ToolResult,
+                    position: READ_POSITION,
+                    text: &text,
+                    status: Status::Sent,
+                    rule: "KI10",
+                    reason: "the first of AGENTS.md, CLAUDE.md, CONTEXT.md in a folder between the file read and the working directory (KI10)".to_owned(),
+                    inlines: rule.read.as_ref().map(|r| r.inlines.clone()).unwrap_or_default(),
+                });
+                continue;
+            }
+            let (fate, reason) = match rule.skipped {
+                Some(Skip::IsTarget) => ("is_target", "it is the file being read (KI10)".to_owned()),
+                Some(Skip::InSystemMessage) => {
+                    ("in_system_message", "the system message already names it (KI10)".to_owned())
+                }
+                Some(Skip::Empty) | None => {
+                    let why = rule.read.as_ref().and_then(|r| r.refused.clone());
+                    ("empty", why.unwrap_or_else(|| "it reads as empty: nothing attached (KI10)".to_owned()))
+                }
+            };
+            left.push(LeftOut { source: rule.path.clone(), fate, rule: "KI10", reason });
+        }
+        let mut layout = builder.read(self.agent(), file, left, WordingSource::None);
+        if !read.below_cwd {
+            layout.note =
+                Some("outside the working directory: Kilo's read tool attaches nothing (KI10)".to_owned());
+        }
+        Some(Ok(layout))
+    }
+
+    fn fate(&self, db: &dyn Db, ws: Workspace, _: &dyn TokenCounter, file: &Path) -> AgentFate {
+        file_fate(db, kilo_context(db, ws), file)
+    }
+
+    fn lint(
+        &self,
+        db: &dyn Db,
+        ws: Workspace,
+        _: &dyn TokenCounter,
+        _: Budget,
+    ) -> Result<Vec<Finding>, ProfileError> {
+        // No check of Kilo's own yet; `lint --agent all` includes it in CG012/CG013.
+        let _ = kilo_context(db, ws);
+        Ok(Vec::new())
+    }
+}
+
+/// `file`'s fate in Kilo, read off the context's facts.
+pub fn file_fate(db: &dyn Db, ctx: &KiloContext, file: &Path) -> AgentFate {
+    let agent = Agent::Kilo.name();
+    if let Some(doc) = ctx.docs.iter().find(|d| d.source == file) {
+        if doc.is_sent() {
+            return AgentFate {
+                agent,
+                status: Status::Sent,
+                placement: Some("system message"),
+                reason: doc.kind.describe(),
+            };
+        }
+        return ctxgraph_db::profile::not_sent(Agent::Kilo, doc_left_out(doc).reason);
+    }
+    if let Some(doc) = ctx.docs.iter().find(|d| d.is_sent() && d.read.inlines.iter().any(|i| i == file)) {
+        return AgentFate {
+            agent,
+            status: Status::Inlined,
+            placement: Some("system message"),
+            reason: format!("a {{file:…}} of {} inlines it (KI9)", ctxgraph_db::path::display(&doc.source)),
+        };
+    }
+    if let Some(skipped) = ctx.skipped.iter().find(|s| s.source == file) {
+        return ctxgraph_db::profile::not_sent(Agent::Kilo, skipped.reason.clone());
+    }
+    // KI10: the first name of its folder, below the working directory.
+    let names = rule_names(!ctx.names.contains(&"CLAUDE.md"));
+    let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    if let Some(dir) = file.parent()
+        && dir.starts_with(&ctx.cwd)
+        && dir != ctx.cwd
+        && names.contains(&name.as_str())
+    {
+        let first = names.iter().map(|n| dir.join(n)).find(|c| db.files().get(db, c).kind(db).exists());
+        if first.as_deref() == Some(file) {
+            return AgentFate {
+                agent,
+                status: Status::OnRead,
+                placement: Some("the read tool's result"),
+                reason: "not at start-up; attached when the model reads a file in its folder or below (KI10)"
+                    .to_owned(),
+            };
+        }
+    }
+    let in_rule_folder = file.parent().is_some_and(|dir| {
+        let name = |d: &Path| d.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let folder = name(dir);
+        let side = dir.parent().map(name).unwrap_or_default();
+        (folder == "rules" || folder.starts_with("rules-")) && (side == ".kilo" || side == ".kilocode")
+    });
+    if in_rule_folder || name == ".kilocoderules" || name.starts_with(".kilocoderules-") {
+        return ctxgraph_db::profile::not_sent(
+            Agent::Kilo,
+            "Kilo looks for rule folders and .kilocoderules in the working directory and home only (KI4)"
+                .to_owned(),
+        );
+    }
+    let reason = match &ctx.git_root {
+        Some(root) if !file.starts_with(root) && names.contains(&name.as_str()) => {
+            "outside the git root: Kilo's walk stops there (KI3)".to_owned()
+        }
+        _ => "no stage of Kilo's discovery looks at this path".to_owned(),
+    };
+    ctxgraph_db::profile::not_sent(Agent::Kilo, reason)
+}
