@@ -344,6 +344,44 @@ fn copilot_case(dir: &Path, disk: bool) -> Result<(), String> {
     if diffs.is_empty() { Ok(()) } else { Err(diffs.join("\n")) }
 }
 
+fn cline_case(dir: &Path, disk: bool) -> Result<(), String> {
+    let case = load(dir);
+    let expected = |name: &str| {
+        std::fs::read_to_string(dir.join(name)).expect("oracle files: run tests/oracle/record-agents.sh")
+    };
+    let (mut engine, run, _scratch) = engine(dir, disk);
+    let proj = run.join("proj");
+    let ws = engine.open(&proj.join(&case.run.cwd)).map_err(|e| e.to_string())?;
+    let request = request(&case, Agent::Cline);
+    let layout = engine.agent_layout(ws, Agent::Cline, &request).map_err(|e| e.to_string())?;
+    check_blocks(&layout.text, &layout.blocks)?;
+    let got = layout.text.replace(run.to_string_lossy().as_ref(), "<run>");
+    if got != expected("oracle.system") {
+        return Err(format!("--- cline sent\n{}\n--- ctxgraph built\n{got}", expected("oracle.system")));
+    }
+    if let Some(read) = &case.run.read {
+        // CL10: what the real read_files result held besides the file's own lines: nothing,
+        // and the profile attaches nothing either.
+        let recorded: serde_json::Value =
+            serde_json::from_str(&expected("oracle.read")).map_err(|e| format!("oracle.read: {e}"))?;
+        let result = recorded[0]["result"].as_str().ok_or("oracle.read: no result")?;
+        let own_lines = result
+            .lines()
+            .all(|line| line.split_once(" | ").is_some_and(|(n, _)| n.trim().parse::<u32>().is_ok()));
+        if !own_lines || layout.blocks.iter().any(|b| result.contains(layout.text_of(b))) {
+            return Err(format!("the recorded read result holds more than the file: {result:?}"));
+        }
+        if engine
+            .agent_read(ws, Agent::Cline, &proj.join(read), &request)
+            .map_err(|e| e.to_string())?
+            .is_some()
+        {
+            return Err("the Cline profile attaches something to a read".to_owned());
+        }
+    }
+    Ok(())
+}
+
 fn check_all(agent: &str, run: fn(&Path, bool) -> Result<(), String>) {
     let dirs = case_dirs(agent);
     assert!(!dirs.is_empty(), "no {agent} cases");
@@ -378,6 +416,11 @@ fn gemini_cases_match_the_recorded_binary() {
 #[test]
 fn claude_code_cases_match_the_recorded_binary() {
     check_all("claude-code", claude_code_case);
+}
+
+#[test]
+fn cline_cases_match_the_recorded_binary() {
+    check_all("cline", cline_case);
 }
 
 #[test]

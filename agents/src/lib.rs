@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 pub mod claude_code;
+pub mod cline;
 pub mod codex;
 pub mod copilot;
 pub mod fates;

@@ -20,12 +20,21 @@ pub enum Agent {
     Copilot,
     /// Qwen Code 0.24.4: the `ctxgraph_agents::qwen_code` profile.
     QwenCode,
+    /// Cline 3.0.65 (the CLI): the `ctxgraph_agents::cline` profile.
+    Cline,
 }
 
 impl Agent {
     /// Every agent, in the order help texts list them.
-    pub const ALL: [Agent; 6] =
-        [Agent::Opencode, Agent::Codex, Agent::ClaudeCode, Agent::Gemini, Agent::Copilot, Agent::QwenCode];
+    pub const ALL: [Agent; 7] = [
+        Agent::Opencode,
+        Agent::Codex,
+        Agent::ClaudeCode,
+        Agent::Gemini,
+        Agent::Copilot,
+        Agent::QwenCode,
+        Agent::Cline,
+    ];
 
     /// The name `--agent` takes.
     pub fn name(self) -> &'static str {
@@ -36,6 +45,7 @@ impl Agent {
             Agent::ClaudeCode => "claude-code",
             Agent::Copilot => "copilot",
             Agent::QwenCode => "qwen-code",
+            Agent::Cline => "cline",
         }
     }
 }

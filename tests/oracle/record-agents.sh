@@ -391,6 +391,60 @@ if read:
 PY
 }
 
+record_cline() {  # case dir, scratch out
+  local dir=$1 out=$2 args=()
+  mapfile -t args < <(python3 - "$dir/case.toml" <<'PY'
+import sys, tomllib
+run = tomllib.load(open(sys.argv[1], "rb")).get("run", {})
+print("-C"); print(run.get("cwd", "."))
+if run.get("read"):
+    print("-R"); print(run["read"])
+PY
+)
+  "$ORACLE/more/capture_cline.sh" "${args[@]}" "$dir" "$out" >"$out.log" 2>&1 || true
+  grep -q 'cline rc=0' "$out/stderr" || { cat "$out.log" "$out/stderr" >&2; echo "cline failed on $dir" >&2; return 1; }
+  python3 - "$out" "$dir" <<'PY'
+import glob, json, os, sys, tomllib
+out, case = sys.argv[1], sys.argv[2]
+run = out + "/run"
+conf = tomllib.load(open(case + "/case.toml", "rb")).get("run", {})
+def text(content):
+    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content or [])
+reqs = sorted(glob.glob(out + "/cap/req-*.json"), key=lambda f: int(f.rsplit("-", 1)[1].split(".")[0]))
+reqs = [json.load(open(f, encoding="utf-8")) for f in reqs]
+reqs = [r for r in reqs if r.get("messages")]
+if not reqs:
+    sys.exit("no chat request captured in " + out)
+def rules(req):
+    first = req["messages"][0]
+    if first.get("role") != "system":
+        sys.exit("the first message is not the system prompt in " + out)
+    system = text(first.get("content"))
+    start = system.find("\n\n# Rules\n")
+    return system[start + 2:] if start >= 0 else ""
+main = rules(reqs[0])
+for i, req in enumerate(reqs[1:], 2):
+    if rules(req) != main:
+        sys.exit("request %d carries other rules than the first in %s" % (i, out))
+def write(name, data):
+    with open(case + "/" + name, "w", encoding="utf-8", newline="") as f:
+        f.write(data.replace(run, "<run>"))
+write("oracle.system", main)
+if conf.get("read"):
+    # What the read_files result holds besides the file's own text (empty: nothing).
+    results = [text(m.get("content")) for r in reqs for m in r["messages"] if m.get("role") == "tool"]
+    if not results:
+        sys.exit("no read_files result in " + out)
+    own = open(os.path.join(run, "proj", conf["read"]), encoding="utf-8").read()
+    result = results[0]
+    try:
+        result = json.dumps(json.loads(result), indent=1, ensure_ascii=False) + "\n"
+    except ValueError:
+        pass
+    write("oracle.read", result.replace(own.rstrip("\n"), "<file>"))
+PY
+}
+
 for id in "${IDS[@]}"; do
   agent=${id%%/*}
   case $agent in
@@ -399,6 +453,7 @@ for id in "${IDS[@]}"; do
     claude-code) record_cc "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     copilot) record_copilot "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     qwen-code) record_qwen "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
+    cline) record_cline "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     *) echo "record-agents.sh: no recorder for $agent yet" >&2; exit 1 ;;
   esac
   echo "recorded $id"

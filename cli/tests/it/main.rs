@@ -10,6 +10,7 @@ mod agents;
 mod check;
 mod claude_code;
 mod cli;
+mod cline;
 mod copilot;
 mod explain_lint;
 mod gemini;
