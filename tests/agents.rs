@@ -5,7 +5,9 @@
 //! `oracle.out`; Gemini's `oracle.system`, `oracle.user` and `oracle.read`; Qwen Code's
 //! `oracle.system` and `oracle.read` (its own wording as `<prose:blake3=…>`, the profile's
 //! fingerprints, checked against the real package by a test); Copilot's `oracle.system`,
-//! `oracle.read` and, for a run it refuses, `oracle.refused`. Each case runs on
+//! `oracle.read` and, for a run it refuses, `oracle.refused`; Cline's and Continue's
+//! `oracle.system` (their rules section) and, for a read, `oracle.read` (the tool's result with
+//! the file as `<file>`: nothing attached). Each case runs on
 //! both `System` backends and must match byte for byte.
 
 use std::path::{Path, PathBuf};
@@ -382,6 +384,40 @@ fn cline_case(dir: &Path, disk: bool) -> Result<(), String> {
     Ok(())
 }
 
+fn continue_case(dir: &Path, disk: bool) -> Result<(), String> {
+    let case = load(dir);
+    let expected = |name: &str| {
+        std::fs::read_to_string(dir.join(name)).expect("oracle files: run tests/oracle/record-agents.sh")
+    };
+    let (mut engine, run, _scratch) = engine(dir, disk);
+    let proj = run.join("proj");
+    let ws = engine.open(&proj.join(&case.run.cwd)).map_err(|e| e.to_string())?;
+    let request = request(&case, Agent::Continue);
+    let layout = engine.agent_layout(ws, Agent::Continue, &request).map_err(|e| e.to_string())?;
+    check_blocks(&layout.text, &layout.blocks)?;
+    let got = layout.text.replace(run.to_string_lossy().as_ref(), "<run>");
+    if got != expected("oracle.system") {
+        return Err(format!("--- continue sent\n{}\n--- ctxgraph built\n{got}", expected("oracle.system")));
+    }
+    if let Some(read) = &case.run.read {
+        // CN8: the real Read result held the file under one line naming it, and nothing more;
+        // the profile attaches nothing either.
+        let recorded = expected("oracle.read");
+        let named = format!("Content of <run>/proj/{read}:\n<file>");
+        if recorded.trim_end_matches('\n') != named {
+            return Err(format!("the recorded Read result holds more than the file: {recorded:?}"));
+        }
+        if engine
+            .agent_read(ws, Agent::Continue, &proj.join(read), &request)
+            .map_err(|e| e.to_string())?
+            .is_some()
+        {
+            return Err("the Continue profile attaches something to a read".to_owned());
+        }
+    }
+    Ok(())
+}
+
 fn check_all(agent: &str, run: fn(&Path, bool) -> Result<(), String>) {
     let dirs = case_dirs(agent);
     assert!(!dirs.is_empty(), "no {agent} cases");
@@ -421,6 +457,11 @@ fn claude_code_cases_match_the_recorded_binary() {
 #[test]
 fn cline_cases_match_the_recorded_binary() {
     check_all("cline", cline_case);
+}
+
+#[test]
+fn continue_cases_match_the_recorded_binary() {
+    check_all("continue", continue_case);
 }
 
 #[test]

@@ -22,11 +22,13 @@ pub enum Agent {
     QwenCode,
     /// Cline 3.0.65 (the CLI): the `ctxgraph_agents::cline` profile.
     Cline,
+    /// Continue CLI 1.5.47 (`cn`): the `ctxgraph_agents::continue_cli` profile.
+    Continue,
 }
 
 impl Agent {
     /// Every agent, in the order help texts list them.
-    pub const ALL: [Agent; 7] = [
+    pub const ALL: [Agent; 8] = [
         Agent::Opencode,
         Agent::Codex,
         Agent::ClaudeCode,
@@ -34,6 +36,7 @@ impl Agent {
         Agent::Copilot,
         Agent::QwenCode,
         Agent::Cline,
+        Agent::Continue,
     ];
 
     /// The name `--agent` takes.
@@ -46,6 +49,7 @@ impl Agent {
             Agent::Copilot => "copilot",
             Agent::QwenCode => "qwen-code",
             Agent::Cline => "cline",
+            Agent::Continue => "continue",
         }
     }
 }

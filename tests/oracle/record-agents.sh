@@ -28,6 +28,16 @@
 # `</session_context>`; oracle.read (with run.read only), what the read_file result carries
 # after the file's own text.
 #
+# Cline 3.0.65: more/capture_cline.sh -C <run.cwd> [-R <run.read>] <case> <scratch>, then keep
+# oracle.system, the system prompt from its `# Rules` line to its end (empty when Cline sent no
+# rules; every later request must carry the same), and with run.read, oracle.read: the
+# read_files result (JSON) with the file's own text written as `<file>`.
+#
+# Continue CLI 1.5.47: more/capture_continue.sh -C <run.cwd> [-R <run.read>], then keep
+# oracle.system, the system message from its `<context name="userRules">` line to its end
+# (empty when there is none; every later request must carry the same), and with run.read,
+# oracle.read: the Read result with the file's own text written as `<file>`.
+#
 # Qwen Code: more/capture_qwen.sh -C <run.cwd> [-R <run.read>] on a copy of the case with
 # `<run>` replaced (absolute imports; the script copies `above/` beside the git root), then
 # keep two texts with the run directory written as `<run>`: oracle.system, the system message
@@ -445,6 +455,60 @@ if conf.get("read"):
 PY
 }
 
+record_continue() {  # case dir, scratch out
+  local dir=$1 out=$2 args=()
+  mapfile -t args < <(python3 - "$dir/case.toml" <<'PY'
+import sys, tomllib
+run = tomllib.load(open(sys.argv[1], "rb")).get("run", {})
+print("-C"); print(run.get("cwd", "."))
+if run.get("read"):
+    print("-R"); print(run["read"])
+PY
+)
+  "$ORACLE/more/capture_continue.sh" "${args[@]}" "$dir" "$out" >"$out.log" 2>&1 || true
+  grep -q 'continue rc=0' "$out/stderr" || { cat "$out.log" "$out/stderr" >&2; echo "continue failed on $dir" >&2; return 1; }
+  python3 - "$out" "$dir" <<'PY'
+import glob, json, os, sys, tomllib
+out, case = sys.argv[1], sys.argv[2]
+run = out + "/run"
+conf = tomllib.load(open(case + "/case.toml", "rb")).get("run", {})
+def text(content):
+    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content or [])
+reqs = sorted(glob.glob(out + "/cap/req-*.json"), key=lambda f: int(f.rsplit("-", 1)[1].split(".")[0]))
+reqs = [json.load(open(f, encoding="utf-8")) for f in reqs]
+reqs = [r for r in reqs if r.get("messages")]
+if not reqs:
+    sys.exit("no chat request captured in " + out)
+OPEN = '<context name="userRules">'
+def rules(req):
+    first = req["messages"][0]
+    if first.get("role") != "system":
+        sys.exit("the first message is not the system message in " + out)
+    system = text(first.get("content"))
+    start = system.find("\n\n" + OPEN)
+    if start < 0:
+        return ""
+    if not system.endswith("\n</context>"):
+        sys.exit("the userRules context does not end the system message in " + out)
+    return system[start + 2:]
+main = rules(reqs[0])
+for i, req in enumerate(reqs[1:], 2):
+    if rules(req) != main:
+        sys.exit("request %d carries other rules than the first in %s" % (i, out))
+def write(name, data):
+    with open(case + "/" + name, "w", encoding="utf-8", newline="") as f:
+        f.write(data.replace(run, "<run>"))
+write("oracle.system", main)
+if conf.get("read"):
+    # What the Read result holds, with the file's own text written as <file>.
+    results = [text(m.get("content")) for r in reqs for m in r["messages"] if m.get("role") == "tool"]
+    if not results:
+        sys.exit("no Read result in " + out)
+    own = open(os.path.join(run, "proj", conf["read"]), encoding="utf-8").read()
+    write("oracle.read", results[0].replace(own.rstrip("\n"), "<file>"))
+PY
+}
+
 for id in "${IDS[@]}"; do
   agent=${id%%/*}
   case $agent in
@@ -454,6 +518,7 @@ for id in "${IDS[@]}"; do
     copilot) record_copilot "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     qwen-code) record_qwen "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     cline) record_cline "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
+    continue) record_continue "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     *) echo "record-agents.sh: no recorder for $agent yet" >&2; exit 1 ;;
   esac
   echo "recorded $id"

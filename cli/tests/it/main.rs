@@ -11,6 +11,7 @@ mod check;
 mod claude_code;
 mod cli;
 mod cline;
+mod continue_cli;
 mod copilot;
 mod explain_lint;
 mod gemini;
