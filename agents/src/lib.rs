@@ -7,7 +7,9 @@
 #![warn(missing_docs)]
 
 pub mod claude_code;
+pub mod cline;
 pub mod codex;
+pub mod continue_cli;
 pub mod copilot;
 pub mod fates;
 pub mod gemini;

@@ -22,11 +22,15 @@ pub enum Agent {
     QwenCode,
     /// Kilo Code 7.7.7: the `ctxgraph_opencode::kilo` profile (an opencode descendant).
     Kilo,
+    /// Cline 3.0.65 (the CLI): the `ctxgraph_agents::cline` profile.
+    Cline,
+    /// Continue CLI 1.5.47 (`cn`): the `ctxgraph_agents::continue_cli` profile.
+    Continue,
 }
 
 impl Agent {
     /// Every agent, in the order help texts list them.
-    pub const ALL: [Agent; 7] = [
+    pub const ALL: [Agent; 9] = [
         Agent::Opencode,
         Agent::Codex,
         Agent::ClaudeCode,
@@ -34,6 +38,8 @@ impl Agent {
         Agent::Copilot,
         Agent::QwenCode,
         Agent::Kilo,
+        Agent::Cline,
+        Agent::Continue,
     ];
 
     /// The name `--agent` takes.
@@ -46,6 +52,8 @@ impl Agent {
             Agent::Copilot => "copilot",
             Agent::QwenCode => "qwen-code",
             Agent::Kilo => "kilo",
+            Agent::Cline => "cline",
+            Agent::Continue => "continue",
         }
     }
 }

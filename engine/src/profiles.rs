@@ -18,6 +18,8 @@ pub static PROFILES: &[&dyn Profile] = &[
     &ctxgraph_agents::copilot::profile::Copilot,
     &ctxgraph_agents::qwen_code::profile::QwenCode,
     &ctxgraph_opencode::kilo::profile::Kilo,
+    &ctxgraph_agents::cline::profile::Cline,
+    &ctxgraph_agents::continue_cli::profile::ContinueCli,
 ];
 
 /// The profile of `agent`.

@@ -2,8 +2,8 @@
 # record-agents.sh - record the expected outputs of tests/agents/<agent>/<ID>/ from the REAL
 # agent CLIs (the oracle in ../shared/oracle/agents: Codex 0.171.0, Claude Code 2.1.332 and
 # Gemini CLI 0.61.0 run
-# offline against a fake model on 127.0.0.1; Copilot CLI 1.0.102, Qwen Code 0.24.4 and Kilo Code
-# 7.7.7 through the same oracle's more/).
+# offline against a fake model on 127.0.0.1; Copilot CLI 1.0.102, Qwen Code 0.24.4, Kilo Code
+# 7.7.7, Cline 3.0.65 and Continue CLI 1.5.47 through the same oracle's more/).
 # Expected outputs never come from anywhere else.
 #
 # usage: tests/oracle/record-agents.sh [codex/ID...]    (no argument: every case)
@@ -27,6 +27,16 @@
 # prose before it is not kept); oracle.user, the first user message's `<loaded_context>` up to
 # `</session_context>`; oracle.read (with run.read only), what the read_file result carries
 # after the file's own text.
+#
+# Cline 3.0.65: more/capture_cline.sh -C <run.cwd> [-R <run.read>] <case> <scratch>, then keep
+# oracle.system, the system prompt from its `# Rules` line to its end (empty when Cline sent no
+# rules; every later request must carry the same), and with run.read, oracle.read: the
+# read_files result (JSON) with the file's own text written as `<file>`.
+#
+# Continue CLI 1.5.47: more/capture_continue.sh -C <run.cwd> [-R <run.read>], then keep
+# oracle.system, the system message from its `<context name="userRules">` line to its end
+# (empty when there is none; every later request must carry the same), and with run.read,
+# oracle.read: the Read result with the file's own text written as `<file>`.
 #
 # Qwen Code: more/capture_qwen.sh -C <run.cwd> [-R <run.read>] on a copy of the case with
 # `<run>` replaced (absolute imports; the script copies `above/` beside the git root), then
@@ -442,6 +452,114 @@ if tomllib.load(open(case + "/case.toml", "rb")).get("run", {}).get("read"):
 PY
 }
 
+record_cline() {  # case dir, scratch out
+  local dir=$1 out=$2 args=()
+  mapfile -t args < <(python3 - "$dir/case.toml" <<'PY'
+import sys, tomllib
+run = tomllib.load(open(sys.argv[1], "rb")).get("run", {})
+print("-C"); print(run.get("cwd", "."))
+if run.get("read"):
+    print("-R"); print(run["read"])
+PY
+)
+  "$ORACLE/more/capture_cline.sh" "${args[@]}" "$dir" "$out" >"$out.log" 2>&1 || true
+  grep -q 'cline rc=0' "$out/stderr" || { cat "$out.log" "$out/stderr" >&2; echo "cline failed on $dir" >&2; return 1; }
+  python3 - "$out" "$dir" <<'PY'
+import glob, json, os, sys, tomllib
+out, case = sys.argv[1], sys.argv[2]
+run = out + "/run"
+conf = tomllib.load(open(case + "/case.toml", "rb")).get("run", {})
+def text(content):
+    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content or [])
+reqs = sorted(glob.glob(out + "/cap/req-*.json"), key=lambda f: int(f.rsplit("-", 1)[1].split(".")[0]))
+reqs = [json.load(open(f, encoding="utf-8")) for f in reqs]
+reqs = [r for r in reqs if r.get("messages")]
+if not reqs:
+    sys.exit("no chat request captured in " + out)
+def rules(req):
+    first = req["messages"][0]
+    if first.get("role") != "system":
+        sys.exit("the first message is not the system prompt in " + out)
+    system = text(first.get("content"))
+    start = system.find("\n\n# Rules\n")
+    return system[start + 2:] if start >= 0 else ""
+main = rules(reqs[0])
+for i, req in enumerate(reqs[1:], 2):
+    if rules(req) != main:
+        sys.exit("request %d carries other rules than the first in %s" % (i, out))
+def write(name, data):
+    with open(case + "/" + name, "w", encoding="utf-8", newline="") as f:
+        f.write(data.replace(run, "<run>"))
+write("oracle.system", main)
+if conf.get("read"):
+    # What the read_files result holds besides the file's own text (empty: nothing).
+    results = [text(m.get("content")) for r in reqs for m in r["messages"] if m.get("role") == "tool"]
+    if not results:
+        sys.exit("no read_files result in " + out)
+    own = open(os.path.join(run, "proj", conf["read"]), encoding="utf-8").read()
+    result = results[0]
+    try:
+        result = json.dumps(json.loads(result), indent=1, ensure_ascii=False) + "\n"
+    except ValueError:
+        pass
+    write("oracle.read", result.replace(own.rstrip("\n"), "<file>"))
+PY
+}
+
+record_continue() {  # case dir, scratch out
+  local dir=$1 out=$2 args=()
+  mapfile -t args < <(python3 - "$dir/case.toml" <<'PY'
+import sys, tomllib
+run = tomllib.load(open(sys.argv[1], "rb")).get("run", {})
+print("-C"); print(run.get("cwd", "."))
+if run.get("read"):
+    print("-R"); print(run["read"])
+PY
+)
+  "$ORACLE/more/capture_continue.sh" "${args[@]}" "$dir" "$out" >"$out.log" 2>&1 || true
+  grep -q 'continue rc=0' "$out/stderr" || { cat "$out.log" "$out/stderr" >&2; echo "continue failed on $dir" >&2; return 1; }
+  python3 - "$out" "$dir" <<'PY'
+import glob, json, os, sys, tomllib
+out, case = sys.argv[1], sys.argv[2]
+run = out + "/run"
+conf = tomllib.load(open(case + "/case.toml", "rb")).get("run", {})
+def text(content):
+    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content or [])
+reqs = sorted(glob.glob(out + "/cap/req-*.json"), key=lambda f: int(f.rsplit("-", 1)[1].split(".")[0]))
+reqs = [json.load(open(f, encoding="utf-8")) for f in reqs]
+reqs = [r for r in reqs if r.get("messages")]
+if not reqs:
+    sys.exit("no chat request captured in " + out)
+OPEN = '<context name="userRules">'
+def rules(req):
+    first = req["messages"][0]
+    if first.get("role") != "system":
+        sys.exit("the first message is not the system message in " + out)
+    system = text(first.get("content"))
+    start = system.find("\n\n" + OPEN)
+    if start < 0:
+        return ""
+    if not system.endswith("\n</context>"):
+        sys.exit("the userRules context does not end the system message in " + out)
+    return system[start + 2:]
+main = rules(reqs[0])
+for i, req in enumerate(reqs[1:], 2):
+    if rules(req) != main:
+        sys.exit("request %d carries other rules than the first in %s" % (i, out))
+def write(name, data):
+    with open(case + "/" + name, "w", encoding="utf-8", newline="") as f:
+        f.write(data.replace(run, "<run>"))
+write("oracle.system", main)
+if conf.get("read"):
+    # What the Read result holds, with the file's own text written as <file>.
+    results = [text(m.get("content")) for r in reqs for m in r["messages"] if m.get("role") == "tool"]
+    if not results:
+        sys.exit("no Read result in " + out)
+    own = open(os.path.join(run, "proj", conf["read"]), encoding="utf-8").read()
+    write("oracle.read", results[0].replace(own.rstrip("\n"), "<file>"))
+PY
+}
+
 for id in "${IDS[@]}"; do
   agent=${id%%/*}
   case $agent in
@@ -451,6 +569,8 @@ for id in "${IDS[@]}"; do
     copilot) record_copilot "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     qwen-code) record_qwen "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     kilo) record_kilo "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
+    cline) record_cline "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
+    continue) record_continue "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     *) echo "record-agents.sh: no recorder for $agent yet" >&2; exit 1 ;;
   esac
   echo "recorded $id"

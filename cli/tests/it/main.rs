@@ -10,6 +10,8 @@ mod agents;
 mod check;
 mod claude_code;
 mod cli;
+mod cline;
+mod continue_cli;
 mod copilot;
 mod explain_lint;
 mod gemini;

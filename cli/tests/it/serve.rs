@@ -567,6 +567,66 @@ fn build_serves_kilo_and_a_warm_turn_executes_nothing() {
     assert!(edited["text"].as_str().is_some_and(|t| t.ends_with("kilo rule, edited\n")), "{edited}");
 }
 
+/// `build` with `"agent": "cline"`: the `# Rules` section of the working directory, each rule
+/// a block placed in the text; a warm turn with nothing changed executes no query, and a new
+/// rule file in the workspace's `.clinerules` folder is seen.
+#[test]
+fn build_serves_cline_and_a_warm_turn_executes_nothing() {
+    let tree = Tree::new();
+    tree.write("repo/pkg/.clinerules/b.md", "b rule\n");
+    tree.write("repo/pkg/AGENTS.md", "workspace agents\n");
+    let mut server = tree.spawn(&["serve", "--stdio"]);
+    let cwd = tree.cwd();
+    let first = server.call(1, "build", json!({ "cwd": cwd, "agent": "cline" }))["result"].clone();
+    assert_eq!(first["agent"], "cline", "{first}");
+    assert_eq!(first["text"], "# Rules\n## b\nb rule\n\n## Workspace AGENTS.md\nworkspace agents", "{first}");
+    let text = first["text"].as_str().expect("text");
+    for block in first["blocks"].as_array().expect("blocks") {
+        let at = |key: &str| usize::try_from(block[key].as_u64().expect("a byte offset")).expect("fits");
+        assert_eq!(text.get(at("start")..at("end")), block["text"].as_str(), "{block}");
+        assert_eq!(block["rule"], "CL8", "{block}");
+    }
+    assert!(first["executed"].as_u64().is_some_and(|n| n > 0), "{first}");
+    let second = server.call(2, "build", json!({ "cwd": cwd, "agent": "cline" }))["result"].clone();
+    assert_eq!(
+        (second["executed"].clone(), second["hash"].clone()),
+        (json!(0), first["hash"].clone()),
+        "{second}"
+    );
+
+    tree.write("repo/pkg/.clinerules/a.md", "a rule\n");
+    let edited = server.call(3, "build", json!({ "cwd": cwd, "agent": "cline" }))["result"].clone();
+    assert!(
+        edited["text"].as_str().is_some_and(|t| t.starts_with("# Rules\n## a\na rule\n\n## b\n")),
+        "{edited}"
+    );
+}
+
+/// `build` with `"agent": "continue"`: the userRules block, a warm turn executing no query,
+/// and an edit of the agent file seen.
+#[test]
+fn build_serves_continue_and_a_warm_turn_executes_nothing() {
+    let tree = Tree::new();
+    tree.write("repo/pkg/AGENTS.md", "agents\n");
+    tree.write("repo/pkg/.continue/rules/r.md", "rule\n");
+    let mut server = tree.spawn(&["serve", "--stdio"]);
+    let cwd = tree.cwd();
+    let first = server.call(1, "build", json!({ "cwd": cwd, "agent": "continue" }))["result"].clone();
+    assert_eq!(first["text"], "<context name=\"userRules\">\nagents\n\n\nrule\n\n</context>", "{first}");
+    let rules: Vec<&str> =
+        first["blocks"].as_array().expect("blocks").iter().filter_map(|b| b["rule"].as_str()).collect();
+    assert_eq!(rules, ["CN2", "CN3"], "{first}");
+    let second = server.call(2, "build", json!({ "cwd": cwd, "agent": "continue" }))["result"].clone();
+    assert_eq!(
+        (second["executed"].clone(), second["hash"].clone()),
+        (json!(0), first["hash"].clone()),
+        "{second}"
+    );
+    tree.write("repo/pkg/AGENTS.md", "agents, edited\n");
+    let edited = server.call(3, "build", json!({ "cwd": cwd, "agent": "continue" }))["result"].clone();
+    assert!(edited["text"].as_str().is_some_and(|t| t.contains("agents, edited")), "{edited}");
+}
+
 /// `build` with `section: "message"`: the whole message's block ids, and turns over it.
 #[test]
 fn the_whole_message_has_its_own_block_ids_and_turns() {

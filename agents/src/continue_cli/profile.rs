@@ -1,0 +1,144 @@
+//! The Continue CLI profile's answers in the shared shape ([`ctxgraph_db::profile`]). The block
+//! holds no sentence of Continue's own: `<context name="userRules">` and `</context>` are
+//! format markers (CN7), so its wording is [`WordingSource::None`].
+
+use std::path::Path;
+
+use ctxgraph_db::agent::Agent;
+use ctxgraph_db::db::{Db, Workspace};
+use ctxgraph_db::lint::{Budget, Finding};
+use ctxgraph_db::profile::{
+    About, AgentFate, Frame, Layout, LayoutBuilder, LeftOut, Part, Placement, Profile, ProfileError,
+    ReadLayout, Request, Source, Status, WordingSource,
+};
+use ctxgraph_db::tokens::TokenCounter;
+
+use super::{Candidate, Fate, Kind, OPEN, continue_rules};
+
+/// Continue CLI 1.5.47.
+pub struct ContinueCli;
+
+/// Where the block goes (CN7).
+const POSITION: &str =
+    "the end of the system message, after a blank line: the <context name=\"userRules\"> block";
+
+const ABOUT: About = About {
+    agent: Agent::Continue,
+    title: "Continue CLI",
+    release: "continue-1.5.47",
+    doc: "docs/profiles/continue.md",
+};
+
+fn left_out(candidate: &Candidate) -> LeftOut {
+    let (fate, rule) = match candidate.fate {
+        Fate::Sent => ("sent", "CN7"),
+        Fate::Shadowed { .. } => ("shadowed", "CN2"),
+        Fate::Empty => ("empty", if candidate.kind == Kind::Agent { "CN2" } else { "CN5" }),
+        Fate::Conditional { .. } => ("conditional", "CN5"),
+        Fate::Unreadable { .. } => ("unreadable", if candidate.kind == Kind::Agent { "CN2" } else { "CN3" }),
+    };
+    LeftOut { source: candidate.source.clone(), fate, rule, reason: candidate.reason() }
+}
+
+impl Profile for ContinueCli {
+    fn about(&self) -> &'static About {
+        &ABOUT
+    }
+
+    fn attaches_on_read(&self) -> bool {
+        false
+    }
+
+    fn layout(&self, db: &dyn Db, ws: Workspace, _: &Request) -> Result<Layout, ProfileError> {
+        let rules = continue_rules(db, ws);
+        let text = rules.text();
+        let mut builder = LayoutBuilder::new(text);
+        let sent: Vec<&Candidate> = rules.agent().into_iter().chain(rules.rules()).collect();
+        // Each text is placed where it starts: after the opening and its newline, then after
+        // the blank line that follows the text before it (a rule's text may also occur inside
+        // an earlier one, so it is not searched for).
+        let mut at = OPEN.len() + 1;
+        for (i, candidate) in sent.iter().enumerate() {
+            if i > 0 {
+                at += "\n\n".len();
+            }
+            builder.block_at(
+                at,
+                Part {
+                    source: Source::File(candidate.source.clone()),
+                    placement: Placement::SystemMessage,
+                    position: POSITION,
+                    text: &candidate.text,
+                    status: Status::Sent,
+                    rule: if candidate.kind == Kind::Agent { "CN2" } else { "CN3" },
+                    reason: candidate.reason(),
+                    inlines: Vec::new(),
+                },
+            );
+            at += candidate.text.len();
+        }
+        let frame = Frame {
+            cwd: rules.workspace.clone(),
+            root: Some(rules.workspace.clone()),
+            left_out: rules.candidates.iter().filter(|c| c.fate != Fate::Sent).map(left_out).collect(),
+            settings: Vec::new(),
+            wording: WordingSource::None,
+        };
+        let mut layout = frame.layout(self, builder);
+        for (block, candidate) in layout.blocks.iter_mut().zip(&sent) {
+            if candidate.listing_order {
+                block.unstable = Some(
+                    "other rule files share its folder, and Continue takes them in the order the file system lists them (CN3)"
+                        .to_owned(),
+                );
+            }
+        }
+        Ok(layout)
+    }
+
+    fn read(
+        &self,
+        _: &dyn Db,
+        _: Workspace,
+        _: &Path,
+        _: &Request,
+    ) -> Option<Result<ReadLayout, ProfileError>> {
+        // CN8: a Read result carries the file and nothing else; globs: rules are not attached.
+        None
+    }
+
+    fn fate(&self, db: &dyn Db, ws: Workspace, _: &dyn TokenCounter, file: &Path) -> AgentFate {
+        let rules = continue_rules(db, ws);
+        if let Some(candidate) = rules.candidates.iter().find(|c| c.source == file) {
+            let status = if candidate.fate == Fate::Sent { Status::Sent } else { Status::NotSent };
+            return AgentFate {
+                agent: self.agent().name(),
+                status,
+                placement: (status == Status::Sent).then_some("the system message's userRules block"),
+                reason: candidate.reason(),
+            };
+        }
+        let reason = if file.parent() == Some(rules.workspace.as_path()) {
+            "not a file Continue reads: in the working directory only the first of AGENTS.md, AGENT.md, CLAUDE.md, CODEX.md, and .md files below .continue/rules (CN2, CN3)".to_owned()
+        } else if file.starts_with(rules.workspace.join(".continue").join("rules")) {
+            "below .continue/rules but not a .md file (CN3)".to_owned()
+        } else {
+            format!(
+                "outside what Continue reads from {}: its agent file and .continue/rules, and ~/.continue/rules (CN1, CN3)",
+                ctxgraph_db::path::display(&rules.workspace)
+            )
+        };
+        ctxgraph_db::profile::not_sent(self.agent(), reason)
+    }
+
+    fn lint(
+        &self,
+        _: &dyn Db,
+        _: Workspace,
+        _: &dyn TokenCounter,
+        _: Budget,
+    ) -> Result<Vec<Finding>, ProfileError> {
+        // No check of Continue's own yet; `lint --agent all` includes it in CG012/CG013.
+        Ok(Vec::new())
+    }
+}
