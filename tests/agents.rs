@@ -5,8 +5,10 @@
 //! `oracle.out`; Gemini's `oracle.system`, `oracle.user` and `oracle.read`; Qwen Code's
 //! `oracle.system` and `oracle.read` (its own wording as `<prose:blake3=…>`, the profile's
 //! fingerprints, checked against the real package by a test); Copilot's `oracle.system`,
-//! `oracle.read` and, for a run it refuses, `oracle.refused`. Each case runs on
-//! both `System` backends and must match byte for byte.
+//! `oracle.read` and, for a run it refuses, `oracle.refused`; Aider's `oracle.user` and, for
+//! each other order of its read-only files seen in repeated captures, `oracle.user-N`. Each
+//! case runs on both `System` backends and must match byte for byte (Aider's files in any
+//! order, since its own order is a Python set's).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -423,6 +425,130 @@ fn qwen_code_fingerprints_are_the_installed_wording() {
     let text = layout.text.replace(&own, &fingerprints.written(Some("French")));
     let expected = std::fs::read_to_string(dir.join("oracle.system")).expect("oracle.system");
     assert_eq!(text.replace(run.to_string_lossy().as_ref(), "<run>"), expected);
+}
+
+/// `text` is `prefix` then every one of `parts` exactly once, in some order: Aider's read-only
+/// files come in a Python set's order (AI5). Parts are tried in turn at each position, with
+/// backtracking (a part may be a prefix of another); bounded by the few parts a case has.
+fn is_some_order(text: &str, prefix: &str, parts: &[&str]) -> bool {
+    fn rest_matches(rest: &str, parts: &[&str], used: &mut Vec<bool>) -> bool {
+        if used.iter().all(|u| *u) {
+            return rest.is_empty();
+        }
+        for i in 0..parts.len() {
+            if !used[i] && rest.starts_with(parts[i]) {
+                used[i] = true;
+                if rest_matches(&rest[parts[i].len()..], parts, used) {
+                    return true;
+                }
+                used[i] = false;
+            }
+        }
+        false
+    }
+    text.strip_prefix(prefix).is_some_and(|rest| rest_matches(rest, parts, &mut vec![false; parts.len()]))
+}
+
+fn aider_case(dir: &Path, disk: bool) -> Result<(), String> {
+    let case = load(dir);
+    let mut recorded: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("case dir")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("oracle.user")))
+        .collect();
+    recorded.sort();
+    if recorded.is_empty() {
+        return Err("no oracle.user: run tests/oracle/record-agents.sh".to_owned());
+    }
+    let (mut engine, run, _scratch) = engine(dir, disk);
+    let cwd = ctxgraph_db::path::normalize(&run.join("proj").join(&case.run.cwd));
+    let ws = engine.open(&cwd).map_err(|e| e.to_string())?;
+    let layout =
+        engine.agent_layout(ws, Agent::Aider, &request(&case, Agent::Aider)).map_err(|e| e.to_string())?;
+    check_blocks(&layout.text, &layout.blocks)?;
+    let portable = |text: &str| text.replace(run.to_string_lossy().as_ref(), "<run>");
+    let text = portable(&layout.text);
+    let prefix = layout.blocks.first().map_or(text.as_str(), |b| &text[..b.range.start]);
+    let parts: Vec<String> = layout.blocks.iter().map(|b| portable(layout.text_of(b))).collect();
+    let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+    // AI5: several orders recorded, or several files, is exactly what the layout marks unordered.
+    let unordered = layout.blocks.iter().all(|b| b.unordered && b.unstable.is_some());
+    if (recorded.len() > 1 && !unordered)
+        || (layout.blocks.len() > 1) != (unordered && !layout.blocks.is_empty())
+    {
+        return Err(format!(
+            "{} orders recorded, {} blocks, unordered: {unordered}",
+            recorded.len(),
+            layout.blocks.len()
+        ));
+    }
+    for path in &recorded {
+        let expected = std::fs::read_to_string(path).expect("oracle.user");
+        let same = if unordered { is_some_order(&expected, prefix, &parts) } else { expected == text };
+        if !same {
+            return Err(format!(
+                "--- {}: aider sent\n{expected}\n--- ctxgraph built\n{text}",
+                path.file_name().unwrap_or_default().to_string_lossy()
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn aider_cases_match_the_recorded_binary() {
+    check_all("aider", aider_case);
+}
+
+#[test]
+fn an_order_check_takes_every_part_once() {
+    assert!(is_some_order("P-b-a", "P", &["-a", "-b"]));
+    assert!(is_some_order("P-a-ab", "P", &["-a", "-ab"]), "backtracks when one part prefixes another");
+    assert!(!is_some_order("P-a-a", "P", &["-a", "-b"]));
+    assert!(!is_some_order("P-a", "P", &["-a", "-b"]));
+    assert!(!is_some_order("Q-a-b", "P", &["-a", "-b"]));
+}
+
+/// AI9: the wording comes from the installed package (pip's launcher followed to its virtual
+/// environment's `aider/coders/base_prompts.py`), and it is what the recordings keep as a
+/// token: a case built with it, the token written back, is the recording. The package is
+/// installed from the Python package index into the test cache once, under the lock every test binary shares.
+#[test]
+fn aider_wording_is_read_from_the_installed_package() {
+    use ctxgraph_agents::aider::Wording;
+    use ctxgraph_agents::claude_code::ProseSource;
+
+    let launcher = ctxgraph_test_support::aider::installed();
+    let wording = ctxgraph_engine::aider::aider_wording(Some(&launcher), &std::collections::BTreeMap::new());
+    assert!(
+        matches!(&wording.source, ProseSource::Installation { version, .. } if version == "0.86.2"),
+        "{:?}",
+        wording.source
+    );
+    let token = format!("<prose:blake3={}>", blake3::hash(wording.read_only_prefix.as_bytes()).to_hex());
+    assert_eq!(token, Wording::fingerprints().read_only_prefix);
+
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("agents/aider/AI-04");
+    let (mut engine, run, _scratch) = engine(&dir, false);
+    let ws = engine.open(&run.join("proj")).expect("workspace");
+    let request = Request { settings: Vec::new(), wording: Some(Arc::new(wording.clone())) };
+    let layout = engine.agent_layout(ws, Agent::Aider, &request).expect("layout");
+    assert!(matches!(layout.wording, ctxgraph_db::profile::WordingSource::Installation { .. }));
+    let expected = std::fs::read_to_string(dir.join("oracle.user")).expect("oracle.user");
+    assert_eq!(layout.text.replacen(&wording.read_only_prefix, &token, 1), expected);
+}
+
+/// AI9: no installation, or a path without the package, is a placeholder with the reason.
+#[test]
+fn aider_wording_without_an_installation_is_a_placeholder() {
+    let none = ctxgraph_engine::aider::aider_wording(None, &std::collections::BTreeMap::new());
+    assert!(none.is_unavailable() && none.read_only_prefix.contains("unavailable"), "{none:?}");
+    assert!(format!("{:?}", none.source).contains("--agent-path"));
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let elsewhere =
+        ctxgraph_engine::aider::aider_wording(Some(scratch.path()), &std::collections::BTreeMap::new());
+    assert!(format!("{:?}", elsewhere.source).contains("no aider package"), "{elsewhere:?}");
 }
 
 #[test]

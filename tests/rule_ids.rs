@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 use regex::Regex;
 
 /// A rule or case id of `docs/opencode/` (see `docs/opencode/README.md#citing`), or a rule
-/// id of another agent's profile (`CX`, `GM`, `CC`, `CP`, `QW` and a number, on `docs/profiles/<agent>.md`).
-const ID: &str = r"(?:CX|GM|CC|CP|QW)[1-9][0-9]?|(?:INS|RD|SYS|FS|CTX|CFG|CMP|MSG|E)-[0-9]{2}|[PFCVJSRIBANKXGL][1-9][0-9]?(?:\.[1-9][0-9]?|a)?";
+/// id of another agent's profile (`CX`, `GM`, `CC`, `CP`, `QW`, `AI` and a number, on `docs/profiles/<agent>.md`).
+const ID: &str = r"(?:CX|GM|CC|CP|QW|AI)[1-9][0-9]?|(?:INS|RD|SYS|FS|CTX|CFG|CMP|MSG|E)-[0-9]{2}|[PFCVJSRIBANKXGL][1-9][0-9]?(?:\.[1-9][0-9]?|a)?";
 /// A lint code of `docs/lint.md`.
 const LINT_CODE: &str = r"CG[0-9]{3}";
 

@@ -20,12 +20,21 @@ pub enum Agent {
     Copilot,
     /// Qwen Code 0.24.4: the `ctxgraph_agents::qwen_code` profile.
     QwenCode,
+    /// Aider 0.86.2: the `ctxgraph_agents::aider` profile.
+    Aider,
 }
 
 impl Agent {
     /// Every agent, in the order help texts list them.
-    pub const ALL: [Agent; 6] =
-        [Agent::Opencode, Agent::Codex, Agent::ClaudeCode, Agent::Gemini, Agent::Copilot, Agent::QwenCode];
+    pub const ALL: [Agent; 7] = [
+        Agent::Opencode,
+        Agent::Codex,
+        Agent::ClaudeCode,
+        Agent::Gemini,
+        Agent::Copilot,
+        Agent::QwenCode,
+        Agent::Aider,
+    ];
 
     /// The name `--agent` takes.
     pub fn name(self) -> &'static str {
@@ -36,6 +45,7 @@ impl Agent {
             Agent::ClaudeCode => "claude-code",
             Agent::Copilot => "copilot",
             Agent::QwenCode => "qwen-code",
+            Agent::Aider => "aider",
         }
     }
 }

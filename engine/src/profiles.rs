@@ -17,6 +17,7 @@ pub static PROFILES: &[&dyn Profile] = &[
     &ctxgraph_agents::gemini::profile::Gemini,
     &ctxgraph_agents::copilot::profile::Copilot,
     &ctxgraph_agents::qwen_code::profile::QwenCode,
+    &ctxgraph_agents::aider::profile::Aider,
 ];
 
 /// The profile of `agent`.

@@ -50,6 +50,14 @@
 # and header (everything before its first row) and the two parts of the sentence that opens
 # each attached file. A case with `refused = true` expects Copilot to send no request at all
 # (its static context is over the model's budget): oracle.refused holds the warning's type.
+# Aider 0.86.2: more/capture_aider.sh -C <run.cwd> <case> <scratch>, each `read=FILE` of
+# run.config passed as `--read FILE` (AI_EXTRA); then keep oracle.user, the first user message
+# when it is the read-only one (Aider's messages are then system, read-only files, its reply,
+# the no-editable-files pair, the prompt, the reminder: seven; five without read-only files,
+# and oracle.user is empty), its opening sentences (up to the first blank line) kept as
+# `<prose:blake3=HASH>`, the run directory written as `<run>`. Aider keeps the read-only files
+# in a Python set, whose order follows per-process string hashes: a case that sends two files
+# or more is captured four times more, and every other order seen is kept as oracle.user-2, …
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -391,6 +399,46 @@ if read:
 PY
 }
 
+record_aider() {  # case dir, scratch out
+  local dir=$1 out=$2 extra="" n
+  extra=$(python3 -c 'import sys, tomllib; print(" ".join("--read " + c.split("=", 1)[1] for c in tomllib.load(open(sys.argv[1], "rb")).get("run", {}).get("config", []) if c.startswith("read=")))' "$dir/case.toml")
+  local cwd; cwd=$(python3 -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb")).get("run", {}).get("cwd", "."))' "$dir/case.toml")
+  rm -f "$dir"/oracle.user "$dir"/oracle.user-*
+  for n in 1 2 3 4 5; do
+    AI_EXTRA="$extra" "$ORACLE/more/capture_aider.sh" -C "$cwd" "$dir" "$out.$n" >"$out.$n.log" 2>&1 || true
+    grep -q 'aider rc=0' "$out.$n/stderr" || { cat "$out.$n.log" "$out.$n/stderr" >&2; echo "aider failed on $dir" >&2; return 1; }
+    python3 - "$out.$n" "$dir" <<'PY' || return 1
+import glob, json, sys
+import blake3
+out, case = sys.argv[1], sys.argv[2]
+run = out + "/run"
+token = lambda text: "<prose:blake3=%s>" % blake3.blake3(text.encode()).hexdigest()
+reqs = sorted(glob.glob(out + "/cap/req-*.json"), key=lambda f: int(f.rsplit("-", 1)[1].split(".")[0]))
+reqs = [json.load(open(f, encoding="utf-8")) for f in reqs]
+reqs = [r for r in reqs if r.get("messages")]
+if not reqs:
+    sys.exit("no chat request captured in " + out)
+msgs = reqs[0]["messages"]
+if len(msgs) not in (5, 7) or any(m["role"] != r for m, r in zip(msgs, ["system"] + ["user", "assistant"] * ((len(msgs) - 3) // 2))):
+    sys.exit("not the message shape of a first Aider request in " + out)
+text = msgs[1]["content"] if len(msgs) == 7 else ""
+if text:
+    cut = text.index("\n\n") + 1
+    text = token(text[:cut]) + text[cut:]
+text = text.replace(run, "<run>")
+seen = sorted(glob.glob(case + "/oracle.user*"))
+if any(open(f, encoding="utf-8", newline="").read() == text for f in seen):
+    sys.exit(0)
+name = "oracle.user" if not seen else "oracle.user-%d" % (len(seen) + 1)
+with open(case + "/" + name, "w", encoding="utf-8", newline="") as f:
+    f.write(text)
+PY
+    # One file or none: nothing to order, one capture is the case.
+    [ "$n" = 1 ] && [ "$(grep -c '(read-only)\.$' "$out.$n/stdout")" -lt 2 ] && break
+  done
+  return 0
+}
+
 for id in "${IDS[@]}"; do
   agent=${id%%/*}
   case $agent in
@@ -399,6 +447,7 @@ for id in "${IDS[@]}"; do
     claude-code) record_cc "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     copilot) record_copilot "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     qwen-code) record_qwen "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
+    aider) record_aider "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     *) echo "record-agents.sh: no recorder for $agent yet" >&2; exit 1 ;;
   esac
   echo "recorded $id"
