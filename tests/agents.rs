@@ -53,9 +53,12 @@ struct Run {
     /// `oracle.read` holds what each Read result carried after the file.
     #[serde(default)]
     reads: Vec<String>,
-    /// Copilot: the agent is expected to send no request at all (`oracle.refused`).
+    /// Copilot, Aider: the agent is expected to send no request at all (`oracle.refused`).
     #[serde(default)]
     refused: bool,
+    /// Aider: `KEY=VALUE` variables in the agent's environment (`$AIDER_READ`).
+    #[serde(default)]
+    env: Vec<String>,
 }
 
 fn dot() -> String {
@@ -103,6 +106,16 @@ fn engine_with(
     disk: bool,
     extra: fn(&Path, &Path, &mut dyn TreeWriter),
 ) -> (Engine, PathBuf, Option<tempfile::TempDir>) {
+    engine_with_env(dir, disk, extra, &[])
+}
+
+/// [`engine_with`], with `env` (`KEY=VALUE`) in the host's variables besides `HOME`.
+fn engine_with_env(
+    dir: &Path,
+    disk: bool,
+    extra: fn(&Path, &Path, &mut dyn TreeWriter),
+    env: &[String],
+) -> (Engine, PathBuf, Option<tempfile::TempDir>) {
     let (system, run, scratch): (Arc<dyn System>, PathBuf, _) = if disk {
         let scratch = tempfile::tempdir().expect("temp dir");
         let run = std::fs::canonicalize(scratch.path()).expect("canonical temp dir");
@@ -117,7 +130,9 @@ fn engine_with(
         (Arc::new(fs), run, None)
     };
     let home = run.join("home");
-    let vars = [("HOME".to_owned(), home.to_string_lossy().into_owned())].into();
+    let mut vars: std::collections::BTreeMap<String, String> =
+        [("HOME".to_owned(), home.to_string_lossy().into_owned())].into();
+    vars.extend(env.iter().filter_map(|kv| kv.split_once('=')).map(|(k, v)| (k.to_owned(), v.to_owned())));
     let env = HostEnv { vars, home, platform: "linux".to_owned(), date: String::new() };
     (Engine::new(system, env), run, scratch)
 }
@@ -458,14 +473,21 @@ fn aider_case(dir: &Path, disk: bool) -> Result<(), String> {
         .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("oracle.user")))
         .collect();
     recorded.sort();
+    let (mut engine, run, _scratch) = engine_with_env(dir, disk, |_, _, _| {}, &case.run.env);
+    let cwd = ctxgraph_db::path::normalize(&run.join("proj").join(&case.run.cwd));
+    let ws = engine.open(&cwd).map_err(|e| e.to_string())?;
+    let built = engine.agent_layout(ws, Agent::Aider, &request(&case, Agent::Aider));
+    if case.run.refused {
+        assert!(dir.join("oracle.refused").is_file(), "oracle.refused: run tests/oracle/record-agents.sh");
+        return match built {
+            Err(err) if err.to_string().contains("would not start") => Ok(()),
+            other => Err(format!("aider refused to start; ctxgraph built {other:?}")),
+        };
+    }
     if recorded.is_empty() {
         return Err("no oracle.user: run tests/oracle/record-agents.sh".to_owned());
     }
-    let (mut engine, run, _scratch) = engine(dir, disk);
-    let cwd = ctxgraph_db::path::normalize(&run.join("proj").join(&case.run.cwd));
-    let ws = engine.open(&cwd).map_err(|e| e.to_string())?;
-    let layout =
-        engine.agent_layout(ws, Agent::Aider, &request(&case, Agent::Aider)).map_err(|e| e.to_string())?;
+    let layout = built.map_err(|e| e.to_string())?;
     check_blocks(&layout.text, &layout.blocks)?;
     let portable = |text: &str| text.replace(run.to_string_lossy().as_ref(), "<run>");
     let text = portable(&layout.text);

@@ -163,8 +163,9 @@ fn definitions(root: &Path, problems: &mut Vec<String>) -> BTreeMap<String, (Str
         }
     }
     // The other agents' profiles: `### <a id="cx1"></a>CX1 · …` on docs/profiles/<agent>.md.
-    let agent = Regex::new(r#"<a id="((?:cx|gm|cc|cp|qw)[1-9][0-9]?)"></a>((?:CX|GM|CC|CP|QW)[1-9][0-9]?) "#)
-        .expect("regex");
+    let agent =
+        Regex::new(r#"<a id="((?:cx|gm|cc|cp|qw|ai)[1-9][0-9]?)"></a>((?:CX|GM|CC|CP|QW|AI)[1-9][0-9]?) "#)
+            .expect("regex");
     let mut pages: Vec<_> = fs::read_dir(root.join("docs/profiles"))
         .expect("docs/profiles")
         .map(|e| e.expect("entry").path())

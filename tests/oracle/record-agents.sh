@@ -51,13 +51,14 @@
 # each attached file. A case with `refused = true` expects Copilot to send no request at all
 # (its static context is over the model's budget): oracle.refused holds the warning's type.
 # Aider 0.86.2: more/capture_aider.sh -C <run.cwd> <case> <scratch>, each `read=FILE` of
-# run.config passed as `--read FILE` (AI_EXTRA); then keep oracle.user, the first user message
+# run.config passed as `--read FILE` (AI_EXTRA), run.env set for it; then keep oracle.user, the first user message
 # when it is the read-only one (Aider's messages are then system, read-only files, its reply,
 # the no-editable-files pair, the prompt, the reminder: seven; five without read-only files,
 # and oracle.user is empty), its opening sentences (up to the first blank line) kept as
 # `<prose:blake3=HASH>`, the run directory written as `<run>`. Aider keeps the read-only files
 # in a Python set, whose order follows per-process string hashes: a case that sends two files
 # or more is captured four times more, and every other order seen is kept as oracle.user-2, …
+# A case with `refused = true` expects Aider to exit with 2 before any request (oracle.refused).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -403,9 +404,18 @@ record_aider() {  # case dir, scratch out
   local dir=$1 out=$2 extra="" n
   extra=$(python3 -c 'import sys, tomllib; print(" ".join("--read " + c.split("=", 1)[1] for c in tomllib.load(open(sys.argv[1], "rb")).get("run", {}).get("config", []) if c.startswith("read=")))' "$dir/case.toml")
   local cwd; cwd=$(python3 -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb")).get("run", {}).get("cwd", "."))' "$dir/case.toml")
-  rm -f "$dir"/oracle.user "$dir"/oracle.user-*
+  local refused; refused=$(python3 -c 'import sys, tomllib; print(int(tomllib.load(open(sys.argv[1], "rb"))["run"].get("refused", False)))' "$dir/case.toml")
+  local env=(); mapfile -t env < <(python3 -c 'import sys, tomllib; sys.stdout.write("".join(e + "\n" for e in tomllib.load(open(sys.argv[1], "rb")).get("run", {}).get("env", [])))' "$dir/case.toml")
+  rm -f "$dir"/oracle.user "$dir"/oracle.user-* "$dir"/oracle.refused
   for n in 1 2 3 4 5; do
-    AI_EXTRA="$extra" "$ORACLE/more/capture_aider.sh" -C "$cwd" "$dir" "$out.$n" >"$out.$n.log" 2>&1 || true
+    env "${env[@]}" AI_EXTRA="$extra" "$ORACLE/more/capture_aider.sh" -C "$cwd" "$dir" "$out.$n" >"$out.$n.log" 2>&1 || true
+    if [ "$refused" = 1 ]; then
+      # Aider stops at its argument parser: exit 2, no request at all.
+      grep -q 'aider rc=2' "$out.$n/stderr" && [ -z "$(ls "$out.$n/cap" | grep 'req-')" ] ||
+        { cat "$out.$n.log" "$out.$n/stderr" >&2; echo "aider was expected to refuse on $dir" >&2; return 1; }
+      echo "exit 2, no request" >"$dir/oracle.refused"
+      return 0
+    fi
     grep -q 'aider rc=0' "$out.$n/stderr" || { cat "$out.$n.log" "$out.$n/stderr" >&2; echo "aider failed on $dir" >&2; return 1; }
     python3 - "$out.$n" "$dir" <<'PY' || return 1
 import glob, json, sys
