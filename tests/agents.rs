@@ -7,9 +7,10 @@
 //! fingerprints, checked against the real package by a test); Copilot's `oracle.system`,
 //! `oracle.read` and, for a run it refuses, `oracle.refused`; Kilo's `oracle.system` and
 //! `oracle.read`; Cline's and Continue's `oracle.system` (their rules section) and, for a
-//! read, `oracle.read` (the tool's result with the file as `<file>`: nothing attached). Each
-//! case runs on
-//! both `System` backends and must match byte for byte.
+//! read, `oracle.read` (the tool's result with the file as `<file>`: nothing attached); Aider's
+//! `oracle.user` and, for each other order of its read-only files seen in repeated captures,
+//! `oracle.user-N`. Each case runs on both `System` backends and must match byte for byte
+//! (Aider's files in any order, since its own order is a Python set's).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -54,9 +55,12 @@ struct Run {
     /// `oracle.read` holds what each Read result carried after the file.
     #[serde(default)]
     reads: Vec<String>,
-    /// Copilot: the agent is expected to send no request at all (`oracle.refused`).
+    /// Copilot, Aider: the agent is expected to send no request at all (`oracle.refused`).
     #[serde(default)]
     refused: bool,
+    /// Aider: `KEY=VALUE` variables in the agent's environment (`$AIDER_READ`).
+    #[serde(default)]
+    env: Vec<String>,
 }
 
 fn dot() -> String {
@@ -104,6 +108,16 @@ fn engine_with(
     disk: bool,
     extra: fn(&Path, &Path, &mut dyn TreeWriter),
 ) -> (Engine, PathBuf, Option<tempfile::TempDir>) {
+    engine_with_env(dir, disk, extra, &[])
+}
+
+/// [`engine_with`], with `env` (`KEY=VALUE`) in the host's variables besides `HOME`.
+fn engine_with_env(
+    dir: &Path,
+    disk: bool,
+    extra: fn(&Path, &Path, &mut dyn TreeWriter),
+    env: &[String],
+) -> (Engine, PathBuf, Option<tempfile::TempDir>) {
     let (system, run, scratch): (Arc<dyn System>, PathBuf, _) = if disk {
         let scratch = tempfile::tempdir().expect("temp dir");
         let run = std::fs::canonicalize(scratch.path()).expect("canonical temp dir");
@@ -118,7 +132,9 @@ fn engine_with(
         (Arc::new(fs), run, None)
     };
     let home = run.join("home");
-    let vars = [("HOME".to_owned(), home.to_string_lossy().into_owned())].into();
+    let mut vars: std::collections::BTreeMap<String, String> =
+        [("HOME".to_owned(), home.to_string_lossy().into_owned())].into();
+    vars.extend(env.iter().filter_map(|kv| kv.split_once('=')).map(|(k, v)| (k.to_owned(), v.to_owned())));
     let env = HostEnv { vars, home, platform: "linux".to_owned(), date: String::new() };
     (Engine::new(system, env), run, scratch)
 }
@@ -544,6 +560,137 @@ fn kilo_case(dir: &Path, disk: bool) -> Result<(), String> {
 #[test]
 fn kilo_cases_match_the_recorded_binary() {
     check_all("kilo", kilo_case);
+}
+
+/// `text` is `prefix` then every one of `parts` exactly once, in some order: Aider's read-only
+/// files come in a Python set's order (AI5). Parts are tried in turn at each position, with
+/// backtracking (a part may be a prefix of another); bounded by the few parts a case has.
+fn is_some_order(text: &str, prefix: &str, parts: &[&str]) -> bool {
+    fn rest_matches(rest: &str, parts: &[&str], used: &mut Vec<bool>) -> bool {
+        if used.iter().all(|u| *u) {
+            return rest.is_empty();
+        }
+        for i in 0..parts.len() {
+            if !used[i] && rest.starts_with(parts[i]) {
+                used[i] = true;
+                if rest_matches(&rest[parts[i].len()..], parts, used) {
+                    return true;
+                }
+                used[i] = false;
+            }
+        }
+        false
+    }
+    text.strip_prefix(prefix).is_some_and(|rest| rest_matches(rest, parts, &mut vec![false; parts.len()]))
+}
+
+fn aider_case(dir: &Path, disk: bool) -> Result<(), String> {
+    let case = load(dir);
+    let mut recorded: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("case dir")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("oracle.user")))
+        .collect();
+    recorded.sort();
+    let (mut engine, run, _scratch) = engine_with_env(dir, disk, |_, _, _| {}, &case.run.env);
+    let cwd = ctxgraph_db::path::normalize(&run.join("proj").join(&case.run.cwd));
+    let ws = engine.open(&cwd).map_err(|e| e.to_string())?;
+    let built = engine.agent_layout(ws, Agent::Aider, &request(&case, Agent::Aider));
+    if case.run.refused {
+        assert!(dir.join("oracle.refused").is_file(), "oracle.refused: run tests/oracle/record-agents.sh");
+        return match built {
+            Err(err) if err.to_string().contains("would not start") => Ok(()),
+            other => Err(format!("aider refused to start; ctxgraph built {other:?}")),
+        };
+    }
+    if recorded.is_empty() {
+        return Err("no oracle.user: run tests/oracle/record-agents.sh".to_owned());
+    }
+    let layout = built.map_err(|e| e.to_string())?;
+    check_blocks(&layout.text, &layout.blocks)?;
+    let portable = |text: &str| text.replace(run.to_string_lossy().as_ref(), "<run>");
+    let text = portable(&layout.text);
+    let prefix = layout.blocks.first().map_or(text.as_str(), |b| &text[..b.range.start]);
+    let parts: Vec<String> = layout.blocks.iter().map(|b| portable(layout.text_of(b))).collect();
+    let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+    // AI5: several orders recorded, or several files, is exactly what the layout marks unordered.
+    let unordered = layout.blocks.iter().all(|b| b.unordered && b.unstable.is_some());
+    if (recorded.len() > 1 && !unordered)
+        || (layout.blocks.len() > 1) != (unordered && !layout.blocks.is_empty())
+    {
+        return Err(format!(
+            "{} orders recorded, {} blocks, unordered: {unordered}",
+            recorded.len(),
+            layout.blocks.len()
+        ));
+    }
+    for path in &recorded {
+        let expected = std::fs::read_to_string(path).expect("oracle.user");
+        let same = if unordered { is_some_order(&expected, prefix, &parts) } else { expected == text };
+        if !same {
+            return Err(format!(
+                "--- {}: aider sent\n{expected}\n--- ctxgraph built\n{text}",
+                path.file_name().unwrap_or_default().to_string_lossy()
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn aider_cases_match_the_recorded_binary() {
+    check_all("aider", aider_case);
+}
+
+#[test]
+fn an_order_check_takes_every_part_once() {
+    assert!(is_some_order("P-b-a", "P", &["-a", "-b"]));
+    assert!(is_some_order("P-a-ab", "P", &["-a", "-ab"]), "backtracks when one part prefixes another");
+    assert!(!is_some_order("P-a-a", "P", &["-a", "-b"]));
+    assert!(!is_some_order("P-a", "P", &["-a", "-b"]));
+    assert!(!is_some_order("Q-a-b", "P", &["-a", "-b"]));
+}
+
+/// AI9: the wording comes from the installed package (pip's launcher followed to its virtual
+/// environment's `aider/coders/base_prompts.py`), and it is what the recordings keep as a
+/// token: a case built with it, the token written back, is the recording. The package is
+/// installed from the Python package index into the test cache once, under the lock every test binary shares.
+#[test]
+fn aider_wording_is_read_from_the_installed_package() {
+    use ctxgraph_agents::aider::Wording;
+    use ctxgraph_agents::claude_code::ProseSource;
+
+    let launcher = ctxgraph_test_support::aider::installed();
+    let wording = ctxgraph_engine::aider::aider_wording(Some(&launcher), &std::collections::BTreeMap::new());
+    assert!(
+        matches!(&wording.source, ProseSource::Installation { version, .. } if version == "0.86.2"),
+        "{:?}",
+        wording.source
+    );
+    let token = format!("<prose:blake3={}>", blake3::hash(wording.read_only_prefix.as_bytes()).to_hex());
+    assert_eq!(token, Wording::fingerprints().read_only_prefix);
+
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("agents/aider/AI-04");
+    let (mut engine, run, _scratch) = engine(&dir, false);
+    let ws = engine.open(&run.join("proj")).expect("workspace");
+    let request = Request { settings: Vec::new(), wording: Some(Arc::new(wording.clone())) };
+    let layout = engine.agent_layout(ws, Agent::Aider, &request).expect("layout");
+    assert!(matches!(layout.wording, ctxgraph_db::profile::WordingSource::Installation { .. }));
+    let expected = std::fs::read_to_string(dir.join("oracle.user")).expect("oracle.user");
+    assert_eq!(layout.text.replacen(&wording.read_only_prefix, &token, 1), expected);
+}
+
+/// AI9: no installation, or a path without the package, is a placeholder with the reason.
+#[test]
+fn aider_wording_without_an_installation_is_a_placeholder() {
+    let none = ctxgraph_engine::aider::aider_wording(None, &std::collections::BTreeMap::new());
+    assert!(none.is_unavailable() && none.read_only_prefix.contains("unavailable"), "{none:?}");
+    assert!(format!("{:?}", none.source).contains("--agent-path"));
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let elsewhere =
+        ctxgraph_engine::aider::aider_wording(Some(scratch.path()), &std::collections::BTreeMap::new());
+    assert!(format!("{:?}", elsewhere.source).contains("no aider package"), "{elsewhere:?}");
 }
 
 #[test]

@@ -6,6 +6,7 @@
 
 #![warn(missing_docs)]
 
+pub mod aider;
 pub mod claude_code;
 pub mod cline;
 pub mod codex;

@@ -152,12 +152,12 @@ fn render_agent(
     let entry = |text: &str, block: &ctxgraph_db::profile::Block, id: String| {
         BlockEntry::new(id, &content_hash(&placeholders.apply(text)), placeholders.apply(&block.reason))
     };
-    let mut blocks: Vec<BlockEntry> = layout
-        .blocks
+    let (text, placed) = set_order(&layout);
+    let mut blocks: Vec<BlockEntry> = placed
         .iter()
-        .map(|block| entry(layout.text_of(block), block, placeholders.apply(&block.source.display())))
+        .map(|(block, text)| entry(text, block, placeholders.apply(&block.source.display())))
         .collect();
-    let mut body = placeholders.apply(&layout.text);
+    let mut body = placeholders.apply(&text);
     for read in reads {
         let shown = placeholders.path(read);
         let _ = write!(body, "\n\n--- read {shown} ---\n");
@@ -173,4 +173,36 @@ fn render_agent(
         }
     }
     Ok(Rendered { body, blocks })
+}
+
+/// The layout's text with each set of blocks the agent sends in no stable order (Aider's
+/// read-only files, [`Block::unordered`](ctxgraph_db::profile::Block::unordered)) put in one
+/// order of ctxgraph's (by source, then text), so a snapshot compares such a set without its
+/// order: naming the files in another order, as the agent's own order may be any, changes
+/// nothing. Every block with its text, in the new order.
+fn set_order(layout: &ctxgraph_db::profile::Layout) -> (String, Vec<(&ctxgraph_db::profile::Block, &str)>) {
+    let mut text = String::with_capacity(layout.text.len());
+    let mut placed = Vec::with_capacity(layout.blocks.len());
+    let mut at = 0;
+    let mut blocks = layout.blocks.iter().peekable();
+    while let Some(block) = blocks.next() {
+        text.push_str(&layout.text[at..block.range.start]);
+        let mut set = vec![block];
+        if block.unordered {
+            // A set is a run of contiguous unordered blocks.
+            while let Some(next) =
+                blocks.next_if(|n| n.unordered && n.range.start == set[set.len() - 1].range.end)
+            {
+                set.push(next);
+            }
+            set.sort_by_key(|b| (b.source.display(), layout.text_of(b)));
+        }
+        for block in &set {
+            text.push_str(layout.text_of(block));
+            placed.push((*block, layout.text_of(block)));
+        }
+        at = set.iter().map(|b| b.range.end).max().unwrap_or(at);
+    }
+    text.push_str(&layout.text[at..]);
+    (text, placed)
 }

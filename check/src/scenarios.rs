@@ -12,7 +12,7 @@
 //! env = { OPENCODE_DISABLE_CLAUDE_CODE = "1" } # values may use <repo> and <home>
 //! date = "2026-01-01"                         # the default
 //! platform = "linux"                          # linux | darwin | win32; the default is linux
-//! agent = "opencode"                          # opencode (the default) | codex | claude-code | gemini | copilot | qwen-code | kilo | cline | continue: whose context is pinned
+//! agent = "opencode"                          # opencode (the default) | codex | claude-code | gemini | copilot | qwen-code | kilo | cline | continue | aider: whose context is pinned
 //! mcp = true                                  # connect to the config's MCP servers (default: off)
 //! ```
 //!
@@ -29,6 +29,9 @@
 //! the output-language file it writes kept as a fingerprint the same way, and after each of
 //! `reads` the `paths:` rules the read attaches (QW10). `agent = "kilo"` pins Kilo Code's
 //! `Instructions from:` parts (KI5) and after each of `reads` what the read attaches (KI10).
+//! `agent = "aider"` pins Aider's
+//! read-only message (AI4), its files in an order of ctxgraph's (by path): Aider's own is a
+//! Python set's (AI5), so naming them in another order leaves the snapshot as it is.
 //!
 //! `mcp = true` spawns the config's local MCP servers (with the scenario's environment only:
 //! name commands by absolute path or set `PATH` in `env`) and connects to remote ones, so the

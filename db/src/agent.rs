@@ -26,11 +26,13 @@ pub enum Agent {
     Cline,
     /// Continue CLI 1.5.47 (`cn`): the `ctxgraph_agents::continue_cli` profile.
     Continue,
+    /// Aider 0.86.2: the `ctxgraph_agents::aider` profile.
+    Aider,
 }
 
 impl Agent {
     /// Every agent, in the order help texts list them.
-    pub const ALL: [Agent; 9] = [
+    pub const ALL: [Agent; 10] = [
         Agent::Opencode,
         Agent::Codex,
         Agent::ClaudeCode,
@@ -40,6 +42,7 @@ impl Agent {
         Agent::Kilo,
         Agent::Cline,
         Agent::Continue,
+        Agent::Aider,
     ];
 
     /// The name `--agent` takes.
@@ -54,6 +57,7 @@ impl Agent {
             Agent::Kilo => "kilo",
             Agent::Cline => "cline",
             Agent::Continue => "continue",
+            Agent::Aider => "aider",
         }
     }
 }

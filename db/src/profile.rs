@@ -105,6 +105,11 @@ pub struct Block {
     /// The block's text can differ between the agent's starts with nothing changed on disk.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unstable: Option<String>,
+    /// The block is one of a set the agent sends in no stable order (Aider's read-only
+    /// files, a Python set): the set's blocks are contiguous, and only their order can
+    /// change between starts. `check` compares such a set without its order.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unordered: bool,
 }
 
 /// A file the agent looked at and did not send.
@@ -486,6 +491,7 @@ impl LayoutBuilder {
             reason: part.reason,
             inlines: part.inlines,
             unstable: None,
+            unordered: false,
         });
         self
     }

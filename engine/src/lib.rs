@@ -14,6 +14,7 @@
 
 #![warn(missing_docs)]
 
+pub mod aider;
 pub mod atomic;
 mod changes;
 pub mod claude_code;

@@ -20,6 +20,7 @@ pub static PROFILES: &[&dyn Profile] = &[
     &ctxgraph_opencode::kilo::profile::Kilo,
     &ctxgraph_agents::cline::profile::Cline,
     &ctxgraph_agents::continue_cli::profile::ContinueCli,
+    &ctxgraph_agents::aider::profile::Aider,
 ];
 
 /// The profile of `agent`.

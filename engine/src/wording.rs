@@ -21,6 +21,7 @@ pub fn load(
         Agent::ClaudeCode => Some(Arc::new(crate::claude_code::claude_code_prose(explicit, vars))),
         Agent::Copilot => Some(Arc::new(crate::copilot::copilot_prose(explicit, vars))),
         Agent::QwenCode => Some(Arc::new(crate::qwen_code::qwen_code_wording(explicit, vars))),
+        Agent::Aider => Some(Arc::new(crate::aider::aider_wording(explicit, vars))),
         Agent::Opencode | Agent::Codex | Agent::Gemini | Agent::Kilo | Agent::Cline | Agent::Continue => None,
     }
 }

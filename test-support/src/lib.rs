@@ -6,8 +6,8 @@
 //! - [`tree`]: copying fixture directories (files, directories, symlinks) to memory or disk.
 //! - [`sandbox`]: the fixed, locked directory whose path token counts depend on.
 //! - [`http`]: a scripted HTTP/1.1 server on 127.0.0.1, bounded in connections and time.
-//! - [`opencode`], [`copilot`]: the real packages, installed from npm once, for tests that read
-//!   their texts.
+//! - [`opencode`], [`copilot`], [`qwen_code`], [`aider`]: the real packages, installed from npm
+//!   (Aider: the Python package index, into a virtual environment) once, for tests that read their texts.
 //! - [`monorepo`]: the benchmarks' synthetic monorepo (up to 100 000 files) on disk.
 
 // Every public item is a test helper whose name and signature say what it does; the
@@ -16,6 +16,7 @@
 // contract, not an edge case to document on each function.
 #![allow(clippy::missing_panics_doc)]
 
+pub mod aider;
 pub mod check;
 pub mod copilot;
 pub mod fixture;

@@ -78,32 +78,7 @@ impl NpmPackage {
     /// # Panics
     /// When it is neither there nor installable (no `npm`, the registry unreachable).
     pub fn installed_in(&self, cache: &Path) -> PathBuf {
-        if self.marker(cache).exists()
-            && let Some(found) = (self.find)(cache)
-        {
-            return found;
-        }
-        std::fs::create_dir_all(cache).unwrap_or_else(|err| panic!("create {}: {err}", cache.display()));
-        let lock_path = cache.join(".install.lock");
-        let file = std::fs::File::create(&lock_path)
-            .unwrap_or_else(|err| panic!("create {}: {err}", lock_path.display()));
-        let mut lock = fd_lock::RwLock::new(file);
-        let _guard = lock.write().unwrap_or_else(|err| panic!("lock {}: {err}", lock_path.display()));
-        // Another test binary, or `oracle_bin`, may have installed it while this one waited
-        // for the lock: an install holds the lock until it is complete.
-        if (self.find)(cache).is_none() {
-            self.npm_install(cache);
-        }
-        let found = (self.find)(cache).unwrap_or_else(|| {
-            panic!(
-                "npm installed {} into {} but the file the tests need is not there",
-                self.spec,
-                cache.display()
-            )
-        });
-        std::fs::write(self.marker(cache), "")
-            .unwrap_or_else(|err| panic!("write {}: {err}", self.marker(cache).display()));
-        found
+        installed_once(cache, &self.marker(cache), self.find, &self.spec, || self.npm_install(cache))
     }
 
     fn npm_install(&self, cache: &Path) {
@@ -143,4 +118,40 @@ impl NpmPackage {
             );
         }
     }
+}
+
+/// The file `find` names in `cache`, after `install` has run there once: serialised by an
+/// advisory lock in the cache (shared with `tests/oracle/lib.sh`'s `oracle_bin`), completed
+/// by `marker`. Any package manager's install goes through here (npm's, pip's).
+///
+/// # Panics
+/// When the install leaves no such file (the install itself panics with its own reason).
+pub fn installed_once(
+    cache: &Path,
+    marker: &Path,
+    find: fn(&Path) -> Option<PathBuf>,
+    spec: &str,
+    install: impl FnOnce(),
+) -> PathBuf {
+    if marker.exists()
+        && let Some(found) = find(cache)
+    {
+        return found;
+    }
+    std::fs::create_dir_all(cache).unwrap_or_else(|err| panic!("create {}: {err}", cache.display()));
+    let lock_path = cache.join(".install.lock");
+    let file = std::fs::File::create(&lock_path)
+        .unwrap_or_else(|err| panic!("create {}: {err}", lock_path.display()));
+    let mut lock = fd_lock::RwLock::new(file);
+    let _guard = lock.write().unwrap_or_else(|err| panic!("lock {}: {err}", lock_path.display()));
+    // Another test binary, or `oracle_bin`, may have installed it while this one waited
+    // for the lock: an install holds the lock until it is complete.
+    if find(cache).is_none() {
+        install();
+    }
+    let found = find(cache).unwrap_or_else(|| {
+        panic!("{spec} was installed into {} but the file the tests need is not there", cache.display())
+    });
+    std::fs::write(marker, "").unwrap_or_else(|err| panic!("write {}: {err}", marker.display()));
+    found
 }

@@ -3,7 +3,8 @@
 # agent CLIs (the oracle in ../shared/oracle/agents: Codex 0.171.0, Claude Code 2.1.332 and
 # Gemini CLI 0.61.0 run
 # offline against a fake model on 127.0.0.1; Copilot CLI 1.0.102, Qwen Code 0.24.4, Kilo Code
-# 7.7.7, Cline 3.0.65 and Continue CLI 1.5.47 through the same oracle's more/).
+# 7.7.7, Cline 3.0.65 and Continue CLI 1.5.47 through the same oracle's more/; Aider 0.86.2
+# through its capture_aider.sh).
 # Expected outputs never come from anywhere else.
 #
 # usage: tests/oracle/record-agents.sh [codex/ID...]    (no argument: every case)
@@ -37,6 +38,16 @@
 # oracle.system, the system message from its `<context name="userRules">` line to its end
 # (empty when there is none; every later request must carry the same), and with run.read,
 # oracle.read: the Read result with the file's own text written as `<file>`.
+#
+# Aider 0.86.2: more/capture_aider.sh -C <run.cwd> <case> <scratch>, each `read=FILE` of
+# run.config passed as `--read FILE` (AI_EXTRA), run.env set for it; then keep oracle.user, the first user message
+# when it is the read-only one (Aider's messages are then system, read-only files, its reply,
+# the no-editable-files pair, the prompt, the reminder: seven; five without read-only files,
+# and oracle.user is empty), its opening sentences (up to the first blank line) kept as
+# `<prose:blake3=HASH>`, the run directory written as `<run>`. Aider keeps the read-only files
+# in a Python set, whose order follows per-process string hashes: a case that sends two files
+# or more is captured four times more, and every other order seen is kept as oracle.user-2, …
+# A case with `refused = true` expects Aider to exit with 2 before any request (oracle.refused).
 #
 # Qwen Code: more/capture_qwen.sh -C <run.cwd> [-R <run.read>] on a copy of the case with
 # `<run>` replaced (absolute imports; the script copies `above/` beside the git root), then
@@ -560,6 +571,55 @@ if conf.get("read"):
 PY
 }
 
+record_aider() {  # case dir, scratch out
+  local dir=$1 out=$2 extra="" n
+  extra=$(python3 -c 'import sys, tomllib; print(" ".join("--read " + c.split("=", 1)[1] for c in tomllib.load(open(sys.argv[1], "rb")).get("run", {}).get("config", []) if c.startswith("read=")))' "$dir/case.toml")
+  local cwd; cwd=$(python3 -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb")).get("run", {}).get("cwd", "."))' "$dir/case.toml")
+  local refused; refused=$(python3 -c 'import sys, tomllib; print(int(tomllib.load(open(sys.argv[1], "rb"))["run"].get("refused", False)))' "$dir/case.toml")
+  local env=(); mapfile -t env < <(python3 -c 'import sys, tomllib; sys.stdout.write("".join(e + "\n" for e in tomllib.load(open(sys.argv[1], "rb")).get("run", {}).get("env", [])))' "$dir/case.toml")
+  rm -f "$dir"/oracle.user "$dir"/oracle.user-* "$dir"/oracle.refused
+  for n in 1 2 3 4 5; do
+    env "${env[@]}" AI_EXTRA="$extra" "$ORACLE/more/capture_aider.sh" -C "$cwd" "$dir" "$out.$n" >"$out.$n.log" 2>&1 || true
+    if [ "$refused" = 1 ]; then
+      # Aider stops at its argument parser: exit 2, no request at all.
+      grep -q 'aider rc=2' "$out.$n/stderr" && [ -z "$(ls "$out.$n/cap" | grep 'req-')" ] ||
+        { cat "$out.$n.log" "$out.$n/stderr" >&2; echo "aider was expected to refuse on $dir" >&2; return 1; }
+      echo "exit 2, no request" >"$dir/oracle.refused"
+      return 0
+    fi
+    grep -q 'aider rc=0' "$out.$n/stderr" || { cat "$out.$n.log" "$out.$n/stderr" >&2; echo "aider failed on $dir" >&2; return 1; }
+    python3 - "$out.$n" "$dir" <<'PY' || return 1
+import glob, json, sys
+import blake3
+out, case = sys.argv[1], sys.argv[2]
+run = out + "/run"
+token = lambda text: "<prose:blake3=%s>" % blake3.blake3(text.encode()).hexdigest()
+reqs = sorted(glob.glob(out + "/cap/req-*.json"), key=lambda f: int(f.rsplit("-", 1)[1].split(".")[0]))
+reqs = [json.load(open(f, encoding="utf-8")) for f in reqs]
+reqs = [r for r in reqs if r.get("messages")]
+if not reqs:
+    sys.exit("no chat request captured in " + out)
+msgs = reqs[0]["messages"]
+if len(msgs) not in (5, 7) or any(m["role"] != r for m, r in zip(msgs, ["system"] + ["user", "assistant"] * ((len(msgs) - 3) // 2))):
+    sys.exit("not the message shape of a first Aider request in " + out)
+text = msgs[1]["content"] if len(msgs) == 7 else ""
+if text:
+    cut = text.index("\n\n") + 1
+    text = token(text[:cut]) + text[cut:]
+text = text.replace(run, "<run>")
+seen = sorted(glob.glob(case + "/oracle.user*"))
+if any(open(f, encoding="utf-8", newline="").read() == text for f in seen):
+    sys.exit(0)
+name = "oracle.user" if not seen else "oracle.user-%d" % (len(seen) + 1)
+with open(case + "/" + name, "w", encoding="utf-8", newline="") as f:
+    f.write(text)
+PY
+    # One file or none: nothing to order, one capture is the case.
+    [ "$n" = 1 ] && [ "$(grep -c '(read-only)\.$' "$out.$n/stdout")" -lt 2 ] && break
+  done
+  return 0
+}
+
 for id in "${IDS[@]}"; do
   agent=${id%%/*}
   case $agent in
@@ -571,6 +631,7 @@ for id in "${IDS[@]}"; do
     kilo) record_kilo "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     cline) record_cline "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     continue) record_continue "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
+    aider) record_aider "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     *) echo "record-agents.sh: no recorder for $agent yet" >&2; exit 1 ;;
   esac
   echo "recorded $id"

@@ -45,6 +45,16 @@ fn warn_unavailable(agent: Agent, wording: &WordingSource) {
     }
 }
 
+/// The text prints a set's blocks in one order the agent does not keep (Aider's read-only
+/// files): say so, since the bytes alone cannot.
+fn warn_unordered(blocks: &[Block]) {
+    let set: Vec<&Block> = blocks.iter().filter(|b| b.unordered).collect();
+    if let Some(first) = set.first() {
+        let why = first.unstable.as_deref().unwrap_or("the agent keeps them in no stable order");
+        eprintln_styled(&format!("warning: these {} blocks come in no stable order: {why}", set.len()));
+    }
+}
+
 pub fn build(args: BuildArgs) -> Result<ExitCode, CliError> {
     let agent = args.agent;
     if args.model.is_some() || !matches!(args.section, SectionArg::System) {
@@ -60,6 +70,7 @@ pub fn build(args: BuildArgs) -> Result<ExitCode, CliError> {
     if let Some(note) = &layout.note {
         eprintln_styled(&format!("warning: {note}"));
     }
+    warn_unordered(&layout.blocks);
     match args.format {
         Format::Text => write_stdout(layout.text.as_bytes())?,
         Format::Json => write_json(&LayoutView::new(&layout))?,

@@ -7,6 +7,7 @@
 //! `it/snapshots/`, named `it__<module>__<name>.snap`.
 
 mod agents;
+mod aider;
 mod check;
 mod claude_code;
 mod cli;

@@ -168,7 +168,18 @@ fn explain_gives_every_file_qwen_considered_its_reason() {
         report["agents"].as_array().expect("agents").iter().filter_map(|a| a["agent"].as_str()).collect();
     assert_eq!(
         agents,
-        ["opencode", "codex", "claude-code", "gemini", "copilot", "qwen-code", "kilo", "cline", "continue"],
+        [
+            "opencode",
+            "codex",
+            "claude-code",
+            "gemini",
+            "copilot",
+            "qwen-code",
+            "kilo",
+            "cline",
+            "continue",
+            "aider"
+        ],
         "{report:#}"
     );
     assert_eq!(report["agents"][5]["status"], "sent", "{report:#}");

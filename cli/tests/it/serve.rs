@@ -627,6 +627,49 @@ fn build_serves_continue_and_a_warm_turn_executes_nothing() {
     assert!(edited["text"].as_str().is_some_and(|t| t.contains("agents, edited")), "{edited}");
 }
 
+/// `build` with `"agent": "aider"`, through the generic profile path: the read-only files of
+/// the nearest `.aider.conf.yml` in the first user message, marked unordered, Aider's wording
+/// unavailable without an installation, a warm turn executing no query, then an edit seen.
+#[test]
+fn build_serves_aider_and_a_warm_turn_executes_nothing() {
+    let tree = Tree::new();
+    tree.write("repo/.aider.conf.yml", "read: [../AGENTS.md, NOTES.md]\n");
+    tree.write("repo/pkg/NOTES.md", "pkg notes\n");
+    let mut server = tree.spawn(&["serve", "--stdio"]);
+    let cwd = tree.cwd();
+    let first = server.call(1, "build", json!({ "cwd": cwd, "agent": "aider" }))["result"].clone();
+    assert_eq!(first["agent"], "aider", "{first}");
+    let text = first["text"].as_str().expect("text");
+    // `read:` of the root's file, taken from the working directory (pkg): ../AGENTS.md is the
+    // root's, NOTES.md is pkg's (AI2).
+    assert!(text.contains("\nAGENTS.md\n```\nroot rules```\n"), "{text}");
+    assert!(text.contains("\npkg/NOTES.md\n```\npkg notes\n```\n"), "{text}");
+    let blocks = first["blocks"].as_array().expect("blocks");
+    assert_eq!(blocks.len(), 2, "{first}");
+    for block in blocks {
+        let at = |key: &str| usize::try_from(block[key].as_u64().expect("a byte offset")).expect("fits");
+        assert_eq!(text.get(at("start")..at("end")), block["text"].as_str(), "{block}");
+        assert_eq!(
+            (&block["placement"], &block["unordered"]),
+            (&json!("first_user_message"), &json!(true)),
+            "{block}"
+        );
+    }
+    assert!(first["unavailable"].as_str().is_some_and(|r| r.contains("no Aider installation")), "{first}");
+    let second = server.call(2, "build", json!({ "cwd": cwd, "agent": "aider" }))["result"].clone();
+    assert_eq!(
+        (second["executed"].clone(), second["hash"].clone()),
+        (json!(0), first["hash"].clone()),
+        "{second}"
+    );
+    tree.write("repo/pkg/NOTES.md", "pkg notes, edited\n");
+    let known = first["hash"].clone();
+    let edited =
+        server.call(3, "build", json!({ "cwd": cwd, "agent": "aider", "known_hash": known }))["result"]
+            .clone();
+    assert!(edited["text"].as_str().is_some_and(|t| t.contains("pkg notes, edited")), "{edited}");
+}
+
 /// `build` with `section: "message"`: the whole message's block ids, and turns over it.
 #[test]
 fn the_whole_message_has_its_own_block_ids_and_turns() {
