@@ -21,6 +21,7 @@ mod config;
 mod explain;
 mod github;
 mod lint;
+mod lsp;
 mod mcp;
 pub mod memory;
 mod nearby;
@@ -48,6 +49,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Completions(args) => completions(args.shell),
         Command::Memory(args) => memory::run(args),
         Command::Mcp(args) => mcp::run(args),
+        Command::Lsp(_) => lsp::run(),
     }
 }
 
