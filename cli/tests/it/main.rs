@@ -13,6 +13,7 @@ mod cli;
 mod copilot;
 mod explain_lint;
 mod gemini;
+mod lsp;
 mod mcp;
 mod memory;
 mod qwen_code;
