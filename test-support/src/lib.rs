@@ -21,6 +21,7 @@ pub mod copilot;
 pub mod fixture;
 pub mod http;
 pub mod monorepo;
+pub mod neovim;
 pub mod opencode;
 pub mod qwen_code;
 pub mod sandbox;

@@ -16,6 +16,7 @@ mod gemini;
 mod lsp;
 mod mcp;
 mod memory;
+mod neovim;
 mod qwen_code;
 mod secrets;
 mod serve;
