@@ -50,6 +50,7 @@ pub enum Command {
     Memory(MemoryArgs),
     Mcp(McpArgs),
     Report(ReportArgs),
+    Lsp(LspArgs),
 }
 
 impl Command {
@@ -71,7 +72,7 @@ impl Command {
             | Command::Report(_) => false,
             Command::Memory(args) => args.json_output(),
             // stdout is the protocol's.
-            Command::Mcp(_) => false,
+            Command::Mcp(_) | Command::Lsp(_) => false,
         }
     }
 }
@@ -633,6 +634,16 @@ pub struct McpArgs {
     /// Re-fetch remote instructions at most this often
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
     pub remote_refresh_secs: u64,
+}
+
+/// A language server over stdin/stdout (diagnostics, code lenses, hovers, links) for an
+/// editor: lint findings and config errors as you type, and what every agent attaches when
+/// its model reads the open file (docs/editors.md)
+#[derive(Debug, Args)]
+pub struct LspArgs {
+    /// Accepted for editors that pass it; stdio is the only transport
+    #[arg(long)]
+    pub stdio: bool,
 }
 
 /// Workspace memory: facts, the task handoff, tool statistics and session cards under

@@ -43,6 +43,11 @@ mod input {
         /// have changed. Queries read it to depend on the content.
         #[returns(copy)]
         pub revision: u64,
+        /// The text an editor holds for this path, unsaved: while set, it is the file's
+        /// content and the disk is not read (the language server's open documents).
+        #[default]
+        #[returns(ref)]
+        pub overlay: Option<Arc<[u8]>>,
     }
 }
 
@@ -186,11 +191,19 @@ pub fn real_path(db: &dyn Db, path: &Path) -> PathBuf {
     db.system().canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
-/// The raw bytes of a file.
+/// The raw bytes of a file: the editor's unsaved text when it holds one, else the disk's.
 #[salsa::tracked(returns(ref), lru = 1024)]
 pub fn file_bytes(db: &dyn Db, file: File) -> Result<Arc<[u8]>, ReadFailure> {
     let _ = file.revision(db);
-    match file.kind(db) {
+    let kind = file.kind(db);
+    // A buffer not saved yet may be a file the disk does not have at all; only a directory
+    // at that path makes it no file.
+    if let Some(text) = file.overlay(db)
+        && kind != FileKind::Directory
+    {
+        return Ok(text.clone());
+    }
+    match kind {
         FileKind::Missing => return Err(ReadFailure::NotFound),
         FileKind::Directory => return Err(ReadFailure::IsADirectory),
         FileKind::File | FileKind::Other | FileKind::Inaccessible => {}

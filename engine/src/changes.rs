@@ -212,3 +212,23 @@ impl InputSync<'_> {
         }
     }
 }
+
+/// Sets the editor's text for `path` (absolute), or clears it with `None`: while set, every
+/// query reads that text instead of the disk. Compares first, so the same text twice (a
+/// client resending a buffer) invalidates nothing. Returns whether the input changed.
+pub fn set_overlay(db: &mut Database, path: &Path, text: Option<&str>) -> bool {
+    let file = match (db.files().existing(path), text) {
+        (Some(file), _) => file,
+        // Nothing read this path and nothing overlays it: there is nothing to clear.
+        (None, None) => return false,
+        (None, Some(_)) => db.files().get(&*db, path),
+    };
+    let current = file.overlay(&*db).as_deref();
+    if current == text.map(str::as_bytes) {
+        return false;
+    }
+    let bytes: Option<Arc<[u8]>> = text.map(|text| Arc::from(text.as_bytes()));
+    // LOW, as a file's content: an edit does not make salsa re-verify every walk and glob.
+    file.set_overlay(db).with_durability(salsa::Durability::LOW).to(bytes);
+    true
+}

@@ -31,6 +31,7 @@ pub mod qwen_code;
 mod refresh;
 pub mod remote;
 mod session;
+mod snapshot;
 mod tokens;
 mod turn;
 pub mod watch;
@@ -68,6 +69,7 @@ pub use os::{MAX_FILE_BYTES, OsSystem, read_regular_file};
 pub use prepare::{Policy, Prepared, Warning};
 pub use refresh::RemoteRefresh;
 pub use session::{LimitOverrides, SessionFailure};
+pub use snapshot::{Cancel, Interrupted, Snapshot};
 pub use tokens::O200k;
 pub use turn::{Turn, TurnDiff, Turns, same_text};
 
@@ -89,7 +91,7 @@ pub use ctxgraph_memory::recall::MemorySettings;
 pub use ctxgraph_memory::recall::Recall;
 pub use ctxgraph_memory::record::Skipped;
 pub use ctxgraph_memory::render::MemoryContext;
-pub use ctxgraph_opencode::config::MergedConfig;
+pub use ctxgraph_opencode::config::{ConfigError, MergedConfig};
 pub use ctxgraph_opencode::explain::{Explanation, TargetExplanation};
 pub use ctxgraph_opencode::instructions::SystemPaths;
 pub use ctxgraph_opencode::message::MessageOptions;
@@ -126,7 +128,9 @@ pub mod answers {
     }
     /// The shape every agent's profile answers ([`crate::Engine::agent_layout`]).
     pub mod profile {
-        pub use ctxgraph_db::profile::{Block, Layout, Request, WordingSource};
+        pub use ctxgraph_db::profile::{
+            AgentFate, Block, Layout, ReadLayout, Request, Status, WordingSource,
+        };
     }
     /// What explain's references (B3) and MCP (B4) sections are read off.
     pub mod stages {
@@ -322,6 +326,12 @@ impl Engine {
         self.db.executions()
     }
 
+    /// `text`'s length in `o200k_base` tokens, the unit every answer's token counts are in.
+    pub fn count_tokens(&self, text: &str) -> usize {
+        use ctxgraph_db::tokens::TokenCounter;
+        O200k.count(text)
+    }
+
     /// How many file inputs the graph holds (existing or not).
     pub fn input_count(&self) -> usize {
         self.db.files().len()
@@ -365,6 +375,34 @@ impl Engine {
             }
         }
         applied
+    }
+
+    /// Makes `text` the content of `path` (absolute) for every query, in place of what the
+    /// disk holds: an editor's unsaved buffer. A running [`Snapshot`] is interrupted (its
+    /// work is stale) before the input changes. Returns whether anything changed.
+    pub fn set_overlay(&mut self, path: &Path, text: &str) -> bool {
+        changes::set_overlay(&mut self.db, path, Some(text))
+    }
+
+    /// Drops the editor's text for `path`: queries read the disk again (the editor closed
+    /// the buffer). Returns whether anything changed.
+    pub fn clear_overlay(&mut self, path: &Path) -> bool {
+        changes::set_overlay(&mut self.db, path, None)
+    }
+
+    /// A read-only copy of the engine for another thread, over the same memoized results.
+    /// Its answers come from the revision it was taken at; the next change to an input
+    /// (an overlay, a file event) interrupts its running query and waits for it to drop.
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot::new(Engine {
+            db: self.db.clone(),
+            host: self.host,
+            workspaces: HashMap::new(),
+            opened: HashMap::new(),
+            clock: None,
+            index: index::PathIndex::default(),
+            message_ids: HashMap::new(),
+        })
     }
 
     /// The workspace for a working directory (P4: canonicalised; it must be a directory).

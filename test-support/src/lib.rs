@@ -19,6 +19,7 @@
 pub mod aider;
 pub mod check;
 pub mod copilot;
+pub mod debian;
 pub mod fixture;
 pub mod http;
 pub mod monorepo;

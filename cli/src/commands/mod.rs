@@ -21,6 +21,7 @@ mod config;
 mod explain;
 mod github;
 mod lint;
+mod lsp;
 mod mcp;
 pub mod memory;
 mod nearby;
@@ -50,6 +51,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Memory(args) => memory::run(args),
         Command::Mcp(args) => mcp::run(args),
         Command::Report(args) => report::run(args),
+        Command::Lsp(_) => lsp::run(),
     }
 }
 

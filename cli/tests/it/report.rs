@@ -144,7 +144,7 @@ fn every_block(root: &Path, cwd: &Path) -> Vec<(String, usize, usize, String, us
 
 #[test]
 fn the_page_in_a_real_browser() {
-    let chromium = chromium();
+    let chromium = ctxgraph_test_support::debian::chromium();
     let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-screenshots");
     std::fs::create_dir_all(&shots).expect("screenshot dir");
     let root = tempfile::tempdir().expect("tempdir");
@@ -160,37 +160,6 @@ fn the_page_in_a_real_browser() {
         let mut browser = Browser::launch(&chromium, root.path());
         browser.check_page(name, &page, &expected, &shots);
     }
-}
-
-/// Debian's `chromium`, installed with apt when missing (once per machine, under a lock).
-fn chromium() -> PathBuf {
-    let find = || {
-        ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
-            .iter()
-            .map(PathBuf::from)
-            .find(|path| path.exists())
-    };
-    if let Some(found) = find() {
-        return found;
-    }
-    let lock = std::fs::File::create("/tmp/ctxgraph-chromium-install.lock").expect("lock file");
-    let mut lock = fd_lock::RwLock::new(lock);
-    let _guard = lock.write().expect("lock");
-    if let Some(found) = find() {
-        return found;
-    }
-    let apt = |args: &[&str]| {
-        let status = Command::new("apt-get")
-            .args(args)
-            .env("DEBIAN_FRONTEND", "noninteractive")
-            .stdin(Stdio::null())
-            .status()
-            .expect("run apt-get");
-        assert!(status.success(), "apt-get {args:?} failed");
-    };
-    apt(&["update", "-qq"]);
-    apt(&["install", "-y", "-qq", "-o", "DPkg::Lock::Timeout=600", "chromium"]);
-    find().expect("chromium installed")
 }
 
 /// One headless Chromium, driven over the `DevTools` protocol on a loopback WebSocket. Plain
@@ -474,7 +443,7 @@ fn changed_scenario(root: &Path, repo: &Path) -> PathBuf {
 
 #[test]
 fn session_and_changes_in_a_real_browser() {
-    let chromium = chromium();
+    let chromium = ctxgraph_test_support::debian::chromium();
     let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-screenshots");
     std::fs::create_dir_all(&shots).expect("screenshot dir");
     let root = tempfile::tempdir().expect("tempdir");

@@ -12,6 +12,7 @@ mod incremental;
 mod installation;
 mod mcp;
 mod memory;
+mod overlay;
 mod remote;
 mod remote_config;
 mod skills;

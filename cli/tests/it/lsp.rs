@@ -1,0 +1,392 @@
+//! `ctxgraph lsp` at the protocol level, over the real binary's stdin and stdout: the
+//! editor's unsaved text is what is linted, findings and config errors arrive at their
+//! ranges, the lenses name what every agent attaches, and a stale computation is
+//! interrupted (`$/cancelRequest`, a new edit). Every wait is bounded.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::{Duration, Instant};
+
+use ctxgraph_test_support::tree::{DiskWriter, git_worktree};
+use serde_json::{Value, json};
+
+use crate::support::ctxgraph;
+
+const WAIT: Duration = Duration::from_secs(60);
+const SECRET: &str = "AKIAQQQQQQQQQQQQQQQQ";
+
+/// A running `ctxgraph lsp` and what it sent that nobody waited for yet.
+pub struct Client {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    messages: Receiver<Value>,
+    next_id: i64,
+    /// Notifications read while waiting for something else, in order.
+    pending: Vec<Value>,
+}
+
+/// `file://` + the path (the test trees' paths need no escaping).
+pub fn uri(path: &Path) -> String {
+    format!("file://{}", path.display())
+}
+
+impl Client {
+    /// Starts the server in `root/repo` (isolated as every CLI test is) and initializes it
+    /// with `workspace` as its only folder.
+    pub fn start(root: &Path, workspace: &Path) -> Client {
+        let mut child = ctxgraph(root)
+            .arg("lsp")
+            .env("CTXGRAPH_OFFLINE", "1")
+            .current_dir(workspace)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn ctxgraph lsp");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, messages) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            while let Some(message) = read_message(&mut reader) {
+                if tx.send(message).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut client =
+            Client { stdin: child.stdin.take(), child, messages, next_id: 0, pending: Vec::new() };
+        let folder = json!([{ "uri": uri(workspace), "name": "repo" }]);
+        let reply = client.request("initialize", json!({ "capabilities": {}, "workspaceFolders": folder }));
+        assert!(reply["result"]["capabilities"]["codeLensProvider"].is_object(), "{reply}");
+        client.notify("initialized", json!({}));
+        client
+    }
+
+    fn write(&mut self, message: &Value) {
+        let body = message.to_string();
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        write!(stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).expect("write");
+        stdin.flush().expect("flush");
+    }
+
+    pub fn notify(&mut self, method: &str, params: Value) {
+        self.write(&json!({ "jsonrpc": "2.0", "method": method, "params": params }));
+    }
+
+    /// Sends a request without waiting; returns its id.
+    pub fn send_request(&mut self, method: &str, params: Value) -> i64 {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.write(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        id
+    }
+
+    /// The response to request `id`, keeping the notifications that come first.
+    pub fn response(&mut self, id: i64) -> Value {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let message = self.messages.recv_timeout(left).unwrap_or_else(|_| panic!("no response to {id}"));
+            if message["id"] == json!(id) && message.get("method").is_none() {
+                return message;
+            }
+            self.pending.push(message);
+        }
+    }
+
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.send_request(method, params);
+        self.response(id)
+    }
+
+    /// The next diagnostics published for `path` at `version`.
+    pub fn diagnostics(&mut self, path: &Path, version: i64) -> Vec<Value> {
+        let wanted = |m: &Value| {
+            m["method"] == "textDocument/publishDiagnostics"
+                && m["params"]["uri"] == json!(uri(path))
+                && m["params"]["version"] == json!(version)
+        };
+        if let Some(at) = self.pending.iter().position(wanted) {
+            let message = self.pending.remove(at);
+            return message["params"]["diagnostics"].as_array().cloned().unwrap_or_default();
+        }
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let message = self
+                .messages
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no diagnostics for {} at version {version}", path.display()));
+            if wanted(&message) {
+                return message["params"]["diagnostics"].as_array().cloned().unwrap_or_default();
+            }
+            self.pending.push(message);
+        }
+    }
+
+    pub fn open(&mut self, path: &Path, text: &str) {
+        let document = json!({ "uri": uri(path), "languageId": "markdown", "version": 1, "text": text });
+        self.notify("textDocument/didOpen", json!({ "textDocument": document }));
+    }
+
+    pub fn change(&mut self, path: &Path, version: i64, text: &str) {
+        let document = json!({ "uri": uri(path), "version": version });
+        self.notify(
+            "textDocument/didChange",
+            json!({ "textDocument": document, "contentChanges": [{ "text": text }] }),
+        );
+    }
+
+    /// `shutdown`, `exit`, and the exit code (bounded).
+    pub fn finish(mut self) -> Option<i32> {
+        let reply = self.request("shutdown", Value::Null);
+        assert!(reply.get("error").is_none(), "{reply}");
+        self.notify("exit", Value::Null);
+        drop(self.stdin.take());
+        let deadline = Instant::now() + WAIT;
+        while Instant::now() < deadline {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status.code();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        None
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One message of the base protocol: `Content-Length` headers, a blank line, the body.
+fn read_message(reader: &mut impl BufRead) -> Option<Value> {
+    let mut length = None;
+    loop {
+        let mut header = String::new();
+        if reader.read_line(&mut header).ok()? == 0 {
+            return None;
+        }
+        let header = header.trim_end();
+        if header.is_empty() {
+            break;
+        }
+        if let Some(value) = header.strip_prefix("Content-Length:") {
+            length = value.trim().parse::<usize>().ok();
+        }
+    }
+    let mut body = vec![0; length?];
+    reader.read_exact(&mut body).ok()?;
+    serde_json::from_slice(&body).ok()
+}
+
+/// A git repository under `root/repo`: a root AGENTS.md, opencode.json with one
+/// `instructions` glob, and a package with a nearby AGENTS.md and a source file.
+fn repository(root: &Path) -> PathBuf {
+    let repo = root.join("repo");
+    for dir in ["home", "config", "managed", "repo/docs/agents", "repo/packages/api/src"] {
+        std::fs::create_dir_all(root.join(dir)).expect("mkdir");
+    }
+    git_worktree(&repo, &mut DiskWriter);
+    let write = |path: &str, text: &str| std::fs::write(repo.join(path), text).expect("write");
+    write("AGENTS.md", "# Rules\n\n- run the tests before pushing\n");
+    write("opencode.json", "{\n  \"instructions\": [\"docs/agents/*.md\"]\n}\n");
+    write("docs/agents/style.md", "# Style\n\n- short functions\n");
+    write("docs/agents/testing.md", "# Testing\n\n- one assertion per behaviour\n");
+    write("packages/api/AGENTS.md", "# API\n\n- never edit an applied migration\n");
+    write("packages/api/src/users.ts", "export const users = [];\n");
+    repo
+}
+
+fn codes(diagnostics: &[Value]) -> Vec<&str> {
+    diagnostics.iter().filter_map(|d| d["code"].as_str()).collect()
+}
+
+#[test]
+fn unsaved_edits_are_linted_at_their_range_and_never_read_from_disk() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let repo = repository(temp.path());
+    let agents = repo.join("AGENTS.md");
+    let on_disk = std::fs::read_to_string(&agents).expect("read");
+    let mut client = Client::start(temp.path(), &repo);
+    client.open(&agents, &on_disk);
+    assert_eq!(codes(&client.diagnostics(&agents, 1)), Vec::<&str>::new());
+
+    // Typed, not saved: the secret is underlined where it is, with the rule's doc.
+    let edited = format!("# Rules\n\n- run the tests before pushing\n- key é {SECRET}\n");
+    client.change(&agents, 2, &edited);
+    let found = client.diagnostics(&agents, 2);
+    assert_eq!(codes(&found), ["CG005"], "{found:?}");
+    assert_eq!(
+        found[0]["range"],
+        json!({ "start": { "line": 3, "character": 8 }, "end": { "line": 3, "character": 28 } })
+    );
+    assert_eq!(found[0]["severity"], json!(1));
+    assert!(found[0]["codeDescription"]["href"].as_str().is_some_and(|h| h.ends_with("docs/lint.md#cg005")));
+    assert_eq!(std::fs::read_to_string(&agents).expect("read"), on_disk, "the disk is untouched");
+
+    // Undone: the finding goes.
+    client.change(&agents, 3, &on_disk);
+    assert_eq!(codes(&client.diagnostics(&agents, 3)), Vec::<&str>::new());
+
+    // A broken config, unsaved: opencode's error at its key; then a JSONC syntax error.
+    let config = repo.join("opencode.json");
+    client.open(&config, "{\n  \"instructions\": [\"docs/agents/*.md\"]\n}\n");
+    assert_eq!(codes(&client.diagnostics(&config, 1)), Vec::<&str>::new());
+    client.change(&config, 2, "{\n  \"instructions\": [\"docs/agents/*.md\"],\n  \"model\": 3\n}\n");
+    let found = client.diagnostics(&config, 2);
+    assert_eq!(codes(&found), ["config"], "{found:?}");
+    assert_eq!(
+        found[0]["range"],
+        json!({ "start": { "line": 2, "character": 2 }, "end": { "line": 2, "character": 9 } })
+    );
+    client.change(&config, 3, "{\n  \"instructions\": [\"docs/agents/*.md\"] ]\n}\n");
+    let found = client.diagnostics(&config, 3);
+    assert_eq!(codes(&found), ["config"], "{found:?}");
+    assert_eq!(found[0]["range"]["start"]["line"], json!(1), "{found:?}");
+    assert!(found[0]["message"].as_str().is_some_and(|m| m.contains("invalid JSONC")), "{found:?}");
+    assert_eq!(client.finish(), Some(0));
+}
+
+fn lens_titles(reply: &Value) -> Vec<String> {
+    let lenses = reply["result"].as_array().unwrap_or_else(|| panic!("no lenses: {reply}"));
+    for lens in lenses {
+        assert_eq!(lens["range"]["start"]["line"], json!(0), "on line 1: {lens}");
+    }
+    lenses.iter().filter_map(|l| l["command"]["title"].as_str().map(str::to_owned)).collect()
+}
+
+#[test]
+fn code_lenses_name_what_every_agent_attaches_and_does_with_a_rule_file() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let repo = repository(temp.path());
+    let mut client = Client::start(temp.path(), &repo);
+    let source = repo.join("packages/api/src/users.ts");
+    let titles = lens_titles(
+        &client.request("textDocument/codeLens", json!({ "textDocument": { "uri": uri(&source) } })),
+    );
+    // One lens per agent in the engine's registry, in its order.
+    let agents: Vec<String> =
+        ctxgraph_engine::profiles::PROFILES.iter().map(|p| p.agent().to_string()).collect();
+    let named: Vec<String> =
+        titles.iter().filter_map(|t| t.split([':', ' ']).next().map(str::to_owned)).collect();
+    assert_eq!(named, agents, "{titles:#?}");
+    let opencode = titles[0].clone();
+    assert!(opencode.starts_with("opencode on read: attaches packages/api/AGENTS.md ("), "{opencode}");
+    assert!(opencode.ends_with(" tokens)"), "{opencode}");
+
+    // The rule file itself: sent from its own directory only; attached on reads from above.
+    let rule = repo.join("packages/api/AGENTS.md");
+    let titles = lens_titles(
+        &client.request("textDocument/codeLens", json!({ "textDocument": { "uri": uri(&rule) } })),
+    );
+    assert_eq!(
+        titles[0], "rule file: in the system prompt from 1 of 3 working directories (. down to its own)",
+        "{titles:#?}"
+    );
+    assert!(titles[1].starts_with("opencode: on read 2/3, sent 1/3 · codex:"), "{titles:#?}");
+    assert_eq!(titles.len(), 2 + agents.len());
+
+    // The lens follows the unsaved buffer: the nearby file grown, its token count with it.
+    client.open(&rule, &"# API\n\n- never edit an applied migration\n".repeat(20));
+    client.diagnostics(&rule, 1);
+    let titles = lens_titles(
+        &client.request("textDocument/codeLens", json!({ "textDocument": { "uri": uri(&source) } })),
+    );
+    assert!(titles[0].starts_with("opencode on read: attaches packages/api/AGENTS.md ("), "{titles:#?}");
+    assert_ne!(titles[0], opencode, "{titles:#?}");
+    assert_eq!(client.finish(), Some(0));
+}
+
+#[test]
+fn instructions_entries_hover_link_and_go_to_their_files() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let repo = repository(temp.path());
+    let config = repo.join("opencode.json");
+    let mut client = Client::start(temp.path(), &repo);
+    let at = json!({ "textDocument": { "uri": uri(&config) }, "position": { "line": 1, "character": 24 } });
+    let hover = client.request("textDocument/hover", at.clone());
+    let text = hover["result"]["contents"]["value"].as_str().unwrap_or_else(|| panic!("{hover}"));
+    assert!(text.contains("- in `.`: `docs/agents/style.md`, `docs/agents/testing.md`"), "{text}");
+    assert_eq!(
+        hover["result"]["range"],
+        json!({ "start": { "line": 1, "character": 19 }, "end": { "line": 1, "character": 37 } })
+    );
+    let definition = client.request("textDocument/definition", at);
+    let targets: Vec<&str> =
+        definition["result"].as_array().into_iter().flatten().filter_map(|l| l["uri"].as_str()).collect();
+    let style = uri(&repo.join("docs/agents/style.md"));
+    let testing = uri(&repo.join("docs/agents/testing.md"));
+    assert_eq!(targets, [style.as_str(), testing.as_str()], "{definition}");
+    let links =
+        client.request("textDocument/documentLink", json!({ "textDocument": { "uri": uri(&config) } }));
+    assert_eq!(links["result"][0]["target"], json!(style), "{links}");
+
+    // An @import: hover names the file it resolves to, and go-to-definition goes there.
+    let rule = repo.join("AGENTS.md");
+    client.open(&rule, "# Rules\n\nSee @packages/api/AGENTS.md\n");
+    client.diagnostics(&rule, 1);
+    let at = json!({ "textDocument": { "uri": uri(&rule) }, "position": { "line": 2, "character": 8 } });
+    let hover = client.request("textDocument/hover", at.clone());
+    let text = hover["result"]["contents"]["value"].as_str().unwrap_or_else(|| panic!("{hover}"));
+    assert!(text.contains(&format!("→ `{}`", repo.join("packages/api/AGENTS.md").display())), "{text}");
+    let definition = client.request("textDocument/definition", at);
+    assert_eq!(
+        definition["result"][0]["uri"],
+        json!(uri(&repo.join("packages/api/AGENTS.md"))),
+        "{definition}"
+    );
+    assert_eq!(client.finish(), Some(0));
+}
+
+/// A tree whose `instructions` glob walks every directory: cold, a document-link request
+/// on its config takes long enough for a cancellation sent right after it to find it
+/// still running.
+fn slow_repository(root: &Path) -> PathBuf {
+    let repo = repository(root);
+    std::fs::write(repo.join("opencode.json"), "{\n  \"instructions\": [\"**/*.md\"]\n}\n").expect("write");
+    for a in 0..40 {
+        for b in 0..25 {
+            let dir = repo.join(format!("gen/d{a}/e{b}"));
+            std::fs::create_dir_all(&dir).expect("mkdir");
+            for c in 0..4 {
+                std::fs::write(dir.join(format!("f{c}.txt")), "x\n").expect("write");
+            }
+        }
+    }
+    repo
+}
+
+#[test]
+fn cancel_request_and_a_new_edit_interrupt_the_stale_computation() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let repo = slow_repository(temp.path());
+    let config = repo.join("opencode.json");
+    let mut client = Client::start(temp.path(), &repo);
+    let links = json!({ "textDocument": { "uri": uri(&config) } });
+    let id = client.send_request("textDocument/documentLink", links.clone());
+    client.notify("$/cancelRequest", json!({ "id": id }));
+    let reply = client.response(id);
+    assert_eq!(reply["error"]["code"], json!(-32800), "RequestCancelled: {reply}");
+
+    // Open, then ask; an edit right after makes the answer stale: ContentModified.
+    let text = "{\n  \"instructions\": [\"**/*.md\"]\n}\n";
+    client.open(&config, text);
+    client.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({ "changes": [{ "uri": uri(&repo.join("gen")), "type": 1 }] }),
+    );
+    let id = client.send_request("textDocument/documentLink", links.clone());
+    client.change(&config, 2, "{\n  \"instructions\": [\"**/*.md\", \"AGENTS.md\"]\n}\n");
+    let reply = client.response(id);
+    assert_eq!(reply["error"]["code"], json!(-32801), "ContentModified: {reply}");
+    // The server goes on answering, from the new text.
+    let reply = client.request("textDocument/documentLink", links);
+    assert_eq!(reply["result"].as_array().map(Vec::len), Some(2), "{reply}");
+    assert_eq!(client.finish(), Some(0));
+}

@@ -1,0 +1,421 @@
+//! What the server answers, computed from a read-only engine and an open document's text.
+//! Nothing here mutates the engine: the main loop sets the overlays first, and these run on
+//! a [`Snapshot`](ctxgraph_engine::Snapshot) on a worker thread.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use ctxgraph_engine::answers::explain::EntryExpansion;
+use ctxgraph_engine::answers::profile::Request;
+use ctxgraph_engine::profiles::PROFILES;
+use ctxgraph_engine::{Budget, BuildError, ConfigError, Engine, EngineError, Finding, Severity, Workspace};
+use lsp_types::{
+    CodeDescription, CodeLens, Command, Diagnostic, DiagnosticSeverity, DocumentLink, Hover, HoverContents,
+    Location, MarkupContent, MarkupKind, NumberOrString, Position, Range, Uri,
+};
+
+use crate::references::{Reference, key_range, reference_at, references, resolve_import};
+use crate::text::{ColumnUnit, finding_range, range_of};
+use crate::uri::{path_to_uri, repository_doc};
+
+/// An open document: its path and the editor's text.
+#[derive(Clone, Copy, Debug)]
+pub struct Open<'a> {
+    /// Absolute.
+    pub path: &'a Path,
+    /// What the editor holds, saved or not.
+    pub text: &'a str,
+}
+
+const SOURCE: &str = "ctxgraph";
+
+/// Every open document's diagnostics in `ws`, in `docs` order: the lint findings located
+/// in it, and the config errors that point into it.
+pub fn diagnostics(engine: &Engine, ws: Workspace, docs: &[Open<'_>]) -> Vec<Vec<Diagnostic>> {
+    let (findings, errors) = lint_everything(engine, ws);
+    docs.iter()
+        .map(|doc| {
+            let name = doc.path.to_string_lossy();
+            let mut found: Vec<Diagnostic> = findings
+                .iter()
+                .filter(|f| f.location.as_ref().is_some_and(|l| l.uri == name))
+                .map(|f| finding_diagnostic(doc.text, f))
+                .collect();
+            for error in &errors {
+                found.extend(error_diagnostics(*doc, error));
+            }
+            if doc.path.file_name().is_some_and(|n| n == "ctxgraph.toml") {
+                found.extend(scenarios_diagnostics(*doc));
+            }
+            found
+        })
+        .collect()
+}
+
+/// Every agent's findings with the cross-agent ones; when one agent cannot answer (its
+/// config is broken), each agent's own, and the errors of those that could not.
+fn lint_everything(engine: &Engine, ws: Workspace) -> (Vec<Finding>, Vec<EngineError>) {
+    let budget = Budget::default();
+    if let Ok(findings) = engine.agents_lint(ws, None, budget) {
+        return (findings, Vec::new());
+    }
+    let (mut findings, mut errors) = (Vec::new(), Vec::<EngineError>::new());
+    for profile in PROFILES {
+        match engine.agents_lint(ws, Some(profile.agent()), budget) {
+            Ok(found) => findings.extend(found),
+            // Two agents reading one broken file say so once.
+            Err(error) if errors.iter().any(|e| e.to_string() == error.to_string()) => {}
+            Err(error) => errors.push(error),
+        }
+    }
+    (findings, errors)
+}
+
+fn severity(severity: Severity) -> DiagnosticSeverity {
+    match severity {
+        Severity::Error => DiagnosticSeverity::ERROR,
+        Severity::Warning => DiagnosticSeverity::WARNING,
+        Severity::Note => DiagnosticSeverity::INFORMATION,
+    }
+}
+
+fn finding_diagnostic(text: &str, finding: &Finding) -> Diagnostic {
+    let (line, column) = finding.location.as_ref().map_or((None, None), |l| (l.line, l.column));
+    let id = finding.code.id();
+    Diagnostic {
+        range: finding_range(text, line, column, ColumnUnit::Chars),
+        severity: Some(severity(finding.severity)),
+        code: Some(NumberOrString::String(id.to_owned())),
+        code_description: repository_doc(&format!("docs/lint.md#{}", id.to_lowercase()))
+            .map(|href| CodeDescription { href }),
+        source: Some(SOURCE.to_owned()),
+        message: format!("{} ({})\n{}", finding.message, finding.code.name(), finding.hint),
+        ..Diagnostic::default()
+    }
+}
+
+fn config_diagnostic(range: Range, message: String) -> Diagnostic {
+    Diagnostic {
+        range,
+        severity: Some(DiagnosticSeverity::ERROR),
+        code: Some(NumberOrString::String("config".to_owned())),
+        code_description: repository_doc("docs/opencode/config.md").map(|href| CodeDescription { href }),
+        source: Some(SOURCE.to_owned()),
+        message,
+        ..Diagnostic::default()
+    }
+}
+
+/// An error that stops an agent from building, where it points into `doc`.
+fn error_diagnostics(doc: Open<'_>, error: &EngineError) -> Vec<Diagnostic> {
+    let here = |source: &str| Path::new(source) == doc.path;
+    let whole_file = || finding_range(doc.text, None, None, ColumnUnit::Chars);
+    let EngineError::Build(BuildError::Config(config)) = error else {
+        // Another agent's broken settings: its message names the file.
+        return if error.to_string().contains(&*doc.path.to_string_lossy()) {
+            vec![config_diagnostic(whole_file(), error.to_string())]
+        } else {
+            Vec::new()
+        };
+    };
+    match config {
+        ConfigError::Json { source_name, line, column, .. }
+        | ConfigError::Substitution { source_name, line, column, .. }
+            if here(source_name) =>
+        {
+            let range = finding_range(doc.text, Some(*line), Some(*column), ColumnUnit::Utf16);
+            vec![config_diagnostic(range, config.to_string())]
+        }
+        ConfigError::Schema { source_name, issues } if here(source_name) => issues
+            .iter()
+            .map(|issue| {
+                let range = key_range(doc.text, &issue.path)
+                    .map_or_else(whole_file, |key| range_of(doc.text, key.start, key.end));
+                let at = if issue.path.is_empty() {
+                    String::new()
+                } else {
+                    format!(" at {}", issue.path.join("."))
+                };
+                config_diagnostic(range, format!("{}{at} (opencode refuses this config)", issue.message))
+            })
+            .collect(),
+        ConfigError::TooManyPatterns { source_name, at, .. } if here(source_name) => {
+            let range = finding_range(doc.text, at.map(|a| a.line), at.map(|a| a.column), ColumnUnit::Chars);
+            vec![config_diagnostic(range, config.to_string())]
+        }
+        other if other.to_string().contains(&*doc.path.to_string_lossy()) => {
+            vec![config_diagnostic(whole_file(), other.to_string())]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// `ctxgraph.toml`: what `ctxgraph check` would refuse, at its place.
+fn scenarios_diagnostics(doc: Open<'_>) -> Vec<Diagnostic> {
+    use ctxgraph_check::scenarios::{Anchor, parse};
+    let Some(base) = doc.path.parent().and_then(|dir| std::fs::canonicalize(dir).ok()) else {
+        return Vec::new();
+    };
+    let repo = ctxgraph_check::worktree_root(&base);
+    match parse(doc.text, &Anchor { file: doc.path, base: &base, repo: &repo }) {
+        Ok(_) => Vec::new(),
+        Err(ctxgraph_check::ScenariosError::Invalid { message, at, .. }) => {
+            let range = finding_range(doc.text, Some(at.line), Some(at.column), ColumnUnit::Chars);
+            vec![Diagnostic {
+                range,
+                severity: Some(DiagnosticSeverity::ERROR),
+                code: Some(NumberOrString::String("scenarios".to_owned())),
+                code_description: repository_doc("README.md").map(|href| CodeDescription { href }),
+                source: Some(SOURCE.to_owned()),
+                message,
+                ..Diagnostic::default()
+            }]
+        }
+        Err(other) => {
+            vec![config_diagnostic(finding_range(doc.text, None, None, ColumnUnit::Chars), other.to_string())]
+        }
+    }
+}
+
+/// `path` as the lenses print it: relative to the working directory when below it.
+fn short(path: &Path, base: &Path) -> String {
+    match path.strip_prefix(base) {
+        Ok(rel) if !rel.as_os_str().is_empty() => rel.to_string_lossy().into_owned(),
+        Ok(_) => ".".to_owned(),
+        Err(_) => path.to_string_lossy().into_owned(),
+    }
+}
+
+fn lens(title: String) -> CodeLens {
+    // A lens without a command to run: the title is the answer. `command` stays empty, as
+    // clients that display lenses need one with a title.
+    let command = Command { title, command: String::new(), arguments: None };
+    CodeLens {
+        range: Range::new(Position::new(0, 0), Position::new(0, 0)),
+        command: Some(command),
+        data: None,
+    }
+}
+
+/// The working directories between `root` and `file`'s directory, `root` first: where an
+/// agent started would see the file through its upward walk.
+pub fn working_directories(root: &Path, file: &Path) -> Vec<PathBuf> {
+    let Some(dir) = file.parent() else { return vec![root.to_path_buf()] };
+    let Ok(below) = dir.strip_prefix(root) else { return vec![root.to_path_buf()] };
+    let mut dirs = vec![root.to_path_buf()];
+    let mut at = root.to_path_buf();
+    for part in below.components() {
+        at.push(part);
+        dirs.push(at.clone());
+    }
+    dirs
+}
+
+/// Line 1's lenses: what each agent attaches when its model reads `file` (started in `ws`),
+/// and, for a rule file, from how many of the working directories `chain` (see
+/// [`working_directories`]) it is in the system prompt and what each agent does with it.
+pub fn code_lenses(engine: &Engine, ws: Workspace, chain: &[Workspace], file: &Path) -> Vec<CodeLens> {
+    let root = engine.cwd(ws).to_path_buf();
+    let mut lenses = Vec::new();
+    // Per agent, per status label: in how many of the working directories.
+    let mut statuses: Vec<(&'static str, BTreeMap<&'static str, usize>)> = Vec::new();
+    let mut in_prompt = 0;
+    for &dir in chain {
+        let fates = engine.file_fates(dir, file);
+        let mut sent_here = false;
+        for fate in &fates {
+            use ctxgraph_engine::answers::profile::Status;
+            sent_here |= matches!(fate.status, Status::Sent | Status::Cut | Status::Inlined);
+            let index = statuses.iter().position(|(agent, _)| *agent == fate.agent).unwrap_or_else(|| {
+                statuses.push((fate.agent, BTreeMap::new()));
+                statuses.len() - 1
+            });
+            *statuses[index].1.entry(fate.status.label()).or_default() += 1;
+        }
+        in_prompt += usize::from(sent_here);
+    }
+    let rule_file = statuses.iter().any(|(_, counts)| counts.keys().any(|label| *label != "not sent"));
+    if rule_file {
+        let n = chain.len();
+        lenses.push(lens(format!(
+            "rule file: in the system prompt from {in_prompt} of {n} working directories (. down to its own)"
+        )));
+        let per_agent: Vec<String> = statuses
+            .iter()
+            .map(|(agent, counts)| {
+                let counts: Vec<String> =
+                    counts.iter().map(|(label, k)| format!("{label} {k}/{n}")).collect();
+                format!("{agent}: {}", counts.join(", "))
+            })
+            .collect();
+        lenses.push(lens(per_agent.join(" · ")));
+    }
+    for profile in PROFILES {
+        let agent = profile.agent();
+        let title = match engine.agent_read(ws, agent, file, &Request::default()) {
+            Ok(Some(read)) if read.blocks.is_empty() => {
+                format!(
+                    "{agent} on read: attaches nothing{}",
+                    read.note.map(|n| format!(" ({n})")).unwrap_or_default()
+                )
+            }
+            Ok(Some(read)) => {
+                let attached: Vec<String> = read
+                    .blocks
+                    .iter()
+                    .map(|block| {
+                        let tokens =
+                            read.text.get(block.range.clone()).map_or(0, |text| engine.count_tokens(text));
+                        let what =
+                            block.source.path().map_or_else(|| block.source.display(), |p| short(p, &root));
+                        format!("{what} ({tokens} tokens)")
+                    })
+                    .collect();
+                format!("{agent} on read: attaches {}", attached.join(", "))
+            }
+            Ok(None) => format!("{agent}: attaches no rule files on reads"),
+            Err(error) => format!("{agent}: {error}"),
+        };
+        lenses.push(lens(title));
+    }
+    lenses
+}
+
+/// Hover on an `instructions` entry (what it matches at each level) or an `@import` (the
+/// file it resolves to, and what Gemini CLI does with it).
+pub fn hover(engine: &Engine, ws: Workspace, doc: Open<'_>, offset: usize) -> Option<Hover> {
+    let reference = reference_at(doc.path, doc.text, offset)?;
+    let range = Some(range_of(doc.text, reference.range().start, reference.range().end));
+    let root = engine.cwd(ws).to_path_buf();
+    let mut text = String::new();
+    match &reference {
+        Reference::Instruction { entry, .. } => {
+            let _ = writeln!(text, "**instructions** `{entry}`\n");
+            let base = doc.path.parent().unwrap_or(&root);
+            match engine.explain_target(ws, entry, base) {
+                Ok(explained) if explained.entries.is_empty() => {
+                    let _ = writeln!(text, "not in the merged `instructions` from `{}`", root.display());
+                }
+                Ok(explained) => {
+                    for report in &explained.entries {
+                        match &report.expansion {
+                            EntryExpansion::Glob { mode, pattern, levels, .. } => {
+                                let _ = writeln!(text, "`{pattern}` ({mode}), from {}:\n", report.config);
+                                for level in levels {
+                                    let matches: Vec<String> = level
+                                        .matches
+                                        .iter()
+                                        .map(|m| format!("`{}`", short(m, &root)))
+                                        .collect();
+                                    let listed = if matches.is_empty() {
+                                        "nothing".to_owned()
+                                    } else {
+                                        matches.join(", ")
+                                    };
+                                    let _ = writeln!(text, "- in `{}`: {listed}", short(&level.dir, &root));
+                                }
+                            }
+                            EntryExpansion::Remote { status } => {
+                                let _ = writeln!(text, "a URL: {status:?}");
+                            }
+                        }
+                    }
+                }
+                Err(error) => {
+                    let _ = writeln!(text, "{error}");
+                }
+            }
+        }
+        Reference::Import { path, .. } => {
+            let resolved = resolve_import(doc.path, path, &home(engine));
+            let exists = resolved.is_file();
+            let _ = writeln!(
+                text,
+                "**@{path}** → `{}`{}\n",
+                resolved.display(),
+                if exists { "" } else { " (no such file)" }
+            );
+            if let Ok(gemini) = engine.gemini_context(ws) {
+                let outcomes: Vec<String> = gemini
+                    .docs
+                    .iter()
+                    .flat_map(|d| &d.imports)
+                    .filter(|i| i.importer == doc.path && i.path == *path)
+                    .map(|i| {
+                        if i.is_inlined() {
+                            "inlined".to_owned()
+                        } else {
+                            format!("not inlined: {:?}", i.outcome)
+                        }
+                    })
+                    .collect();
+                if outcomes.is_empty() {
+                    let _ =
+                        writeln!(text, "gemini: this file is not in its context from `{}`", root.display());
+                } else {
+                    let _ = writeln!(text, "gemini: {}", outcomes.join("; "));
+                }
+            }
+        }
+    }
+    Some(Hover {
+        contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value: text }),
+        range,
+    })
+}
+
+fn home(engine: &Engine) -> PathBuf {
+    engine.env_vars().get("HOME").map_or_else(|| PathBuf::from("/"), PathBuf::from)
+}
+
+/// The files a reference names: every match of an `instructions` entry (in load order), or
+/// the file an `@import` resolves to when it exists.
+fn targets(engine: &Engine, ws: Workspace, doc: Open<'_>, reference: &Reference) -> Vec<PathBuf> {
+    match reference {
+        Reference::Instruction { entry, .. } => {
+            let base = doc.path.parent().unwrap_or(engine.cwd(ws));
+            let Ok(explained) = engine.explain_target(ws, entry, base) else { return Vec::new() };
+            let mut files = Vec::new();
+            for report in explained.entries {
+                if let EntryExpansion::Glob { levels, .. } = report.expansion {
+                    files.extend(levels.into_iter().flat_map(|level| level.matches));
+                }
+            }
+            files.dedup();
+            files
+        }
+        Reference::Import { path, .. } => {
+            let resolved = resolve_import(doc.path, path, &home(engine));
+            if resolved.is_file() { vec![resolved] } else { Vec::new() }
+        }
+    }
+}
+
+/// Go to definition: the files the reference under the cursor names.
+pub fn definition(engine: &Engine, ws: Workspace, doc: Open<'_>, offset: usize) -> Vec<Location> {
+    let Some(reference) = reference_at(doc.path, doc.text, offset) else { return Vec::new() };
+    let start = Range::new(Position::new(0, 0), Position::new(0, 0));
+    targets(engine, ws, doc, &reference)
+        .into_iter()
+        .filter_map(|file| Some(Location { uri: path_to_uri(&file)?, range: start }))
+        .collect()
+}
+
+/// A link on each reference to its first file, the others named in the tooltip.
+pub fn document_links(engine: &Engine, ws: Workspace, doc: Open<'_>) -> Vec<DocumentLink> {
+    let root = engine.cwd(ws).to_path_buf();
+    references(doc.path, doc.text)
+        .into_iter()
+        .filter_map(|reference| {
+            let files = targets(engine, ws, doc, &reference);
+            let target: Uri = path_to_uri(files.first()?)?;
+            let tooltip = (files.len() > 1).then(|| {
+                let names: Vec<String> = files.iter().map(|f| short(f, &root)).collect();
+                format!("{} files: {}", files.len(), names.join(", "))
+            });
+            let range = range_of(doc.text, reference.range().start, reference.range().end);
+            Some(DocumentLink { range, target: Some(target), tooltip, data: None })
+        })
+        .collect()
+}
