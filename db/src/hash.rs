@@ -32,6 +32,22 @@ impl std::fmt::Debug for ContentHash {
     }
 }
 
+/// Serialised as its lowercase hex digits, so its schema is that string.
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for ContentHash {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ContentHash".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "blake3 of the bytes, in lowercase hex.",
+            "type": "string",
+            "pattern": "^[0-9a-f]{64}$",
+        })
+    }
+}
+
 impl Serialize for ContentHash {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(&self.0.to_hex())

@@ -23,6 +23,8 @@ pub mod mcp;
 pub mod path;
 pub mod profile;
 pub mod remote;
+#[cfg(feature = "schema")]
+pub mod schema;
 pub mod secrets;
 pub mod system;
 #[cfg(any(test, feature = "testing"))]

@@ -6,6 +6,7 @@ use serde::Serialize;
 
 /// How bad a finding is. Ordered: `Note < Warning < Error`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     /// Worth knowing; fails the run only under `--deny notes`.
@@ -193,6 +194,23 @@ impl Code {
     }
 }
 
+/// Serialised as its id (`CG001` …, the `into` above), so its schema is the list of ids.
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for Code {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Code".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let ids: Vec<&str> = Code::ALL.iter().map(|code| code.id()).collect();
+        schemars::json_schema!({
+            "description": "The rule's id (docs/lint.md).",
+            "type": "string",
+            "enum": ids,
+        })
+    }
+}
+
 impl From<Code> for &'static str {
     fn from(code: Code) -> Self {
         code.id()
@@ -201,6 +219,7 @@ impl From<Code> for &'static str {
 
 /// What a finding points at.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Location {
     /// A file, or a URL.
     pub uri: String,
@@ -212,6 +231,7 @@ pub struct Location {
 
 /// One problem lint found: rendered as text, JSON and SARIF results alike.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Finding {
     /// Which rule fired.
     pub code: Code,

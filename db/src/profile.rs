@@ -23,6 +23,7 @@ use crate::tokens::TokenCounter;
 
 /// Where an agent puts a block of its context.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Placement {
     /// The system message (or system instruction) every request starts with.
@@ -49,6 +50,7 @@ impl Placement {
 
 /// What a block's text comes from.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case", tag = "kind", content = "source")]
 pub enum Source {
     /// A file on disk, by its absolute path.
@@ -80,6 +82,7 @@ impl Source {
 
 /// One block of an agent's context, placed in the layout's text.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Block {
     /// What the text comes from.
     #[serde(flatten)]
@@ -90,6 +93,7 @@ pub struct Block {
     pub position: &'static str,
     /// Byte range of the block in [`Layout::text`] (`start`, `end` in JSON).
     #[serde(flatten)]
+    #[cfg_attr(feature = "schema", schemars(with = "crate::schema::ByteRange"))]
     pub range: Range<usize>,
     /// blake3 of the block's bytes.
     pub hash: ContentHash,
@@ -233,6 +237,7 @@ pub struct ReadLayout {
 
 /// What one agent does with a file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// Sent whole at start-up.

@@ -121,18 +121,24 @@ pub struct Store {
 
 /// What `remember` did.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "result", rename_all = "kebab-case")]
 pub enum Remembered {
+    /// A new fact was stored.
     Added {
+        /// The new fact's id (`fct_…`).
         id: String,
     },
     /// The same normalised text is already an active fact: nothing written (§4.3).
     Duplicate {
+        /// The id of the fact already stored.
         id: String,
     },
     /// A near duplicate of the same scope was retired in favour of the new fact.
     Superseded {
+        /// The new fact's id.
         id: String,
+        /// The id of the fact it retired.
         old: String,
     },
 }

@@ -31,6 +31,9 @@ fn days(ms: i64) -> f64 {
 /// A score that can live in a salsa result: compared and hashed by its bits, which is exact
 /// because every score is computed by the same arithmetic in the same order.
 #[derive(Clone, Copy, Debug, PartialOrd, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+// What a reader of a reply needs, not the salsa note above.
+#[cfg_attr(feature = "schema", schemars(description = "A relevance score: higher ranks first."))]
 pub struct Score(pub f64);
 
 impl PartialEq for Score {

@@ -19,6 +19,7 @@ pub const PREAMBLE: &str = "Notes from earlier work in this workspace. They may 
 
 /// The five blocks, in prompt order (§11.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum BlockId {
     /// Remembered User/Project Facts.
@@ -86,6 +87,7 @@ pub struct Item {
 
 /// Why a candidate is not in the text.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "reason", rename_all = "kebab-case")]
 pub enum CutReason {
     /// A forgotten or superseded fact (§4.1): never recalled.
@@ -118,6 +120,7 @@ pub enum CutReason {
 
 /// A candidate left out of the text, and why.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Cut {
     /// The record id, tool name or handoff section.
     pub id: String,
@@ -144,6 +147,7 @@ pub struct Draft {
 
 /// One recalled item as it appears in the text.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Recalled {
     /// The record id, tool name or handoff section.
     pub id: String,

@@ -24,6 +24,7 @@ pub struct Flags {
 
 /// Which variable turned a flag on, and its value: what `explain` quotes.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FlagSource {
     /// The environment variable.
     pub name: &'static str,

@@ -69,6 +69,7 @@ pub fn reminder<'a>(kind: ReadKind, blocks: impl Iterator<Item = &'a str>) -> Op
 /// What opencode's read tool does with a regular file, decided after the nearby rules
 /// are resolved (and claimed).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ReadKind {
     /// Numbered lines, and the reminder.

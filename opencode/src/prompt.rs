@@ -40,6 +40,7 @@ impl std::str::FromStr for ModelRef {
 
 /// Where a block's text comes from; hosts and `check` group blocks by it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum BlockKind {
     /// B2: the working directory, platform, date and model; always first.
@@ -387,6 +388,7 @@ pub struct Layout {
 /// One block of a [`Layout`]. A host keeps one layout per working directory it serves:
 /// the strings are the blocks' own (`Arc`), the hash is inline.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PlacedBlock {
     /// Stable across builds for as long as the block has the same source, so a host can
     /// tell which blocks changed: `environment`, `file:<path>`, `url:<url>` (`url:<url>#2`
@@ -398,6 +400,7 @@ pub struct PlacedBlock {
     pub source: Option<Arc<str>>,
     /// Byte range of the block in the text (`start`, `end` in JSON).
     #[serde(flatten)]
+    #[cfg_attr(feature = "schema", schemars(with = "ctxgraph_db::schema::ByteRange"))]
     pub range: Range<usize>,
     /// The hash of the block's bytes.
     pub hash: ContentHash,

@@ -11,6 +11,7 @@ use ctxgraph_db::tokens::TokenCounter;
 
 /// Bytes and estimated tokens of some text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Size {
     /// UTF-8 bytes, what opencode's block ranges count.
     pub bytes: usize,
@@ -49,6 +50,7 @@ pub struct Explanation {
 
 /// What an [`Item`] is.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", content = "value", rename_all = "snake_case")]
 pub enum Source {
     /// A rule file, by absolute path.
@@ -69,6 +71,7 @@ impl Source {
 
 /// The discovery stage an item belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Stage {
     /// I3.
@@ -105,10 +108,12 @@ pub struct Item {
 
 /// A block's place in the system text.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Loaded {
     /// 1-based position among the blocks (the environment block is 1).
     pub position: usize,
     /// Byte range in the system text.
+    #[cfg_attr(feature = "schema", schemars(with = "ctxgraph_db::schema::ByteRange"))]
     pub range: Range<usize>,
     /// The block's bytes and tokens.
     pub size: Size,
@@ -118,6 +123,7 @@ pub struct Loaded {
 
 /// The chain that made something a candidate.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "rule", rename_all = "snake_case")]
 pub enum Via {
     /// I3: the first existing global rule path.
@@ -166,6 +172,7 @@ pub enum Via {
 
 /// What became of a remote `instructions` URL.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum RemoteStatus {
     /// Not fetched in this run (the document input is still pending).
@@ -190,6 +197,7 @@ pub enum RemoteStatus {
 
 /// One reason an item is not in the system prompt. Each names what is responsible.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "reason", rename_all = "snake_case")]
 pub enum Reason {
     /// Nothing exists at the path.
@@ -277,6 +285,7 @@ pub enum Reason {
 
 /// The `instructions` pattern that came closest to matching a file.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct NearMiss {
     /// The entry as it may be printed.
     pub entry: String,
@@ -294,6 +303,7 @@ pub struct NearMiss {
 
 /// One config `instructions` entry, expanded.
 #[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct EntryReport {
     /// Its position in the merged `instructions` list (0-based).
     pub index: usize,
@@ -309,6 +319,7 @@ pub struct EntryReport {
 
 /// How an `instructions` entry was resolved: a glob (I5) or a URL (I8).
 #[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum EntryExpansion {
     /// I5: globbed level by level.
@@ -331,6 +342,7 @@ pub enum EntryExpansion {
 
 /// One directory an `instructions` glob ran in.
 #[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LevelReport {
     /// The directory.
     pub dir: PathBuf,
@@ -352,6 +364,7 @@ pub struct TargetExplanation {
 /// What `explain TARGET` was asked about: an `instructions` entry or URL when one is
 /// written that way, otherwise a path.
 #[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", content = "value", rename_all = "snake_case")]
 pub enum Target {
     /// A path, made absolute against the working directory.

@@ -26,6 +26,7 @@ use ctxgraph_db::path;
 
 /// Everything `explain --session` says about one session.
 #[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SessionExplanation {
     /// The session id.
     pub session: String,
@@ -41,6 +42,7 @@ pub struct SessionExplanation {
 
 /// The compaction decision at the session's next step.
 #[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct NextStep {
     /// K3.
     pub usable: u64,
@@ -66,6 +68,7 @@ pub struct NextStep {
 
 /// Whether the next step compacts.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "trigger", rename_all = "snake_case")]
 pub enum Compacts {
     /// K4: below the usable window (or overflow checks are off): no compaction yet.
@@ -83,6 +86,7 @@ pub enum Compacts {
 
 /// One message and what becomes of it.
 #[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct MessageFate {
     /// The message id.
     pub id: String,
@@ -106,6 +110,7 @@ pub struct MessageFate {
 
 /// What a compaction does with a message.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "fate", rename_all = "snake_case")]
 pub enum Fate {
     /// K10: cut from the history by an earlier compaction (marker `by`).
@@ -135,6 +140,7 @@ pub enum Fate {
 
 /// One read: the rule files its walk found and what became of each.
 #[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ReadExplanation {
     /// The message the read belongs to (for a read asked about: the message it follows).
     pub message: String,
@@ -156,6 +162,7 @@ pub struct ReadExplanation {
 
 /// One rule file a read's walk found.
 #[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RuleExplanation {
     /// The rule file and its fate, as the session's reads decided it (N2–N7): attached or
     /// why not, the race, the model beside the record.
@@ -174,6 +181,7 @@ pub struct RuleExplanation {
 
 /// An earlier read that attached a rule, and why it does not stop a later read (N7).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct EarlierLoad {
     /// Its message.
     pub message: String,
@@ -186,6 +194,7 @@ pub struct EarlierLoad {
 
 /// Why an earlier load does not count for a later read.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "lapse", rename_all = "snake_case")]
 pub enum Lapse {
     /// K11: its output was pruned.

@@ -89,6 +89,7 @@ impl PlanParams {
 
 /// One turn considered for the tail, newest first, with its K1 size.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TurnSize {
     /// The user message that starts it.
     pub id: String,
@@ -103,6 +104,7 @@ pub struct TurnSize {
 
 /// What opencode does at the next step of the session.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CompactionPlan {
     /// K3: the usable window.
     pub usable: u64,
@@ -163,6 +165,7 @@ impl CompactionPlan {
 
 /// K11's running numbers.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PruneScan {
     /// `compaction.prune` is true.
     pub enabled: bool,

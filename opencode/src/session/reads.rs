@@ -34,6 +34,7 @@ pub enum ReadPoint {
 
 /// What happened to one directory's rule file.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum RuleState {
     /// Attached: in `metadata.loaded` and in the reminder of a text file's read (N5).
@@ -81,6 +82,7 @@ impl RuleState {
 
 /// A rule file a read's walk found, and its fate.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SessionRule {
     /// The rule file.
     pub path: PathBuf,
@@ -102,6 +104,7 @@ pub struct SessionRule {
 
 /// A read of the step that may hold a rule.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Holder {
     /// Its tool part, `None` for the read asked about when the export does not hold it.
     pub part: Option<String>,
@@ -111,6 +114,7 @@ pub struct Holder {
 
 /// What a read attaches in a session (N2–N6).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SessionNearby {
     /// What the read tool makes of the file.
     pub kind: ReadKind,

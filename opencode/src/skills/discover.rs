@@ -15,6 +15,7 @@ use ctxgraph_db::worktree::worktree;
 
 /// Which step of B5.1 a root comes from, in opencode's order.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum SkillSource {
     /// `H/.claude/skills/**/SKILL.md` (dot directories included).

@@ -15,6 +15,7 @@ use super::{Fate, NotASkill, Origin, SkillSource, Skills, skill_listing, skills}
 
 /// One skill or SKILL.md, and its fate in the block.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SkillItem {
     /// The skill's name, when the file declares one (the built-in skill's is
     /// `customize-opencode`).
@@ -35,6 +36,7 @@ pub struct SkillItem {
 
 /// Every skill considered for one agent.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SkillsExplanation {
     /// The opencode agent.
     pub agent: String,
