@@ -6,7 +6,8 @@
 //!
 //! Both call the operations of [`ops::Host`] with the typed requests of [`protocol`] and
 //! answer their typed replies; [`protocol::METHODS`] says which MCP tool each JSON-RPC
-//! method is, and docs/protocol.md is generated from those types (`server/tests/it/protocol_doc.rs`).
+//! method is, and docs/protocol.md is generated from those types (`server/tests/protocol_doc.rs`);
+//! `server/tests/reply_schemas.rs` checks real replies against the page's schemas.
 //! The servers are built on the engine's API alone (`ctxgraph_engine`).
 
 pub mod mcp;

@@ -15,22 +15,12 @@ use ctxgraph_engine::answers::explain::{Explanation, SessionExplanation, TargetE
 use ctxgraph_engine::answers::memory::MemoryContext;
 use ctxgraph_engine::answers::session::{CompactionPlan, SessionNearby};
 use ctxgraph_engine::{Finding, Nearby, PlacedBlock, Skip, Turn};
+use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::render;
-
-/// The schema of a value whose shape is the query layer's, serialised as the CLI's
-/// `--format json` prints it: a JSON object (the query types carry no schema of their own).
-fn object(_: &mut SchemaGenerator) -> Schema {
-    json_schema!({ "type": "object" })
-}
-
-/// The schema of a list of such objects.
-fn objects(_: &mut SchemaGenerator) -> Schema {
-    json_schema!({ "type": "array", "items": { "type": "object" } })
-}
 
 /// Build the context an agent sends for a working directory: opencode's system prompt (or
 /// one of its sections, or the whole first message), or another agent's text with one block
@@ -97,7 +87,6 @@ pub struct BuildReply<'a> {
     pub bytes: usize,
     /// Each block placed in the text (id, byte range, hash, rule, reason).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "objects")]
     pub blocks: Option<Vec<&'a PlacedBlock>>,
     /// Ids of the blocks added, then modified, since the previous build.
     #[schemars(with = "Vec<String>")]
@@ -183,7 +172,6 @@ pub struct AgentBuildReply {
 pub struct AgentBlock {
     /// The profile's block.
     #[serde(flatten)]
-    #[schemars(schema_with = "object")]
     pub block: ctxgraph_engine::answers::profile::Block,
     /// Its bytes.
     pub text: String,
@@ -249,7 +237,7 @@ impl<'a> NearbyReply<'a> {
 
 /// The answer to `nearby` with a session: the read in the session's state.
 #[derive(Serialize, JsonSchema)]
-pub struct SessionNearbyReply(#[schemars(schema_with = "object")] pub SessionNearby);
+pub struct SessionNearbyReply(pub SessionNearby);
 
 /// opencode's own texts, by asset name (docs/opencode/installation.md), so that a client
 /// placed inside opencode's own text (the opencode plugin) can find where opencode's blocks
@@ -347,15 +335,15 @@ impl JsonSchema for ExplainReply {
         "ExplainReply".into()
     }
 
+    /// One of the two views [`Serialize`] writes.
     fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        let mut schema = object(generator);
-        schema.insert(
-            "description".to_owned(),
-            "The answer to `explain`, as `ctxgraph explain --format json` prints it: the whole workspace \
-             (`items`, `entries`, `memory` …) or the one target."
-                .into(),
-        );
-        schema
+        let workspace = generator.subschema_for::<render::explain::ExplanationView<'static>>();
+        let target = generator.subschema_for::<render::explain::TargetView<'static>>();
+        json_schema!({
+            "description": "The answer to `explain`, as `ctxgraph explain --format json` prints it: the whole \
+                workspace (without `target`), or the one target (with `target`).",
+            "anyOf": [workspace, target],
+        })
     }
 }
 
@@ -386,13 +374,9 @@ impl JsonSchema for LintReply {
         "LintReply".into()
     }
 
+    /// The report [`Serialize`] writes.
     fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        json_schema!({
-            "description": "Every finding: its code's name, code, severity, message, location and hint.",
-            "type": "object",
-            "properties": { "findings": objects(generator) },
-            "required": ["findings"],
-        })
+        render::lint::JsonReport::json_schema(generator)
     }
 }
 
@@ -405,8 +389,9 @@ pub struct ConfigParams {}
 /// The answer to `config`.
 #[derive(Serialize, JsonSchema)]
 pub struct ConfigReply {
-    /// The merged config, secrets masked.
-    #[schemars(schema_with = "object")]
+    /// The merged config, secrets masked: free-form, as opencode merges it (any key its
+    /// config files hold), so its schema is any object.
+    #[schemars(with = "serde_json::Map<String, Value>")]
     pub config: Value,
 }
 
@@ -474,7 +459,6 @@ pub struct SessionCompactParams {
 pub struct SessionCompactReply {
     /// The compaction plan.
     #[serde(flatten)]
-    #[schemars(schema_with = "object")]
     pub plan: CompactionPlan,
     /// The summarizer's request.
     pub request: String,
@@ -492,8 +476,9 @@ pub struct SessionParams {
 /// The answer to `session/messages`.
 #[derive(Serialize, JsonSchema)]
 pub struct SessionMessagesReply {
-    /// Each message, `{role, content}` and tool calls as the provider receives them.
-    #[schemars(schema_with = "objects")]
+    /// Each message, `{role, content}` and tool calls as the provider receives them:
+    /// free-form, in the provider's chat-completions shape, so each is any object.
+    #[schemars(with = "Vec<serde_json::Map<String, Value>>")]
     pub messages: Vec<Value>,
 }
 
@@ -524,7 +509,7 @@ pub struct SessionExplainParams {
 
 /// The answer to `session/explain`.
 #[derive(Serialize, JsonSchema)]
-pub struct SessionExplainReply(#[schemars(schema_with = "object")] pub SessionExplanation);
+pub struct SessionExplainReply(pub SessionExplanation);
 
 /// Recall what this workspace's memory holds about a topic: remembered facts, the task
 /// handoff, observations from earlier tool runs, tool lessons and related past sessions,
@@ -576,10 +561,10 @@ pub enum ScopeName {
     Project,
 }
 
-/// The answer to `memory/remember`: what the store did (`added`, `duplicate`,
-/// `replaced` …) and the fact's id.
+/// The answer to `memory/remember`: what the store did (`added`, `duplicate` or
+/// `superseded`) and the fact's id.
 #[derive(Serialize, JsonSchema)]
-pub struct RememberReply(#[schemars(schema_with = "object")] pub ctxgraph_memory::Remembered);
+pub struct RememberReply(pub ctxgraph_memory::Remembered);
 
 /// Forget a remembered fact, by id or by a description of it. The fact is marked inactive
 /// (never recalled again), not deleted.
@@ -622,6 +607,79 @@ pub struct Method {
     pub reply: fn(&mut SchemaGenerator) -> Schema,
     /// More replies the method may give (`build` for another agent, `nearby` in a session).
     pub other_replies: &'static [fn(&mut SchemaGenerator) -> Schema],
+}
+
+/// How every reply's schema is generated (docs/protocol.md and the MCP tools): JSON Schema
+/// 2020-12, describing what serde writes (a field written only when set is optional), with
+/// every object closed ([`ClosedObjects`]).
+pub fn reply_settings() -> SchemaSettings {
+    SchemaSettings::draft2020_12().for_serialize().with_transform(ClosedObjects)
+}
+
+/// Closes every object schema that names its properties (`unevaluatedProperties: false`), so
+/// a reply holding a field its type's schema does not describe fails validation: the types
+/// are serialised, never read, so nothing else would say which fields they write.
+///
+/// An object is closed where it stands as a value (the root, a property, an array's items,
+/// a definition). A `oneOf`/`anyOf`/`allOf` branch of an object that has properties of its
+/// own (a flattened enum beside the struct's fields) stays open: `unevaluatedProperties` at
+/// the object sees the properties the matching branch evaluated, while a closed branch
+/// would refuse its siblings' fields. Objects without named properties (a free-form map,
+/// the merged config) stay open.
+#[derive(Clone, Copy)]
+pub struct ClosedObjects;
+
+impl schemars::transform::Transform for ClosedObjects {
+    fn transform(&mut self, schema: &mut Schema) {
+        if let Some(members) = schema.as_object_mut() {
+            close_members(members, true);
+        }
+    }
+}
+
+/// [`ClosedObjects`] on one node: `standalone` when it stands as a value, not as a branch
+/// beside properties.
+fn close(node: &mut Value, standalone: bool) {
+    if let Value::Object(members) = node {
+        close_members(members, standalone);
+    }
+}
+
+/// [`close`] on an object schema's members.
+fn close_members(members: &mut serde_json::Map<String, Value>, standalone: bool) {
+    let has_properties = members.contains_key("properties");
+    if standalone
+        && has_properties
+        && !members.contains_key("additionalProperties")
+        && !members.contains_key("unevaluatedProperties")
+    {
+        members.insert("unevaluatedProperties".to_owned(), Value::Bool(false));
+    }
+    for (key, child) in members.iter_mut() {
+        match key.as_str() {
+            "properties" | "$defs" => {
+                if let Value::Object(children) = child {
+                    children.values_mut().for_each(|child| close(child, true));
+                }
+            }
+            "items" | "additionalProperties" => close(child, true),
+            "prefixItems" => {
+                if let Value::Array(children) = child {
+                    for child in children {
+                        close(child, true);
+                    }
+                }
+            }
+            "oneOf" | "anyOf" | "allOf" => {
+                if let Value::Array(branches) = child {
+                    for branch in branches {
+                        close(branch, standalone && !has_properties);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// `T`'s schema, whole: its title, its doc comment as the description, its definitions.

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use ctxgraph_server::protocol::{METHODS, Scope};
+use ctxgraph_server::protocol::{METHODS, Scope, reply_settings};
 use schemars::generate::SchemaSettings;
 use serde_json::{Value, json};
 
@@ -47,8 +47,10 @@ fn rpc_params(mut schema: Value, scope: Scope) -> Value {
 }
 
 fn render() -> String {
-    // A generator per schema: each one's `$defs` holds only the definitions it uses.
-    let generator = || SchemaSettings::draft2020_12().into_generator();
+    // A generator per schema: each one's `$defs` holds only the definitions it uses. A
+    // request is read as serde reads it; a reply as `reply_settings` says.
+    let generator = || SchemaSettings::draft2020_12().for_deserialize().into_generator();
+    let reply_generator = || reply_settings().into_generator();
     let mut page = String::from(
         "# The host protocol\n\n\
          <!-- Generated from server/src/protocol.rs: edit the types' doc comments, then run\n     \
@@ -80,10 +82,10 @@ fn render() -> String {
         }
         let params = rpc_params(params, method.scope);
         let _ = writeln!(sections, "Params:\n\n```json\n{}\n```\n", show(params));
-        let reply = serde_json::to_value((method.reply)(&mut generator())).expect("schema");
+        let reply = serde_json::to_value((method.reply)(&mut reply_generator())).expect("schema");
         let _ = writeln!(sections, "Reply:\n\n```json\n{}\n```", show(reply));
         for other in method.other_replies {
-            let reply = serde_json::to_value(other(&mut generator())).expect("schema");
+            let reply = serde_json::to_value(other(&mut reply_generator())).expect("schema");
             let _ = writeln!(sections, "\nOr:\n\n```json\n{}\n```", show(reply));
         }
     }

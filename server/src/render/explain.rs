@@ -11,6 +11,7 @@ use ctxgraph_engine::answers::explain::{
 };
 use ctxgraph_engine::answers::memory::{Block, BlockId, Cut, CutReason, MemoryContext, Recalled};
 use ctxgraph_engine::answers::session::{Role, ToolStatus};
+use schemars::JsonSchema;
 use serde::Serialize;
 
 /// Every item, loaded ones first in prompt order, then the rest with their reasons.
@@ -169,11 +170,13 @@ fn size(loaded: &Loaded) -> String {
 }
 
 /// The JSON shape: the library's values, with each reason's and chain's sentence added.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub struct ExplanationView<'a> {
     #[serde(flatten)]
     summary: Summary<'a>,
+    /// Every rule file and URL looked at: loaded ones first, in prompt order, then the rest with their reasons.
     items: Vec<ItemView<'a>>,
+    /// Each `instructions` entry of the merged config and what it expanded to.
     entries: &'a [EntryReport],
     /// The `<memory>` part, when `memory.enabled` puts one in the prompt.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -190,13 +193,20 @@ pub struct ExplanationView<'a> {
     skills: Option<&'a SkillsExplanation>,
 }
 
-#[derive(Serialize)]
+/// The workspace the explanation is about, and the prompt's size.
+#[derive(Serialize, JsonSchema)]
 struct Summary<'a> {
+    /// The working directory.
     cwd: String,
+    /// The worktree root (the working directory's git root, else `/`).
     worktree: String,
+    /// The worktree is a git repository (else `/` bounds the walk up).
     git: bool,
+    /// The tokenizer the token counts are in.
     tokenizer: &'a str,
+    /// The whole system prompt.
     total: ctxgraph_engine::answers::explain::Size,
+    /// The environment block (B2).
     environment: ctxgraph_engine::answers::explain::Size,
 }
 
@@ -251,31 +261,45 @@ impl<'a> ExplanationView<'a> {
 
 /// explain's memory section as JSON (docs/memory.md §11): per block, what was recalled with its
 /// score, and every candidate that was not, with why.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct MemoryView<'a> {
+    /// Characters of the `<memory>` text.
     chars: usize,
+    /// The budget it was clamped to.
     max_chars: usize,
+    /// docs/memory.md §11.4 step 6 fired: the text was cut hard at the budget.
     hard_cut: bool,
+    /// Each block: the ones in the text, then the ones removed to fit the total.
     blocks: Vec<MemoryBlockView<'a>>,
 }
 
-#[derive(Serialize)]
+/// One memory block (docs/memory.md §11.4): what was recalled into it and what was cut.
+#[derive(Serialize, JsonSchema)]
 struct MemoryBlockView<'a> {
+    /// Which block.
     id: BlockId,
+    /// Its heading.
     title: &'a str,
+    /// Characters it takes.
     chars: usize,
+    /// The budget it was fitted to (its scaled base budget, or more after step 4).
     budget: usize,
     /// Removed whole to fit the total (docs/memory.md §11.4 step 5).
     removed: bool,
+    /// Items were dropped or shortened to fit.
     truncated: bool,
+    /// Each item recalled into it, in order, with its score.
     recalled: &'a [Recalled],
+    /// Each candidate that is not in it, with why.
     cut: Vec<CutView<'a>>,
 }
 
-#[derive(Serialize)]
+/// A memory candidate left out, and why.
+#[derive(Serialize, JsonSchema)]
 struct CutView<'a> {
     #[serde(flatten)]
     cut: &'a Cut,
+    /// Why it was cut, as a sentence.
     why: String,
 }
 
@@ -349,10 +373,14 @@ pub fn memory_text(context: &MemoryContext) -> String {
     out
 }
 
-#[derive(Serialize)]
+/// The answer for one target: the target, and each item and entry it names.
+#[derive(Serialize, JsonSchema)]
 pub struct TargetView<'a> {
+    /// What was asked about.
     target: &'a Target,
+    /// Each rule file or URL the target names, with its fate.
     items: Vec<ItemView<'a>>,
+    /// The `instructions` entries that are the target or name it.
     entries: &'a [EntryReport],
 }
 
@@ -366,14 +394,22 @@ impl<'a> TargetView<'a> {
     }
 }
 
-#[derive(Serialize)]
+/// One rule file or URL, and its fate.
+#[derive(Serialize, JsonSchema)]
 struct ItemView<'a> {
+    /// The rule file or URL.
     source: &'a Source,
+    /// The discovery stage it belongs to.
     stage: Stage,
+    /// It is in the system prompt.
     in_prompt: bool,
+    /// How it was found, when it was.
     via: Option<ViaView<'a>>,
+    /// Where it is in the prompt, when it is there.
     loaded: Option<&'a Loaded>,
+    /// Why it is not there (empty when it is).
     reasons: Vec<ReasonView<'a>>,
+    /// The `instructions` entry that would load it anyway, when one would.
     load_with: Option<&'a str>,
 }
 
@@ -395,18 +431,23 @@ impl<'a> ItemView<'a> {
     }
 }
 
-#[derive(Serialize)]
+/// How an item was found, with the chain's sentence.
+#[derive(Serialize, JsonSchema)]
 struct ViaView<'a> {
     #[serde(flatten)]
     via: &'a Via,
+    /// The chain, in one sentence.
     description: String,
 }
 
-#[derive(Serialize)]
+/// One reason an item is not in the prompt, with its sentence and hint.
+#[derive(Serialize, JsonSchema)]
 struct ReasonView<'a> {
     #[serde(flatten)]
     reason: &'a Reason,
+    /// The reason, in one sentence.
     message: String,
+    /// What to do about it, when there is something to do.
     hint: Option<String>,
 }
 

@@ -3,6 +3,7 @@
 use std::fmt::Write;
 
 use ctxgraph_engine::{Finding, Severity};
+use schemars::JsonSchema;
 use serde::Serialize;
 
 /// rustc-style: `warning[CG001 shadowed-rule-file]: message`, the location, the hint.
@@ -55,13 +56,17 @@ fn severity(severity: Severity) -> &'static str {
     }
 }
 
-#[derive(Serialize)]
+/// `lint`'s findings as JSON: each with its code's name.
+#[derive(Serialize, JsonSchema)]
 pub struct JsonReport<'a> {
+    /// Every finding, in the order lint found them.
     findings: Vec<JsonFinding<'a>>,
 }
 
-#[derive(Serialize)]
+/// One finding, with its code's name beside its fields.
+#[derive(Serialize, JsonSchema)]
 struct JsonFinding<'a> {
+    /// The code's name (`shadowed-rule-file` …).
     name: &'static str,
     #[serde(flatten)]
     finding: &'a Finding,

@@ -6,36 +6,53 @@ use std::fmt::Write as _;
 use ctxgraph_engine::answers::stages::{
     Connect, McpFate, McpServerFact, McpState, McpTransport, ReferenceFate, References,
 };
+use schemars::JsonSchema;
 use serde::Serialize;
 
 /// Both sections as JSON (`references`, `mcp` beside explain's other keys).
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub struct StagesView {
+    /// B3: each configured reference, in config order (left out when there is none).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     references: Vec<ReferenceView>,
+    /// B4: the MCP servers configured for the agent (left out when there is none).
     #[serde(skip_serializing_if = "McpView::is_empty")]
     mcp: McpView,
 }
 
-#[derive(Serialize)]
+/// One configured reference (B3): listed in the prompt or not, and why.
+#[derive(Serialize, JsonSchema)]
 struct ReferenceView {
+    /// Its name in the config.
     name: String,
+    /// The path it names.
     path: String,
+    /// The repository it is in, when it names one.
     #[serde(skip_serializing_if = "Option::is_none")]
     repository: Option<String>,
+    /// Its description, when it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     description: Option<String>,
+    /// The config file it is configured in.
     source: String,
+    /// 1-based line of its entry there.
     line: Option<usize>,
+    /// 1-based column of its entry there.
     column: Option<usize>,
+    /// It is listed in the system prompt.
     in_prompt: bool,
+    /// What became of it, as one snake-case word.
     fate: &'static str,
+    /// Why, in one sentence.
     why: String,
 }
 
-#[derive(Serialize)]
+/// The MCP servers of one agent (B4).
+#[derive(Serialize, JsonSchema)]
 struct McpView {
+    /// The opencode agent whose servers these are.
     agent: String,
+    /// Each server, in config order.
     servers: Vec<ServerView>,
 }
 
@@ -45,22 +62,33 @@ impl McpView {
     }
 }
 
-#[derive(Serialize)]
+/// One configured MCP server (B4): its instructions in the prompt or not, and why.
+#[derive(Serialize, JsonSchema)]
 struct ServerView {
+    /// Its name in the config.
     name: String,
+    /// `local` or `remote`, when it is connected to.
     #[serde(skip_serializing_if = "Option::is_none")]
     transport: Option<&'static str>,
+    /// The config file it is configured in.
     source: String,
+    /// 1-based line of its entry there.
     line: Option<usize>,
+    /// 1-based column of its entry there.
     column: Option<usize>,
+    /// Its instructions are in the system prompt.
     in_prompt: bool,
+    /// What became of it, as one snake-case word.
     fate: &'static str,
+    /// Why connecting failed, as one snake-case word, when it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     failure: Option<&'static str>,
+    /// Why, in one sentence.
     why: String,
     /// Bytes of the (untrimmed) instructions the server sent.
     #[serde(skip_serializing_if = "Option::is_none")]
     instructions_bytes: Option<usize>,
+    /// The tools it lists.
     tools: Vec<String>,
 }
 
