@@ -403,7 +403,8 @@ pub struct SessionOpenParams {
     /// An export file to read…
     #[serde(default)]
     pub path: Option<PathBuf>,
-    /// …or the export itself.
+    /// …or the export itself: free-form here, as `opencode export` writes it (its schema is
+    /// opencode's, which the server checks when it reads it).
     #[serde(default)]
     pub export: Option<Value>,
 }
@@ -424,7 +425,8 @@ pub struct SessionOpenReply {
 pub struct SessionAppendParams {
     /// The session's id.
     pub session: String,
-    /// The message, as one entry of an export's `messages`.
+    /// The message, as one entry of an export's `messages`: free-form here, as opencode
+    /// writes it (checked when read).
     pub message: Value,
 }
 
