@@ -36,9 +36,9 @@ pub enum CliError {
     Usage(String),
     #[error("{}: {source}", path.display())]
     ReadInput { path: std::path::PathBuf, source: std::io::Error },
-    /// The language server's connection failed (a protocol error, stdio closed mid-message).
+    /// The language server stopped on a malformed message or a failure.
     #[error("lsp: {0}")]
-    Lsp(String),
+    Lsp(ctxgraph_lsp::LspError),
     /// A combination of options the command does not support.
     #[error("{0} is not supported")]
     Unsupported(&'static str),
@@ -60,7 +60,9 @@ impl CliError {
         }
         ExitCode::from(match self {
             CliError::Engine(_) | CliError::NoSuchKey(_) | CliError::Usage(_) => EXIT_INPUT,
-            CliError::Output(_) | CliError::Watch(_) | CliError::Lsp(_) => EXIT_INTERNAL,
+            CliError::Output(_) | CliError::Watch(_) => EXIT_INTERNAL,
+            CliError::Lsp(ctxgraph_lsp::LspError::BadMessage(_)) => EXIT_INPUT,
+            CliError::Lsp(ctxgraph_lsp::LspError::Failed(_)) => EXIT_INTERNAL,
             CliError::Memory(err) if err.is_bad_input() => EXIT_INPUT,
             CliError::Memory(_) => EXIT_INTERNAL,
             CliError::ReadInput { .. } | CliError::Unsupported(_) => EXIT_INPUT,

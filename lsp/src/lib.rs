@@ -58,18 +58,73 @@ pub fn roots(params: &InitializeParams) -> Vec<PathBuf> {
     roots
 }
 
-/// Runs the server on stdin and stdout until the editor shuts it down or hangs up.
-pub fn run_stdio(engine: Engine) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+/// Why the server stopped other than by the editor's shutdown or hanging up.
+#[derive(Debug)]
+pub enum LspError {
+    /// What the editor sent is not a Language Server Protocol message (broken framing, not
+    /// JSON, an `initialize` that is not one): bad input, not a bug.
+    BadMessage(String),
+    /// Reading or writing stdio failed, or the server did.
+    Failed(String),
+}
+
+impl LspError {
+    /// A malformed message, its description cut to a few hundred bytes (it quotes what was
+    /// sent, which may be a whole document).
+    fn bad_message(why: &str) -> LspError {
+        const KEEP: usize = 300;
+        let mut end = why.len().min(KEEP);
+        while !why.is_char_boundary(end) {
+            end -= 1;
+        }
+        let cut = if end < why.len() { "…" } else { "" };
+        LspError::BadMessage(format!("{}{cut}", &why[..end]))
+    }
+}
+
+impl std::fmt::Display for LspError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LspError::BadMessage(why) => write!(f, "not a Language Server Protocol message: {why}"),
+            LspError::Failed(why) => f.write_str(why),
+        }
+    }
+}
+
+impl std::error::Error for LspError {}
+
+/// Runs the server on stdin and stdout until the editor shuts it down or hangs up. An editor
+/// that leaves before `initialize` (stdin closed) is a clean stop, as one that leaves later is.
+pub fn run_stdio(engine: Engine) -> Result<(), LspError> {
     let (connection, io_threads) = lsp_server::Connection::stdio();
     let initialize = serde_json::json!({
         "capabilities": capabilities(),
         "serverInfo": ServerInfo { name: "ctxgraph".to_owned(), version: Some(env!("CARGO_PKG_VERSION").to_owned()) },
     });
-    let (id, params) = connection.initialize_start()?;
-    let params: InitializeParams = serde_json::from_value(params)?;
-    connection.initialize_finish(id, initialize)?;
+    let (id, params) = match connection.initialize_start() {
+        Ok(start) => start,
+        // The reader stopped: at the end of stdin, or on bytes that are not a message (its
+        // error, from `join`, says which).
+        Err(err) if err.channel_is_disconnected() => {
+            drop(connection);
+            return join(io_threads);
+        }
+        Err(err) => return Err(LspError::bad_message(&err.to_string())),
+    };
+    let params: InitializeParams =
+        serde_json::from_value(params).map_err(|err| LspError::bad_message(&format!("initialize: {err}")))?;
+    connection.initialize_finish(id, initialize).map_err(|err| LspError::Failed(err.to_string()))?;
     let roots = roots(&params);
-    server::Server::new(connection, engine, roots).run()?;
-    io_threads.join()?;
-    Ok(())
+    server::Server::new(connection, engine, roots).run().map_err(|err| LspError::Failed(err.to_string()))?;
+    join(io_threads)
+}
+
+/// Waits for the stdio threads; a reader that stopped on a malformed message is bad input.
+fn join(io_threads: lsp_server::IoThreads) -> Result<(), LspError> {
+    io_threads.join().map_err(|err| match err.kind() {
+        std::io::ErrorKind::InvalidData | std::io::ErrorKind::UnexpectedEof => {
+            LspError::bad_message(&err.to_string())
+        }
+        _ => LspError::Failed(err.to_string()),
+    })
 }

@@ -7,6 +7,6 @@ use ctxgraph_engine::Engine;
 use crate::error::CliError;
 
 pub fn run() -> Result<ExitCode, CliError> {
-    ctxgraph_lsp::run_stdio(Engine::from_process()).map_err(|err| CliError::Lsp(err.to_string()))?;
+    ctxgraph_lsp::run_stdio(Engine::from_process()).map_err(CliError::Lsp)?;
     Ok(ExitCode::SUCCESS)
 }

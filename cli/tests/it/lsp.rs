@@ -390,3 +390,53 @@ fn cancel_request_and_a_new_edit_interrupt_the_stale_computation() {
     assert_eq!(reply["result"].as_array().map(Vec::len), Some(2), "{reply}");
     assert_eq!(client.finish(), Some(0));
 }
+
+/// An editor that leaves before `initialize` is a clean stop (exit 0), as one that leaves
+/// later is; bytes that are not a Language Server Protocol message are bad input (exit 2)
+/// with a bounded error that names the problem and hides a key in what was sent.
+#[test]
+fn a_client_leaving_early_exits_0_and_a_malformed_message_exits_2() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().canonicalize().expect("canonical");
+    std::fs::create_dir_all(root.join("repo")).expect("repo");
+    let big = format!(r#"{{"text": "{SECRET} {}""#, "x".repeat(1_000_000));
+    let cases: [(&str, String, i32); 4] = [
+        ("nothing", String::new(), 0),
+        ("cut payload", format!("Content-Length: {}\r\n\r\n{big}", big.len()), 2),
+        ("no header", "garbage\r\n\r\n".to_owned(), 2),
+        ("not a message", "Content-Length: 2\r\n\r\n{}".to_owned(), 2),
+    ];
+    for (case, input, code) in cases {
+        let mut child = ctxgraph(&root)
+            .arg("lsp")
+            .current_dir(root.join("repo"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn ctxgraph lsp");
+        let mut stdin = child.stdin.take().expect("stdin");
+        let writer = std::thread::spawn(move || {
+            let _ = stdin.write_all(input.as_bytes());
+        });
+        // Collected on a thread of its own, so an output bigger than a pipe cannot stall the
+        // wait; a server that never exits is killed after WAIT.
+        let pid = child.id();
+        let (sender, finished) = mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = sender.send(child.wait_with_output());
+        });
+        let Ok(output) = finished.recv_timeout(WAIT) else {
+            let _ = std::process::Command::new("kill").args(["-9", &pid.to_string()]).status();
+            panic!("{case}: ctxgraph lsp did not exit within {WAIT:?}");
+        };
+        let output = output.expect("output");
+        writer.join().expect("writer");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(code), "{case}: {stderr}");
+        assert!(stderr.len() < 2_000 && !stderr.contains(SECRET), "{case}: {stderr}");
+        if code == 2 {
+            assert!(stderr.contains("not a Language Server Protocol message"), "{case}: {stderr}");
+        }
+    }
+}
