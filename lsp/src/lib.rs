@@ -113,7 +113,15 @@ pub fn run_stdio(engine: Engine) -> Result<(), LspError> {
     };
     let params: InitializeParams =
         serde_json::from_value(params).map_err(|err| LspError::bad_message(&format!("initialize: {err}")))?;
-    connection.initialize_finish(id, initialize).map_err(|err| LspError::Failed(err.to_string()))?;
+    match connection.initialize_finish(id, initialize) {
+        Ok(()) => {}
+        // The editor left right after `initialize`: as clean a stop as leaving before it.
+        Err(err) if err.channel_is_disconnected() => {
+            drop(connection);
+            return join(io_threads);
+        }
+        Err(err) => return Err(LspError::Failed(err.to_string())),
+    }
     let roots = roots(&params);
     server::Server::new(connection, engine, roots).run().map_err(|err| LspError::Failed(err.to_string()))?;
     join(io_threads)
