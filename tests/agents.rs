@@ -164,6 +164,11 @@ fn check_blocks(text: &str, blocks: &[Block]) -> Result<(), String> {
     Ok(())
 }
 
+/// A case's recorded output file `name` (`oracle.system`, `oracle.read`, …).
+fn recorded(dir: &Path, name: &str) -> String {
+    std::fs::read_to_string(dir.join(name)).expect("oracle files: run tests/oracle/record-agents.sh")
+}
+
 fn codex_case(dir: &Path, disk: bool) -> Result<(), String> {
     let case = load(dir);
     let expected = std::fs::read_to_string(dir.join("oracle.out"))
@@ -183,9 +188,7 @@ fn codex_case(dir: &Path, disk: bool) -> Result<(), String> {
 
 fn gemini_case(dir: &Path, disk: bool) -> Result<(), String> {
     let case = load(dir);
-    let expected = |name: &str| {
-        std::fs::read_to_string(dir.join(name)).expect("oracle files: run tests/oracle/record-agents.sh")
-    };
+    let expected = |name: &str| recorded(dir, name);
     let (mut engine, run, _scratch) = engine(dir, disk);
     let proj = run.join("proj");
     let ws = engine.open(&proj.join(&case.run.cwd)).map_err(|e| e.to_string())?;
@@ -281,9 +284,7 @@ fn claude_code_case(dir: &Path, disk: bool) -> Result<(), String> {
 
 fn qwen_case(dir: &Path, disk: bool) -> Result<(), String> {
     let case = load(dir);
-    let expected = |name: &str| {
-        std::fs::read_to_string(dir.join(name)).expect("oracle files: run tests/oracle/record-agents.sh")
-    };
+    let expected = |name: &str| recorded(dir, name);
     let (mut engine, run, _scratch) = engine_with(dir, disk, substitute_run);
     let proj = run.join("proj");
     let cwd = ctxgraph_db::path::normalize(&proj.join(&case.run.cwd));
@@ -314,9 +315,7 @@ fn qwen_case(dir: &Path, disk: bool) -> Result<(), String> {
 
 fn copilot_case(dir: &Path, disk: bool) -> Result<(), String> {
     let case = load(dir);
-    let expected = |name: &str| {
-        std::fs::read_to_string(dir.join(name)).expect("oracle files: run tests/oracle/record-agents.sh")
-    };
+    let expected = |name: &str| recorded(dir, name);
     let (mut engine, run, _scratch) = engine(dir, disk);
     let proj = run.join("proj");
     let ws = engine.open(&proj.join(&case.run.cwd)).map_err(|e| e.to_string())?;
@@ -365,9 +364,7 @@ fn copilot_case(dir: &Path, disk: bool) -> Result<(), String> {
 
 fn cline_case(dir: &Path, disk: bool) -> Result<(), String> {
     let case = load(dir);
-    let expected = |name: &str| {
-        std::fs::read_to_string(dir.join(name)).expect("oracle files: run tests/oracle/record-agents.sh")
-    };
+    let expected = |name: &str| recorded(dir, name);
     let (mut engine, run, _scratch) = engine(dir, disk);
     let proj = run.join("proj");
     let ws = engine.open(&proj.join(&case.run.cwd)).map_err(|e| e.to_string())?;
@@ -403,9 +400,7 @@ fn cline_case(dir: &Path, disk: bool) -> Result<(), String> {
 
 fn continue_case(dir: &Path, disk: bool) -> Result<(), String> {
     let case = load(dir);
-    let expected = |name: &str| {
-        std::fs::read_to_string(dir.join(name)).expect("oracle files: run tests/oracle/record-agents.sh")
-    };
+    let expected = |name: &str| recorded(dir, name);
     let (mut engine, run, _scratch) = engine(dir, disk);
     let proj = run.join("proj");
     let ws = engine.open(&proj.join(&case.run.cwd)).map_err(|e| e.to_string())?;
@@ -530,9 +525,7 @@ fn qwen_code_fingerprints_are_the_installed_wording() {
 /// what a read's result carries after the file (`oracle.read`).
 fn kilo_case(dir: &Path, disk: bool) -> Result<(), String> {
     let case = load(dir);
-    let expected = |name: &str| {
-        std::fs::read_to_string(dir.join(name)).expect("oracle files: run tests/oracle/record-agents.sh")
-    };
+    let expected = |name: &str| recorded(dir, name);
     let (mut engine, run, _scratch) = engine(dir, disk);
     let proj = run.join("proj");
     let ws = engine.open(&proj.join(&case.run.cwd)).map_err(|e| e.to_string())?;
