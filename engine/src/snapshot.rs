@@ -48,9 +48,16 @@ impl Snapshot {
     /// Runs `work` on the snapshot; [`Interrupted`] when an input changed under it or its
     /// [`Cancel`] was used. Any other panic goes on unwinding.
     pub fn run<T>(&self, work: impl FnOnce(&Engine) -> T) -> Result<T, Interrupted> {
+        // One attached scope for the whole of `work`: salsa clears a database's cancel flag
+        // when its outermost attached call returns, so with each engine call attaching on its
+        // own, a `Cancel` landing inside a call after salsa's last check would be forgotten
+        // and the work would go on. Attached here, the flag stays set until the next query
+        // checks it (or `run` returns).
         // Unwind safety: a cancelled query leaves no memo behind (salsa's own guarantee),
         // and `work` sees the engine only through `&`.
-        salsa::Cancelled::catch(AssertUnwindSafe(|| work(&self.engine))).map_err(|_| Interrupted)
+        let engine = &self.engine;
+        salsa::Cancelled::catch(AssertUnwindSafe(|| salsa::attach(&engine.db, || work(engine))))
+            .map_err(|_| Interrupted)
     }
 }
 

@@ -127,12 +127,20 @@ fn an_edit_interrupts_a_snapshot_at_work() {
 #[test]
 fn a_cancel_handle_interrupts_its_snapshot_alone() {
     let (_fs, mut engine) = world();
-    let (started, done, cancel) = busy_worker(&mut engine);
-    started.recv_timeout(Duration::from_secs(30)).expect("the worker started");
-    // Another snapshot, not cancelled: it answers.
-    let other = engine.snapshot();
-    cancel.cancel();
-    assert_eq!(done.recv_timeout(Duration::from_secs(30)).expect("the worker ended"), Err(Interrupted));
-    let ws = engine.open("/repo".as_ref()).expect("workspace");
-    assert!(other.run(|engine| engine.system_prompt(ws, None).is_ok()).expect("not interrupted"));
+    // Many rounds, each cancelling a worker that is in the middle of its loop: a cancel that
+    // lands inside one of the worker's calls, after salsa's last check, must still stop it
+    // (salsa clears a database's cancel flag when its outermost attached call returns, so a
+    // snapshot's work is one attached scope; a lost cancel runs the worker to its deadline).
+    for round in 0..100 {
+        let (started, done, cancel) = busy_worker(&mut engine);
+        started.recv_timeout(Duration::from_secs(30)).expect("the worker started");
+        std::thread::sleep(Duration::from_micros(200));
+        // Another snapshot, not cancelled: it answers.
+        let other = engine.snapshot();
+        cancel.cancel();
+        let ended = done.recv_timeout(Duration::from_secs(10));
+        assert_eq!(ended, Ok(Err(Interrupted)), "round {round}: the cancel was lost");
+        let ws = engine.open("/repo".as_ref()).expect("workspace");
+        assert!(other.run(|engine| engine.system_prompt(ws, None).is_ok()).expect("not interrupted"));
+    }
 }
