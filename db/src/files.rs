@@ -183,11 +183,20 @@ impl std::fmt::Display for ReadFailure {
 }
 
 /// `path` with every symlink resolved, or as given when that fails (a dangling link is
-/// judged by where it sits). Reads the path's `File` input first, so a tracked query that
-/// asks re-runs when the path changes on disk (a link re-pointed shows there); from an
-/// untracked caller (lint) it is simply the answer now.
+/// judged by where it sits).
 pub fn real_path(db: &dyn Db, path: &Path) -> PathBuf {
-    let _ = db.files().get(db, path).revision(db);
+    real_path_of(db, db.files().get(db, path)).clone()
+}
+
+/// [`real_path`] as a query over the path's `File` input: it re-runs when the engine bumps
+/// that input, which it does for a change to the path, to a symlink on the way, or to what
+/// a symlink's target depends on (the watcher follows those), the same invalidation that
+/// [`file_bytes`] relies on. Lint asks this for every rule file on each run: one `realpath`
+/// per file per keystroke was a fifth of the language server's diagnostics.
+#[salsa::tracked(returns(ref))]
+fn real_path_of(db: &dyn Db, file: File) -> PathBuf {
+    let _ = (file.revision(db), file.kind(db));
+    let path = file.path(db);
     db.system().canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 

@@ -7,7 +7,7 @@
 //! alone, most of the release binary) made by a build script that dominated a cold release
 //! build. BENCHMARKS.md has the first-use cost.
 
-use std::sync::LazyLock;
+use std::sync::{LazyLock, Mutex, PoisonError};
 
 use ctxgraph_db::tokens::TokenCounter;
 use rustc_hash::FxHashMap;
@@ -23,11 +23,39 @@ impl TokenCounter for O200k {
     }
 
     fn count(&self, text: &str) -> usize {
-        // Ordinary text: a special token's spelling inside a rule file is counted as the
-        // plain text it is, as a provider's tokenizer counts user content.
-        O200K_BASE.encode_ordinary(text).len()
+        // Short texts cost less to count than to look up.
+        if text.len() < COUNTED_SHORT {
+            return encode(text);
+        }
+        let key = blake3::hash(text.as_bytes());
+        if let Some(count) = COUNTS.lock().unwrap_or_else(PoisonError::into_inner).get(&key) {
+            return *count;
+        }
+        let count = encode(text);
+        let mut counts = COUNTS.lock().unwrap_or_else(PoisonError::into_inner);
+        if counts.len() >= COUNTS_KEPT {
+            counts.clear();
+        }
+        counts.insert(key, count);
+        count
     }
 }
+
+/// Ordinary text: a special token's spelling inside a rule file is counted as the plain text
+/// it is, as a provider's tokenizer counts user content.
+fn encode(text: &str) -> usize {
+    O200K_BASE.encode_ordinary(text).len()
+}
+
+/// Counts by the text's hash. Lint and `explain` count every sent block on each run, and a
+/// language server runs them on every keystroke, where one file changed: hashing a text is
+/// about a hundred times cheaper than encoding it. A count is a function of the text alone,
+/// so the memo is the process's, not a query's (the counter is not a salsa input); it is
+/// emptied when full rather than kept in order of use, since a host's working set is the
+/// few hundred blocks of its workspaces.
+static COUNTS: LazyLock<Mutex<FxHashMap<blake3::Hash, usize>>> = LazyLock::new(Mutex::default);
+const COUNTS_KEPT: usize = 8192;
+const COUNTED_SHORT: usize = 256;
 
 impl O200k {
     /// Builds the tables afresh, as a process's first count does: for the benchmark of that

@@ -238,8 +238,8 @@ impl Linter<'_> {
         winner.parent() == shadowed.parent() && rule_text(self.db, winner).text().contains(name)
     }
 
-    /// [`real_path`](ctxgraph_db::files::real_path): lint is an untracked function run on
-    /// demand, so nothing caches an answer that could go stale.
+    /// [`real_path`](ctxgraph_db::files::real_path), a query: answered from its memo until
+    /// the path's input changes.
     fn real_path(&self, path: &Path) -> PathBuf {
         ctxgraph_db::files::real_path(self.db, path)
     }

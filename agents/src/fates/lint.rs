@@ -1,7 +1,7 @@
 //! `lint --agent codex|gemini|all`: findings about what each agent sees (CG012–CG015,
 //! `docs/lint.md`), read off each profile's facts.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use crate::codex::{self, AgentsContext};
@@ -155,13 +155,19 @@ fn single_agent_rules(
         return Vec::new();
     }
     let texts: BTreeMap<&PathBuf, String> = sent.keys().map(|p| (p, text(p))).collect();
+    // The files by text, so that "another file repeats it" is one lookup per file instead
+    // of a comparison with every other sent file (hundreds in a monorepo, on each keystroke
+    // of the language server).
+    let mut by_text: HashMap<&str, Vec<&PathBuf>> = HashMap::new();
+    for (path, text) in &texts {
+        by_text.entry(text.as_str()).or_default().push(path);
+    }
     let mut findings = Vec::new();
     for (path, agents) in sent {
         let [agent] = agents.as_slice() else { continue };
-        let repeated = texts
-            .iter()
-            .any(|(other, t)| *other != path && *t == texts[path] && !sent[*other].contains(agent));
-        if repeated || sharing.contains(path) || texts[path].is_empty() {
+        let text = texts[path].as_str();
+        let repeated = by_text[text].iter().any(|other| *other != path && !sent[*other].contains(agent));
+        if repeated || sharing.contains(path) || text.is_empty() {
             continue;
         }
         let others: Vec<&str> = in_use.iter().copied().filter(|a| a != agent).collect();
