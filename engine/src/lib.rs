@@ -141,6 +141,8 @@ pub mod answers {
     }
     /// Paths as opencode prints them.
     pub use ctxgraph_db::path::display;
+    /// A path with `.` and `..` resolved lexically, as the engine keys its inputs.
+    pub use ctxgraph_db::path::normalize;
 }
 
 /// opencode's texts by name ([`Engine::installation_texts`]).

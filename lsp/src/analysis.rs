@@ -357,6 +357,17 @@ pub fn hover(engine: &Engine, ws: Workspace, doc: Open<'_>, offset: usize) -> Op
                     let _ = writeln!(text, "gemini: {}", outcomes.join("; "));
                 }
             }
+            // Claude Code follows `@imports` in CLAUDE.md files too, by rules of its own (CC4–CC8).
+            let claude = engine.claude_code_context(ws);
+            let outcomes: Vec<String> = claude
+                .files
+                .iter()
+                .filter(|f| f.parent.as_deref() == Some(doc.path) && f.source == resolved)
+                .map(|f| f.reason(&claude.cwd, &claude.approval))
+                .collect();
+            if !outcomes.is_empty() {
+                let _ = writeln!(text, "claude: {}", outcomes.join("; "));
+            }
         }
     }
     Some(Hover {

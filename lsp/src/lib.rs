@@ -14,6 +14,8 @@ pub mod server;
 pub mod text;
 pub mod uri;
 
+pub use server::Stop;
+
 use std::path::PathBuf;
 
 use ctxgraph_engine::Engine;
@@ -95,7 +97,7 @@ impl std::error::Error for LspError {}
 
 /// Runs the server on stdin and stdout until the editor shuts it down or hangs up. An editor
 /// that leaves before `initialize` (stdin closed) is a clean stop, as one that leaves later is.
-pub fn run_stdio(engine: Engine) -> Result<(), LspError> {
+pub fn run_stdio(engine: Engine) -> Result<Stop, LspError> {
     let (connection, io_threads) = lsp_server::Connection::stdio();
     let initialize = serde_json::json!({
         "capabilities": capabilities(),
@@ -107,7 +109,7 @@ pub fn run_stdio(engine: Engine) -> Result<(), LspError> {
         // error, from `join`, says which).
         Err(err) if err.channel_is_disconnected() => {
             drop(connection);
-            return join(io_threads);
+            return join(io_threads).map(|()| Stop::Clean);
         }
         Err(err) => return Err(LspError::bad_message(&err.to_string())),
     };
@@ -118,13 +120,21 @@ pub fn run_stdio(engine: Engine) -> Result<(), LspError> {
         // The editor left right after `initialize`: as clean a stop as leaving before it.
         Err(err) if err.channel_is_disconnected() => {
             drop(connection);
-            return join(io_threads);
+            return join(io_threads).map(|()| Stop::Clean);
         }
         Err(err) => return Err(LspError::Failed(err.to_string())),
     }
     let roots = roots(&params);
-    server::Server::new(connection, engine, roots).run().map_err(|err| LspError::Failed(err.to_string()))?;
-    join(io_threads)
+    let stop = server::Server::new(connection, engine, roots)
+        .run()
+        .map_err(|err| LspError::Failed(err.to_string()))?;
+    // The writer ends when the connection's sender is dropped, the reader at the end of
+    // stdin; an `exit` without `shutdown` may come with stdin still open, so the reader is
+    // not waited for then.
+    match stop {
+        Stop::Clean => join(io_threads).map(|()| stop),
+        Stop::ExitWithoutShutdown => Ok(stop),
+    }
 }
 
 /// Waits for the stdio threads; a reader that stopped on a malformed message is bad input.

@@ -121,11 +121,13 @@ fn imports(text: &str) -> Vec<Reference> {
 /// An `@path` resolved as Gemini CLI and Claude Code resolve it: `~/` from the home
 /// directory, an absolute path as is, anything else from the importing file's directory.
 pub fn resolve_import(importer: &Path, written: &str, home: &Path) -> PathBuf {
-    if let Some(below_home) = written.strip_prefix("~/") {
+    let joined = if let Some(below_home) = written.strip_prefix("~/") {
         home.join(below_home)
     } else {
         importer.parent().unwrap_or(Path::new("/")).join(written)
-    }
+    };
+    // Lexically normalised, as the agents' answers name their files.
+    ctxgraph_engine::answers::normalize(&joined)
 }
 
 #[cfg(test)]
@@ -164,6 +166,7 @@ mod tests {
         let home = Path::new("/home/u");
         assert_eq!(resolve_import(Path::new("/r/a/AGENTS.md"), "b.md", home), Path::new("/r/a/b.md"));
         assert_eq!(resolve_import(Path::new("/r/AGENTS.md"), "~/g.md", home), Path::new("/home/u/g.md"));
+        assert_eq!(resolve_import(Path::new("/r/a/AGENTS.md"), "./x/../c.md", home), Path::new("/r/a/c.md"));
     }
 }
 

@@ -60,6 +60,15 @@ pub struct Server {
     done: (Sender<Done>, Receiver<Done>),
 }
 
+/// How the editor ended the session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// `shutdown` then `exit`, or the editor hung up (stdin closed).
+    Clean,
+    /// `exit` with no `shutdown` before it: the protocol asks for exit code 1.
+    ExitWithoutShutdown,
+}
+
 impl Server {
     /// A server over `connection`, answering from `engine`, for the workspace folders `roots`.
     pub fn new(connection: Connection, engine: Engine, roots: Vec<PathBuf>) -> Self {
@@ -76,20 +85,24 @@ impl Server {
         }
     }
 
-    /// Answers until the editor asks to shut down (or hangs up).
-    pub fn run(mut self) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// Answers until the editor asks to shut down, says `exit`, or hangs up.
+    pub fn run(mut self) -> Result<Stop, Box<dyn std::error::Error + Send + Sync>> {
         let receiver = self.connection.receiver.clone();
         let done = self.done.1.clone();
         loop {
             select! {
                 recv(receiver) -> message => {
-                    let Ok(message) = message else { return Ok(()) };
+                    let Ok(message) = message else { return Ok(Stop::Clean) };
                     match message {
                         Message::Request(request) => {
+                            // Answers `shutdown` and waits for the `exit` after it.
                             if self.connection.handle_shutdown(&request)? {
-                                return Ok(());
+                                return Ok(Stop::Clean);
                             }
                             self.request(request);
+                        }
+                        Message::Notification(notification) if notification.method == notification::Exit::METHOD => {
+                            return Ok(Stop::ExitWithoutShutdown);
                         }
                         Message::Notification(notification) => self.notification(notification),
                         Message::Response(_) => {}

@@ -3,10 +3,14 @@
 use std::process::ExitCode;
 
 use ctxgraph_engine::Engine;
+use ctxgraph_lsp::Stop;
 
 use crate::error::CliError;
 
 pub fn run() -> Result<ExitCode, CliError> {
-    ctxgraph_lsp::run_stdio(Engine::from_process()).map_err(CliError::Lsp)?;
-    Ok(ExitCode::SUCCESS)
+    match ctxgraph_lsp::run_stdio(Engine::from_process()).map_err(CliError::Lsp)? {
+        Stop::Clean => Ok(ExitCode::SUCCESS),
+        // The protocol's rule for an `exit` that no `shutdown` came before.
+        Stop::ExitWithoutShutdown => Ok(ExitCode::from(1)),
+    }
 }

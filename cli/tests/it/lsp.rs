@@ -145,6 +145,16 @@ impl Client {
         assert!(reply.get("error").is_none(), "{reply}");
         self.notify("exit", Value::Null);
         drop(self.stdin.take());
+        self.exit_code()
+    }
+
+    /// `exit` with no `shutdown` before it, stdin left open; the exit code (bounded).
+    pub fn exit_without_shutdown(mut self) -> Option<i32> {
+        self.notify("exit", Value::Null);
+        self.exit_code()
+    }
+
+    fn exit_code(&mut self) -> Option<i32> {
         let deadline = Instant::now() + WAIT;
         while Instant::now() < deadline {
             if let Some(status) = self.child.try_wait().expect("wait") {
@@ -341,6 +351,21 @@ fn instructions_entries_hover_link_and_go_to_their_files() {
         json!(uri(&repo.join("packages/api/AGENTS.md"))),
         "{definition}"
     );
+
+    // Claude Code follows a CLAUDE.md's imports: the hover says what it made of this one.
+    let claude = repo.join("CLAUDE.md");
+    std::fs::write(&claude, "@AGENTS.md\n").expect("write");
+    // As an editor reports a file created on disk (the server watches through the editor).
+    client.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({ "changes": [{ "uri": uri(&claude), "type": 1 }] }),
+    );
+    client.open(&claude, "@AGENTS.md\n");
+    client.diagnostics(&claude, 1);
+    let at = json!({ "textDocument": { "uri": uri(&claude) }, "position": { "line": 0, "character": 3 } });
+    let hover = client.request("textDocument/hover", at);
+    let text = hover["result"]["contents"]["value"].as_str().unwrap_or_else(|| panic!("{hover}"));
+    assert!(text.contains(&format!("claude: imported by {} (CC4)", claude.display())), "{text}");
     assert_eq!(client.finish(), Some(0));
 }
 
@@ -389,6 +414,17 @@ fn cancel_request_and_a_new_edit_interrupt_the_stale_computation() {
     let reply = client.request("textDocument/documentLink", links);
     assert_eq!(reply["result"].as_array().map(Vec::len), Some(2), "{reply}");
     assert_eq!(client.finish(), Some(0));
+}
+
+/// The protocol's exit codes: `exit` after `shutdown` is 0, `exit` alone is 1 (the server
+/// stops at once, not waiting for stdin to close).
+#[test]
+fn exit_without_shutdown_exits_1() {
+    let temp = tempfile::tempdir().expect("temp dir");
+    let repo = temp.path().canonicalize().expect("canonical").join("repo");
+    std::fs::create_dir_all(&repo).expect("repo");
+    assert_eq!(Client::start(temp.path(), &repo).exit_without_shutdown(), Some(1));
+    assert_eq!(Client::start(temp.path(), &repo).finish(), Some(0));
 }
 
 /// An editor that leaves before `initialize` is a clean stop (exit 0), as one that leaves
