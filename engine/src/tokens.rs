@@ -1,8 +1,13 @@
 //! The built-in tokenizer: OpenAI's `o200k_base` through `tiktoken-rs`.
 //!
-//! The vocabulary is in the binary packed and deflated by build.rs (about 1.3 MB, where
-//! tiktoken-rs's own base64 text is 3.6 MB), and tiktoken-rs's tables are built from it the
-//! first time a process counts tokens: only `explain`, `lint`, `check` and their kin ever do.
+//! The vocabulary is in the binary packed and deflated (`data/o200k_base.vocab`, 1.04 MB,
+//! where tiktoken-rs's own base64 text is 3.6 MB), and tiktoken-rs's tables are built from
+//! it the first time a process counts tokens: only `explain`, `lint`, `check` and their kin
+//! ever do. The pack is committed rather than made by a build script: a build script reading
+//! tiktoken-rs would compile tiktoken-rs, fancy-regex and the regex crates a second time,
+//! for the host, on every cold build (about 25 s of a 2-core machine's compile time). The
+//! test `the_committed_pack_is_tiktoken_s_vocabulary` packs tiktoken-rs's vocabulary afresh
+//! and compares, so the file cannot drift from its source.
 //! It replaced `bpe-openai`, which embedded three prebuilt dictionaries (32 MB for o200k
 //! alone, most of the release binary) made by a build script that dominated a cold release
 //! build. BENCHMARKS.md has the first-use cost.
@@ -63,17 +68,20 @@ impl O200k {
     /// cost (benches/tokens.rs), not for use.
     #[doc(hidden)]
     pub fn build_tables() -> impl Sized {
-        unpack(PACKED).expect("build.rs packed a valid o200k_base")
+        unpack(PACKED).expect("the committed pack is a valid o200k_base")
     }
 }
 
 static O200K_BASE: LazyLock<CoreBPE> =
-    LazyLock::new(|| unpack(PACKED).expect("build.rs packed a valid o200k_base"));
+    LazyLock::new(|| unpack(PACKED).expect("the committed pack is a valid o200k_base"));
 
-static PACKED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.vocab"));
+/// The number of ranks (u32, little-endian); each rank's token bytes in rank order, each
+/// length-prefixed (LEB128), empty for a rank with no regular token; the number of special
+/// tokens, then each one's rank and text; all of it deflated.
+static PACKED: &[u8] = include_bytes!("../data/o200k_base.vocab");
 
-/// The tokenizer from build.rs's packed form; `None` only if that form is malformed, which
-/// the tests below rule out for the vocabulary this binary carries.
+/// The tokenizer from the packed form; `None` only if that form is malformed, which the
+/// tests below rule out for the vocabulary this binary carries.
 fn unpack(deflated: &[u8]) -> Option<CoreBPE> {
     let packed = miniz_oxide::inflate::decompress_to_vec(deflated).ok()?;
     let mut reader = Reader { rest: &packed };
@@ -108,7 +116,7 @@ impl<'a> Reader<'a> {
         Some(u32::from_le_bytes(*head))
     }
 
-    /// A LEB128 length, as build.rs writes it.
+    /// A LEB128 length.
     fn len(&mut self) -> Option<usize> {
         let mut len = 0usize;
         for shift in (0..28).step_by(7) {
@@ -144,8 +152,71 @@ mod tests {
         assert_eq!(O200k.count("hello world"), 2);
     }
 
-    /// The packed vocabulary is tiktoken-rs's own, token for token, specials included, and
-    /// counts the same.
+    /// Ranks are dense up to here in `o200k_base` (199,998 regular tokens; the special tokens
+    /// sit at 199,999 and 200,018). A rank with no token is packed as an empty entry.
+    const RANK_LIMIT: u32 = 200_019;
+
+    /// `data/o200k_base.vocab` before deflating, made from tiktoken-rs's vocabulary.
+    fn pack(bpe: &CoreBPE) -> Vec<u8> {
+        let specials: Vec<(Rank, &str)> = [tiktoken_rs::ENDOFTEXT, tiktoken_rs::ENDOFPROMPT]
+            .into_iter()
+            .map(|text| {
+                let tokens = bpe.encode_with_special_tokens(text);
+                assert_eq!(tokens.len(), 1, "{text} is one special token of o200k_base");
+                (tokens[0], text)
+            })
+            .collect();
+        let mut packed = Vec::with_capacity(2 << 20);
+        packed.extend_from_slice(&RANK_LIMIT.to_le_bytes());
+        for rank in 0..RANK_LIMIT {
+            let bytes = match bpe.decode_bytes(&[rank]) {
+                Ok(bytes) if !specials.iter().any(|(special, _)| *special == rank) => bytes,
+                _ => Vec::new(),
+            };
+            push_len(&mut packed, bytes.len());
+            packed.extend_from_slice(&bytes);
+        }
+        push_len(&mut packed, specials.len());
+        for (rank, text) in &specials {
+            packed.extend_from_slice(&rank.to_le_bytes());
+            push_len(&mut packed, text.len());
+            packed.extend_from_slice(text.as_bytes());
+        }
+        packed
+    }
+
+    fn push_len(out: &mut Vec<u8>, mut len: usize) {
+        loop {
+            let byte = u8::try_from(len & 0x7f).expect("seven bits");
+            len >>= 7;
+            if len == 0 {
+                out.push(byte);
+                return;
+            }
+            out.push(byte | 0x80);
+        }
+    }
+
+    /// The committed pack is tiktoken-rs's vocabulary, byte for byte once inflated.
+    /// `CTXGRAPH_WRITE_VOCAB=1` writes it afresh (only a new tiktoken-rs could change it).
+    #[test]
+    fn the_committed_pack_is_tiktoken_s_vocabulary() {
+        let reference = tiktoken_rs::o200k_base().expect("tiktoken-rs's o200k_base");
+        let fresh = pack(&reference);
+        if std::env::var_os("CTXGRAPH_WRITE_VOCAB").is_some() {
+            let path = concat!(env!("CARGO_MANIFEST_DIR"), "/data/o200k_base.vocab");
+            std::fs::write(path, miniz_oxide::deflate::compress_to_vec(&fresh, 10)).expect("write the pack");
+            return;
+        }
+        let committed = miniz_oxide::inflate::decompress_to_vec(PACKED).expect("the pack inflates");
+        assert!(
+            committed == fresh,
+            "data/o200k_base.vocab differs from tiktoken-rs's vocabulary: CTXGRAPH_WRITE_VOCAB=1"
+        );
+    }
+
+    /// The tables built from the pack decode every rank as tiktoken-rs's own, specials
+    /// included, and count the same.
     #[test]
     fn packed_vocabulary_is_tiktoken_s() {
         let reference = tiktoken_rs::o200k_base().expect("tiktoken-rs's o200k_base");
