@@ -206,21 +206,19 @@ pub(super) fn race_and_model(
 ) -> String {
     let mut out = String::new();
     if let Some(holders) = race {
-        let mut names: Vec<String> = holders
-            .iter()
-            .map(|h| match &h.part {
-                Some(part) => format!("{part} ({})", h.file.display()),
-                None => format!("this read ({})", h.file.display()),
-            })
-            .collect();
-        if let Some(more) = unlisted {
-            names.push(format!("{more} more parallel reads"));
+        out.push_str("; which parallel read gets it is opencode's race (N4.1): any of ");
+        // Written in place: a message of thousands of parallel reads words this for each.
+        for (k, holder) in holders.iter().enumerate() {
+            let sep = if k == 0 { "" } else { ", " };
+            let _ = match &holder.part {
+                Some(part) => write!(out, "{sep}{part} ({})", holder.file.display()),
+                None => write!(out, "{sep}this read ({})", holder.file.display()),
+            };
         }
-        let _ = write!(
-            out,
-            "; which parallel read gets it is opencode's race (N4.1): any of {}",
-            names.join(", ")
-        );
+        if let Some(more) = unlisted {
+            let sep = if holders.is_empty() { "" } else { ", " };
+            let _ = write!(out, "{sep}{more} more parallel reads");
+        }
     }
     if let Some(computed) = computed {
         let (_, said) = session_rule(computed, None);

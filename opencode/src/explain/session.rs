@@ -497,7 +497,9 @@ mod tests {
         let found = SessionRule {
             path: PathBuf::from("/p/AGENTS.md"),
             state: RuleState::Claimed { by_part: "prt_1".to_owned() },
-            race: Some(vec![Holder { part: Some("prt_1".to_owned()), file: PathBuf::from("/p/a.rs") }]),
+            race: Some(
+                vec![Holder { part: Some("prt_1".to_owned()), file: PathBuf::from("/p/a.rs") }].into(),
+            ),
             race_unlisted: Some(3),
             computed: Some(RuleState::Attached),
         };

@@ -42,16 +42,39 @@ pub(super) enum Verdict {
     Lost(usize),
 }
 
-/// A rule's verdict, and the racers that may hold it (more than one: opencode's race).
+/// A rule's verdict for one read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Outcome {
     /// The likelier outcome.
     pub verdict: Verdict,
-    /// The racers that may end up holding the rule, in call order, the first
-    /// [`LISTED_HOLDERS`] of them; empty when settled.
-    pub holders: Vec<usize>,
-    /// How many more racers may hold it than `holders` lists.
+    /// The rule's possible holders: an index into [`Race::holders`]; `None` when settled.
+    pub holders: Option<usize>,
+}
+
+/// The racers that may end up holding one rule. Every read whose walk finds the rule shares
+/// the one list (a message of thousands of parallel reads in a few directories would
+/// otherwise copy the same list into each of its reads).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Holders {
+    /// In call order, the first [`LISTED_HOLDERS`] of them.
+    pub listed: Vec<usize>,
+    /// How many more may hold it than `listed` names.
     pub unlisted: usize,
+}
+
+impl Holders {
+    /// More than one read may hold the rule: opencode's race.
+    pub fn contested(&self) -> bool {
+        self.listed.len() + self.unlisted > 1
+    }
+}
+
+/// What the race made of every rule of every racer.
+pub(super) struct Race {
+    /// Each racer's outcomes, rule by rule.
+    pub outcomes: Vec<Vec<Outcome>>,
+    /// Each claimed rule's possible holders.
+    pub holders: Vec<Holders>,
 }
 
 /// How many possible holders an outcome lists. Every read of a step may tie for a rule (a
@@ -61,7 +84,7 @@ pub(super) const LISTED_HOLDERS: usize = 16;
 
 /// Runs the race among `racers` (in call order). `settled` says which rules no racer
 /// contests.
-pub(super) fn run(racers: &[Racer<'_>], settled: impl Fn(&NearbyRule) -> bool) -> Vec<Vec<Outcome>> {
+pub(super) fn run(racers: &[Racer<'_>], settled: impl Fn(&NearbyRule) -> bool) -> Race {
     let n = racers.len();
     let mut next = vec![0usize; n];
     let mut claimed = vec![0usize; n];
@@ -94,32 +117,34 @@ pub(super) fn run(racers: &[Racer<'_>], settled: impl Fn(&NearbyRule) -> bool) -
             queue.push(Reverse((rule.checks + claimed[k], k)));
         }
     }
-    let holders = possible_holders(racers, &verdicts, &claims);
-    verdicts
+    let (index, holders) = possible_holders(racers, &verdicts, &claims);
+    let outcomes = verdicts
         .into_iter()
         .enumerate()
         .map(|(k, row)| {
             row.into_iter()
                 .enumerate()
                 .map(|(i, verdict)| {
-                    let (holders, unlisted) = match verdict {
-                        Verdict::Settled => (Vec::new(), 0),
-                        _ => holders.get(&racers[k].rules[i].path).cloned().unwrap_or_default(),
+                    let holders = match verdict {
+                        Verdict::Settled => None,
+                        _ => index.get(&racers[k].rules[i].path).copied(),
                     };
-                    Outcome { verdict, holders, unlisted }
+                    Outcome { verdict, holders }
                 })
                 .collect()
         })
-        .collect()
+        .collect();
+    Race { outcomes, holders }
 }
 
 /// Every claimed rule's possible holders, taken in claim order so that a racer's earlier
-/// possible claims (each a file read that may have slowed it) are known when it races on.
+/// possible claims (each a file read that may have slowed it) are known when it races on:
+/// the lists, and where each rule's is.
 fn possible_holders<'a>(
     racers: &'a [Racer<'_>],
     verdicts: &[Vec<Verdict>],
     claims: &[(usize, usize)],
-) -> BTreeMap<&'a PathBuf, (Vec<usize>, usize)> {
+) -> (HashMap<&'a PathBuf, usize>, Vec<Holders>) {
     let mut may_hold: Vec<Vec<bool>> = racers.iter().map(|r| vec![false; r.rules.len()]).collect();
     // Each rule's place in every walk that finds it, in call order: a claim looks at the
     // reads that share its rule, not at every read of the step.
@@ -129,7 +154,8 @@ fn possible_holders<'a>(
             walks_finding.entry(&rule.path).or_default().push((b, j));
         }
     }
-    let mut out = BTreeMap::new();
+    let mut index = HashMap::new();
+    let mut lists = Vec::new();
     for &(w, i) in claims {
         let path = &racers[w].rules[i].path;
         // The latest the winner decides: every claim it may have made before cost a step.
@@ -150,14 +176,23 @@ fn possible_holders<'a>(
         holders.sort_unstable();
         let unlisted = holders.len().saturating_sub(LISTED_HOLDERS);
         holders.truncate(LISTED_HOLDERS);
-        out.insert(path, (holders, unlisted));
+        index.insert(path, lists.len());
+        lists.push(Holders { listed: holders, unlisted });
     }
-    out
+    (index, lists)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Racer `k`'s rule `i`: its verdict, the listed holders and how many more.
+    fn outcome(race: &Race, k: usize, i: usize) -> (Verdict, Vec<usize>, usize) {
+        let outcome = &race.outcomes[k][i];
+        let holders = outcome.holders.map(|h| race.holders[h].clone());
+        let (listed, unlisted) = holders.map_or((Vec::new(), 0), |h| (h.listed, h.unlisted));
+        (outcome.verdict.clone(), listed, unlisted)
+    }
 
     fn rule(path: &str, checks: usize) -> NearbyRule {
         NearbyRule {
@@ -179,11 +214,11 @@ mod tests {
         let bw = [rule("/p/q/AGENTS.md", 7)];
         let racers = [Racer { rules: &frame }, Racer { rules: &ffi }, Racer { rules: &bw }];
         let out = run(&racers, |_| false);
-        assert_eq!(out[0][0], Outcome { verdict: Verdict::Claims, holders: vec![0, 1], unlisted: 0 });
-        assert_eq!(out[1][0], Outcome { verdict: Verdict::Lost(0), holders: vec![0, 1], unlisted: 0 });
-        assert_eq!(out[1][1], Outcome { verdict: Verdict::Claims, holders: vec![0, 1, 2], unlisted: 0 });
-        assert_eq!(out[0][1], Outcome { verdict: Verdict::Lost(1), holders: vec![0, 1, 2], unlisted: 0 });
-        assert_eq!(out[2][0], Outcome { verdict: Verdict::Lost(1), holders: vec![0, 1, 2], unlisted: 0 });
+        assert_eq!(outcome(&out, 0, 0), (Verdict::Claims, vec![0, 1], 0));
+        assert_eq!(outcome(&out, 1, 0), (Verdict::Lost(0), vec![0, 1], 0));
+        assert_eq!(outcome(&out, 1, 1), (Verdict::Claims, vec![0, 1, 2], 0));
+        assert_eq!(outcome(&out, 0, 1), (Verdict::Lost(1), vec![0, 1, 2], 0));
+        assert_eq!(outcome(&out, 2, 0), (Verdict::Lost(1), vec![0, 1, 2], 0));
     }
 
     /// s18's third step: a claim one directory below the rule and its file read (three
@@ -195,14 +230,14 @@ mod tests {
         let far = [rule("/p/e/AGENTS.md", 10)];
         let racers = [Racer { rules: &far }, Racer { rules: &near }];
         let out = run(&racers, |_| false);
-        assert_eq!(out[1][1], Outcome { verdict: Verdict::Claims, holders: vec![1], unlisted: 0 });
-        assert_eq!(out[0][0], Outcome { verdict: Verdict::Lost(1), holders: vec![1], unlisted: 0 });
+        assert_eq!(outcome(&out, 1, 1), (Verdict::Claims, vec![1], 0));
+        assert_eq!(outcome(&out, 0, 0), (Verdict::Lost(1), vec![1], 0));
 
         let claude = [rule("/p/g/m/CLAUDE.md", 2), rule("/p/g/AGENTS.md", 3)];
         let far = [rule("/p/g/AGENTS.md", 7)];
         let racers = [Racer { rules: &far }, Racer { rules: &claude }];
         let out = run(&racers, |_| false);
-        assert_eq!(out[1][1], Outcome { verdict: Verdict::Claims, holders: vec![0, 1], unlisted: 0 });
+        assert_eq!(outcome(&out, 1, 1), (Verdict::Claims, vec![0, 1], 0));
     }
 
     /// A thousand reads in one directory all tie for its rule: each lists the first
@@ -213,11 +248,10 @@ mod tests {
         let walk = [rule("/p/d/AGENTS.md", 1)];
         let racers: Vec<Racer<'_>> = (0..1000).map(|_| Racer { rules: &walk }).collect();
         let out = run(&racers, |_| false);
-        assert_eq!(out[0][0].verdict, Verdict::Claims);
-        assert_eq!(out[999][0].verdict, Verdict::Lost(0));
-        for outcome in [&out[0][0], &out[999][0]] {
-            assert_eq!(outcome.holders, (0..LISTED_HOLDERS).collect::<Vec<_>>());
-            assert_eq!(outcome.unlisted, 1000 - LISTED_HOLDERS);
-        }
+        let listed: Vec<usize> = (0..LISTED_HOLDERS).collect();
+        assert_eq!(outcome(&out, 0, 0), (Verdict::Claims, listed.clone(), 1000 - LISTED_HOLDERS));
+        assert_eq!(outcome(&out, 999, 0), (Verdict::Lost(0), listed, 1000 - LISTED_HOLDERS));
+        // One list for the rule, shared by every read that finds it.
+        assert_eq!(out.holders.len(), 1);
     }
 }

@@ -5,13 +5,14 @@
 use std::cell::OnceCell;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::Value;
 
 use super::export::{Part, PartKind, Role, ToolStatus};
 use super::history::{GrowingHistory, Growth, filter_compacted};
-use super::race::{self, Outcome, Racer, Verdict};
+use super::race::{self, Racer, Verdict};
 use super::{Message, Session, SessionError};
 use crate::nearby::{Nearby, NearbyRule, ReadKind, Skip, nearby_rules, reminder};
 use ctxgraph_db::db::{Db, Workspace};
@@ -91,8 +92,9 @@ pub struct SessionRule {
     pub state: RuleState,
     /// N4.1: the reads of the step that may end up holding the rule, when that is opencode's
     /// own race (more than one): `state` is the likelier outcome.
+    // One list per rule and step, shared by every read of the step whose walk finds the rule.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub race: Option<Vec<Holder>>,
+    pub race: Option<Arc<[Holder]>>,
     /// How many more reads may hold it than `race` lists (it lists 16 at most).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub race_unlisted: Option<usize>,
@@ -275,8 +277,10 @@ struct Step<'a, 'db> {
 struct StepRace {
     /// The racing reads (indices into the step's group), in call order.
     racing: Vec<usize>,
-    /// Each racing read's outcomes, rule by rule.
-    outcomes: Vec<Vec<Outcome>>,
+    /// What the race made of each racing read's rules.
+    race: race::Race,
+    /// Each of `race`'s holder lists as the answer gives it: `None` when it is not contested.
+    holders: Vec<Option<Arc<[Holder]>>>,
 }
 
 impl<'a, 'db> Step<'a, 'db> {
@@ -335,8 +339,15 @@ impl<'a, 'db> Step<'a, 'db> {
             !matches!(state(rule, self.already, &BTreeMap::new()), RuleState::Attached | RuleState::Empty)
         };
         let racers: Vec<Racer<'_>> = racing.iter().map(|&k| Racer { rules: &self.walks[k].rules }).collect();
-        let outcomes = race::run(&racers, |rule| skipped(rule) || made_already(rule));
-        StepRace { racing, outcomes }
+        let race = race::run(&racers, |rule| skipped(rule) || made_already(rule));
+        let holders = race
+            .holders
+            .iter()
+            .map(|h| {
+                h.contested().then(|| h.listed.iter().map(|&k| self.group[racing[k]].holder()).collect())
+            })
+            .collect();
+        StepRace { racing, race, holders }
     }
 
     /// The asked read's rules as `race` has them.
@@ -345,17 +356,17 @@ impl<'a, 'db> Step<'a, 'db> {
         self.walks[asked]
             .rules
             .iter()
-            .zip(&race.outcomes[at])
+            .zip(&race.race.outcomes[at])
             .map(|(rule, outcome)| {
                 let state = match outcome.verdict {
                     Verdict::Settled | Verdict::Claims => state(rule, self.already, &BTreeMap::new()),
                     Verdict::Lost(by) => RuleState::Claimed { by_part: self.group[race.racing[by]].label() },
                 };
-                let contested = outcome.holders.len() + outcome.unlisted > 1;
-                let race = contested
-                    .then(|| outcome.holders.iter().map(|&h| self.group[race.racing[h]].holder()).collect());
-                let race_unlisted = (contested && outcome.unlisted > 0).then_some(outcome.unlisted);
-                SessionRule { path: rule.path.clone(), state, race, race_unlisted, computed: None }
+                let (holders, unlisted) = outcome
+                    .holders
+                    .map_or((None, 0), |h| (race.holders[h].clone(), race.race.holders[h].unlisted));
+                let race_unlisted = (holders.is_some() && unlisted > 0).then_some(unlisted);
+                SessionRule { path: rule.path.clone(), state, race: holders, race_unlisted, computed: None }
             })
             .collect()
     }
