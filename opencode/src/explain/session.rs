@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use crate::nearby::ReadKind;
 use crate::session::compaction::{CompactionPlan, PlanParams, PruneScan, TurnSize, compaction_plan};
-use crate::session::convert::model_messages;
+use crate::session::convert::model_json_len;
 use crate::session::export::{Role, ToolStatus};
 use crate::session::history::{GrowingHistory, filtered_history};
 use crate::session::reads::{
@@ -460,8 +460,8 @@ fn fates(
             } else {
                 Fate::Tail { turn }
             };
-            let next_call = in_history.contains(&message)
-                && !model_messages(db, message, params.target.clone()).is_empty();
+            let next_call =
+                in_history.contains(&message) && model_json_len(db, message, params.target.clone()).count > 0;
             let parts = message.parts(db);
             let tool_ids = |compacted: bool| -> Vec<String> {
                 parts

@@ -37,6 +37,11 @@ pub const MEDIA_FROM_TOOL: &str = "Attached media from tool result:";
 /// or one with nothing to send).
 #[salsa::tracked(returns(ref))]
 pub fn model_messages(db: &dyn Db, message: Message, target: TargetModel) -> Vec<Value> {
+    convert(db, message, &target)
+}
+
+/// [`model_messages`], made afresh.
+fn convert(db: &dyn Db, message: Message, target: &TargetModel) -> Vec<Value> {
     let info = message.info(db);
     let parts = message.parts(db);
     match info.role {
@@ -64,7 +69,7 @@ pub fn model_messages(db: &dyn Db, message: Message, target: TargetModel) -> Vec
             }
             if content.is_empty() { Vec::new() } else { vec![json!({"role": "user", "content": content})] }
         }
-        Role::Assistant => assistant(info, parts, &target),
+        Role::Assistant => assistant(info, parts, target),
     }
 }
 
@@ -92,11 +97,17 @@ impl JsonLen {
 }
 
 /// The [`JsonLen`] of one stored message's model messages: K1 sizes a turn by summing these.
+///
+/// The messages are converted here and dropped once counted, not read from the
+/// [`model_messages`] memo: planning a compaction sizes every message of the session but
+/// sends none of them, and holding every message's JSON tree for that made the plan's
+/// working set grow with the session past the caches (at 8 000 steps it no longer fit). A
+/// host that also sends the history converts those messages a second time, once.
 #[salsa::tracked(returns(copy))]
 pub fn model_json_len(db: &dyn Db, message: Message, target: TargetModel) -> JsonLen {
-    let messages = model_messages(db, message, target);
+    let messages = convert(db, message, &target);
     let mut units = Utf16Units(0);
-    for m in messages {
+    for m in &messages {
         // Counted as written, never held: one message of thousands of tool calls is
         // megabytes of JSON.
         let _ = serde_json::to_writer(&mut units, m);
