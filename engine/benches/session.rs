@@ -287,13 +287,20 @@ fn run_compact(engine: &mut Engine, ws: ctxgraph_db::Workspace, export: &[u8]) {
 
 type Command = fn(&mut Engine, ctxgraph_db::Workspace, &[u8]);
 
-/// The time this thread has run on a CPU, from the scheduler's own count
-/// (`/proc/thread-self/schedstat`, nanoseconds), when the system keeps one: unlike the
-/// wall clock it leaves out the time other processes held the CPU, which on a loaded
-/// machine is most of the noise. (It still includes what they cost this thread in caches.)
+/// The time this thread has run on a CPU (`CLOCK_THREAD_CPUTIME_ID`), when the system
+/// keeps one: unlike the wall clock it leaves out the time other processes held the CPU,
+/// which on a loaded machine is most of the noise. (It still includes what they cost this
+/// thread in caches.) Not `/proc/thread-self/schedstat`, which this bench read first: for
+/// the running thread it lags by up to a scheduler tick (its times came in steps of 4 ms).
+#[cfg(unix)]
 fn on_cpu() -> Option<Duration> {
-    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    stat.split_whitespace().next()?.parse().ok().map(Duration::from_nanos)
+    let now = nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID).ok()?;
+    Some(Duration::from(now))
+}
+
+#[cfg(not(unix))]
+fn on_cpu() -> Option<Duration> {
+    None
 }
 
 /// One run's times: wall clock, and on-CPU when known.
