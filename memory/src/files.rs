@@ -15,6 +15,11 @@ use crate::StoreError;
 /// How long a writer waits for another process's lock before failing. The spec drops the
 /// write after 2 s; ctxgraph never drops a record, so it waits longer and then fails loudly.
 pub const LOCK_WAIT: Duration = Duration::from_secs(30);
+/// A waiting writer tries the lock again after `LOCK_POLL_FIRST`, then twice as long each
+/// time up to `LOCK_POLL`. (flock has no timed wait, so a bounded wait polls.) A fixed 2 ms
+/// poll left the lock idle between writes: eight debug-build processes appending a thousand
+/// records each took 8.8 s, 6.2 s with the backoff.
+const LOCK_POLL_FIRST: Duration = Duration::from_micros(50);
 const LOCK_POLL: Duration = Duration::from_millis(2);
 
 /// The largest store file read or written: the engine's limit for any file it reads,
@@ -174,6 +179,7 @@ pub fn with_lock<T>(
         .ok_or_else(|| unusable(&path, "vanished while it was opened"))?;
     let mut lock = RwLock::new(file);
     let started = Instant::now();
+    let mut poll = LOCK_POLL_FIRST;
     let _guard = loop {
         match lock.try_write() {
             Ok(guard) => break guard,
@@ -181,7 +187,8 @@ pub fn with_lock<T>(
                 if started.elapsed() >= wait {
                     return Err(StoreError::LockTimeout { path, waited: wait });
                 }
-                std::thread::sleep(LOCK_POLL);
+                std::thread::sleep(poll);
+                poll = (poll * 2).min(LOCK_POLL);
             }
             Err(source) => return Err(StoreError::Io { path, source }),
         }
