@@ -175,9 +175,12 @@ fn check_no_leak(secrets: &Secrets) {
 }
 
 proptest! {
-    // Each case runs every command on five trees: a few cases cover the channels.
+    // Each case runs every command on five trees (80 processes, 11 s of CPU in a debug
+    // build), and one case covers every channel: the secrets are random hex, which takes no
+    // path of its own through the substitution or the redaction, so a second case only
+    // repeated the first.
     #![proptest_config(ProptestConfig {
-        cases: 2,
+        cases: 1,
         // Random hex shrinks to nothing useful; the message names the command and the secret.
         max_shrink_iters: 0,
         failure_persistence: None,
