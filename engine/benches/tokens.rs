@@ -1,7 +1,7 @@
 //! What token counting costs: `cargo bench -p ctxgraph-engine --bench tokens`.
 //!
-//! The `o200k_base` tables are built from the vocabulary's `.tiktoken` text the first time a
-//! process counts (src/tokens.rs), so `explain`, `lint` and `check` pay that once and
+//! The `o200k_base` tables are built from the packed vocabulary (ctxgraph-tokens) the first time a
+//! process counts, so `explain`, `lint` and `check` pay that once and
 //! `build` never does. "first use" builds the tables afresh each iteration (inflating the
 //! packed vocabulary, the maps, the pre-tokenising regex), which is that one-time cost; the
 //! other rows count a prompt-sized text with the tables built.
