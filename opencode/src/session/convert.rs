@@ -5,10 +5,12 @@
 //! which optional keys are present; key order does not change a length, but is kept as the
 //! AI SDK writes it.
 
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
+use serde_json::{Map, Value};
 
 use super::Message;
-use super::export::{PartKind, Role, ToolStatus};
+use super::export::{Attachment, MessageInfo, Part, PartKind, Role, ToolStatus};
 use ctxgraph_db::Db;
 
 /// The model the history is converted for (`providerID`, `modelID`). Provider metadata of
@@ -34,43 +36,13 @@ pub const INTERRUPTED: &str = "[Tool execution was interrupted]";
 pub const MEDIA_FROM_TOOL: &str = "Attached media from tool result:";
 
 /// The `ModelMessage`s for one stored message (none for an assistant message that failed,
-/// or one with nothing to send).
+/// or one with nothing to send), as the JSON a provider adapter starts from.
 #[salsa::tracked(returns(ref))]
 pub fn model_messages(db: &dyn Db, message: Message, target: TargetModel) -> Vec<Value> {
     convert(db, message, &target)
-}
-
-/// [`model_messages`], made afresh.
-fn convert(db: &dyn Db, message: Message, target: &TargetModel) -> Vec<Value> {
-    let info = message.info(db);
-    let parts = message.parts(db);
-    match info.role {
-        Role::User => {
-            let mut content = Vec::new();
-            for part in parts {
-                match part.kind() {
-                    PartKind::Text if part.ignored != Some(true) && !part.text().is_empty() => {
-                        content.push(json!({"type": "text", "text": part.text()}));
-                    }
-                    PartKind::File => {
-                        let mime = part.mime.as_deref().unwrap_or("");
-                        if mime != "text/plain" && mime != "application/x-directory" {
-                            content.push(file_part(
-                                mime,
-                                part.filename.as_deref(),
-                                part.url.as_deref().unwrap_or(""),
-                            ));
-                        }
-                    }
-                    PartKind::Compaction => content.push(json!({"type": "text", "text": COMPACTION_PROMPT})),
-                    PartKind::Subtask => content.push(json!({"type": "text", "text": SUBTASK_PROMPT})),
-                    _ => {}
-                }
-            }
-            if content.is_empty() { Vec::new() } else { vec![json!({"role": "user", "content": content})] }
-        }
-        Role::Assistant => assistant(info, parts, target),
-    }
+        .iter()
+        .map(|m| serde_json::to_value(m).unwrap_or_else(|e| unreachable!("string keys only: {e}")))
+        .collect()
 }
 
 /// `{units, count}` of the messages' JSON: a list of them serialises as `[` + the items
@@ -98,18 +70,17 @@ impl JsonLen {
 
 /// The [`JsonLen`] of one stored message's model messages: K1 sizes a turn by summing these.
 ///
-/// The messages are converted here and dropped once counted, not read from the
-/// [`model_messages`] memo: planning a compaction sizes every message of the session but
-/// sends none of them, and holding every message's JSON tree for that made the plan's
-/// working set grow with the session past the caches (at 8 000 steps it no longer fit). A
+/// The messages are converted here, borrowing the stored parts, and written straight into
+/// a counter, not read from the [`model_messages`] memo: planning a compaction sizes every
+/// message of the session but sends none of them. Holding every message's JSON tree made
+/// the plan's working set grow with the session past the caches, and building one tree
+/// for a message of 8 000 tool calls (then freeing it) was most of what sizing it cost. A
 /// host that also sends the history converts those messages a second time, once.
 #[salsa::tracked(returns(copy))]
 pub fn model_json_len(db: &dyn Db, message: Message, target: TargetModel) -> JsonLen {
     let messages = convert(db, message, &target);
     let mut units = Utf16Units(0);
     for m in &messages {
-        // Counted as written, never held: one message of thousands of tool calls is
-        // megabytes of JSON.
         let _ = serde_json::to_writer(&mut units, m);
     }
     JsonLen { units: units.0, count: messages.len() }
@@ -132,15 +103,134 @@ impl std::io::Write for Utf16Units {
     }
 }
 
-fn file_part(mime: &str, filename: Option<&str>, url: &str) -> Value {
-    let mut part = Map::new();
-    part.insert("type".into(), "file".into());
-    part.insert("mediaType".into(), mime.into());
-    if let Some(filename) = filename {
-        part.insert("filename".into(), filename.into());
+/// One `ModelMessage`, borrowing the stored message it comes from. Its serde shape is the
+/// AI SDK's, key order included (K1 sizes a turn by this JSON; the order does not change
+/// a length, but the history a host sends is compared byte for byte).
+#[derive(Debug, Serialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+enum ModelMessage<'a> {
+    User { content: Vec<ContentPart<'a>> },
+    Assistant { content: Vec<ContentPart<'a>> },
+    Tool { content: Vec<ContentPart<'a>> },
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "kebab-case", rename_all_fields = "camelCase")]
+enum ContentPart<'a> {
+    Text {
+        text: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        provider_options: Option<ProviderOptions<'a>>,
+    },
+    Reasoning {
+        text: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        provider_options: Option<ProviderOptions<'a>>,
+    },
+    File {
+        media_type: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        filename: Option<&'a str>,
+        data: &'a str,
+    },
+    ToolCall {
+        tool_call_id: &'a str,
+        tool_name: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        input: Option<&'a Value>,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        provider_executed: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        provider_options: Option<ProviderOptions<'a>>,
+    },
+    ToolResult {
+        tool_call_id: &'a str,
+        tool_name: &'a str,
+        output: ToolOutput<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        provider_options: Option<ProviderOptions<'a>>,
+    },
+}
+
+/// A part's `providerOptions`: the stored part's metadata, as is for text and reasoning,
+/// and without the `providerExecuted` flag (which the call carries itself) for a tool.
+#[derive(Clone, Copy, Debug)]
+enum ProviderOptions<'a> {
+    Metadata(&'a Value),
+    ToolMetadata(&'a Map<String, Value>),
+}
+
+impl Serialize for ProviderOptions<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ProviderOptions::Metadata(value) => value.serialize(serializer),
+            ProviderOptions::ToolMetadata(metadata) => {
+                let mut map = serializer.serialize_map(None)?;
+                for (key, value) in tool_options(metadata) {
+                    map.serialize_entry(key, value)?;
+                }
+                map.end()
+            }
+        }
     }
-    part.insert("data".into(), url.into());
-    Value::Object(part)
+}
+
+fn tool_options(metadata: &Map<String, Value>) -> impl Iterator<Item = (&String, &Value)> {
+    metadata.iter().filter(|(key, _)| *key != "providerExecuted")
+}
+
+/// The tool's `toModelOutput`: a string is text; output with attachments is content whose
+/// `data:` attachments become media.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+enum ToolOutput<'a> {
+    Text { value: &'a str },
+    ErrorText { value: &'a str },
+    Content { value: Vec<OutputPart<'a>> },
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "lowercase", rename_all_fields = "camelCase")]
+enum OutputPart<'a> {
+    Text { text: &'a str },
+    Media { media_type: &'a str, data: &'a str },
+}
+
+/// One stored message → its `ModelMessage`s.
+fn convert<'db>(db: &'db dyn Db, message: Message, target: &TargetModel) -> Vec<ModelMessage<'db>> {
+    let info = message.info(db);
+    let parts = message.parts(db);
+    match info.role {
+        Role::User => {
+            let mut content = Vec::new();
+            for part in parts {
+                match part.kind() {
+                    PartKind::Text if part.ignored != Some(true) && !part.text().is_empty() => {
+                        content.push(ContentPart::Text { text: part.text(), provider_options: None });
+                    }
+                    PartKind::File => {
+                        let mime = part.mime.as_deref().unwrap_or("");
+                        if mime != "text/plain" && mime != "application/x-directory" {
+                            content.push(ContentPart::File {
+                                media_type: mime,
+                                filename: part.filename.as_deref(),
+                                data: part.url.as_deref().unwrap_or(""),
+                            });
+                        }
+                    }
+                    PartKind::Compaction => {
+                        content.push(ContentPart::Text { text: COMPACTION_PROMPT, provider_options: None });
+                    }
+                    PartKind::Subtask => {
+                        content.push(ContentPart::Text { text: SUBTASK_PROMPT, provider_options: None });
+                    }
+                    _ => {}
+                }
+            }
+            if content.is_empty() { Vec::new() } else { vec![ModelMessage::User { content }] }
+        }
+        Role::Assistant => assistant(info, parts, target),
+    }
 }
 
 fn is_media(mime: &str) -> bool {
@@ -148,22 +238,46 @@ fn is_media(mime: &str) -> bool {
 }
 
 /// One tool call as the UI message holds it before the AI SDK splits it into a call and
-/// a result. It borrows from the stored part: the model messages are the only copy made
-/// (a message of thousands of calls made every string twice, then dropped one).
+/// a result.
 struct ToolCall<'a> {
     id: &'a str,
     name: &'a str,
     input: Option<&'a Value>,
     provider_executed: bool,
-    provider_options: Option<Value>,
+    provider_options: Option<ProviderOptions<'a>>,
     result: ToolResult<'a>,
 }
 
 enum ToolResult<'a> {
     Text(&'a str),
     /// Output text with the non-media attachments the provider takes inline.
-    Content(&'a str, Vec<Value>),
+    Content(&'a str, Vec<&'a Attachment>),
     Error(&'a str),
+}
+
+impl<'a> ToolResult<'a> {
+    fn model_output(&self) -> ToolOutput<'a> {
+        match self {
+            ToolResult::Text(value) => ToolOutput::Text { value },
+            ToolResult::Error(value) => ToolOutput::ErrorText { value },
+            ToolResult::Content(text, attachments) => {
+                let mut value = Vec::with_capacity(attachments.len() + 1);
+                if !text.is_empty() {
+                    value.push(OutputPart::Text { text });
+                }
+                for attachment in attachments {
+                    let url = attachment.url.as_str();
+                    if let Some(comma) = url.strip_prefix("data:").and_then(|_| url.find(',')) {
+                        value.push(OutputPart::Media {
+                            media_type: &attachment.mime,
+                            data: &url[comma + 1..],
+                        });
+                    }
+                }
+                ToolOutput::Content { value }
+            }
+        }
+    }
 }
 
 enum UiPart<'a> {
@@ -173,11 +287,7 @@ enum UiPart<'a> {
     StepStart,
 }
 
-fn assistant(
-    info: &super::export::MessageInfo,
-    parts: &[super::export::Part],
-    target: &TargetModel,
-) -> Vec<Value> {
+fn assistant<'a>(info: &'a MessageInfo, parts: &'a [Part], target: &TargetModel) -> Vec<ModelMessage<'a>> {
     // An errored message is skipped unless it was aborted after producing something.
     if info.error.is_some()
         && !(info.is_aborted()
@@ -197,7 +307,7 @@ fn assistant(
     // Sized up front: a message of thousands of parts grew these lists through a dozen
     // copies, each freeing a block large enough to make the allocator sweep its free lists.
     let mut ui = Vec::with_capacity(parts.len());
-    let mut media = Vec::new();
+    let mut media: Vec<&Attachment> = Vec::new();
     for part in parts {
         match part.kind() {
             PartKind::Text => {
@@ -216,11 +326,7 @@ fn assistant(
                 let Some(state) = &part.state else { continue };
                 let result = match state.status {
                     ToolStatus::Completed => {
-                        let output = if state.is_compacted() {
-                            super::convert::CLEARED_OUTPUT
-                        } else {
-                            state.output()
-                        };
+                        let output = if state.is_compacted() { CLEARED_OUTPUT } else { state.output() };
                         let attachments = if state.is_compacted() {
                             &[][..]
                         } else {
@@ -228,12 +334,9 @@ fn assistant(
                         };
                         // No openai-compatible provider takes media in a tool result: it
                         // moves to a user message after this one.
-                        media.extend(attachments.iter().filter(|a| is_media(&a.mime)).cloned());
-                        let inline: Vec<Value> = attachments
-                            .iter()
-                            .filter(|a| !is_media(&a.mime))
-                            .map(|a| serde_json::to_value(a).unwrap_or(Value::Null))
-                            .collect();
+                        media.extend(attachments.iter().filter(|a| is_media(&a.mime)));
+                        let inline: Vec<&Attachment> =
+                            attachments.iter().filter(|a| !is_media(&a.mime)).collect();
                         if inline.is_empty() {
                             ToolResult::Text(output)
                         } else {
@@ -250,14 +353,8 @@ fn assistant(
                 let provider_executed =
                     metadata.and_then(|m| m.get("providerExecuted")).is_some_and(|v| v == &Value::Bool(true));
                 let provider_options = metadata
-                    .map(|m| {
-                        m.iter()
-                            .filter(|(k, _)| *k != "providerExecuted")
-                            .map(|(k, v)| (k.clone(), v.clone()))
-                            .collect::<Map<_, _>>()
-                    })
-                    .filter(|m| !m.is_empty() && same_model)
-                    .map(Value::Object);
+                    .filter(|m| same_model && tool_options(m).next().is_some())
+                    .map(ProviderOptions::ToolMetadata);
                 ui.push(UiPart::Tool(ToolCall {
                     id: part.call_id.as_deref().unwrap_or_default(),
                     name: part.tool.as_deref().unwrap_or_default(),
@@ -276,32 +373,32 @@ fn assistant(
     let mut out = Vec::new();
     for block in ui.split(|p| matches!(p, UiPart::StepStart)).filter(|b| !b.is_empty()) {
         let calls = block.iter().filter(|p| matches!(p, UiPart::Tool(_))).count();
-        let mut content = Vec::with_capacity(block.len());
+        let mut content = Vec::with_capacity(block.len() + calls);
         let mut results = Vec::with_capacity(calls);
         for part in block {
             match part {
-                UiPart::Text(text, options) => {
-                    content.push(with_options(json!({"type": "text", "text": text}), *options));
-                }
-                UiPart::Reasoning(text, options) => {
-                    content.push(with_options(json!({"type": "reasoning", "text": text}), *options));
-                }
+                UiPart::Text(text, options) => content.push(ContentPart::Text {
+                    text,
+                    provider_options: options.map(ProviderOptions::Metadata),
+                }),
+                UiPart::Reasoning(text, options) => content.push(ContentPart::Reasoning {
+                    text,
+                    provider_options: options.map(ProviderOptions::Metadata),
+                }),
                 UiPart::Tool(call) => {
-                    let mut item = Map::new();
-                    item.insert("type".into(), "tool-call".into());
-                    item.insert("toolCallId".into(), call.id.into());
-                    item.insert("toolName".into(), call.name.into());
-                    if let Some(input) = call.input {
-                        item.insert("input".into(), input.clone());
-                    }
-                    if call.provider_executed {
-                        item.insert("providerExecuted".into(), true.into());
-                    }
-                    content.push(with_options(Value::Object(item), call.provider_options.as_ref()));
-                    let result = with_options(
-                        json!({"type": "tool-result", "toolCallId": call.id, "toolName": call.name, "output": model_output(&call.result)}),
-                        call.provider_options.as_ref(),
-                    );
+                    content.push(ContentPart::ToolCall {
+                        tool_call_id: call.id,
+                        tool_name: call.name,
+                        input: call.input,
+                        provider_executed: call.provider_executed,
+                        provider_options: call.provider_options,
+                    });
+                    let result = ContentPart::ToolResult {
+                        tool_call_id: call.id,
+                        tool_name: call.name,
+                        output: call.result.model_output(),
+                        provider_options: call.provider_options,
+                    };
                     if call.provider_executed {
                         content.push(result);
                     } else {
@@ -311,51 +408,29 @@ fn assistant(
                 UiPart::StepStart => {}
             }
         }
-        out.push(json!({"role": "assistant", "content": content}));
+        out.push(ModelMessage::Assistant { content });
         if !results.is_empty() {
-            out.push(json!({"role": "tool", "content": results}));
+            out.push(ModelMessage::Tool { content: results });
         }
     }
     if !media.is_empty() {
-        let mut content = vec![json!({"type": "text", "text": MEDIA_FROM_TOOL})];
-        content.extend(media.iter().map(|a| file_part(&a.mime, a.filename.as_deref(), &a.url)));
-        out.push(json!({"role": "user", "content": content}));
+        let mut content = Vec::with_capacity(media.len() + 1);
+        content.push(ContentPart::Text { text: MEDIA_FROM_TOOL, provider_options: None });
+        content.extend(media.iter().map(|a| ContentPart::File {
+            media_type: &a.mime,
+            filename: a.filename.as_deref(),
+            data: &a.url,
+        }));
+        out.push(ModelMessage::User { content });
     }
     out
-}
-
-fn with_options(mut part: Value, options: Option<&Value>) -> Value {
-    if let (Some(options), Some(object)) = (options, part.as_object_mut()) {
-        object.insert("providerOptions".into(), options.clone());
-    }
-    part
-}
-
-/// The tool's `toModelOutput`: a string is text; output with attachments is content whose
-/// `data:` attachments become media.
-fn model_output(result: &ToolResult) -> Value {
-    match result {
-        ToolResult::Text(text) => json!({"type": "text", "value": text}),
-        ToolResult::Error(text) => json!({"type": "error-text", "value": text}),
-        ToolResult::Content(text, attachments) => {
-            let mut value = Vec::new();
-            if !text.is_empty() {
-                value.push(json!({"type": "text", "text": text}));
-            }
-            for attachment in attachments {
-                let url = attachment.get("url").and_then(Value::as_str).unwrap_or("");
-                if let Some(comma) = url.strip_prefix("data:").and_then(|_| url.find(',')) {
-                    value.push(json!({"type": "media", "mediaType": attachment.get("mime").cloned().unwrap_or(Value::Null), "data": &url[comma + 1..]}));
-                }
-            }
-            json!({"type": "content", "value": value})
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use std::io::Write as _;
+
+    use serde_json::json;
 
     use super::*;
 
