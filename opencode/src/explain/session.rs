@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use crate::nearby::ReadKind;
 use crate::session::compaction::{CompactionPlan, PlanParams, PruneScan, TurnSize, compaction_plan};
-use crate::session::convert::model_json_len;
+use crate::session::convert::{Target, model_json_len};
 use crate::session::export::{Role, ToolStatus};
 use crate::session::history::{GrowingHistory, filtered_history};
 use crate::session::reads::{
@@ -426,6 +426,7 @@ fn fates(
     cut_by: Option<&str>,
 ) -> Vec<MessageFate> {
     let in_history: HashSet<Message> = history.iter().copied().collect();
+    let target = Target::new(db, params.target.clone());
     let head: HashSet<&str> = plan.head.iter().map(String::as_str).collect();
     // Markers answered by a completed summary, and those summaries.
     let answered: HashSet<&str> = messages
@@ -460,8 +461,7 @@ fn fates(
             } else {
                 Fate::Tail { turn }
             };
-            let next_call =
-                in_history.contains(&message) && model_json_len(db, message, params.target.clone()).count > 0;
+            let next_call = in_history.contains(&message) && model_json_len(db, message, target).count > 0;
             let parts = message.parts(db);
             let tool_ids = |compacted: bool| -> Vec<String> {
                 parts

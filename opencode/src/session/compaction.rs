@@ -9,7 +9,7 @@ use std::ops::Range;
 
 use serde::Serialize;
 
-use super::convert::{JsonLen, TargetModel};
+use super::convert::{JsonLen, Target, TargetModel};
 use super::export::{PartKind, Role};
 use super::history::filtered_history;
 use super::runs::{self, Facts, JsonLens};
@@ -287,7 +287,7 @@ fn select_tail(
         None => &turns[..],
     };
     // K1: a turn's estimate is that of the JSON of its messages' model messages.
-    let mut lens = JsonLens::new(db, messages, &params.target);
+    let mut lens = JsonLens::new(db, messages, Target::new(db, params.target.clone()));
     let mut sizes = Vec::new();
     let mut total = 0;
     let mut start = None;

@@ -23,6 +23,24 @@ pub struct TargetModel {
     pub model_id: String,
 }
 
+pub use interned::Target;
+
+// salsa's interned macro generates public functions that carry no docs and cannot be given
+// any (as for the session inputs).
+#[allow(missing_docs)]
+mod interned {
+    use super::TargetModel;
+
+    /// A [`TargetModel`] as a query key. The per-message queries are keyed by a message and
+    /// a target; interned, the target is an id there, where a `TargetModel` was two strings
+    /// cloned, hashed and compared for every message of the session.
+    #[salsa::interned(revisions = usize::MAX, debug)]
+    pub struct Target<'db> {
+        #[returns(ref)]
+        pub model: TargetModel,
+    }
+}
+
 /// The text a compaction marker stands for in model history (K6).
 pub const COMPACTION_PROMPT: &str = "What did we do so far?";
 /// A `subtask` part in model history (K6).
@@ -38,8 +56,8 @@ pub const MEDIA_FROM_TOOL: &str = "Attached media from tool result:";
 /// The `ModelMessage`s for one stored message (none for an assistant message that failed,
 /// or one with nothing to send), as the JSON a provider adapter starts from.
 #[salsa::tracked(returns(ref))]
-pub fn model_messages(db: &dyn Db, message: Message, target: TargetModel) -> Vec<Value> {
-    convert(db, message, &target)
+pub fn model_messages<'db>(db: &'db dyn Db, message: Message, target: Target<'db>) -> Vec<Value> {
+    convert(db, message, target.model(db))
         .iter()
         .map(|m| serde_json::to_value(m).unwrap_or_else(|e| unreachable!("string keys only: {e}")))
         .collect()
@@ -77,8 +95,8 @@ impl JsonLen {
 /// for a message of 8 000 tool calls (then freeing it) was most of what sizing it cost. A
 /// host that also sends the history converts those messages a second time, once.
 #[salsa::tracked(returns(copy))]
-pub fn model_json_len(db: &dyn Db, message: Message, target: TargetModel) -> JsonLen {
-    let messages = convert(db, message, &target);
+pub fn model_json_len<'db>(db: &'db dyn Db, message: Message, target: Target<'db>) -> JsonLen {
+    let messages = convert(db, message, target.model(db));
     let mut units = Utf16Units(0);
     for m in &messages {
         let _ = serde_json::to_writer(&mut units, m);

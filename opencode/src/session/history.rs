@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value, json};
 
-use super::convert::{TargetModel, model_messages};
+use super::convert::{Target, TargetModel, model_messages};
 use super::export::Role;
 use super::runs::{Facts, facts};
 use super::{Message, Session};
@@ -144,7 +144,8 @@ fn filter_indices(facts: &[&Facts]) -> Vec<usize> {
 
 /// The `ModelMessage`s of a list of stored messages, in order.
 pub fn to_model_messages(db: &dyn Db, messages: &[Message], target: &TargetModel) -> Vec<Value> {
-    messages.iter().flat_map(|&m| model_messages(db, m, target.clone()).iter().cloned()).collect()
+    let target = Target::new(db, target.clone());
+    messages.iter().flat_map(|&m| model_messages(db, m, target).iter().cloned()).collect()
 }
 
 /// The next normal step's `messages` after the system message, as `@ai-sdk/openai-compatible`

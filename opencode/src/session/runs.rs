@@ -17,7 +17,7 @@ use super::Message;
 use std::ops::Range;
 
 use super::compaction::{ToolOutput, summary_entry, tool_outputs};
-use super::convert::{JsonLen, TargetModel, model_json_len};
+use super::convert::{JsonLen, Target, model_json_len};
 use super::export::Role;
 use ctxgraph_db::Db;
 
@@ -134,8 +134,8 @@ fn join_entries(db: &dyn Db, messages: &[Message]) -> String {
 
 /// K1's [`JsonLen`] of each of a run's messages for `target`, in order.
 #[salsa::tracked(returns(ref))]
-pub fn run_json_lens<'db>(db: &'db dyn Db, run: Run<'db>, target: TargetModel) -> Vec<JsonLen> {
-    run.messages(db).iter().map(|&m| model_json_len(db, m, target.clone())).collect()
+pub fn run_json_lens<'db>(db: &'db dyn Db, run: Run<'db>, target: Target<'db>) -> Vec<JsonLen> {
+    run.messages(db).iter().map(|&m| model_json_len(db, m, target)).collect()
 }
 
 /// [`model_json_len`] of the messages of a list, read one memo per full run (only the runs
@@ -150,14 +150,14 @@ pub fn run_json_lens<'db>(db: &'db dyn Db, run: Run<'db>, target: TargetModel) -
 pub struct JsonLens<'a, 'db> {
     db: &'db dyn Db,
     messages: &'a [Message],
-    target: &'a TargetModel,
+    target: Target<'db>,
     /// Each full run's lengths, once read.
     runs: Vec<Option<&'db [JsonLen]>>,
 }
 
 impl<'a, 'db> JsonLens<'a, 'db> {
     /// The lengths of `messages`' model messages for `target`.
-    pub fn new(db: &'db dyn Db, messages: &'a [Message], target: &'a TargetModel) -> Self {
+    pub fn new(db: &'db dyn Db, messages: &'a [Message], target: Target<'db>) -> Self {
         JsonLens { db, messages, target, runs: vec![None; messages.len() / RUN_LEN] }
     }
 
@@ -166,12 +166,12 @@ impl<'a, 'db> JsonLens<'a, 'db> {
         let run = i / RUN_LEN;
         let Some(slot) = self.runs.get_mut(run) else {
             // The last, partial run: it changes with every append.
-            return model_json_len(self.db, self.messages[i], self.target.clone());
+            return model_json_len(self.db, self.messages[i], self.target);
         };
         let (db, start) = (self.db, run * RUN_LEN);
         let lens = *slot.get_or_insert_with(|| {
             let run = Run::new(db, self.messages[start..start + RUN_LEN].to_vec());
-            run_json_lens(db, run, self.target.clone()).as_slice()
+            run_json_lens(db, run, self.target).as_slice()
         });
         lens[i - start]
     }
