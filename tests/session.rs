@@ -21,7 +21,9 @@ use ctxgraph_opencode::nearby::ReadKind;
 use ctxgraph_opencode::session::Session;
 use ctxgraph_opencode::session::compaction::{ModelLimit, PlanParams};
 use ctxgraph_opencode::session::convert::TargetModel;
-use ctxgraph_opencode::session::export::{Export, ExportMessage, PartKind, Role, ToolStatus, parse_export};
+use ctxgraph_opencode::session::export::{
+    Export, ExportMessage, PartKind, Role, ToolInput, ToolStatus, parse_export,
+};
 use ctxgraph_opencode::session::reads::ReadPoint;
 use serde::Deserialize;
 use serde_json::Value;
@@ -291,12 +293,8 @@ fn reads_attach_what_opencode_attached() {
                     continue;
                 }
                 let Some(state) = &part.state else { continue };
-                let file = state
-                    .input
-                    .as_ref()
-                    .and_then(|i| i.get("filePath"))
-                    .and_then(Value::as_str)
-                    .expect("filePath");
+                let input: Value = state.input.as_ref().and_then(ToolInput::fields).expect("input");
+                let file = input.get("filePath").and_then(Value::as_str).expect("filePath");
                 let point = ReadPoint::InMessage {
                     message: message.info.id.clone(),
                     before_part: Some(part.id.clone()),

@@ -387,7 +387,8 @@ pub fn summary_entry(db: &dyn Db, message: Message) -> String {
                 let _ = write!(line, "[Assistant tool call]: {}(", part.tool.as_deref().unwrap_or(""));
                 match &state.input {
                     Some(input) => {
-                        let _ = write!(line, "{input})");
+                        line.push_str(input.json());
+                        line.push(')');
                     }
                     None => line.push_str("undefined)"),
                 }

@@ -10,7 +10,7 @@ use serde::ser::{SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
 use super::Message;
-use super::export::{Attachment, MessageInfo, Part, PartKind, Role, ToolStatus};
+use super::export::{Attachment, MessageInfo, Part, PartKind, Role, ToolInput, ToolStatus};
 use ctxgraph_db::Db;
 
 /// The model the history is converted for (`providerID`, `modelID`). Provider metadata of
@@ -155,7 +155,7 @@ enum ContentPart<'a> {
         tool_call_id: &'a str,
         tool_name: &'a str,
         #[serde(skip_serializing_if = "Option::is_none")]
-        input: Option<&'a Value>,
+        input: Option<&'a ToolInput>,
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         provider_executed: bool,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -260,7 +260,7 @@ fn is_media(mime: &str) -> bool {
 struct ToolCall<'a> {
     id: &'a str,
     name: &'a str,
-    input: Option<&'a Value>,
+    input: Option<&'a ToolInput>,
     provider_executed: bool,
     provider_options: Option<ProviderOptions<'a>>,
     result: ToolResult<'a>,

@@ -3,10 +3,11 @@
 //!
 //! Only the fields a session stage reads are typed; the rest of each object is skipped, so
 //! a newer opencode adding fields still loads. A part of a type this module does not know
-//! is kept (its `type` and `id`) and ignored by every stage, as opencode's own converters do.
+//! is kept (as [`PartKind::Other`], with its `id`) and ignored by every stage, as opencode's own converters do.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// A whole export file.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
@@ -151,11 +152,11 @@ impl Tokens {
 
 /// One part. The fields are the union of the part types the stages read; which are set
 /// depends on `kind` (see [`PartKind`]).
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 pub struct Part {
-    /// `type`, as exported (see [`Part::kind`]).
+    /// `type`, told apart once as the export is read (see [`PartKind`]).
     #[serde(rename = "type")]
-    pub kind: String,
+    pub kind: PartKind,
     /// `prt_…`, ordered by creation.
     #[serde(default)]
     pub id: String,
@@ -201,8 +202,12 @@ pub struct Part {
     pub tail_start_id: Option<String>,
 }
 
-/// The part types the stages tell apart.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The part types the stages tell apart. A part is matched on its type many times per
+/// stage (every walk over a message's parts filters by it), so the name is read into this
+/// once, as the export is parsed, instead of being kept as a string and compared on each
+/// look: a session of 8 000 parts held 8 000 small strings for it, each a cache miss away.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum PartKind {
     /// Text.
     Text,
@@ -219,22 +224,14 @@ pub enum PartKind {
     /// The start of a step: assistant messages split into model messages here.
     StepStart,
     /// `step-finish`, `patch`, `snapshot`, `agent`, `retry` and any type added later.
+    #[serde(other)]
     Other,
 }
 
 impl Part {
     /// The part's type.
     pub fn kind(&self) -> PartKind {
-        match self.kind.as_str() {
-            "text" => PartKind::Text,
-            "reasoning" => PartKind::Reasoning,
-            "tool" => PartKind::Tool,
-            "file" => PartKind::File,
-            "compaction" => PartKind::Compaction,
-            "subtask" => PartKind::Subtask,
-            "step-start" => PartKind::StepStart,
-            _ => PartKind::Other,
-        }
+        self.kind
     }
 
     /// The text of a `text` or `reasoning` part (empty otherwise).
@@ -266,27 +263,27 @@ pub enum ToolStatus {
 }
 
 /// A tool part's `state`.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 pub struct ToolState {
     /// Where the call stands.
     pub status: ToolStatus,
     /// The call's arguments.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub input: Option<Value>,
+    #[serde(default)]
+    pub input: Option<ToolInput>,
     /// A completed call's output.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub output: Option<String>,
     /// A failed call's error.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub error: Option<String>,
-    /// Tool metadata (`loaded` for reads, N5).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Value>,
+    /// What the stages read of the tool's metadata.
+    #[serde(default)]
+    pub metadata: Option<ToolMetadata>,
     /// Files the tool returned.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub attachments: Option<Vec<Attachment>>,
     /// Timestamps; only `compacted` matters (K11).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub time: Option<ToolTime>,
 }
 
@@ -303,21 +300,159 @@ impl ToolState {
 
     /// N2: the rule files this read attached (`metadata.loaded`).
     pub fn loaded(&self) -> impl Iterator<Item = &str> {
-        self.metadata
-            .as_ref()
-            .and_then(|m| m.get("loaded"))
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
+        self.metadata.iter().flat_map(|m| &m.loaded).map(String::as_str)
     }
 
     /// An interrupted call's partial output (`metadata.interrupted` with `metadata.output`).
     pub fn interrupted_output(&self) -> Option<&str> {
-        let metadata = self.metadata.as_ref()?;
-        (metadata.get("interrupted") == Some(&Value::Bool(true)))
-            .then(|| metadata.get("output").and_then(Value::as_str))
-            .flatten()
+        self.metadata.as_ref().filter(|m| m.interrupted)?.output.as_deref()
+    }
+}
+
+/// A tool call's arguments as their compact JSON text, which is all the stages do with them
+/// but one: send them (the model's tool call), show them (the summarizer's transcript) and
+/// read one string of a read's (`filePath`, with [`ToolInput::fields`]). A tree of them per
+/// call, a map of one or two entries with a string for each key and value, was most of the
+/// memory a session of thousands of calls held, each string a cache miss away when the
+/// call was sized or shown.
+#[derive(Clone, Debug)]
+pub struct ToolInput(Box<RawValue>);
+
+impl ToolInput {
+    /// The arguments as `JSON.stringify` writes them (no spaces, keys in their order).
+    pub fn json(&self) -> &str {
+        self.0.get()
+    }
+
+    /// The arguments read as `T` (borrowing from the text where `T` does), or `None` where
+    /// they are not of that shape.
+    pub fn fields<'a, T: Deserialize<'a>>(&'a self) -> Option<T> {
+        serde_json::from_str(self.json()).ok()
+    }
+}
+
+impl PartialEq for ToolInput {
+    fn eq(&self, other: &Self) -> bool {
+        self.json() == other.json()
+    }
+}
+
+impl Eq for ToolInput {}
+
+impl<'de> Deserialize<'de> for ToolInput {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        // Read as a value and written again: the export is indented, what is sent is not,
+        // and a repeated key keeps its first place with its last value, as in JavaScript.
+        let value = Value::deserialize(deserializer)?;
+        let json = serde_json::to_string(&value).map_err(serde::de::Error::custom)?;
+        RawValue::from_string(json).map(ToolInput).map_err(serde::de::Error::custom)
+    }
+}
+
+impl Serialize for ToolInput {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+/// What the stages read of a tool state's `metadata`: tools write much more there (a read's
+/// preview of the file, an edit's diff with both versions of it), and none of it is sent,
+/// so the rest is skipped as the export is read. Values of another type than the stages
+/// expect are skipped as well, as is a `metadata` that is not an object.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ToolMetadata {
+    /// `loaded`, its strings (N2: the rule files a read attached).
+    pub loaded: Vec<String>,
+    /// `interrupted` is `true`.
+    pub interrupted: bool,
+    /// `output`, a string (the partial output of an interrupted call).
+    pub output: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for ToolMetadata {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ToolMetadataVisitor)
+    }
+}
+
+/// Hand-written rather than derived: a derive fails on a field of another type, and skips
+/// nothing but unknown keys. Any JSON value is accepted; only an object's three keys are
+/// looked at.
+struct ToolMetadataVisitor;
+
+impl<'de> serde::de::Visitor<'de> for ToolMetadataVisitor {
+    type Value = ToolMetadata;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("tool metadata")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<ToolMetadata, A::Error> {
+        /// The keys looked at, told apart without allocating.
+        #[derive(Deserialize)]
+        #[serde(field_identifier, rename_all = "lowercase")]
+        enum Key {
+            Loaded,
+            Interrupted,
+            Output,
+            #[serde(other)]
+            Other,
+        }
+        let mut metadata = ToolMetadata::default();
+        while let Some(key) = map.next_key::<Key>()? {
+            match key {
+                Key::Loaded => {
+                    let loaded: Value = map.next_value()?;
+                    metadata.loaded = match loaded {
+                        Value::Array(items) => items
+                            .into_iter()
+                            .filter_map(|v| if let Value::String(s) = v { Some(s) } else { None })
+                            .collect(),
+                        _ => Vec::new(),
+                    };
+                }
+                Key::Interrupted => metadata.interrupted = map.next_value::<Value>()? == Value::Bool(true),
+                Key::Output => {
+                    metadata.output = match map.next_value::<Value>()? {
+                        Value::String(s) => Some(s),
+                        _ => None,
+                    };
+                }
+                Key::Other => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(metadata)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<ToolMetadata, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(ToolMetadata::default())
+    }
+
+    fn visit_unit<E>(self) -> Result<ToolMetadata, E> {
+        Ok(ToolMetadata::default())
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<ToolMetadata, E> {
+        Ok(ToolMetadata::default())
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<ToolMetadata, E> {
+        Ok(ToolMetadata::default())
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<ToolMetadata, E> {
+        Ok(ToolMetadata::default())
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<ToolMetadata, E> {
+        Ok(ToolMetadata::default())
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<ToolMetadata, E> {
+        Ok(ToolMetadata::default())
     }
 }
 
@@ -444,5 +579,79 @@ mod tests {
         let export = parse_export(text).unwrap();
         assert_eq!(export.messages[0].parts[0].kind(), PartKind::Other);
         assert_eq!(export.messages[0].parts[0].id, "p");
+    }
+
+    #[test]
+    fn part_types_are_told_apart_by_their_exported_names() {
+        let names =
+            ["text", "reasoning", "tool", "file", "compaction", "subtask", "step-start", "step-finish"];
+        let parts: Vec<String> = names.iter().map(|n| format!(r#"{{"type":"{n}","id":"p"}}"#)).collect();
+        let text = format!(
+            r#"{{"info":{{"id":"s"}},"messages":[{{"info":{{"id":"m","role":"user"}},"parts":[{}]}}]}}"#,
+            parts.join(",")
+        );
+        let export = parse_export(text.as_bytes()).unwrap();
+        let kinds: Vec<PartKind> = export.messages[0].parts.iter().map(Part::kind).collect();
+        let expected = [
+            PartKind::Text,
+            PartKind::Reasoning,
+            PartKind::Tool,
+            PartKind::File,
+            PartKind::Compaction,
+            PartKind::Subtask,
+            PartKind::StepStart,
+            PartKind::Other,
+        ];
+        assert_eq!(kinds, expected);
+    }
+
+    fn tool_state(state: &str) -> ToolState {
+        let text = format!(
+            r#"{{"info":{{"id":"s"}},"messages":[{{"info":{{"id":"m","role":"assistant"}},"parts":[{{"type":"tool","id":"p","tool":"read","state":{state}}}]}}]}}"#
+        );
+        let export = parse_export(text.as_bytes()).unwrap();
+        *export.messages[0].parts[0].state.clone().unwrap()
+    }
+
+    #[test]
+    fn a_tool_input_is_kept_as_compact_json_in_its_key_order() {
+        let state = tool_state(
+            "{\"status\": \"running\", \"input\": {\n  \"z\": [1, 2.5, \"a\\\"b\"],\n  \"a\": {\"k\": null},\n  \"z\": \"last\"\n}}",
+        );
+        let input = state.input.unwrap();
+        // A repeated key keeps its first place and its last value, as `JSON.parse` gives it.
+        assert_eq!(input.json(), r#"{"z":"last","a":{"k":null}}"#);
+        // Written as it is, not as a string, inside whatever is serialised around it.
+        assert_eq!(serde_json::to_string(&[&input]).unwrap(), r#"[{"z":"last","a":{"k":null}}]"#);
+        assert_eq!(serde_json::to_value(&input).unwrap(), serde_json::json!({"z": "last", "a": {"k": null}}));
+        let fields: Value = input.fields().unwrap();
+        assert_eq!(fields["a"], serde_json::json!({"k": null}));
+        assert_eq!(input.fields::<Vec<u8>>(), None, "an object is not a list");
+    }
+
+    #[test]
+    fn tool_metadata_keeps_what_the_stages_read_and_skips_the_rest() {
+        let state = tool_state(
+            r#"{"status":"error","metadata":{"preview":{"deep":[[[{}]]]},"loaded":["/a/AGENTS.md",3,null,"/b/AGENTS.md"],"interrupted":true,"output":"partial"}}"#,
+        );
+        assert_eq!(state.loaded().collect::<Vec<_>>(), ["/a/AGENTS.md", "/b/AGENTS.md"]);
+        assert_eq!(state.interrupted_output(), Some("partial"));
+
+        let state = tool_state(
+            r#"{"status":"error","metadata":{"interrupted":"yes","output":"partial","loaded":"x"}}"#,
+        );
+        assert_eq!(state.interrupted_output(), None, "only `interrupted: true` counts");
+        assert_eq!(state.loaded().count(), 0);
+
+        let state = tool_state(r#"{"status":"error","metadata":{"interrupted":true,"output":7}}"#);
+        assert_eq!(state.interrupted_output(), None);
+
+        for not_an_object in
+            ["\"text\"", "[1, [2], {\"loaded\": [\"x\"]}]", "12", "-1", "1.5", "true", "null"]
+        {
+            let state = tool_state(&format!(r#"{{"status":"completed","metadata":{not_an_object}}}"#));
+            assert_eq!(state.loaded().count(), 0, "{not_an_object}");
+            assert_eq!(state.interrupted_output(), None, "{not_an_object}");
+        }
     }
 }

@@ -2,13 +2,13 @@
 //! reads in the step's history are skipped, and reads in the same assistant message claim
 //! each rule once.
 
+use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde::Serialize;
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
 
 use super::export::{Part, PartKind, Role, ToolStatus};
 use super::history::{GrowingHistory, Growth, filter_compacted};
@@ -227,7 +227,7 @@ fn message_reads(db: &dyn Db, ws: Workspace, message: Message) -> Vec<StepRead<'
         }
         group.push(StepRead {
             part: Some(part),
-            file: path::resolve(ws.cwd(db), Path::new(file)),
+            file: path::resolve(ws.cwd(db), Path::new(&*file)),
             in_flight: matches!(status, ToolStatus::Running | ToolStatus::Pending),
             recorded: part.completed_tool().map(|s| s.loaded().map(PathBuf::from).collect()),
         });
@@ -446,7 +446,7 @@ impl<'db> SessionReads<'db> {
             .parts(db)
             .iter()
             .filter_map(|part| {
-                read_call(part).map(|(file, _)| (part, path::resolve(ws.cwd(db), Path::new(file))))
+                read_call(part).map(|(file, _)| (part, path::resolve(ws.cwd(db), Path::new(&*file))))
             })
             .collect();
         if calls.is_empty() {
@@ -559,10 +559,17 @@ fn add_loads(db: &dyn Db, loaded: &mut BTreeMap<PathBuf, String>, message: Messa
 /// The file a `read` tool part asked for and its status, when the call got as far as
 /// resolving rules (completed, failed after the rules were claimed) or may be doing so (in
 /// flight: `running`, `pending`).
-fn read_call(part: &Part) -> Option<(&str, ToolStatus)> {
+fn read_call(part: &Part) -> Option<(Cow<'_, str>, ToolStatus)> {
+    /// What a read is called with: its one argument the stages read.
+    #[derive(Deserialize)]
+    struct ReadInput<'a> {
+        #[serde(rename = "filePath", borrow)]
+        file_path: Cow<'a, str>,
+    }
     if part.kind() != PartKind::Tool || part.tool.as_deref() != Some("read") {
         return None;
     }
     let state = part.state.as_ref()?;
-    Some((state.input.as_ref()?.get("filePath").and_then(Value::as_str)?, state.status))
+    let input: ReadInput<'_> = state.input.as_ref()?.fields()?;
+    Some((input.file_path, state.status))
 }
