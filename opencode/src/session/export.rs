@@ -7,7 +7,6 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 /// A whole export file.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
@@ -316,12 +315,12 @@ impl ToolState {
 /// memory a session of thousands of calls held, each string a cache miss away when the
 /// call was sized or shown.
 #[derive(Clone, Debug)]
-pub struct ToolInput(Box<RawValue>);
+pub struct ToolInput(Box<str>);
 
 impl ToolInput {
     /// The arguments as `JSON.stringify` writes them (no spaces, keys in their order).
     pub fn json(&self) -> &str {
-        self.0.get()
+        &self.0
     }
 
     /// The arguments read as `T` (borrowing from the text where `T` does), or `None` where
@@ -345,13 +344,19 @@ impl<'de> Deserialize<'de> for ToolInput {
         // and a repeated key keeps its first place with its last value, as in JavaScript.
         let value = Value::deserialize(deserializer)?;
         let json = serde_json::to_string(&value).map_err(serde::de::Error::custom)?;
-        RawValue::from_string(json).map(ToolInput).map_err(serde::de::Error::custom)
+        Ok(ToolInput(json.into_boxed_str()))
     }
 }
 
 impl Serialize for ToolInput {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(serializer)
+        // Passed from the text to the serializer, value by value, without building a tree:
+        // `serde_json`'s `RawValue` would write the text as it is, but its feature adds a
+        // branch to every serialiser and deserialiser the workspace instantiates (155 KB of
+        // the release binary, which is at its size limit), and `to_value` needs a tree
+        // anyway. Numbers and strings come out as a `Value` of the same text writes them.
+        let mut json = serde_json::Deserializer::from_str(&self.0);
+        serde_transcode::transcode(&mut json, serializer)
     }
 }
 
@@ -627,6 +632,15 @@ mod tests {
         let fields: Value = input.fields().unwrap();
         assert_eq!(fields["a"], serde_json::json!({"k": null}));
         assert_eq!(input.fields::<Vec<u8>>(), None, "an object is not a list");
+
+        // Written from the text, every kind of value comes out as its tree writes it.
+        let input = r#"{"f":[1.0,1e20,-0.0,2.5e-8,12345678901234567890,-9223372036854775808],"s":"é\u2028\"\\\n","n":null,"b":[true,false],"o":{}}"#;
+        let state = tool_state(&format!(r#"{{"status":"running","input":{input}}}"#));
+        let tree: Value = serde_json::from_str(input).unwrap();
+        let written = state.input.unwrap();
+        assert_eq!(serde_json::to_string(&written).unwrap(), serde_json::to_string(&tree).unwrap());
+        assert_eq!(serde_json::to_value(&written).unwrap(), tree);
+        assert_eq!(written.json(), serde_json::to_string(&tree).unwrap());
     }
 
     #[test]
