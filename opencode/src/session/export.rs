@@ -362,8 +362,8 @@ impl Serialize for ToolInput {
 
 /// What the stages read of a tool state's `metadata`: tools write much more there (a read's
 /// preview of the file, an edit's diff with both versions of it), and none of it is sent,
-/// so the rest is skipped as the export is read. Values of another type than the stages
-/// expect are skipped as well, as is a `metadata` that is not an object.
+/// so the rest is dropped as the export is read. Values of another type than the stages
+/// expect are dropped as well, as is a `metadata` that is not an object.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ToolMetadata {
     /// `loaded`, its strings (N2: the rule files a read attached).
@@ -376,88 +376,29 @@ pub struct ToolMetadata {
 
 impl<'de> Deserialize<'de> for ToolMetadata {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(ToolMetadataVisitor)
-    }
-}
-
-/// Hand-written rather than derived: a derive fails on a field of another type, and skips
-/// nothing but unknown keys. Any JSON value is accepted; only an object's three keys are
-/// looked at.
-struct ToolMetadataVisitor;
-
-impl<'de> serde::de::Visitor<'de> for ToolMetadataVisitor {
-    type Value = ToolMetadata;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("tool metadata")
-    }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<ToolMetadata, A::Error> {
-        /// The keys looked at, told apart without allocating.
-        #[derive(Deserialize)]
-        #[serde(field_identifier, rename_all = "lowercase")]
-        enum Key {
-            Loaded,
-            Interrupted,
-            Output,
-            #[serde(other)]
-            Other,
-        }
-        let mut metadata = ToolMetadata::default();
-        while let Some(key) = map.next_key::<Key>()? {
-            match key {
-                Key::Loaded => {
-                    let loaded: Value = map.next_value()?;
-                    metadata.loaded = match loaded {
-                        Value::Array(items) => items
-                            .into_iter()
-                            .filter_map(|v| if let Value::String(s) = v { Some(s) } else { None })
-                            .collect(),
-                        _ => Vec::new(),
-                    };
-                }
-                Key::Interrupted => metadata.interrupted = map.next_value::<Value>()? == Value::Bool(true),
-                Key::Output => {
-                    metadata.output = match map.next_value::<Value>()? {
-                        Value::String(s) => Some(s),
-                        _ => None,
-                    };
-                }
-                Key::Other => {
-                    map.next_value::<serde::de::IgnoredAny>()?;
-                }
-            }
-        }
-        Ok(metadata)
-    }
-
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<ToolMetadata, A::Error> {
-        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
-        Ok(ToolMetadata::default())
-    }
-
-    fn visit_unit<E>(self) -> Result<ToolMetadata, E> {
-        Ok(ToolMetadata::default())
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<ToolMetadata, E> {
-        Ok(ToolMetadata::default())
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<ToolMetadata, E> {
-        Ok(ToolMetadata::default())
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<ToolMetadata, E> {
-        Ok(ToolMetadata::default())
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<ToolMetadata, E> {
-        Ok(ToolMetadata::default())
-    }
-
-    fn visit_str<E>(self, _: &str) -> Result<ToolMetadata, E> {
-        Ok(ToolMetadata::default())
+        // Read whole, then only three of its keys taken: a derive would fail on a field of
+        // another type (and on a `metadata` that is not an object). The tree lives only
+        // while this runs; a visitor that skipped the rest unread cost more binary than it
+        // saved time, and the binary is at its size limit (BENCHMARKS.md).
+        let Value::Object(mut metadata) = Value::deserialize(deserializer)? else {
+            return Ok(ToolMetadata::default());
+        };
+        let loaded = match metadata.swap_remove("loaded") {
+            Some(Value::Array(items)) => items
+                .into_iter()
+                .filter_map(|v| if let Value::String(s) = v { Some(s) } else { None })
+                .collect(),
+            _ => Vec::new(),
+        };
+        let output = match metadata.swap_remove("output") {
+            Some(Value::String(s)) => Some(s),
+            _ => None,
+        };
+        Ok(ToolMetadata {
+            loaded,
+            interrupted: metadata.get("interrupted") == Some(&Value::Bool(true)),
+            output,
+        })
     }
 }
 
