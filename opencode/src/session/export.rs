@@ -3,7 +3,8 @@
 //!
 //! Only the fields a session stage reads are typed; the rest of each object is skipped, so
 //! a newer opencode adding fields still loads. A part of a type this module does not know
-//! is kept (as [`PartKind::Other`], with its `id`) and ignored by every stage, as opencode's own converters do.
+//! is kept (as [`PartKind::Other`], with its `id`) and ignored by every stage, as
+//! opencode's own converters do.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -308,12 +309,12 @@ impl ToolState {
     }
 }
 
-/// A tool call's arguments as their compact JSON text, which is all the stages do with them
-/// but one: send them (the model's tool call), show them (the summarizer's transcript) and
-/// read one string of a read's (`filePath`, with [`ToolInput::fields`]). A tree of them per
-/// call, a map of one or two entries with a string for each key and value, was most of the
-/// memory a session of thousands of calls held, each string a cache miss away when the
-/// call was sized or shown.
+/// A tool call's arguments, kept as their compact JSON text: the stages send them (the
+/// model's tool call) and show them (the summarizer's transcript) as that text, and read
+/// one string of a read's (`filePath`, through [`ToolInput::fields`]). A tree per call, a
+/// map of one or two entries with a string for each key and value, was most of the memory
+/// a session of thousands of calls held, each string a cache miss away when the call was
+/// sized or shown.
 #[derive(Clone, Debug)]
 pub struct ToolInput(Box<str>);
 
@@ -350,11 +351,11 @@ impl<'de> Deserialize<'de> for ToolInput {
 
 impl Serialize for ToolInput {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        // Passed from the text to the serializer, value by value, without building a tree:
-        // `serde_json`'s `RawValue` would write the text as it is, but its feature adds a
-        // branch to every serialiser and deserialiser the workspace instantiates (155 KB of
-        // the release binary, which is at its size limit), and `to_value` needs a tree
-        // anyway. Numbers and strings come out as a `Value` of the same text writes them.
+        // Passed from the text to the serializer value by value, without building a tree;
+        // what comes out is what serialising the value it was read from gives (a test
+        // below checks every kind of value). `serde_json`'s `RawValue` would copy the text
+        // as it is, but its feature adds a branch to every serialiser and deserialiser the
+        // workspace instantiates: 155 KB of the release binary, which is at its size limit.
         let mut json = serde_json::Deserializer::from_str(&self.0);
         serde_transcode::transcode(&mut json, serializer)
     }
