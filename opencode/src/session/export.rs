@@ -161,44 +161,44 @@ pub struct Part {
     #[serde(default)]
     pub id: String,
     /// `text`, `reasoning`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub text: Option<String>,
     /// `text`: written by opencode, not typed by the user.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub synthetic: Option<bool>,
     /// `text`: kept in the session but not sent to the model.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub ignored: Option<bool>,
     /// `text`, `reasoning`, `tool`: provider metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub metadata: Option<Value>,
     /// `tool`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub tool: Option<String>,
     /// `tool`: the model's id for the call.
-    #[serde(rename = "callID", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "callID", default)]
     pub call_id: Option<String>,
     /// `tool`: the call's state (boxed: it is most of a part's size, and most parts are not
     /// tool calls).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub state: Option<Box<ToolState>>,
     /// `file`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub mime: Option<String>,
     /// `file`: the attachment's file name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub filename: Option<String>,
     /// `file`: the attachment's URL (`data:` or `file:`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub url: Option<String>,
     /// `compaction`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub auto: Option<bool>,
     /// `compaction`: the marker was made for a provider overflow error (K5).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub overflow: Option<bool>,
     /// `compaction`: the first message kept verbatim, written once the summary is done (K7).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub tail_start_id: Option<String>,
 }
 
@@ -276,9 +276,9 @@ pub struct ToolState {
     /// A failed call's error.
     #[serde(default)]
     pub error: Option<String>,
-    /// What the stages read of the tool's metadata.
+    /// What the stages read of the tool's metadata (empty when there is none).
     #[serde(default)]
-    pub metadata: Option<ToolMetadata>,
+    pub metadata: ToolMetadata,
     /// Files the tool returned.
     #[serde(default)]
     pub attachments: Option<Vec<Attachment>>,
@@ -300,12 +300,12 @@ impl ToolState {
 
     /// N2: the rule files this read attached (`metadata.loaded`).
     pub fn loaded(&self) -> impl Iterator<Item = &str> {
-        self.metadata.iter().flat_map(|m| &m.loaded).map(String::as_str)
+        self.metadata.loaded.iter().map(String::as_str)
     }
 
     /// An interrupted call's partial output (`metadata.interrupted` with `metadata.output`).
     pub fn interrupted_output(&self) -> Option<&str> {
-        self.metadata.as_ref().filter(|m| m.interrupted)?.output.as_deref()
+        self.metadata.output.as_deref().filter(|_| self.metadata.interrupted)
     }
 }
 
@@ -404,20 +404,20 @@ impl<'de> Deserialize<'de> for ToolMetadata {
 }
 
 /// A tool state's `time`.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 pub struct ToolTime {
     /// When pruning cleared the output (K11).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub compacted: Option<Value>,
 }
 
 /// A file a tool returned.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 pub struct Attachment {
     /// Its MIME type.
     pub mime: String,
     /// Its file name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub filename: Option<String>,
     /// Its URL (`data:` inline).
     #[serde(default)]
