@@ -10,10 +10,12 @@
 //! Then scaling (issue 24 D6): `explain --session` and `session compact` as the CLI runs
 //! them (parse the export, load it into a fresh engine, answer, serialise), on generated
 //! sessions of 2 000, 4 000 and 8 000 steps of three shapes: one read per step, text only,
-//! and one message with that many parallel reads. The table gives each size's best on-CPU
-//! and wall time over `CTXGRAPH_BENCH_RUNS` rounds (default 11, the sizes taken in turn)
-//! and the ratio 8 000 ÷ 2 000 (linear: 4×; target ≤ 4.5×, and ≤ 1 s for 8 000 one-read
-//! steps). `CTXGRAPH_BENCH_STEPS=a,b,…` picks other sizes, `CTXGRAPH_BENCH_CELL` one cell
+//! and one message with that many parallel reads, each sample in a process of its own as
+//! the CLI runs. The table gives each size's median and best on-CPU time over
+//! `CTXGRAPH_BENCH_RUNS` rounds (default 11, the sizes taken in turn) and the ratio
+//! 8 000 ÷ 2 000 (linear: 4×; target ≤ 4.5×, and ≤ 1 s for 8 000 one-read steps).
+//! `CTXGRAPH_BENCH_STEPS=a,b,…` picks other sizes, `CTXGRAPH_BENCH_CELL` one cell,
+//! `CTXGRAPH_BENCH_PROCESS=shared` one process for all samples
 //! ([`scaling`]); `CTXGRAPH_BENCH_SCALING=only` skips the criterion part.
 
 // A benchmark's output is its report.
@@ -96,6 +98,9 @@ fn median(mut samples: Vec<f64>) -> f64 {
 }
 
 fn main() {
+    if let Ok(request) = std::env::var(SAMPLE_VAR) {
+        return run_sample(&request);
+    }
     if std::env::var("CTXGRAPH_BENCH_SCALING").as_deref() != Ok("only") {
         plan_benches();
     }
@@ -303,72 +308,143 @@ fn on_cpu() -> Option<Duration> {
     None
 }
 
-/// One run's times: wall clock, and on-CPU when known.
+/// One run's on-CPU time in seconds, when the system keeps one.
+type Sample = Option<f64>;
+
+/// One shape and command: a cell of the table.
 #[derive(Clone, Copy)]
-struct Sample {
-    wall: f64,
-    cpu: Option<f64>,
+struct Cell {
+    shape: Shape,
+    /// The command's name in `CTXGRAPH_BENCH_CELL`.
+    short: &'static str,
+    command: Command,
+}
+
+/// The child's side of [`run_in_child`]: `CTXGRAPH_BENCH_SAMPLE=SHAPE/COMMAND/STEPS` runs that
+/// one sample and prints its times.
+const SAMPLE_VAR: &str = "CTXGRAPH_BENCH_SAMPLE";
+const SAMPLE_LINE: &str = "ctxgraph-bench-sample";
+
+/// One sample of `cell` at `steps` in a child process: this bench executable again, with
+/// [`SAMPLE_VAR`] set (the export and repository are made there, untimed, as the CLI reads
+/// its file before it parses).
+fn run_in_child(cell: Cell, steps: usize) -> Sample {
+    let exe = std::env::current_exe().expect("the bench's own executable");
+    let output = std::process::Command::new(exe)
+        .arg("--bench")
+        .env(SAMPLE_VAR, format!("{}/{}/{steps}", cell.shape.short(), cell.short))
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .expect("the bench runs itself");
+    assert!(output.status.success(), "the sample's process failed: {}", output.status);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = stdout.lines().find_map(|l| l.strip_prefix(SAMPLE_LINE)).expect("the sample's line");
+    line.trim().parse().ok()
+}
+
+/// The sample a parent asked for with [`SAMPLE_VAR`], printed on one line.
+fn run_sample(request: &str) {
+    let mut fields = request.split('/');
+    let (shape, command, steps) = (fields.next(), fields.next(), fields.next());
+    let cell = CELLS
+        .into_iter()
+        .find(|c| Some(c.shape.short()) == shape && Some(c.short) == command)
+        .unwrap_or_else(|| panic!("{SAMPLE_VAR}={request}: no such cell"));
+    let steps: usize =
+        steps.and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{SAMPLE_VAR}={request}: steps"));
+    let sample = run_once(cell.command, steps, &shaped_export(cell.shape, steps));
+    println!("{SAMPLE_LINE} {}", sample.map_or_else(|| "-".to_owned(), |cpu| cpu.to_string()));
+}
+
+/// The table's rows, in order.
+const CELLS: [Cell; 6] = [
+    Cell::new(Shape::OneRead, "explain", run_explain),
+    Cell::new(Shape::OneRead, "compact", run_compact),
+    Cell::new(Shape::TextOnly, "explain", run_explain),
+    Cell::new(Shape::TextOnly, "compact", run_compact),
+    Cell::new(Shape::ParallelReads, "explain", run_explain),
+    Cell::new(Shape::ParallelReads, "compact", run_compact),
+];
+
+impl Cell {
+    const fn new(shape: Shape, short: &'static str, command: Command) -> Self {
+        Cell { shape, short, command }
+    }
+
+    fn name(self) -> &'static str {
+        if self.short == "explain" { "explain --session" } else { "session compact" }
+    }
 }
 
 /// One run of `command` on a fresh engine, timed (making the repository is not).
 fn run_once(command: Command, steps: usize, export: &[u8]) -> Sample {
     let (mut engine, ws) = scaling_engine(steps);
-    let cpu = on_cpu();
-    let start = Instant::now();
+    let start = on_cpu();
     command(&mut engine, ws, export);
-    let wall = start.elapsed().as_secs_f64();
-    let cpu = on_cpu().zip(cpu).and_then(|(end, start)| end.checked_sub(start)).map(|d| d.as_secs_f64());
+    let cpu = on_cpu().zip(start).and_then(|(end, start)| end.checked_sub(start)).map(|d| d.as_secs_f64());
     // Dropping the engine is not part of the command (the CLI exits instead).
     drop(engine);
-    Sample { wall, cpu }
+    cpu
 }
 
-/// The best of some samples.
+/// The median and the best of some samples.
 #[derive(Clone, Copy)]
 struct Stats {
+    median: f64,
     best: f64,
 }
 
 impl Stats {
     fn of(samples: Vec<f64>) -> Self {
-        Stats { best: samples.into_iter().fold(f64::INFINITY, f64::min) }
+        let best = samples.iter().copied().fold(f64::INFINITY, f64::min);
+        Stats { median: median(samples), best }
     }
 }
 
-/// One size's samples, summed up: wall clock, and on-CPU time when the system keeps it.
-struct Size {
-    wall: Stats,
-    cpu: Option<Stats>,
-}
-
-/// A cell of the table: each size summed up, and the median over the rounds of each
-/// round's on-CPU ratio of the last size to the first.
+/// A cell of the table: each size's on-CPU times summed up (when the system keeps them),
+/// and the median over the rounds of each round's ratio of the last size to the first.
 struct Measured {
-    sizes: Vec<Size>,
+    sizes: Vec<Option<Stats>>,
     round_ratio: Option<f64>,
 }
 
+/// Where a sample runs. The CLI runs each command in a process of its own; in one shared
+/// process, a run reuses the heap the runs before it grew (the 2 000-step `explain` of
+/// parallel reads took 29–31 ms right after an 8 000-step run, 37–56 ms in a process of its
+/// own), so sizes measured in turn there are not measured alike.
+#[derive(Clone, Copy)]
+enum Process {
+    /// Each sample in a fresh child process (this bench, run again), as the CLI runs.
+    Fresh,
+    /// Every sample in this process, one after the other.
+    Shared,
+}
+
 /// `runs` samples of `command` at each of `sizes`, taken in rounds (every size once per
-/// round, the exports made beforehand), so that load from other processes that comes and
-/// goes during the bench falls on every size alike instead of on whichever size was
-/// being measured then.
-fn measure(command: Command, shape: Shape, sizes: &[usize], runs: usize) -> Measured {
-    let exports: Vec<Vec<u8>> = sizes.iter().map(|&n| shaped_export(shape, n)).collect();
+/// round), so that load from other processes that comes and goes during the bench falls on
+/// every size alike instead of on whichever size was being measured then.
+fn measure(cell: Cell, sizes: &[usize], runs: usize, process: Process) -> Measured {
+    let exports: Vec<Vec<u8>> = match process {
+        Process::Shared => sizes.iter().map(|&n| shaped_export(cell.shape, n)).collect(),
+        Process::Fresh => Vec::new(),
+    };
     let rounds: Vec<Vec<Sample>> = (0..runs)
         .map(|_| {
-            sizes.iter().zip(&exports).map(|(&steps, export)| run_once(command, steps, export)).collect()
+            (0..sizes.len())
+                .map(|k| match process {
+                    Process::Shared => run_once(cell.command, sizes[k], &exports[k]),
+                    Process::Fresh => run_in_child(cell, sizes[k]),
+                })
+                .collect()
         })
         .collect();
     let round_ratio = rounds
         .iter()
-        .map(|round| Some(round[round.len() - 1].cpu? / round[0].cpu?))
+        .map(|round| Some(round[round.len() - 1]? / round[0]?))
         .collect::<Option<Vec<f64>>>()
         .map(median);
     let sizes = (0..sizes.len())
-        .map(|k| Size {
-            wall: Stats::of(rounds.iter().map(|r| r[k].wall).collect()),
-            cpu: rounds.iter().map(|r| r[k].cpu).collect::<Option<Vec<f64>>>().map(Stats::of),
-        })
+        .map(|k| rounds.iter().map(|r| r[k]).collect::<Option<Vec<f64>>>().map(Stats::of))
         .collect();
     Measured { sizes, round_ratio }
 }
@@ -378,18 +454,19 @@ fn ms(seconds: f64) -> String {
 }
 
 /// Issue 24 D6's table: for each shape and command, `CTXGRAPH_BENCH_RUNS` rounds (default
-/// 11) of one sample at each size of `CTXGRAPH_BENCH_STEPS` (default 2000,4000,8000). Each
-/// size shows its best on-CPU time and its best wall time, and the ratios of the last size
-/// to the first are given three ways: of the best on-CPU times, the median of the rounds'
-/// on-CPU ratios, and of the best wall times. The best of several samples is what the code
-/// costs with the least interference from the rest of the machine, and on-CPU time leaves
-/// out the time other processes ran instead, so the first ratio is the one to hold against
-/// the target; the others show what the load made of it.
+/// 11) of one sample at each size of `CTXGRAPH_BENCH_STEPS` (default 2000,4000,8000), each
+/// sample in a process of its own as the CLI runs (`CTXGRAPH_BENCH_PROCESS=shared`: all in
+/// this one, [`Process`]). Each size shows its median and best on-CPU time, and the ratio of
+/// the last size to the first is given three ways: the median of the rounds' on-CPU ratios,
+/// the ratio of the median on-CPU times, and of the best ones. On-CPU time leaves out the
+/// time other processes ran instead; the median is what the command costs once the rounds'
+/// outliers either way are set aside, so the rounds' median is the ratio to hold against the
+/// target. The best of a few tens of milliseconds moves with one lucky sample.
 ///
 /// `CTXGRAPH_BENCH_CELL=SHAPE/COMMAND` (`one-read`, `text-only`, `parallel`; `explain`,
-/// `compact`) measures that cell only: with one size and one run, what a profiler wants
-/// (`valgrind --tool=callgrind --toggle-collect='*run_explain*'` counts the command's
-/// instructions alone).
+/// `compact`) measures that cell only: with one size, one run and `CTXGRAPH_BENCH_PROCESS=shared`,
+/// what a profiler wants (`valgrind --tool=callgrind --toggle-collect='*run_explain*'` counts
+/// the command's instructions alone).
 fn scaling() {
     let sizes: Vec<usize> = std::env::var("CTXGRAPH_BENCH_STEPS")
         .ok()
@@ -397,40 +474,43 @@ fn scaling() {
         .filter(|v: &Vec<usize>| !v.is_empty())
         .unwrap_or_else(|| vec![2000, 4000, 8000]);
     let runs = std::env::var("CTXGRAPH_BENCH_RUNS").ok().and_then(|n| n.parse().ok()).unwrap_or(11).max(1);
-    let cell = std::env::var("CTXGRAPH_BENCH_CELL").ok();
+    let cell_var = std::env::var("CTXGRAPH_BENCH_CELL").ok();
+    let process = match std::env::var("CTXGRAPH_BENCH_PROCESS").as_deref() {
+        Ok("shared") => Process::Shared,
+        _ => Process::Fresh,
+    };
     let (first, last) = (sizes[0], sizes[sizes.len() - 1]);
     let columns: Vec<String> = sizes.iter().map(|n| format!("{n} steps")).collect();
-    println!("\n{runs} rounds, each size once per round; a size: best on-CPU time / best wall time");
+    let samples_run = match process {
+        Process::Fresh => "each sample in a process of its own",
+        Process::Shared => "every sample in one process",
+    };
+    println!("\n{runs} rounds, each size once per round, {samples_run}; a size: on-CPU time, median / best");
     println!(
-        "| session | command | {} | {last} ÷ {first}: CPU, best | CPU, rounds' median | wall, best |",
+        "| session | command | {} | {last} ÷ {first}: rounds' median | of medians | of bests |",
         columns.join(" | ")
     );
     println!("|---|---|{}---:|---:|---:|", "---:|".repeat(sizes.len()));
-    let commands: [(&str, &str, Command); 2] =
-        [("explain --session", "explain", run_explain), ("session compact", "compact", run_compact)];
     let ratio = |r: Option<f64>| r.map_or_else(|| "–".to_owned(), |r| format!("{r:.2}×"));
-    for shape in [Shape::OneRead, Shape::TextOnly, Shape::ParallelReads] {
-        for (name, short, command) in commands {
-            if cell.as_deref().is_some_and(|c| c != format!("{}/{short}", shape.short())) {
-                continue;
-            }
-            let Measured { sizes, round_ratio } = measure(command, shape, &sizes, runs);
-            let cells: Vec<String> = sizes
-                .iter()
-                .map(|s| {
-                    let cpu = s.cpu.map_or_else(|| "–".to_owned(), |c| ms(c.best));
-                    format!("{cpu} / {}", ms(s.wall.best))
-                })
-                .collect();
-            let (a, b) = (&sizes[0], &sizes[sizes.len() - 1]);
-            println!(
-                "| {} | {name} | {} | {} | {} | {:.2}× |",
-                shape.name(),
-                cells.join(" | "),
-                ratio(a.cpu.zip(b.cpu).map(|(a, b)| b.best / a.best)),
-                ratio(round_ratio),
-                b.wall.best / a.wall.best,
-            );
+    for cell in CELLS {
+        if cell_var.as_deref().is_some_and(|c| c != format!("{}/{}", cell.shape.short(), cell.short)) {
+            continue;
         }
+        let Measured { sizes, round_ratio } = measure(cell, &sizes, runs, process);
+        let cells: Vec<String> = sizes
+            .iter()
+            .map(|s| s.map_or_else(|| "–".to_owned(), |c| format!("{} / {}", ms(c.median), ms(c.best))))
+            .collect();
+        let (a, b) = (&sizes[0], &sizes[sizes.len() - 1]);
+        let of = |stat: fn(Stats) -> f64| a.zip(*b).map(|(a, b)| stat(b) / stat(a));
+        println!(
+            "| {} | {} | {} | {} | {} | {} |",
+            cell.shape.name(),
+            cell.name(),
+            cells.join(" | "),
+            ratio(round_ratio),
+            ratio(of(|s| s.median)),
+            ratio(of(|s| s.best)),
+        );
     }
 }
