@@ -23,4 +23,11 @@ impl O200k {
     pub fn build_tables() -> impl Sized {
         ctxgraph_tokens::build_tables()
     }
+
+    /// Counts without the process's memo of counts by hash, as a text's first count does:
+    /// for the encoder's benchmark (benches/tokens.rs), not for use.
+    #[doc(hidden)]
+    pub fn count_unmemoised(text: &str) -> usize {
+        ctxgraph_tokens::count_unmemoised(text)
+    }
 }

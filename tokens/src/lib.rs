@@ -1,54 +1,60 @@
-//! ctxgraph-tokens: OpenAI's `o200k_base` token counts, through `tiktoken-rs`.
+//! ctxgraph-tokens: OpenAI's `o200k_base` token counts.
 //!
 //! A crate of its own so that it is compiled optimised in every profile: the first count of a
-//! process builds tiktoken-rs's tables from the packed vocabulary, and in a debug build that
-//! loop (with the map inserts instantiated here) was 40 % of every `explain` or `lint` a
-//! test ran (the workspace's root Cargo.toml sets this crate's opt-level for `dev`).
+//! process builds the rank table from the packed vocabulary, and in a debug build that loop
+//! was 40 % of every `explain` or `lint` a test ran (the workspace's root Cargo.toml sets this
+//! crate's opt-level for `dev`).
 //!
 //! The vocabulary is in the binary packed and deflated (`data/o200k_base.vocab`, 1.04 MB,
-//! where tiktoken-rs's own base64 text is 3.6 MB), and tiktoken-rs's tables are built from
-//! it the first time a process counts tokens: only `explain`, `lint`, `check` and their kin
-//! ever do. The pack is committed rather than made by a build script: a build script reading
-//! tiktoken-rs would compile tiktoken-rs, fancy-regex and the regex crates a second time,
-//! for the host, on every cold build (about 25 s of a 2-core machine's compile time). The
-//! test `the_committed_pack_is_tiktoken_s_vocabulary` packs tiktoken-rs's vocabulary afresh
-//! and compares, so the file cannot drift from its source.
+//! where tiktoken-rs's own base64 text is 3.6 MB), and the table is built from it the first
+//! time a process counts tokens: only `explain`, `lint`, `check` and their kin ever do. The
+//! pack is committed rather than made by a build script: a build script reading tiktoken-rs
+//! would compile tiktoken-rs, fancy-regex and the regex crates a second time, for the host, on
+//! every cold build (about 25 s of a 2-core machine's compile time). The test
+//! `the_committed_pack_is_tiktoken_s_vocabulary` packs tiktoken-rs's vocabulary afresh and
+//! compares, so the file cannot drift from its source.
+//!
+//! The counting itself ([`Vocabulary`]) is written here rather than done by tiktoken-rs's
+//! `CoreBPE`, which is the reference the tests hold it to: `CoreBPE::new` copies every token
+//! twice more (a decoder map and a sorted list, for decoding and prefix completion, which a
+//! count never uses) and sorts 200k byte strings, 80 % of a first count's 250 ms; a table of
+//! ranks over the inflated pack, borrowing its bytes, is all a count needs. tiktoken-rs
+//! remains the source of the pre-tokenising pattern and of the tests' expected counts.
+//!
 //! It replaced `bpe-openai`, which embedded three prebuilt dictionaries (32 MB for o200k
 //! alone, most of the release binary) made by a build script that dominated a cold release
 //! build. BENCHMARKS.md has the first-use cost.
 
+use std::hash::BuildHasher;
+use std::ops::Range;
 use std::sync::{LazyLock, Mutex, PoisonError};
 
-use rustc_hash::FxHashMap;
-use tiktoken_rs::{CoreBPE, Rank};
+use rustc_hash::{FxBuildHasher, FxHashMap};
+
+/// A token's rank in the vocabulary (`u32`, as tiktoken numbers them).
+type Rank = u32;
 
 /// The tokenizer's name, as token counts are labelled.
 pub const NAME: &str = "o200k_base";
 
-/// The number of `o200k_base` tokens in `text` (GPT-4o and later). The tables are built on
+/// The number of `o200k_base` tokens in `text` (GPT-4o and later). The table is built on
 /// the process's first count, then shared.
 pub fn count(text: &str) -> usize {
     // Short texts cost less to count than to look up.
     if text.len() < COUNTED_SHORT {
-        return encode(text);
+        return O200K_BASE.count(text);
     }
     let key = blake3::hash(text.as_bytes());
     if let Some(count) = COUNTS.lock().unwrap_or_else(PoisonError::into_inner).get(&key) {
         return *count;
     }
-    let count = encode(text);
+    let count = O200K_BASE.count(text);
     let mut counts = COUNTS.lock().unwrap_or_else(PoisonError::into_inner);
     if counts.len() >= COUNTS_KEPT {
         counts.clear();
     }
     counts.insert(key, count);
     count
-}
-
-/// Ordinary text: a special token's spelling inside a rule file is counted as the plain text
-/// it is, as a provider's tokenizer counts user content.
-fn encode(text: &str) -> usize {
-    O200K_BASE.encode_ordinary(text).len()
 }
 
 /// Counts by the text's hash. Lint and `explain` count every sent block on each run, and a
@@ -62,63 +68,177 @@ static COUNTS: LazyLock<Mutex<FxHashMap<blake3::Hash, usize>>> = LazyLock::new(M
 const COUNTS_KEPT: usize = 8192;
 const COUNTED_SHORT: usize = 256;
 
-/// Builds the tables afresh, as a process's first count does: for the benchmark of that cost
+/// Builds the table afresh, as a process's first count does: for the benchmark of that cost
 /// (ctxgraph-engine's benches/tokens.rs), not for use.
 #[doc(hidden)]
 pub fn build_tables() -> impl Sized {
-    unpack(PACKED).expect("the committed pack is a valid o200k_base")
+    Vocabulary::unpack(PACKED).expect("the committed pack is a valid o200k_base")
 }
 
-static O200K_BASE: LazyLock<CoreBPE> =
-    LazyLock::new(|| unpack(PACKED).expect("the committed pack is a valid o200k_base"));
+/// [`count`] without the memo, as a text's first count is: for the benchmark of the encoder
+/// (ctxgraph-engine's benches/tokens.rs), not for use.
+#[doc(hidden)]
+pub fn count_unmemoised(text: &str) -> usize {
+    O200K_BASE.count(text)
+}
+
+static O200K_BASE: LazyLock<Vocabulary> =
+    LazyLock::new(|| Vocabulary::unpack(PACKED).expect("the committed pack is a valid o200k_base"));
 
 /// The number of ranks (u32, little-endian); each rank's token bytes in rank order, each
 /// length-prefixed (LEB128), empty for a rank with no regular token; the number of special
-/// tokens, then each one's rank and text; all of it deflated.
+/// tokens, then each one's rank and text; all of it deflated. A count reads the regular
+/// tokens only: a special token's spelling in a text is counted as the plain text it is.
 static PACKED: &[u8] = include_bytes!("../data/o200k_base.vocab");
 
-/// The tokenizer from the packed form; `None` only if that form is malformed, which the
-/// tests below rule out for the vocabulary this binary carries.
-fn unpack(deflated: &[u8]) -> Option<CoreBPE> {
-    let packed = miniz_oxide::inflate::decompress_to_vec(deflated).ok()?;
-    let mut reader = Reader { rest: &packed };
-    let ranks = reader.u32()?;
-    let mut encoder = FxHashMap::with_capacity_and_hasher(ranks as usize, rustc_hash::FxBuildHasher);
-    for rank in 0..ranks {
-        let bytes = reader.bytes()?;
-        if !bytes.is_empty() {
-            encoder.insert(bytes.to_vec(), rank);
+/// What counting needs of `o200k_base`: the pre-tokenising pattern, and each regular token's
+/// rank by its bytes.
+struct Vocabulary {
+    /// The inflated pack; `tokens` points into it.
+    packed: Box<[u8]>,
+    /// Each rank's token bytes in `packed` (empty for a rank that has none).
+    tokens: Vec<Range<u32>>,
+    /// Ranks, found by their token's bytes. hashbrown's table rather than a map keyed by the
+    /// bytes: the keys borrow from `packed`, which the same value owns.
+    ranks: hashbrown::HashTable<Rank>,
+    /// Splits a text into the pieces that are encoded separately.
+    pieces: fancy_regex::Regex,
+}
+
+impl Vocabulary {
+    /// The vocabulary from the packed form; `None` only if that form is malformed, which the
+    /// tests below rule out for the vocabulary this binary carries.
+    fn unpack(deflated: &[u8]) -> Option<Self> {
+        let packed = miniz_oxide::inflate::decompress_to_vec(deflated).ok()?.into_boxed_slice();
+        let mut reader = Reader { packed: &packed, at: 0 };
+        let count = reader.u32()?;
+        let mut tokens = Vec::with_capacity(count as usize);
+        let mut ranks = hashbrown::HashTable::with_capacity(count as usize);
+        for rank in 0..count {
+            let span = reader.bytes()?;
+            let bytes = &packed[span.start as usize..span.end as usize];
+            tokens.push(span);
+            if !bytes.is_empty() {
+                ranks.insert_unique(FxBuildHasher.hash_one(bytes), rank, |&rank: &Rank| {
+                    let span = &tokens[rank as usize];
+                    FxBuildHasher.hash_one(&packed[span.start as usize..span.end as usize])
+                });
+            }
         }
+        // The special tokens end the pack; a count does not look them up.
+        for _ in 0..reader.len()? {
+            reader.u32()?;
+            std::str::from_utf8(reader.slice()?).ok()?;
+        }
+        if reader.at != packed.len() {
+            return None;
+        }
+        let pieces = fancy_regex::Regex::new(tiktoken_rs::O200K_BASE_PAT_STR).ok()?;
+        Some(Vocabulary { packed, tokens, ranks, pieces })
     }
-    let mut specials = FxHashMap::default();
-    for _ in 0..reader.len()? {
-        let rank: Rank = reader.u32()?;
-        let text = std::str::from_utf8(reader.bytes()?).ok()?;
-        specials.insert(text.to_owned(), rank);
+
+    fn token(&self, rank: Rank) -> &[u8] {
+        let span = &self.tokens[rank as usize];
+        &self.packed[span.start as usize..span.end as usize]
     }
-    if !reader.rest.is_empty() {
-        return None;
+
+    /// The rank of the token spelled `bytes`, if there is one.
+    fn rank(&self, bytes: &[u8]) -> Option<Rank> {
+        self.ranks.find(FxBuildHasher.hash_one(bytes), |&rank| self.token(rank) == bytes).copied()
     }
-    CoreBPE::new(encoder, specials, tiktoken_rs::O200K_BASE_PAT_STR).ok()
+
+    /// How many tokens `text` encodes to, special tokens' spellings as plain text.
+    fn count(&self, text: &str) -> usize {
+        let mut total = 0;
+        let mut end = 0;
+        for piece in self.pieces.find_iter(text) {
+            match piece {
+                Ok(piece) => {
+                    total += self.piece_len(piece.as_str().as_bytes());
+                    end = piece.end();
+                }
+                // fancy-regex gives up on a match that backtracks past its limit. The pattern's
+                // one lookahead looks at a single character, so this is not known to happen;
+                // if it does, the rest is counted a token per byte (an upper bound) rather
+                // than the process stopping over a count.
+                Err(_) => return total + (text.len() - end),
+            }
+        }
+        total
+    }
+
+    /// The number of tokens byte-pair merging makes of one piece: from single bytes, join
+    /// the two adjacent parts whose joined bytes are the lowest-ranked token (the leftmost
+    /// of equals), until no two adjacent parts join into a token.
+    ///
+    /// One way for every piece: a heap of candidate joins. A scan of every pair per join is
+    /// quadratic in the piece, and a piece is one run of letters or spaces that a hostile
+    /// rule file can make megabytes long (tiktoken scans short pieces and switches to a heap
+    /// for long ones; one path costs prose about 4 % here: BENCHMARKS.md).
+    fn piece_len(&self, piece: &[u8]) -> usize {
+        if piece.len() <= 1 || self.rank(piece).is_some() {
+            return usize::from(!piece.is_empty());
+        }
+        // Parts as a linked list over their start offsets: `next[start]` is where the part
+        // starting at `start` ends (the next part's start); `prev[start]` the previous part's
+        // start; `dead[start]` once the part has been joined into the one before it.
+        let n = piece.len();
+        let mut next: Vec<usize> = (1..=n).collect();
+        // `n` for the first part, which has none before it.
+        let mut prev: Vec<usize> = (0..n).map(|i| i.checked_sub(1).unwrap_or(n)).collect();
+        let mut dead = vec![false; n];
+        // Candidate joins: (rank, start of the left part, end of the right part). A candidate
+        // is stale once either part has changed, which its end no longer matching says.
+        let mut joins = std::collections::BinaryHeap::new();
+        let join_of = |start: usize, next: &[usize]| {
+            let middle = next[start];
+            let end = *next.get(middle)?;
+            let rank = self.rank(&piece[start..end])?;
+            Some(std::cmp::Reverse((rank, start, end)))
+        };
+        joins.extend((0..n - 1).filter_map(|start| join_of(start, &next)));
+        let mut parts = n;
+        while let Some(std::cmp::Reverse((_, start, end))) = joins.pop() {
+            let middle = next[start];
+            if dead[start] || middle >= n || next[middle] != end {
+                continue;
+            }
+            // Join the part at `middle` into the one at `start`.
+            dead[middle] = true;
+            next[start] = end;
+            if end < n {
+                prev[end] = start;
+            }
+            parts -= 1;
+            joins.extend(join_of(start, &next));
+            let before = prev[start];
+            if before < n {
+                joins.extend(join_of(before, &next));
+            }
+        }
+        parts
+    }
 }
 
+/// Reads the inflated pack, handing out the spans of what it reads.
 struct Reader<'a> {
-    rest: &'a [u8],
+    packed: &'a [u8],
+    at: usize,
 }
 
-impl<'a> Reader<'a> {
+impl Reader<'_> {
     fn u32(&mut self) -> Option<u32> {
-        let (head, rest) = self.rest.split_first_chunk::<4>()?;
-        self.rest = rest;
-        Some(u32::from_le_bytes(*head))
+        let head = self.packed.get(self.at..self.at + 4)?;
+        self.at += 4;
+        Some(u32::from_le_bytes(head.try_into().ok()?))
     }
 
     /// A LEB128 length.
     fn len(&mut self) -> Option<usize> {
         let mut len = 0usize;
         for shift in (0..28).step_by(7) {
-            let (&byte, rest) = self.rest.split_first()?;
-            self.rest = rest;
+            let byte = *self.packed.get(self.at)?;
+            self.at += 1;
             len |= usize::from(byte & 0x7f) << shift;
             if byte & 0x80 == 0 {
                 return Some(len);
@@ -127,19 +247,25 @@ impl<'a> Reader<'a> {
         None
     }
 
-    fn bytes(&mut self) -> Option<&'a [u8]> {
+    /// A length-prefixed run of bytes, as its span in the pack.
+    fn bytes(&mut self) -> Option<Range<u32>> {
         let len = self.len()?;
-        if len > self.rest.len() {
-            return None;
-        }
-        let (bytes, rest) = self.rest.split_at(len);
-        self.rest = rest;
-        Some(bytes)
+        let end = self.at.checked_add(len).filter(|&end| end <= self.packed.len())?;
+        let span = u32::try_from(self.at).ok()?..u32::try_from(end).ok()?;
+        self.at = end;
+        Some(span)
+    }
+
+    fn slice(&mut self) -> Option<&[u8]> {
+        let span = self.bytes()?;
+        Some(&self.packed[span.start as usize..span.end as usize])
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use tiktoken_rs::CoreBPE;
+
     use super::*;
 
     #[test]
@@ -212,28 +338,96 @@ mod tests {
         );
     }
 
-    /// The tables built from the pack decode every rank as tiktoken-rs's own, specials
-    /// included, and count the same.
+    /// Every regular token of tiktoken-rs's vocabulary has its rank in the table built from
+    /// the pack, and no other bytes are a token there.
     #[test]
-    fn packed_vocabulary_is_tiktoken_s() {
+    fn the_table_holds_tiktoken_s_ranks() {
         let reference = tiktoken_rs::o200k_base().expect("tiktoken-rs's o200k_base");
-        let packed = &*O200K_BASE;
-        for rank in 0..200_100 {
-            assert_eq!(
-                packed.decode_bytes(&[rank]).ok(),
-                reference.decode_bytes(&[rank]).ok(),
-                "rank {rank}"
-            );
+        let specials: Vec<Rank> = [tiktoken_rs::ENDOFTEXT, tiktoken_rs::ENDOFPROMPT]
+            .iter()
+            .flat_map(|text| reference.encode_with_special_tokens(text))
+            .collect();
+        let ours = &*O200K_BASE;
+        let mut regular = 0;
+        for rank in 0..RANK_LIMIT + 64 {
+            match reference.decode_bytes(&[rank]) {
+                Ok(bytes) if !specials.contains(&rank) => {
+                    assert_eq!(ours.rank(&bytes), Some(rank), "rank {rank}");
+                    regular += 1;
+                }
+                _ => assert!(ours.tokens.get(rank as usize).is_none_or(Range::is_empty), "rank {rank}"),
+            }
         }
-        let text = "## Rules\n\nNever call the network from a test; use 127.0.0.1 ✓ — ünïcödé, 漢字, emoji 🦀\n\t<|endoftext|>";
-        assert_eq!(packed.encode_ordinary(text), reference.encode_ordinary(text));
-        assert_eq!(packed.encode_with_special_tokens(text), reference.encode_with_special_tokens(text));
+        assert_eq!(ours.ranks.len(), regular);
+        assert_eq!(ours.rank(b"not one token, surely"), None);
+    }
+
+    /// The count tiktoken-rs gives: its ordinary encoding's length.
+    fn reference_count(reference: &CoreBPE, text: &str) -> usize {
+        reference.encode_ordinary(text).len()
+    }
+
+    /// Texts of every kind the engine counts (rule files, prompts, JSON, code) and the
+    /// awkward ones: special tokens' spellings, long runs that make many merges, scripts
+    /// without spaces, combining marks, emoji sequences.
+    #[test]
+    fn counts_as_tiktoken_does() {
+        let reference = tiktoken_rs::o200k_base().expect("tiktoken-rs's o200k_base");
+        let mut texts: Vec<String> = vec![
+            String::new(),
+            " ".to_owned(),
+            "## Rules\n\nNever call the network from a test; use 127.0.0.1 ✓ — ünïcödé, 漢字, emoji 🦀\n\t<|endoftext|>".to_owned(),
+            "<|endoftext|><|endofprompt|>".to_owned(),
+            "a".repeat(5000),
+            "ab".repeat(3000),
+            " ".repeat(4000) + "x",
+            "\n\n\n   \t\t  \r\n".repeat(50),
+            "1234567890".repeat(300),
+            "ŤĥïŝıšÅŁøñğŴøŕď".repeat(100),
+            "日本語のテキストは空白なしで続く".repeat(100),
+            "e\u{301}\u{302}\u{303}".repeat(200),
+            "👩‍👩‍👧‍👦🏳️‍🌈".repeat(100),
+            r#"{"$schema":"https://opencode.ai/config.json","instructions":["docs/**/*.md"]}"#.to_owned(),
+            "fn main() {\n    println!(\"{}\", x?.unwrap_or_default());\n}\n".repeat(40),
+            "supercalifragilisticexpialidocious_and_then_someMoreCamelCaseWordsHERE".repeat(50),
+        ];
+        // The repository's own prose: every Markdown file under the spec and the README.
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        for name in ["README.md", "DESIGN.md", "ARCHITECTURE.md", "BENCHMARKS.md"] {
+            if let Ok(text) = std::fs::read_to_string(root.join(name)) {
+                texts.push(text);
+            }
+        }
+        assert!(texts.len() > 17, "the repository's Markdown files were read");
+        for text in &texts {
+            let head: String = text.chars().take(40).collect();
+            assert_eq!(O200K_BASE.count(text), reference_count(&reference, text), "{head:?}…");
+        }
+    }
+
+    /// Random texts over an alphabet small enough that long pieces with many merges (and
+    /// ties between equal pairs) are common.
+    #[test]
+    fn counts_random_texts_as_tiktoken_does() {
+        let reference = tiktoken_rs::o200k_base().expect("tiktoken-rs's o200k_base");
+        let alphabet: Vec<char> = "aabbeenrst  \n1.'é漢🦀".chars().collect();
+        // A fixed linear congruential sequence: the same texts on every run, no dependency.
+        let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move || {
+            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33) as usize
+        };
+        for _ in 0..400 {
+            let len = next() % 300;
+            let text: String = (0..len).map(|_| alphabet[next() % alphabet.len()]).collect();
+            assert_eq!(O200K_BASE.count(&text), reference_count(&reference, &text), "{text:?}");
+        }
     }
 
     #[test]
     fn a_malformed_pack_is_refused() {
-        assert!(unpack(b"not deflate").is_none());
+        assert!(Vocabulary::unpack(b"not deflate").is_none());
         let truncated = miniz_oxide::deflate::compress_to_vec(&[5, 0, 0, 0, 3, b'a'], 1);
-        assert!(unpack(&truncated).is_none());
+        assert!(Vocabulary::unpack(&truncated).is_none());
     }
 }
