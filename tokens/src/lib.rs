@@ -391,14 +391,23 @@ mod tests {
             "fn main() {\n    println!(\"{}\", x?.unwrap_or_default());\n}\n".repeat(40),
             "supercalifragilisticexpialidocious_and_then_someMoreCamelCaseWordsHERE".repeat(50),
         ];
-        // The repository's own prose: every Markdown file under the spec and the README.
+        // The repository's own prose: its top-level Markdown files and those under docs/.
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        for name in ["README.md", "DESIGN.md", "ARCHITECTURE.md", "BENCHMARKS.md"] {
-            if let Ok(text) = std::fs::read_to_string(root.join(name)) {
-                texts.push(text);
+        let mut markdown: Vec<std::path::PathBuf> =
+            ["README.md", "ARCHITECTURE.md", "BENCHMARKS.md"].iter().map(|name| root.join(name)).collect();
+        let mut dirs = vec![root.join("docs")];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).expect("docs/ is listed") {
+                let path = entry.expect("a docs/ entry").path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "md") {
+                    markdown.push(path);
+                }
             }
         }
-        assert!(texts.len() > 17, "the repository's Markdown files were read");
+        assert!(markdown.len() > 20, "the repository's Markdown files: {markdown:?}");
+        texts.extend(markdown.iter().map(|path| std::fs::read_to_string(path).expect("Markdown is UTF-8")));
         for text in &texts {
             let head: String = text.chars().take(40).collect();
             assert_eq!(O200K_BASE.count(text), reference_count(&reference, text), "{head:?}…");
