@@ -72,7 +72,7 @@ const COUNTED_SHORT: usize = 256;
 /// (ctxgraph-engine's benches/tokens.rs), not for use.
 #[doc(hidden)]
 pub fn build_tables() -> impl Sized {
-    Vocabulary::unpack(PACKED).expect("the committed pack is a valid o200k_base")
+    o200k_base()
 }
 
 /// [`count`] without the memo, as a text's first count is: for the benchmark of the encoder
@@ -82,8 +82,11 @@ pub fn count_unmemoised(text: &str) -> usize {
     O200K_BASE.count(text)
 }
 
-static O200K_BASE: LazyLock<Vocabulary> =
-    LazyLock::new(|| Vocabulary::unpack(PACKED).expect("the committed pack is a valid o200k_base"));
+static O200K_BASE: LazyLock<Vocabulary> = LazyLock::new(o200k_base);
+
+fn o200k_base() -> Vocabulary {
+    Vocabulary::unpack(PACKED).expect("the committed pack is a valid o200k_base")
+}
 
 /// The number of ranks (u32, little-endian); each rank's token bytes in rank order, each
 /// length-prefixed (LEB128), empty for a rank with no regular token; the number of special
@@ -116,12 +119,11 @@ impl Vocabulary {
         let mut ranks = hashbrown::HashTable::with_capacity(count as usize);
         for rank in 0..count {
             let span = reader.bytes()?;
-            let bytes = &packed[span.start as usize..span.end as usize];
+            let bytes = spanned(&packed, &span);
             tokens.push(span);
             if !bytes.is_empty() {
                 ranks.insert_unique(FxBuildHasher.hash_one(bytes), rank, |&rank: &Rank| {
-                    let span = &tokens[rank as usize];
-                    FxBuildHasher.hash_one(&packed[span.start as usize..span.end as usize])
+                    FxBuildHasher.hash_one(spanned(&packed, &tokens[rank as usize]))
                 });
             }
         }
@@ -138,8 +140,7 @@ impl Vocabulary {
     }
 
     fn token(&self, rank: Rank) -> &[u8] {
-        let span = &self.tokens[rank as usize];
-        &self.packed[span.start as usize..span.end as usize]
+        spanned(&self.packed, &self.tokens[rank as usize])
     }
 
     /// The rank of the token spelled `bytes`, if there is one.
@@ -258,8 +259,13 @@ impl Reader<'_> {
 
     fn slice(&mut self) -> Option<&[u8]> {
         let span = self.bytes()?;
-        Some(&self.packed[span.start as usize..span.end as usize])
+        Some(spanned(self.packed, &span))
     }
+}
+
+/// The bytes of `packed` that `span` (as [`Reader::bytes`] handed it out) points at.
+fn spanned<'a>(packed: &'a [u8], span: &Range<u32>) -> &'a [u8] {
+    &packed[span.start as usize..span.end as usize]
 }
 
 #[cfg(test)]
