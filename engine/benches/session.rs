@@ -321,7 +321,7 @@ struct Cell {
 }
 
 /// The child's side of [`run_in_child`]: `CTXGRAPH_BENCH_SAMPLE=SHAPE/COMMAND/STEPS` runs that
-/// one sample and prints its times.
+/// one sample and prints its on-CPU time.
 const SAMPLE_VAR: &str = "CTXGRAPH_BENCH_SAMPLE";
 const SAMPLE_LINE: &str = "ctxgraph-bench-sample";
 
