@@ -139,8 +139,11 @@ fn serve(mut stream: TcpStream, routes: &Routes, log: &Mutex<Vec<Request>>) {
     stream.set_read_timeout(Some(Duration::from_secs(5))).ok();
     let mut raw = Vec::new();
     let mut buf = [0u8; 1024];
+    let mut interrupted = 0;
     while !raw.windows(4).any(|w| w == b"\r\n\r\n") && raw.len() < 16 * 1024 {
         match stream.read(&mut buf) {
+            // A timed socket read is not restarted after a signal (signal(7)).
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted && interrupted < 100 => interrupted += 1,
             Ok(0) | Err(_) => return,
             Ok(n) => raw.extend_from_slice(&buf[..n]),
         }

@@ -262,7 +262,7 @@ impl Browser {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             assert!(Instant::now() < deadline, "no answer to {method}");
-            let frame = self.socket.read().expect("read from DevTools");
+            let frame = self.read_frame();
             let Ok(text) = frame.to_text() else { continue };
             let Ok(value) = serde_json::from_str::<Value>(text) else { continue };
             if value["id"] == id {
@@ -275,11 +275,24 @@ impl Browser {
         }
     }
 
+    /// The next frame. A socket with a read timeout is never restarted after a signal
+    /// (signal(7), whatever `SA_RESTART` says), and tungstenite hands `EINTR` up: a
+    /// child exiting elsewhere in this test process must not fail the read, so retry it.
+    fn read_frame(&mut self) -> tungstenite::Message {
+        for _ in 0..100 {
+            match self.socket.read() {
+                Err(tungstenite::Error::Io(e)) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                frame => return frame.expect("read from DevTools"),
+            }
+        }
+        panic!("reading from DevTools was interrupted 100 times in a row");
+    }
+
     fn wait_for_event(&mut self, method: &str, after: usize) {
         let deadline = Instant::now() + Duration::from_secs(60);
         while !self.events[after..].iter().any(|e| e["method"] == method) {
             assert!(Instant::now() < deadline, "no {method}");
-            let frame = self.socket.read().expect("read from DevTools");
+            let frame = self.read_frame();
             if let Ok(value) = serde_json::from_str::<Value>(frame.to_text().unwrap_or_default())
                 && value.get("method").is_some()
             {
