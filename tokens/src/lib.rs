@@ -19,7 +19,10 @@
 //! twice more (a decoder map and a sorted list, for decoding and prefix completion, which a
 //! count never uses) and sorts 200k byte strings, 80 % of a first count's 250 ms; a table of
 //! ranks over the inflated pack, borrowing its bytes, is all a count needs. tiktoken-rs
-//! remains the source of the pre-tokenising pattern and of the tests' expected counts.
+//! remains the tests' reference: for the vocabulary, the pre-tokenising pattern ([`PIECES`])
+//! and the expected counts. It is not a dependency of the binary: it turns on every Unicode
+//! table of the regex crates (scripts, ages, segmentation, boolean properties), which the
+//! pattern does not use.
 //!
 //! It replaced `bpe-openai`, which embedded three prebuilt dictionaries (32 MB for o200k
 //! alone, most of the release binary) made by a build script that dominated a cold release
@@ -36,6 +39,35 @@ type Rank = u32;
 
 /// The tokenizer's name, as token counts are labelled.
 pub const NAME: &str = "o200k_base";
+
+/// How `o200k_base` splits a text before byte-pair merging: each match is encoded on its
+/// own. The encoding's published definition (a test compares it with tiktoken-rs's), one
+/// alternative per line; `\p{..}` needs only the general categories, `(?i:..)` case
+/// folding and `\s` the Perl classes, the Unicode tables ctxgraph-tokens turns on.
+const PIECES: &str = concat!(
+    // A word, capitals first: one optional character that is no letter, digit or line
+    // break (a space, a quote), any capitals, at least one lower case letter, then an
+    // optional English contraction.
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    "|",
+    // The same with at least one capital and any lower case after it (`HTTP`, `Http`).
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    "|",
+    // Numbers, three digits at most per piece.
+    r"\p{N}{1,3}",
+    "|",
+    // Punctuation and symbols, with an optional space before and line breaks or slashes after.
+    r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
+    "|",
+    // Line breaks with the blanks before them.
+    r"\s*[\r\n]+",
+    "|",
+    // Blanks not followed by a word (the look-ahead is why this is fancy-regex, not regex).
+    r"\s+(?!\S)",
+    "|",
+    // What is left: a final run of blanks.
+    r"\s+",
+);
 
 /// The number of `o200k_base` tokens in `text` (GPT-4o and later). The table is built on
 /// the process's first count, then shared.
@@ -135,7 +167,7 @@ impl Vocabulary {
         if reader.at != packed.len() {
             return None;
         }
-        let pieces = fancy_regex::Regex::new(tiktoken_rs::O200K_BASE_PAT_STR).ok()?;
+        let pieces = fancy_regex::Regex::new(PIECES).ok()?;
         Some(Vocabulary { packed, tokens, ranks, pieces })
     }
 
@@ -273,6 +305,11 @@ mod tests {
     use tiktoken_rs::CoreBPE;
 
     use super::*;
+
+    #[test]
+    fn the_pattern_is_tiktoken_s() {
+        assert_eq!(PIECES, tiktoken_rs::O200K_BASE_PAT_STR);
+    }
 
     #[test]
     fn counts_like_o200k() {
