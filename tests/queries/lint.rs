@@ -110,9 +110,7 @@ fn repository_wide_constraint_below_the_working_directory() {
         //- /repo/packages/db/AGENTS.md
         Database package notes. Schemas live in src/schema.
         Never push to main anywhere in the repository; open a pull request.
-    "), @r#"
-        CG011 /repo/packages/db/AGENTS.md:2 /repo/packages/db/AGENTS.md states constraints for the whole repository ("never"/"must", 1 line) but is only attached when the model reads a file under /repo/packages/db, once per session
-        "#);
+    "), @r#"CG011 /repo/packages/db/AGENTS.md:2 /repo/packages/db/AGENTS.md states constraints for the whole repository ("never"/"must", 1 line) but is only attached when the model reads a file under /repo/packages/db, once per session"#);
 }
 
 #[test]
@@ -123,7 +121,5 @@ fn unmatched_instructions_entry() {
         { "instructions": ["docs/rules/*.md"] }
         //- /repo/docs/guide.md
         Not a rule.
-    "#), @r#"
-        CG008 /repo/opencode.json:1 instructions entry "docs/rules/*.md" in /repo/opencode.json matches no file
-        "#);
+    "#), @r#"CG008 /repo/opencode.json:1 instructions entry "docs/rules/*.md" in /repo/opencode.json matches no file"#);
 }
