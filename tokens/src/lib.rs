@@ -62,10 +62,11 @@ const PIECES: &str = concat!(
     // Line breaks with the blanks before them.
     r"\s*[\r\n]+",
     "|",
-    // Blanks not followed by a word (the look-ahead is why this is fancy-regex, not regex).
+    // A run of blanks up to, not including, the last one before a word: that one starts
+    // the word's piece (the look-ahead is why this is fancy-regex, not regex).
     r"\s+(?!\S)",
     "|",
-    // What is left: a final run of blanks.
+    // What is left: one blank before a digit or a character the rest do not start with.
     r"\s+",
 );
 
