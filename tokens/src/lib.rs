@@ -50,7 +50,8 @@ const PIECES: &str = concat!(
     // optional English contraction.
     r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
     "|",
-    // The same with at least one capital and any lower case after it (`HTTP`, `Http`).
+    // A word of capitals, lower case letters after them optional (`HTTP`, which the
+    // alternative above leaves, since it needs a lower case letter).
     r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
     "|",
     // Numbers, three digits at most per piece.
@@ -62,8 +63,9 @@ const PIECES: &str = concat!(
     // Line breaks with the blanks before them.
     r"\s*[\r\n]+",
     "|",
-    // A run of blanks up to, not including, the last one before a word: that one starts
-    // the word's piece (the look-ahead is why this is fancy-regex, not regex).
+    // A run of blanks at the end of the text, or up to, not including, the last one before
+    // any other character: that one starts the next piece (the look-ahead is why this is
+    // fancy-regex, not regex).
     r"\s+(?!\S)",
     "|",
     // What is left: one blank before a digit or a character the rest do not start with.
