@@ -123,10 +123,15 @@ fn every_reply_validates_against_the_schema_the_protocol_page_shows() {
     let cases: Vec<(&str, usize, Value, &str)> = vec![
         ("build", 0, json!({ "cwd": cwd }), "/blocks/0"),
         ("build", 1, json!({ "cwd": cwd, "agent": "codex" }), "/blocks/0"),
-        ("nearby", 0, json!({ "cwd": cwd, "file": "src/main.rs" }), "/reminder"),
-        ("nearby", 1, json!({ "cwd": proj, "file": "sub/a.txt", "session": session }), "/rules/0"),
+        ("nearby", 0, json!({ "cwd": cwd, "file": "src/main.rs" }), "/blocks/0/rule"),
+        ("nearby", 0, json!({ "cwd": proj, "file": "sub/a.txt", "session": session }), "/opencode/rules/0"),
+        ("nearby", 0, json!({ "cwd": cwd, "file": "src/main.rs", "agent": "claude-code" }), "/wording"),
+        ("nearby", 0, json!({ "cwd": cwd, "file": "src/main.rs", "agent": "codex" }), "/note"),
         ("explain", 0, json!({ "cwd": cwd }), "/items/0/via"),
         ("explain", 0, json!({ "cwd": cwd, "target": "AGENTS.md" }), "/target"),
+        ("explain", 0, json!({ "cwd": cwd, "agent": "codex" }), "/0/agents/0/reason"),
+        ("explain", 0, json!({ "cwd": cwd, "agent": "all", "target": "AGENTS.md" }), "/agents/9/reason"),
+        ("lint", 0, json!({ "cwd": cwd, "agent": "all" }), "/findings"),
         (
             "lint",
             0,
