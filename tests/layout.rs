@@ -142,3 +142,22 @@ fn query_crates_link_no_runtime_or_http_client() {
         "crates under queries/ link I/O machinery through normal dependencies: {found:?}"
     );
 }
+
+#[test]
+fn dev_dependencies_point_down_only() {
+    let graph = graph();
+    let mut upward = Vec::new();
+    for (id, node) in graph.nodes.iter().filter(|(_, n)| n.member) {
+        // A crate's dev-dependency on itself (to turn a feature on for its own tests) is
+        // not an edge up.
+        for dev in node.dev.iter().filter(|dev| *dev != id) {
+            if graph.normal_closure(dev).contains(id.as_str()) {
+                upward.push(format!(
+                    "{} dev-depends on {}, which depends on it",
+                    node.name, graph.nodes[dev].name
+                ));
+            }
+        }
+    }
+    assert!(upward.is_empty(), "dev-dependencies up the crate graph: {upward:#?}");
+}
