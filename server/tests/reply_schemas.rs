@@ -10,9 +10,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use ctxgraph_engine::HostEnv;
 use ctxgraph_engine::{Engine, OsSystem};
 use ctxgraph_server::rpc::Server;
-use ctxgraph_test_support::fixture::fixed_host;
 use serde_json::{Value, json};
 
 /// Each method's reply schemas as the page prints them, in order: `Reply:`, then each `Or:`.
@@ -110,7 +110,7 @@ fn every_reply_validates_against_the_schema_the_protocol_page_shows() {
     let tree = Tree::new();
     let cwd = tree.path("repo/pkg").display().to_string();
     let proj = tree.path("proj").display().to_string();
-    let engine = Engine::new(Arc::new(OsSystem), fixed_host(tree.path("home")));
+    let engine = Engine::new(Arc::new(OsSystem), HostEnv::fixed(tree.path("home")));
     let mut server = Server::new(engine, None);
 
     let export = tree.session("s14_nearby_types");
