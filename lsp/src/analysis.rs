@@ -72,6 +72,25 @@ fn lint_everything(engine: &Engine, ws: Workspace) -> (Vec<Finding>, Vec<EngineE
     (findings, errors)
 }
 
+/// Why an open document is not analysed: its text is over `limit` bytes.
+pub fn oversized_message(limit: usize) -> String {
+    format!(
+        "over the limit of {} MiB for an open document ({limit} bytes): ctxgraph lsp does not analyse it until it is smaller",
+        limit / (1024 * 1024)
+    )
+}
+
+/// The one diagnostic of an open document over `limit` bytes.
+pub fn oversized_diagnostic(limit: usize) -> Diagnostic {
+    Diagnostic {
+        range: Range::new(Position::new(0, 0), Position::new(0, 0)),
+        severity: Some(DiagnosticSeverity::WARNING),
+        source: Some(SOURCE.to_owned()),
+        message: format!("This document is {}.", oversized_message(limit)),
+        ..Diagnostic::default()
+    }
+}
+
 fn severity(severity: Severity) -> DiagnosticSeverity {
     match severity {
         Severity::Error => DiagnosticSeverity::ERROR,

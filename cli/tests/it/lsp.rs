@@ -66,9 +66,28 @@ impl Client {
 
     fn write(&mut self, message: &Value) {
         let body = message.to_string();
+        self.write_raw(format!("Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes());
+    }
+
+    /// Sends bytes as they are: a message, a part of one, or anything else.
+    pub fn write_raw(&mut self, bytes: &[u8]) {
         let stdin = self.stdin.as_mut().expect("stdin open");
-        write!(stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).expect("write");
+        stdin.write_all(bytes).expect("write");
         stdin.flush().expect("flush");
+    }
+
+    /// Closes the server's stdin: the editor hung up.
+    pub fn close_stdin(&mut self) {
+        drop(self.stdin.take());
+    }
+
+    /// A `key:` line of the server's `/proc/PID/status` (`VmHWM`, `Threads`), its first
+    /// number (kB for memory).
+    pub fn proc_status(&self, key: &str) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).expect("status");
+        let line = status.lines().find(|l| l.starts_with(&format!("{key}:"))).expect("key in status");
+        let number = line.split_whitespace().nth(1).expect("a value");
+        number.parse().expect("a number")
     }
 
     pub fn notify(&mut self, method: &str, params: Value) {
@@ -83,13 +102,18 @@ impl Client {
         id
     }
 
-    /// The response to request `id`, keeping the notifications that come first.
+    /// The response to request `id`, keeping the notifications and other responses that
+    /// come first (the server answers in the order its work finishes).
     pub fn response(&mut self, id: i64) -> Value {
+        let answers = |m: &Value| m["id"] == json!(id) && m.get("method").is_none();
+        if let Some(at) = self.pending.iter().position(answers) {
+            return self.pending.remove(at);
+        }
         let deadline = Instant::now() + WAIT;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let message = self.messages.recv_timeout(left).unwrap_or_else(|_| panic!("no response to {id}"));
-            if message["id"] == json!(id) && message.get("method").is_none() {
+            if answers(&message) {
                 return message;
             }
             self.pending.push(message);
@@ -154,7 +178,8 @@ impl Client {
         self.exit_code()
     }
 
-    fn exit_code(&mut self) -> Option<i32> {
+    /// The exit code once the server stopped by itself (bounded; killed after WAIT).
+    pub fn exit_code(&mut self) -> Option<i32> {
         let deadline = Instant::now() + WAIT;
         while Instant::now() < deadline {
             if let Some(status) = self.child.try_wait().expect("wait") {
@@ -197,7 +222,7 @@ fn read_message(reader: &mut impl BufRead) -> Option<Value> {
 
 /// A git repository under `root/repo`: a root AGENTS.md, opencode.json with one
 /// `instructions` glob, and a package with a nearby AGENTS.md and a source file.
-fn repository(root: &Path) -> PathBuf {
+pub fn repository(root: &Path) -> PathBuf {
     let repo = root.join("repo");
     for dir in ["home", "config", "managed", "repo/docs/agents", "repo/packages/api/src"] {
         std::fs::create_dir_all(root.join(dir)).expect("mkdir");
