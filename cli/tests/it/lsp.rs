@@ -36,13 +36,19 @@ impl Client {
     /// Starts the server in `root/repo` (isolated as every CLI test is) and initializes it
     /// with `workspace` as its only folder.
     pub fn start(root: &Path, workspace: &Path) -> Client {
+        Client::start_with_stderr(root, workspace, Stdio::inherit())
+    }
+
+    /// [`Client::start`], the server's stderr going to `stderr` (piped: see
+    /// [`Client::take_stderr`]).
+    pub fn start_with_stderr(root: &Path, workspace: &Path, stderr: Stdio) -> Client {
         let mut child = ctxgraph(root)
             .arg("lsp")
             .env("CTXGRAPH_OFFLINE", "1")
             .current_dir(workspace)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .spawn()
             .expect("spawn ctxgraph lsp");
         let stdout = child.stdout.take().expect("stdout");
@@ -66,14 +72,20 @@ impl Client {
 
     fn write(&mut self, message: &Value) {
         let body = message.to_string();
-        self.write_raw(format!("Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes());
+        self.write_raw(format!("Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes()).expect("write");
     }
 
-    /// Sends bytes as they are: a message, a part of one, or anything else.
-    pub fn write_raw(&mut self, bytes: &[u8]) {
+    /// Sends bytes as they are: a message, a part of one, or anything else (an error once
+    /// the server stopped reading).
+    pub fn write_raw(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         let stdin = self.stdin.as_mut().expect("stdin open");
-        stdin.write_all(bytes).expect("write");
-        stdin.flush().expect("flush");
+        stdin.write_all(bytes)?;
+        stdin.flush()
+    }
+
+    /// The server's stderr, when started with it piped.
+    pub fn take_stderr(&mut self) -> Option<std::process::ChildStderr> {
+        self.child.stderr.take()
     }
 
     /// Closes the server's stdin: the editor hung up.
@@ -92,6 +104,12 @@ impl Client {
 
     pub fn notify(&mut self, method: &str, params: Value) {
         self.write(&json!({ "jsonrpc": "2.0", "method": method, "params": params }));
+    }
+
+    /// A fresh request id (for a request written by hand).
+    pub fn next_id(&mut self) -> i64 {
+        self.next_id += 1;
+        self.next_id
     }
 
     /// Sends a request without waiting; returns its id.
