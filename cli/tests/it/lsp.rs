@@ -320,18 +320,22 @@ fn code_lenses_name_what_every_agent_attaches_and_does_with_a_rule_file() {
     let repo = repository(temp.path());
     let mut client = Client::start(temp.path(), &repo);
     let source = repo.join("packages/api/src/users.ts");
-    let titles = lens_titles(
-        &client.request("textDocument/codeLens", json!({ "textDocument": { "uri": uri(&source) } })),
-    );
-    // One lens per agent in the engine's registry, in its order.
+    let reply = client.request("textDocument/codeLens", json!({ "textDocument": { "uri": uri(&source) } }));
+    let titles = lens_titles(&reply);
+    // One lens, the agents grouped by what they attach; its details name every agent in
+    // the engine's registry, in its order.
     let agents: Vec<String> =
         ctxgraph_engine::profiles::PROFILES.iter().map(|p| p.agent().to_string()).collect();
-    let named: Vec<String> =
-        titles.iter().filter_map(|t| t.split([':', ' ']).next().map(str::to_owned)).collect();
-    assert_eq!(named, agents, "{titles:#?}");
+    assert_eq!(titles.len(), 1, "{titles:#?}");
+    let details = reply["result"][0]["command"]["arguments"][0].as_array().cloned().unwrap_or_default();
+    let named: Vec<&str> = details.iter().filter_map(|d| d["agent"].as_str()).collect();
+    assert_eq!(named, agents, "{reply}");
+    assert!(
+        details[0]["verdict"].as_str().is_some_and(|v| v.starts_with("attaches packages/api/AGENTS.md ("))
+    );
     let opencode = titles[0].clone();
-    assert!(opencode.starts_with("opencode on read: attaches packages/api/AGENTS.md ("), "{opencode}");
-    assert!(opencode.ends_with(" tokens)"), "{opencode}");
+    assert!(opencode.starts_with("on read, attaches packages/api/AGENTS.md ("), "{opencode}");
+    assert!(opencode.contains(" tokens): opencode"), "{opencode}");
 
     // The rule file itself: sent from its own directory only; attached on reads from above.
     let rule = repo.join("packages/api/AGENTS.md");
@@ -342,8 +346,9 @@ fn code_lenses_name_what_every_agent_attaches_and_does_with_a_rule_file() {
         titles[0], "rule file: in the system prompt from 1 of 3 working directories (. down to its own)",
         "{titles:#?}"
     );
-    assert!(titles[1].starts_with("opencode: on read 2/3, sent 1/3 · codex:"), "{titles:#?}");
-    assert_eq!(titles.len(), 2 + agents.len());
+    assert!(titles[1].starts_with("on read 2/3, sent 1/3: opencode"), "{titles:#?}");
+    assert!(titles[2].starts_with("on read, "), "{titles:#?}");
+    assert_eq!(titles.len(), 3);
 
     // The lens follows the unsaved buffer: the nearby file grown, its token count with it.
     client.open(&rule, &"# API\n\n- never edit an applied migration\n".repeat(20));
@@ -351,7 +356,7 @@ fn code_lenses_name_what_every_agent_attaches_and_does_with_a_rule_file() {
     let titles = lens_titles(
         &client.request("textDocument/codeLens", json!({ "textDocument": { "uri": uri(&source) } })),
     );
-    assert!(titles[0].starts_with("opencode on read: attaches packages/api/AGENTS.md ("), "{titles:#?}");
+    assert!(titles[0].starts_with("on read, attaches packages/api/AGENTS.md ("), "{titles:#?}");
     assert_ne!(titles[0], opencode, "{titles:#?}");
     assert_eq!(client.finish(), Some(0));
 }

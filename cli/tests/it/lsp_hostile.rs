@@ -255,3 +255,53 @@ fn a_burst_of_work_runs_on_a_bounded_pool_of_threads() {
     assert!(most <= 8, "{most} threads");
     assert_eq!(client.finish(), Some(0));
 }
+
+/// What the editor shows is placed and worded for a person: an `@import` Gemini CLI cannot
+/// inline is underlined where it is written, a URL's state is said in words, and the
+/// agents' verdicts are grouped into a few lenses instead of one per agent.
+#[test]
+fn import_findings_sit_on_their_import_and_lenses_and_hovers_speak_in_words() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let repo = repository(temp.path());
+    let gemini = repo.join("GEMINI.md");
+    let text = "# Gemini\n\nSee @missing.md for more.\n";
+    std::fs::write(&gemini, text).expect("write");
+    std::fs::write(
+        repo.join("opencode.json"),
+        "{\n  \"instructions\": [\"http://127.0.0.1:9/rules.md\"]\n}\n",
+    )
+    .expect("write");
+    let mut client = Client::start(temp.path(), &repo);
+    client.open(&gemini, text);
+    let found = client.diagnostics(&gemini, 1);
+    let cg015: Vec<&Value> = found.iter().filter(|d| d["code"] == "CG015").collect();
+    assert_eq!(cg015.len(), 1, "{found:#?}");
+    assert_eq!(
+        cg015[0]["range"],
+        json!({ "start": { "line": 2, "character": 4 }, "end": { "line": 2, "character": 15 } })
+    );
+
+    let at = json!({ "textDocument": { "uri": uri(&gemini) }, "position": { "line": 2, "character": 6 } });
+    let hover = client.request("textDocument/hover", at);
+    let words = hover["result"]["contents"]["value"].as_str().unwrap_or_else(|| panic!("{hover}"));
+    assert!(words.contains("gemini: not inlined: ") && !words.contains("Failed {"), "{words}");
+    let config = repo.join("opencode.json");
+    let at = json!({ "textDocument": { "uri": uri(&config) }, "position": { "line": 1, "character": 24 } });
+    let hover = client.request("textDocument/hover", at);
+    let words = hover["result"]["contents"]["value"].as_str().unwrap_or_else(|| panic!("{hover}"));
+    assert!(words.contains("a URL, from ") && words.contains("not fetched"), "{words}");
+    assert!(!words.contains("NotFetched") && !words.contains("Offline"), "{words}");
+
+    let lenses = |client: &mut Client, path: &Path| -> Vec<String> {
+        let reply = client.request("textDocument/codeLens", json!({ "textDocument": { "uri": uri(path) } }));
+        let lenses = reply["result"].as_array().cloned().unwrap_or_else(|| panic!("{reply}"));
+        lenses.iter().filter_map(|l| l["command"]["title"].as_str().map(str::to_owned)).collect()
+    };
+    let source = lenses(&mut client, &repo.join("packages/api/src/users.ts"));
+    assert_eq!(source.len(), 1, "{source:#?}");
+    assert!(source[0].starts_with("on read, attaches packages/api/AGENTS.md ("), "{source:#?}");
+    let rule = lenses(&mut client, &gemini);
+    assert_eq!(rule.len(), 3, "{rule:#?}");
+    assert!(rule[1].contains("gemini"), "{rule:#?}");
+    assert_eq!(client.finish(), Some(0));
+}
