@@ -306,7 +306,8 @@ fn unsaved_edits_are_linted_at_their_range_and_never_read_from_disk() {
     assert_eq!(client.finish(), Some(0));
 }
 
-fn lens_titles(reply: &Value) -> Vec<String> {
+/// The titles of a code-lens reply, each checked to sit on line 1.
+pub fn lens_titles(reply: &Value) -> Vec<String> {
     let lenses = reply["result"].as_array().unwrap_or_else(|| panic!("no lenses: {reply}"));
     for lens in lenses {
         assert_eq!(lens["range"]["start"]["line"], json!(0), "on line 1: {lens}");

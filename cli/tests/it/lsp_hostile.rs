@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::lsp::{Client, repository, uri};
+use crate::lsp::{Client, lens_titles, repository, uri};
 use crate::support::ctxgraph;
 
 const WAIT: Duration = Duration::from_secs(60);
@@ -293,9 +293,7 @@ fn import_findings_sit_on_their_import_and_lenses_and_hovers_speak_in_words() {
     assert!(!words.contains("NotFetched") && !words.contains("Offline"), "{words}");
 
     let lenses = |client: &mut Client, path: &Path| -> Vec<String> {
-        let reply = client.request("textDocument/codeLens", json!({ "textDocument": { "uri": uri(path) } }));
-        let lenses = reply["result"].as_array().cloned().unwrap_or_else(|| panic!("{reply}"));
-        lenses.iter().filter_map(|l| l["command"]["title"].as_str().map(str::to_owned)).collect()
+        lens_titles(&client.request("textDocument/codeLens", json!({ "textDocument": { "uri": uri(path) } })))
     };
     let source = lenses(&mut client, &repo.join("packages/api/src/users.ts"));
     assert_eq!(source.len(), 1, "{source:#?}");
