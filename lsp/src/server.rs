@@ -390,11 +390,8 @@ impl Server {
         }
         let answer = match request.method.as_str() {
             request::Shutdown::METHOD => {
+                // Requests still computing are answered when they finish; new ones are refused.
                 self.shutting_down = true;
-                // Nothing computing now is wanted any more.
-                for (_, cancel) in self.running.drain() {
-                    cancel.cancel();
-                }
                 self.send(Response::new_ok(id, ()));
                 return;
             }

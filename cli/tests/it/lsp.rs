@@ -421,7 +421,7 @@ fn instructions_entries_hover_link_and_go_to_their_files() {
 /// A tree whose `instructions` glob walks every directory: cold, a document-link request
 /// on its config takes long enough for a cancellation sent right after it to find it
 /// still running.
-fn slow_repository(root: &Path) -> PathBuf {
+pub fn slow_repository(root: &Path) -> PathBuf {
     let repo = repository(root);
     std::fs::write(repo.join("opencode.json"), "{\n  \"instructions\": [\"**/*.md\"]\n}\n").expect("write");
     for a in 0..40 {

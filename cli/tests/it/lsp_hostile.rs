@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::lsp::{Client, lens_titles, repository, uri};
+use crate::lsp::{Client, lens_titles, repository, slow_repository, uri};
 use crate::support::ctxgraph;
 
 const WAIT: Duration = Duration::from_secs(60);
@@ -302,4 +302,21 @@ fn import_findings_sit_on_their_import_and_lenses_and_hovers_speak_in_words() {
     assert_eq!(rule.len(), 3, "{rule:#?}");
     assert!(rule[1].contains("gemini"), "{rule:#?}");
     assert_eq!(client.finish(), Some(0));
+}
+
+/// A request still computing when `shutdown` arrives is answered all the same: the
+/// protocol refuses only the requests that come after it.
+#[test]
+fn a_request_in_flight_at_shutdown_is_still_answered() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let repo = slow_repository(temp.path());
+    let mut client = Client::start(temp.path(), &repo);
+    let config = uri(&repo.join("opencode.json"));
+    let id = client.send_request("textDocument/documentLink", json!({ "textDocument": { "uri": config } }));
+    let reply = client.request("shutdown", Value::Null);
+    assert!(reply.get("error").is_none(), "{reply}");
+    let reply = client.response(id);
+    assert!(reply["result"].is_array(), "{reply}");
+    client.notify("exit", Value::Null);
+    assert_eq!(client.exit_code(), Some(0));
 }
