@@ -6,6 +6,7 @@
 //! [`MemorySystem`] or in a real temporary directory, with the same environment, and
 //! the output is normalised with the same placeholders. See `tests/conformance/README.md`.
 
+#![warn(missing_docs)]
 // A harness that cannot set up a case fails the test that called it: panicking is its
 // contract, not an edge case to document on each function.
 #![allow(clippy::missing_panics_doc)]
@@ -31,23 +32,33 @@ const MODEL: &str = "fake/fake-model";
 /// Where in-memory runs live: the oracle's own scratch layout.
 const MEMORY_RUN: &str = "/tmp/oracle/run.ctxgraph";
 
+/// One recorded case: its `case.toml` (tests/conformance/README.md) and where it lives.
 #[derive(Debug, Deserialize)]
 pub struct Case {
+    /// The case's id: its directory's name (`E-01`).
     #[serde(skip)]
     pub id: String,
+    /// The case's directory (`case.toml`, `proj/`, `home/`, …).
     #[serde(skip)]
     pub dir: PathBuf,
+    /// What the case shows, in one sentence.
     pub description: String,
+    /// The rule ids (docs/opencode/) the case exercises.
     #[serde(default)]
     pub rules: Vec<String>,
+    /// The case ids and matrix rows (docs/opencode/) it covers.
     #[serde(default)]
     pub covers: Vec<String>,
+    /// Where its snapshot came from (`oracle`: recorded from the real binary).
     pub source: String,
+    /// The capture command it was recorded with (documentation; record.sh warns on a
+    /// difference).
     #[serde(default)]
     pub recorded_with: String,
     /// Set when opencode refused to build a prompt; ctxgraph must refuse too.
     #[serde(default)]
     pub oracle_error: Option<String>,
+    /// How the case is laid out and run.
     #[serde(default)]
     pub run: Run,
     /// Skill names whose winner opencode picks by a race (B5.7): the recorded winner must be
@@ -56,17 +67,22 @@ pub struct Case {
     pub racy: Vec<String>,
 }
 
+/// A case's `[run]` table: the layout and the session the capture ran.
 #[derive(Debug, Default, Deserialize)]
 pub struct Run {
+    /// The working directory, relative to `proj/` (default `.`).
     #[serde(default = "dot")]
     pub cwd: String,
+    /// Directories under `proj/` that are git repositories.
     #[serde(default)]
     pub git: Vec<String>,
     /// Dirs under `proj/` that get a `.git` holding only `HEAD` (no repository to git).
     #[serde(default)]
     pub git_head_only: Vec<String>,
+    /// Extra environment variables; path values are relative to `proj/<cwd>`.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Files (relative to `proj/`) the read tool reads, one capture each.
     #[serde(default)]
     pub reads: Vec<String>,
     /// Files that reads fail on with `EACCES` (mode 000 for a non-root user).
@@ -76,6 +92,8 @@ pub struct Run {
     /// them anyway). In memory they stay readable, which is what root sees.
     #[serde(default)]
     pub mode_000: Vec<String>,
+    /// The unprivileged user record.sh ran opencode as, so that `unreadable` files were
+    /// really denied (root is not denied by mode 000).
     #[serde(default)]
     pub oracle_user: Option<String>,
 }
@@ -122,7 +140,9 @@ impl Case {
 /// Which `System` a case runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
+    /// A `MemorySystem` laid out like the capture's scratch run.
     Memory,
+    /// A real temporary directory, through the engine's `OsSystem`.
     Disk,
 }
 
@@ -194,7 +214,9 @@ pub fn run(case: &Case, backend: Backend, expected: Option<&str>) -> Outcome {
 
 /// A case laid out on a backend, with an engine open at its `cwd`.
 pub struct Opened {
+    /// The engine over the case's system.
     pub engine: Engine,
+    /// The workspace of the case's `cwd`.
     pub ws: ctxgraph_db::Workspace,
     /// Where the run is laid out (`<RUN>`).
     pub run_dir: PathBuf,

@@ -18,15 +18,13 @@ use ctxgraph_engine::{HostEnv, OsSystem};
 
 use crate::scenarios::Scenario;
 
-/// `HOME` for a scenario without one. Outside every repository, so it reads as missing.
-pub const NO_HOME: &str = "/nonexistent/ctxgraph-scenario/home";
 /// `OPENCODE_TEST_MANAGED_CONFIG_DIR` for every scenario (the jail hides `/etc/opencode`
 /// anyway; this keeps the managed layer out even of the facts `explain` would show).
 pub const NO_MANAGED_DIR: &str = "/nonexistent/ctxgraph-scenario/managed";
 
 /// The process-wide inputs of a scenario, built from the scenario only.
 pub fn host_env(scenario: &Scenario) -> HostEnv {
-    let home = scenario.home.clone().unwrap_or_else(|| PathBuf::from(NO_HOME));
+    let home = scenario.home_or_none();
     let mut vars = BTreeMap::new();
     vars.insert("HOME".to_owned(), path::display(&home));
     vars.insert("OPENCODE_TEST_MANAGED_CONFIG_DIR".to_owned(), NO_MANAGED_DIR.to_owned());

@@ -260,7 +260,7 @@ impl Project {
             let rendered = match render(scenario, &self.repo) {
                 Ok(rendered) => rendered,
                 Err(error) => {
-                    let home = scenario.home.clone().unwrap_or_else(|| crate::hermetic::NO_HOME.into());
+                    let home = scenario.home_or_none();
                     report.status = Status::Error;
                     report.failed = true;
                     report.error = Some(Placeholders::new(&self.repo, &home).apply(&error.to_string()));

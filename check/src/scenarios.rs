@@ -47,10 +47,10 @@ use ctxgraph_opencode::prompt::{ModelRef, Section};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::hermetic::NO_HOME;
-
 /// The date every scenario sees unless it names one.
 pub const DEFAULT_DATE: &str = "2026-01-01";
+/// `HOME` for a scenario without one. Outside every repository, so it reads as missing.
+pub const NO_HOME: &str = "/nonexistent/ctxgraph-scenario/home";
 
 /// One scenario, validated: every path absolute and inside the repository.
 #[derive(Clone, Debug)]
@@ -89,6 +89,11 @@ impl Scenario {
     /// The section's name as the scenarios file and snapshot headers write it.
     pub fn section_name(&self) -> &'static str {
         self.section.name()
+    }
+
+    /// The home directory the scenario runs with: its own, or [`NO_HOME`].
+    pub fn home_or_none(&self) -> PathBuf {
+        self.home.clone().unwrap_or_else(|| PathBuf::from(NO_HOME))
     }
 }
 

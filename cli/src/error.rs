@@ -1,7 +1,5 @@
 //! Errors as the user sees them, and the exit codes they map to.
 
-use std::process::ExitCode;
-
 use ctxgraph_check::{ScenariosError, SnapshotFailure};
 use ctxgraph_db::lines::Column;
 use ctxgraph_db::secrets;
@@ -11,7 +9,6 @@ use ctxgraph_opencode::config::{ConfigError, describe_substitution};
 use ctxgraph_opencode::prompt::BuildError;
 
 use crate::diagnostic::{Diagnostic, column_offset, error_line, redact_line, window};
-use crate::output::{eprintln_styled, write_stdout};
 
 /// Exit codes: 0 success, 1 a check or lint failed, 2 bad input, 3 a bug in ctxgraph.
 pub const EXIT_FINDINGS: u8 = 1;
@@ -51,14 +48,10 @@ impl From<ScenariosError> for CliError {
 }
 
 impl CliError {
-    /// Prints the error on stderr (and, when the command was asked for JSON, as JSON on
-    /// stdout too) and returns its exit code.
-    pub fn report(&self, json_output: bool) -> ExitCode {
-        eprintln_styled(&render(self));
-        if json_output && let Ok(json) = crate::render::json(&to_json(self)) {
-            let _ = write_stdout(json.as_bytes());
-        }
-        ExitCode::from(match self {
+    /// The exit code the process ends with for this error ([`EXIT_INPUT`] for bad input,
+    /// [`EXIT_INTERNAL`] for a failure of the machine or of ctxgraph).
+    pub fn exit_code(&self) -> u8 {
+        match self {
             CliError::Engine(_) | CliError::NoSuchKey(_) | CliError::Usage(_) => EXIT_INPUT,
             CliError::Output(_) | CliError::Watch(_) => EXIT_INTERNAL,
             CliError::Lsp(ctxgraph_lsp::LspError::BadMessage(_)) => EXIT_INPUT,
@@ -72,7 +65,7 @@ impl CliError {
                 | SnapshotFailure::OutsideRepository { .. },
             ) => EXIT_INPUT,
             CliError::Check(SnapshotFailure::Write { .. }) => EXIT_INTERNAL,
-        })
+        }
     }
 }
 

@@ -1,10 +1,24 @@
-//! Writing to stdout: all at once, and quietly done when the reader went away. And the one
-//! colour rule: `--color`, else `NO_COLOR`, `CLICOLOR_FORCE`, `CLICOLOR` and whether the
-//! stream is a terminal, as `anstream` reads them.
+//! Writing to stdout: all at once, and quietly done when the reader went away; an error as
+//! the user sees it (`CliError::report`, on stderr and as JSON). And the one colour rule:
+//! `--color`, else `NO_COLOR`, `CLICOLOR_FORCE`, `CLICOLOR` and whether the stream is a
+//! terminal, as `anstream` reads them.
 
 use std::io::Write;
+use std::process::ExitCode;
 
-use crate::error::CliError;
+use crate::error::{CliError, render, to_json};
+
+impl CliError {
+    /// Prints the error on stderr (and, when the command was asked for JSON, as JSON on
+    /// stdout too) and returns its exit code.
+    pub fn report(&self, json_output: bool) -> ExitCode {
+        eprintln_styled(&render(self));
+        if json_output && let Ok(json) = crate::render::json(&to_json(self)) {
+            let _ = write_stdout(json.as_bytes());
+        }
+        ExitCode::from(self.exit_code())
+    }
+}
 
 pub fn write_stdout(bytes: &[u8]) -> Result<(), CliError> {
     let mut stdout = std::io::stdout().lock();

@@ -836,7 +836,7 @@ impl Engine {
 
     /// The `<memory>` part `build` appends (only with `memory.enabled: true`).
     pub fn prompt_memory(&self, ws: Workspace) -> Result<Option<MemoryContext>, EngineError> {
-        prompt_memory(&self.db, ws).clone().map_err(EngineError::Build)
+        prompt_memory(&self.db, ws).clone().map_err(|e| EngineError::Build(e.into()))
     }
 
     /// Lines of the memory files that recall skipped, by file.

@@ -8,6 +8,8 @@
 //! never read from the disk. Built on rust-analyzer's `lsp-server` and `lsp-types`; the
 //! main loop is in [`server`], what it answers in [`analysis`].
 
+#![warn(missing_docs)]
+
 pub mod analysis;
 pub mod pool;
 pub mod references;

@@ -23,7 +23,9 @@ pub struct Scope {
 /// A URI inside the workspace: its path (lexically resolved) and the deepest root holding it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InScope {
+    /// The file, `.` and `..` resolved.
     pub path: PathBuf,
+    /// The deepest workspace folder holding it.
     pub root: PathBuf,
 }
 

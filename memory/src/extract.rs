@@ -27,15 +27,20 @@ const READ_ONLY: &[&str] = &["read", "glob", "grep", "list"];
 /// One settled tool call.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Evidence {
+    /// The tool's name, as the agent called it (`bash`, `read`, …).
     pub tool: String,
     /// `completed` or `error`.
     pub outcome: String,
+    /// The call's input, as text (JSON for most tools).
     pub input: String,
+    /// What the tool returned, or its error message.
     pub output: String,
 }
 
 /// A model that turns evidence into 0–2 observations.
 pub trait Extractor: Send + Sync {
+    /// The observations the model draws from one (redacted) call; an error says why the
+    /// model could not be asked or what it answered instead.
     fn observations(&self, evidence: &Evidence) -> Result<Vec<Note>, String>;
 }
 
@@ -45,14 +50,19 @@ pub trait Extractor: Send + Sync {
 pub enum Observed {
     /// Nothing to learn from this call (a memory tool, a small successful read).
     Skipped {
+        /// Why the call was not worth a model call.
         why: String,
     },
     /// The same evidence was seen before: no model call.
     Seen {
+        /// The hash of the redacted, normalised evidence (§6.2).
         evidence_hash: String,
     },
+    /// The model was asked and its observations (possibly none) were appended.
     Stored {
+        /// The hash of the redacted, normalised evidence (§6.2).
         evidence_hash: String,
+        /// The ids of the observations stored, in the model's order.
         ids: Vec<String>,
     },
 }
@@ -174,10 +184,12 @@ pub struct Scripted<F> {
 }
 
 impl<F: Fn(&Evidence) -> Vec<Note> + Send + Sync> Scripted<F> {
+    /// An extractor answering each piece of evidence with `script`'s notes.
     pub fn new(script: F) -> Self {
         Scripted { script, calls: AtomicUsize::new(0) }
     }
 
+    /// How many times the extractor was asked.
     pub fn calls(&self) -> usize {
         self.calls.load(Ordering::SeqCst)
     }
@@ -225,9 +237,13 @@ pub fn extraction_model(
 /// An OpenAI-compatible `POST {base}/chat/completions` client. The model must answer
 /// with a JSON object `{"observations":[…]}`.
 pub struct OpenAiCompatible {
+    /// The API's base URL; `/chat/completions` is appended.
     pub base_url: String,
+    /// The model id sent in each request.
     pub model: String,
+    /// Sent as `Authorization: Bearer …` when set.
     pub api_key: Option<String>,
+    /// The whole request's deadline (60 s unless changed).
     pub timeout: Duration,
     /// The last error body seen, for diagnostics.
     last_error: Mutex<Option<String>>,
@@ -242,6 +258,7 @@ characters), files (project-relative paths) and keywords. Reply with {\"observat
 nothing durable to learn.";
 
 impl OpenAiCompatible {
+    /// A client for `model` at `base_url`, with the default 60 s timeout.
     pub fn new(base_url: impl Into<String>, model: impl Into<String>, api_key: Option<String>) -> Self {
         OpenAiCompatible {
             base_url: base_url.into(),

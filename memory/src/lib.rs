@@ -9,6 +9,8 @@
 //! Reading for recall is salsa queries over the store's files ([`recall`]); the [`Store`]
 //! reads only what a write needs, fresh, under the lock.
 
+#![warn(missing_docs)]
+
 pub mod export;
 pub mod extract;
 mod files;
@@ -38,23 +40,55 @@ use redact::Redactor;
 /// Why a memory operation did not happen. Every variant names the file involved.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
+    /// The file system refused an operation on a store file.
     #[error("{}: {source}", path.display())]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        /// The file or directory operated on.
+        path: PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+    /// Another process held the store's lock for longer than the writer waits.
     #[error("{}: another process held the memory lock for {waited:?}; nothing was written", path.display())]
-    LockTimeout { path: PathBuf, waited: Duration },
+    LockTimeout {
+        /// The lock file.
+        path: PathBuf,
+        /// How long this writer waited.
+        waited: Duration,
+    },
+    /// A store file an operation needs is not what the store writes (not UTF-8, not the
+    /// record it should hold).
     #[error("{}: {reason}", path.display())]
-    Corrupt { path: PathBuf, reason: String },
+    Corrupt {
+        /// The store file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A store path that is not a regular file inside the workspace within the size limit
     /// (a directory, a FIFO, a device, a link out of the workspace, too large).
     #[error("{}: {reason}", path.display())]
-    Unusable { path: PathBuf, reason: String },
+    Unusable {
+        /// The store path.
+        path: PathBuf,
+        /// Why it cannot be used.
+        reason: String,
+    },
     /// The input itself is unusable (empty text, invalid handoff JSON, …).
     #[error("{0}")]
     Invalid(String),
+    /// More than half of a text to remember was secrets: storing what is left would keep
+    /// nothing useful.
     #[error("not stored: more than half of the text is secrets ({kinds})")]
-    MostlySecret { kinds: String },
+    MostlySecret {
+        /// The kinds of secret found, comma-separated.
+        kinds: String,
+    },
+    /// `forget` found no active fact with that id or matching that query.
     #[error("no fact matches {0:?}")]
     NoMatch(String),
+    /// The extraction model's endpoint failed or answered something that is not
+    /// observations; the message says which.
     #[error("extraction failed: {0}")]
     Extract(String),
 }
@@ -78,6 +112,8 @@ impl StoreError {
 /// Milliseconds since the epoch.
 pub type Clock = fn() -> i64;
 
+/// The [`Clock`] of a real store: the system time, in milliseconds since the epoch (0 before
+/// the epoch, saturating far after it).
 pub fn system_clock() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -171,6 +207,7 @@ pub struct Evicted {
 }
 
 impl Remembered {
+    /// The id of the fact that now holds the text: the new one, or the one already stored.
     pub fn id(&self) -> &str {
         match &self.stored {
             Stored::Added { id } | Stored::Duplicate { id } | Stored::Superseded { id, .. } => id,
@@ -181,7 +218,9 @@ impl Remembered {
 /// A settled tool call's outcome (§7.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
+    /// The call completed.
     Ok,
+    /// The call failed; the store keeps its error as the tool's last one.
     Error,
 }
 
@@ -200,12 +239,15 @@ impl Store {
         }
     }
 
+    /// The same store reading time from `clock` (tests pin it; ids and timestamps follow).
     #[must_use]
     pub fn with_clock(mut self, clock: Clock) -> Self {
         self.clock = clock;
         self
     }
 
+    /// The same store waiting at most `wait` for the lock before a write fails with
+    /// [`StoreError::LockTimeout`] (default [`LOCK_WAIT`]).
     #[must_use]
     pub fn with_lock_wait(mut self, wait: Duration) -> Self {
         self.lock_wait = wait;
@@ -221,10 +263,13 @@ impl Store {
         self
     }
 
+    /// The store's directory: `<workspace>/.opencode/memory`.
     pub fn root(&self) -> &Path {
         &self.root
     }
 
+    /// The redactor every record passes through before it is written, for callers that
+    /// show text from outside the store (errors, evidence) the same way.
     pub fn redactor(&self) -> &Redactor {
         &self.redactor
     }
@@ -537,6 +582,7 @@ impl Store {
         Ok(handoff)
     }
 
+    /// The handoff the last session left (§5), read fresh; `None` when there is none.
     pub fn handoff(&self) -> Result<Option<Handoff>, StoreError> {
         self.read_json(record::HANDOFF)
     }

@@ -14,6 +14,7 @@ use serde_json::Value;
 /// Redacted text, and how much of it was secret.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Redacted {
+    /// The text with each secret replaced by `[REDACTED:<kind>]`.
     pub text: String,
     /// Characters of the input that were replaced.
     pub secret_chars: usize,
@@ -49,6 +50,8 @@ impl Redactor {
         Redactor { env_values }
     }
 
+    /// `text` with every secret the table or the environment's values find replaced, and
+    /// how much of it that was.
     pub fn redact(&self, text: &str) -> Redacted {
         let mut out = text.to_owned();
         let mut secret_chars = 0;

@@ -10,6 +10,8 @@
 //! `server/tests/reply_schemas.rs` checks real replies against the page's schemas.
 //! The servers are built on the engine's API alone (`ctxgraph_engine`).
 
+#![warn(missing_docs)]
+
 pub mod mcp;
 pub mod ops;
 pub mod protocol;

@@ -27,18 +27,40 @@ use ctxgraph_db::system::MemorySystem;
 
 use crate::tree::{MemoryWriter, TreeWriter, git_worktree};
 
+/// One `//- /path` header and what follows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Entry {
-    File { path: PathBuf, text: String },
-    Symlink { path: PathBuf, target: PathBuf },
-    Dir { path: PathBuf },
+    /// `//- /path`: a file and its text (every line up to the next header).
+    File {
+        /// Where the file is written (absolute).
+        path: PathBuf,
+        /// Its contents.
+        text: String,
+    },
+    /// `//- /path -> target`: a symlink.
+    Symlink {
+        /// Where the link is made (absolute).
+        path: PathBuf,
+        /// What it points at, as written (relative targets resolve against its directory).
+        target: PathBuf,
+    },
+    /// `//- /path/`: an empty directory.
+    Dir {
+        /// The directory (absolute).
+        path: PathBuf,
+    },
 }
 
+/// A parsed fixture: the world and how a test runs in it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Fixture {
+    /// `//- cwd:` (default `/repo`): the working directory.
     pub cwd: PathBuf,
+    /// `//- git:` lines: directories that get a `.git` git accepts.
     pub git: Vec<PathBuf>,
+    /// `//- env: KEY=value` lines: the host's variables on top of the fixed ones.
     pub env: BTreeMap<String, String>,
+    /// The files, links and directories, in order.
     pub entries: Vec<Entry>,
     /// `//! key value` lines, in order.
     pub meta: Vec<(String, String)>,

@@ -18,13 +18,17 @@ use std::time::{Duration, Instant};
 /// One scripted response.
 #[derive(Clone, Debug, Default)]
 pub struct Reply {
+    /// The HTTP status code.
     pub status: u16,
+    /// Headers sent besides `Content-Length` and `Connection: close`.
     pub headers: Vec<(String, String)>,
+    /// The body.
     pub body: Vec<u8>,
     /// Sleep before sending anything.
     pub delay: Duration,
     /// Send the body in this many pieces with `gap` between them.
     pub pieces: usize,
+    /// The pause between two pieces of the body.
     pub gap: Duration,
 }
 
@@ -50,6 +54,7 @@ impl Reply {
 /// A request as the server saw it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Request {
+    /// The request's path (and query).
     pub path: String,
     /// The request line and headers, lower-cased.
     pub head: String,
@@ -67,9 +72,13 @@ pub struct Server {
 }
 
 impl Server {
+    /// The connections a server accepts before it stops, unless a limit is given.
     pub const MAX_CONNECTIONS: usize = 500;
+    /// How long a server accepts connections before it stops on its own.
     pub const LIFETIME: Duration = Duration::from_secs(30);
 
+    /// A server answering each path with its script of replies (the last one repeats),
+    /// for at most [`Self::MAX_CONNECTIONS`] connections.
     pub fn start<P: Into<String>>(routes: impl IntoIterator<Item = (P, Vec<Reply>)>) -> Server {
         Self::start_limited(routes, Self::MAX_CONNECTIONS)
     }
@@ -109,10 +118,12 @@ impl Server {
         Server::start_limited([(path, vec![Reply::ok(body)])], connections)
     }
 
+    /// The loopback port it listens on.
     pub fn port(&self) -> u16 {
         self.port
     }
 
+    /// `http://127.0.0.1:<port><path>`.
     pub fn url(&self, path: &str) -> String {
         format!("http://127.0.0.1:{}{path}", self.port)
     }

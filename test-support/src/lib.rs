@@ -13,10 +13,9 @@
 //!   (Aider: the Python package index, into a virtual environment) once, for tests that read their texts.
 //! - [`monorepo`]: the benchmarks' synthetic monorepo (up to 100 000 files) on disk.
 
-// Every public item is a test helper whose name and signature say what it does; the
-// module docs above say what each module is for. missing_docs is left to the product crates.
 // A helper that cannot set up its fixture fails the test that called it: panicking is its
 // contract, not an edge case to document on each function.
+#![warn(missing_docs)]
 #![allow(clippy::missing_panics_doc)]
 
 pub mod aider;

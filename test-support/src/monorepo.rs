@@ -5,10 +5,14 @@
 
 use std::path::{Path, PathBuf};
 
+/// The size of a generated monorepo.
 #[derive(Clone, Copy, Debug)]
 pub struct Shape {
+    /// Source files, spread evenly over the tree.
     pub files: usize,
+    /// Levels of the binary tree of directories.
     pub depth: usize,
+    /// Rule files: half `AGENTS.md`, half `*.rules.md`.
     pub rules: usize,
 }
 
@@ -33,9 +37,13 @@ impl Shape {
     }
 }
 
+/// A generated monorepo on disk and the paths the benchmarks use.
 pub struct Monorepo {
+    /// The repository (a git worktree).
     pub root: PathBuf,
+    /// The home directory beside it.
     pub home: PathBuf,
+    /// The working directory: the deepest leaf.
     pub cwd: PathBuf,
     /// An `AGENTS.md` on the working directory's walk (in the prompt).
     pub rule_on_walk: PathBuf,
@@ -47,6 +55,7 @@ pub struct Monorepo {
     pub dirs: usize,
 }
 
+/// The config's `instructions`: a plain path, a `*` and a `**` pattern.
 pub const INSTRUCTIONS: &[&str] = &["CONVENTIONS.md", "docs/*.md", "**/*.rules.md"];
 
 /// Directories in breadth-first order: `d0`, `d1` children per level.
@@ -81,6 +90,7 @@ pub fn generate_reported(base: &Path, shape: Shape) -> (Monorepo, String) {
     (repo, report)
 }
 
+/// Writes a monorepo of `shape` under `base` (`repo/` and `home/`).
 pub fn generate(base: &Path, shape: Shape) -> Monorepo {
     let root = base.join("repo");
     let home = base.join("home");

@@ -6,6 +6,7 @@ use ctxgraph_db::system::MemorySystem;
 
 /// Where a tree is written.
 pub trait TreeWriter {
+    /// Creates a directory and its parents.
     fn dir(&mut self, path: &Path);
     /// Writes a file, creating its parent directories.
     fn file(&mut self, path: &Path, bytes: Vec<u8>);

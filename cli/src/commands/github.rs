@@ -7,7 +7,7 @@ use std::io::Write as _;
 
 use ctxgraph_check::{CheckReport, Project, Status};
 
-use super::check::{Paint, text, token_delta};
+use super::check_text::{Paint, text, token_delta};
 use crate::error::CliError;
 use crate::output::write_stdout;
 

@@ -17,6 +17,7 @@ use crate::error::CliError;
 
 mod build;
 mod check;
+mod check_text;
 mod config;
 mod explain;
 mod github;

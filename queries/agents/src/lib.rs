@@ -1,6 +1,6 @@
 //! The profiles of the agents other than opencode, each a module of salsa queries over
 //! `ctxgraph_db`'s inputs (rule ids defined in `docs/profiles/`), and what reads several of
-//! them at once (`fates`: one file's fate in Codex and Claude Code, the cross-agent lint).
+//! them at once (`fates`: the cross-agent lint).
 //! Nothing here depends on the opencode profile, so this crate and `ctxgraph-opencode`
 //! compile side by side.
 

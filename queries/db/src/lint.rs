@@ -245,6 +245,19 @@ pub struct Finding {
     pub hint: String,
 }
 
+impl Finding {
+    /// A finding about a whole file (no line), at the code's severity.
+    pub fn about_file(code: Code, message: String, file: &std::path::Path, hint: &str) -> Finding {
+        Finding {
+            code,
+            severity: code.severity(),
+            message,
+            location: Some(Location { uri: crate::path::display(file), line: None, column: None }),
+            hint: hint.to_owned(),
+        }
+    }
+}
+
 /// Token budgets, in the counter's tokens.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Budget {

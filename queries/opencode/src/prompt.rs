@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::config::ConfigError;
 use crate::instructions::{Candidate, Origin, render_block, rule_text, system_paths};
+use crate::memory::{UnreadableStore, prompt_memory};
 use ctxgraph_db::db::{Db, Workspace};
 use ctxgraph_db::files::{File, ReadFailure};
 use ctxgraph_db::hash::{ContentHash, content_hash};
@@ -266,6 +267,12 @@ pub enum BuildError {
     },
 }
 
+impl From<UnreadableStore> for BuildError {
+    fn from(UnreadableStore { path, reason }: UnreadableStore) -> Self {
+        BuildError::MemoryStore { path, reason }
+    }
+}
+
 /// The system text from the environment block to the last instruction block (docs/opencode/prompt.md, items
 /// 2 and 4), as blocks; join them with "\n" for the bytes opencode sends.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -308,7 +315,7 @@ fn assemble(
     blocks.push(environment);
     blocks.extend(instructions);
     // docs/memory.md §11.5: recalled memory is one more system part, after the instructions.
-    if let Some(memory) = crate::memory::prompt_memory(db, ws).as_ref().map_err(Clone::clone)? {
+    if let Some(memory) = prompt_memory(db, ws).as_ref().map_err(|e| BuildError::from(e.clone()))? {
         blocks.push(Block::new(
             BlockKind::Memory,
             memory.text.as_str(),

@@ -6,6 +6,8 @@
 //! query crates that recall (opencode) do not link the store's runtime, HTTP client and
 //! file locking.
 
+#![warn(missing_docs)]
+
 pub mod rank;
 pub mod recall;
 pub mod record;

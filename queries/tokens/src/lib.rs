@@ -28,6 +28,8 @@
 //! alone, most of the release binary) made by a build script that dominated a cold release
 //! build. BENCHMARKS.md has the first-use cost.
 
+#![warn(missing_docs)]
+
 use std::hash::BuildHasher;
 use std::ops::Range;
 use std::sync::{LazyLock, Mutex, PoisonError};

@@ -211,6 +211,8 @@ struct Summary<'a> {
 }
 
 impl<'a> ExplanationView<'a> {
+    /// The explanation's JSON shape, borrowing from it: paths displayed, each reason's
+    /// and chain's sentence written out.
     pub fn new(explanation: &'a Explanation) -> Self {
         ExplanationView {
             summary: Summary {
@@ -355,6 +357,8 @@ pub fn message_prompt_text(block: &PlacedBlock) -> String {
     out
 }
 
+/// The memory section of explain's text: each recalled block with its size and budget, the
+/// items recalled with their scores, and each cut candidate with why it was cut.
 pub fn memory_text(context: &MemoryContext) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "\nmemory (docs/memory.md §11): {} of {} chars", context.chars, context.max_chars);
@@ -385,6 +389,7 @@ pub struct TargetView<'a> {
 }
 
 impl<'a> TargetView<'a> {
+    /// The answer's JSON shape, borrowing from it, with each item's sentences written out.
     pub fn new(answer: &'a TargetExplanation) -> Self {
         TargetView {
             target: &answer.target,

@@ -73,6 +73,7 @@ struct JsonFinding<'a> {
 }
 
 impl<'a> JsonReport<'a> {
+    /// The findings' JSON shape, each with its code's name beside it.
     pub fn new(findings: &'a [Finding]) -> Self {
         JsonReport {
             findings: findings

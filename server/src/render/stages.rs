@@ -93,6 +93,8 @@ struct ServerView {
 }
 
 impl StagesView {
+    /// The references and MCP sections of `agent`'s explain, from the facts discovery
+    /// returned: each reference and server with its fate and, when it failed, why.
     pub fn new(references: &References, agent: &str, servers: &[McpServerFact]) -> Self {
         StagesView {
             references: references

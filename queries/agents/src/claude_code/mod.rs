@@ -10,6 +10,7 @@
 //! `explain` can say why a file is in or out.
 
 pub mod approval;
+pub mod fate;
 pub mod markdown;
 mod nearby;
 pub mod profile;

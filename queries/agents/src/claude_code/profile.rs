@@ -4,7 +4,6 @@
 
 use std::path::Path;
 
-use crate::fates;
 use ctxgraph_db::agent::Agent;
 use ctxgraph_db::db::{Db, Workspace};
 use ctxgraph_db::lint::{Budget, Finding};
@@ -172,7 +171,7 @@ impl Profile for ClaudeCode {
     }
 
     fn fate(&self, db: &dyn Db, ws: Workspace, _: &dyn TokenCounter, file: &Path) -> AgentFate {
-        fates::claude_code_fate(claude_md_context(db, ws), file)
+        super::fate::claude_code_fate(claude_md_context(db, ws), file)
     }
 
     fn lint(

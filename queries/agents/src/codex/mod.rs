@@ -8,6 +8,8 @@
 //! with its [`Fate`], so `build --format json` can say why a file is in or out.
 
 pub mod config;
+pub mod fate;
+pub mod lint;
 pub mod profile;
 
 use std::path::{Path, PathBuf};

@@ -2,7 +2,6 @@
 
 use std::path::Path;
 
-use crate::fates;
 use ctxgraph_db::agent::Agent;
 use ctxgraph_db::db::{Db, Workspace};
 use ctxgraph_db::lint::{Budget, Finding};
@@ -124,7 +123,7 @@ impl Profile for Codex {
 
     fn fate(&self, db: &dyn Db, ws: Workspace, _: &dyn TokenCounter, file: &Path) -> AgentFate {
         match agents_context(db, ws, None) {
-            Ok(ctx) => fates::codex_fate(ctx, codex_home(db, ws.host(db)), file),
+            Ok(ctx) => super::fate::codex_fate(ctx, codex_home(db, ws.host(db)), file),
             Err(err) => ctxgraph_db::profile::not_sent(self.agent(), would_not_start(err).to_string()),
         }
     }
@@ -137,6 +136,6 @@ impl Profile for Codex {
         _: Budget,
     ) -> Result<Vec<Finding>, ProfileError> {
         let ctx = agents_context(db, ws, None).as_ref().map_err(would_not_start)?;
-        Ok(fates::lint::codex_findings(ctx))
+        Ok(super::lint::codex_findings(ctx))
     }
 }

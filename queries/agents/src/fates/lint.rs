@@ -1,76 +1,15 @@
-//! `lint --agent codex|gemini|all`: findings about what each agent sees (CG012–CG015,
-//! `docs/lint.md`), read off each profile's facts.
+//! `lint --agent all`: what one agent sees and the others do not (CG012, CG013,
+//! `docs/lint.md`), read off every agent's layout. Each agent's own findings are in its
+//! folder (codex/lint.rs, gemini/lint.rs).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
-use crate::codex::{self, AgentsContext};
-use crate::gemini::{self, GeminiContext, Outcome};
+use crate::gemini;
 use ctxgraph_db::db::{Db, Workspace};
-use ctxgraph_db::lint::{Code, Finding, Location};
+use ctxgraph_db::lint::{Code, Finding};
 use ctxgraph_db::path;
 use ctxgraph_db::profile::Layout;
-
-fn finding(code: Code, message: String, file: &Path, hint: &str) -> Finding {
-    Finding {
-        code,
-        severity: code.severity(),
-        message,
-        location: Some(Location { uri: path::display(file), line: None, column: None }),
-        hint: hint.to_owned(),
-    }
-}
-
-/// CG014: every file Codex cuts or skips because `project_doc_max_bytes` ran out.
-pub fn codex_findings(ctx: &AgentsContext) -> Vec<Finding> {
-    let budget = &ctx.budget;
-    let hint = "raise project_doc_max_bytes in ~/.codex/config.toml, or shorten the files before it";
-    ctx.docs
-        .iter()
-        .filter_map(|doc| {
-            let message = match doc.fate {
-                codex::Fate::Cut { kept } => format!(
-                    "Codex sends only the first {kept} of {} bytes of {}: project_doc_max_bytes = {} runs out (CX5)",
-                    doc.bytes,
-                    path::display(&doc.source),
-                    budget.bytes
-                ),
-                codex::Fate::OverBudget => format!(
-                    "Codex never sends {}: the files before it use all of project_doc_max_bytes = {} (CX5)",
-                    path::display(&doc.source),
-                    budget.bytes
-                ),
-                _ => return None,
-            };
-            Some(finding(Code::CodexBudgetOverflow, message, &doc.source, hint))
-        })
-        .collect()
-}
-
-/// CG015: every `@import` in a file Gemini sends that it does not inline (a missing file, a
-/// directory, a path outside the project, a cycle, the depth limit).
-pub fn gemini_findings(ctx: &GeminiContext) -> Vec<Finding> {
-    let mut findings = Vec::new();
-    for doc in ctx.docs.iter().filter(|d| d.is_sent()) {
-        for import in &doc.imports {
-            let why = match &import.outcome {
-                Outcome::Inlined | Outcome::InCode | Outcome::Skipped | Outcome::Missing => continue,
-                failed => failed.describe(),
-            };
-            findings.push(finding(
-                Code::GeminiImportFailed,
-                format!(
-                    "Gemini CLI does not inline `@{}` in {}: {why}; the model sees an HTML comment instead (GM4)",
-                    import.path,
-                    path::display(&import.importer)
-                ),
-                &import.importer,
-                "fix the path, or write the `@` inside backticks if it is not an import",
-            ));
-        }
-    }
-    findings
-}
 
 /// CG012 and CG013: what one agent sees and the others do not, read off every agent's
 /// layout (the agents that would not start here are left out by the caller).
@@ -119,7 +58,7 @@ pub fn cross_agent_findings(db: &dyn Db, ws: Workspace, layouts: &[Layout]) -> V
         }
         for other in ["AGENTS.md", "CLAUDE.md"].map(|name| dir.join(name)) {
             if exists(db, &other) && !same_rules(db, &gemini_md, &other, &text) {
-                findings.push(finding(
+                findings.push(Finding::about_file(
                     Code::AgentFilesDrift,
                     format!(
                         "{} and {} give different rules: Gemini CLI reads GEMINI.md, the other agents {}",
@@ -166,7 +105,7 @@ fn single_agent_rules(
             continue;
         }
         let others: Vec<&str> = in_use.iter().copied().filter(|a| a != agent).collect();
-        findings.push(finding(
+        findings.push(Finding::about_file(
             Code::SingleAgentRule,
             format!(
                 "{} is sent only by {agent}; {} never see it from {}",

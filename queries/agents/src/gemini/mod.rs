@@ -10,6 +10,7 @@
 
 pub mod explain;
 pub mod imports;
+pub mod lint;
 pub mod nearby;
 pub mod profile;
 pub mod settings;

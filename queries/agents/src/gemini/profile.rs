@@ -178,6 +178,6 @@ impl Profile for Gemini {
         _: Budget,
     ) -> Result<Vec<Finding>, ProfileError> {
         let ctx = gemini_context(db, ws).as_ref().map_err(would_not_start)?;
-        Ok(crate::fates::lint::gemini_findings(ctx))
+        Ok(super::lint::gemini_findings(ctx))
     }
 }

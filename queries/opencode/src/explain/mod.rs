@@ -5,8 +5,8 @@
 //! for the names and directories discovery did not need to look at. Nothing here decides
 //! what opencode loads; it reports what the queries decided.
 //!
-//! `model` is what an explanation says, `prose` says it in words, `explainer` reads
-//! it off the facts.
+//! `model` (and `session_model` for a session) is what an explanation says, `prose` says it
+//! in words, `explainer` (and `session`) reads it off the facts.
 //!
 //! [`SystemPaths`]: crate::instructions::SystemPaths
 //! [`Nearby`]: crate::nearby::Nearby
@@ -15,6 +15,7 @@ mod explainer;
 mod model;
 mod prose;
 mod session;
+mod session_model;
 
 use std::path::Path;
 
@@ -27,9 +28,10 @@ pub use model::{
     EntryExpansion, EntryReport, Explanation, Item, LevelReport, Loaded, NearMiss, Reason, RemoteStatus,
     Size, Source, Stage, Target, TargetExplanation, Via,
 };
-pub use session::{
+pub use session::explain_session;
+pub use session_model::{
     Compacts, EarlierLoad, Fate, Lapse, MessageFate, NextStep, ReadExplanation, RuleExplanation,
-    SessionExplanation, explain_session,
+    SessionExplanation,
 };
 
 /// Explains every candidate discovery considered from `ws`.

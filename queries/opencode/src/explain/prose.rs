@@ -6,7 +6,7 @@ use ctxgraph_db::path;
 use ctxgraph_db::remote::FetchFailure;
 
 use super::model::{Reason, RemoteStatus, Via};
-use super::session::{Compacts, EarlierLoad, Fate, Lapse};
+use super::session_model::{Compacts, EarlierLoad, Fate, Lapse};
 use crate::session::compaction::{CompactionPlan, PlanParams};
 use crate::session::reads::{Holder, RuleState};
 

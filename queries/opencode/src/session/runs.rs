@@ -16,8 +16,8 @@
 use super::Message;
 use std::ops::Range;
 
-use super::compaction::{ToolOutput, summary_entry, tool_outputs};
 use super::convert::{JsonLen, Target, model_json_len};
+use super::entries::{ToolOutput, summary_entry, tool_outputs};
 use super::export::Role;
 use ctxgraph_db::Db;
 
