@@ -119,7 +119,8 @@ impl Server {
 
     fn send(&self, message: impl Into<Message>) {
         // The client left: the reader sees the end of input next and the loop ends.
-        let _ = self.connection.sender.send(message.into());
+        // Every value shown (diagnostics, hovers, lenses) through the one redaction.
+        let _ = self.connection.sender.send(ctxgraph_engine::secrets::redactor().serialized(message.into()));
     }
 
     /// The workspace a document is answered in: the deepest root holding it, else its

@@ -167,7 +167,7 @@ impl Worker {
         if args.format == Some(FormatName::Json) {
             return json(&reply);
         }
-        Ok(match &reply {
+        Ok(redacted(match &reply {
             ExplainReply::Workspace { explanation, memory } => {
                 let mut text = render::explain::text(explanation);
                 if let Some(memory) = memory {
@@ -176,7 +176,7 @@ impl Worker {
                 text
             }
             ExplainReply::Target(answer) => render::explain::target_text(answer),
-        })
+        }))
     }
 
     fn lint(&mut self, args: LintArgs) -> Answer {
@@ -186,7 +186,7 @@ impl Worker {
         if args.format == Some(FormatName::Json) {
             return json(&reply);
         }
-        Ok(render::lint::text(&reply.0))
+        Ok(redacted(render::lint::text(&reply.0)))
     }
 
     fn nearby(&mut self, args: NearbyArgs) -> Answer {
@@ -211,9 +211,14 @@ fn message(err: impl Display) -> String {
     err.to_string()
 }
 
-/// A reply as the tool's text: its JSON.
+/// A reply as the tool's text: its JSON, redacted as `serve`'s replies are.
 fn json(reply: &impl Serialize) -> Answer {
-    serde_json::to_string(reply).map_err(message)
+    crate::rpc::redacted_json(reply).map_err(message)
+}
+
+/// A text answer that is not prompt text (an explanation, findings, an error), redacted.
+fn redacted(text: String) -> String {
+    ctxgraph_engine::secrets::redactor().text(&text).into_owned()
 }
 
 /// The MCP side: hands each call to the worker and turns its answer into a tool result.
@@ -247,7 +252,7 @@ impl Server {
         };
         match answer {
             Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
-            Err(error) => CallToolResult::error(vec![ContentBlock::text(error)]),
+            Err(error) => CallToolResult::error(vec![ContentBlock::text(redacted(error))]),
         }
     }
 }

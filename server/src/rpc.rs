@@ -557,10 +557,24 @@ fn error_response(id: Value, error: RpcError) -> Response {
     Response { jsonrpc: "2.0", id, outcome: Outcome::Error(error) }
 }
 
+/// The object keys whose strings are the prompt text an agent sends (a build's `text`,
+/// a read's `reminder`, a session's message texts): every other string of a reply is
+/// redacted.
+pub(crate) const PROMPT_KEYS: &[&str] = &["text", "reminder"];
+
+/// `reply` as one line of JSON, every string but the prompt text ([`PROMPT_KEYS`])
+/// through the process's one redaction (`ctxgraph_db::secrets`): ids, sources, URLs,
+/// messages and findings of `serve` and `mcp` print no secret.
+pub(crate) fn redacted_json(reply: &impl Serialize) -> Result<String, serde_json::Error> {
+    let mut value = serde_json::to_value(reply)?;
+    ctxgraph_engine::secrets::redactor().json_except(&mut value, PROMPT_KEYS);
+    serde_json::to_string(&value)
+}
+
 /// One response line. Serialising these types cannot fail (string keys, no non-finite
 /// floats); should it ever, the client gets an internal error rather than nothing.
 fn to_line(response: &impl Serialize) -> String {
-    serde_json::to_string(response).unwrap_or_else(|_| {
+    redacted_json(response).unwrap_or_else(|_| {
         r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error"}}"#.to_owned()
     })
 }

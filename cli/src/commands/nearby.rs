@@ -9,7 +9,7 @@ use ctxgraph_db::agent::Agent;
 
 use crate::args::{Format, NearbyArgs, SessionInput};
 use crate::error::CliError;
-use crate::output::write_stdout;
+use crate::output::{write_json, write_verbatim};
 
 pub fn run(args: NearbyArgs) -> Result<ExitCode, CliError> {
     if args.agent != Agent::Opencode {
@@ -31,14 +31,11 @@ pub fn run(args: NearbyArgs) -> Result<ExitCode, CliError> {
     match args.format {
         Format::Text => {
             if let Some(reminder) = &result.reminder {
-                write_stdout(reminder.as_bytes())?;
+                write_verbatim(reminder.as_bytes())?;
             }
         }
         Format::Json => {
-            let mut out =
-                serde_json::to_string_pretty(&json!(result)).map_err(|e| CliError::Output(e.into()))?;
-            out.push('\n');
-            write_stdout(out.as_bytes())?;
+            write_json(&json!(result), &["reminder"])?;
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use crate::args::{BuildArgs, Format, InstallationArgs, NearbyArgs, SectionArg};
 use crate::error::CliError;
-use crate::output::{eprintln_styled, write_stdout};
+use crate::output::{eprintln_styled, write_verbatim};
 
 /// The request for `agent`: its `-c` settings and its own wording from the installation.
 pub(super) fn request(
@@ -72,7 +72,7 @@ pub fn build(args: BuildArgs) -> Result<ExitCode, CliError> {
     }
     warn_unordered(&layout.blocks);
     match args.format {
-        Format::Text => write_stdout(layout.text.as_bytes())?,
+        Format::Text => write_verbatim(layout.text.as_bytes())?,
         Format::Json => write_json(&LayoutView::new(&layout))?,
     }
     Ok(ExitCode::SUCCESS)
@@ -93,16 +93,14 @@ pub fn nearby(args: NearbyArgs) -> Result<ExitCode, CliError> {
     };
     warn_unavailable(agent, &read.wording);
     match args.format {
-        Format::Text => write_stdout(read.text.as_bytes())?,
+        Format::Text => write_verbatim(read.text.as_bytes())?,
         Format::Json => write_json(&ReadView::new(&read))?,
     }
     Ok(ExitCode::SUCCESS)
 }
 
 fn write_json(value: &impl Serialize) -> Result<(), CliError> {
-    let mut json = serde_json::to_string_pretty(value).map_err(|e| CliError::Output(e.into()))?;
-    json.push('\n');
-    write_stdout(json.as_bytes())
+    crate::output::write_json(value, &["text"])
 }
 
 /// A block with its bytes: what `--format json` lists.

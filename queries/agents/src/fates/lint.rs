@@ -1,4 +1,4 @@
-//! `lint --agent codex|gemini|all`: findings about what each agent sees (CG012–CG015,
+//! `lint --agent codex|gemini|all`: findings about what each agent sees (CG005, CG012–CG015,
 //! `docs/lint.md`), read off each profile's facts.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -7,9 +7,11 @@ use std::path::{Path, PathBuf};
 use crate::codex::{self, AgentsContext};
 use crate::gemini::{self, GeminiContext, Outcome};
 use ctxgraph_db::db::{Db, Workspace};
-use ctxgraph_db::lint::{Code, Finding, Location};
+use ctxgraph_db::files::file_text;
+use ctxgraph_db::lint::{Code, Finding, Location, SECRET_HINT};
 use ctxgraph_db::path;
 use ctxgraph_db::profile::Layout;
+use ctxgraph_db::secrets::find_secrets;
 
 fn finding(code: Code, message: String, file: &Path, hint: &str) -> Finding {
     Finding {
@@ -19,6 +21,48 @@ fn finding(code: Code, message: String, file: &Path, hint: &str) -> Finding {
         location: Some(Location { uri: path::display(file), line: None, column: None }),
         hint: hint.to_owned(),
     }
+}
+
+/// CG005 for every agent: each file a layout sends, or inlines into what it sends (an
+/// `@import`, Claude Code's `@.env`), read once, each likely secret in it reported once
+/// with every agent that sends the file.
+pub fn secret_findings(db: &dyn Db, layouts: &[Layout]) -> Vec<Finding> {
+    let mut sent: BTreeMap<&Path, Vec<&'static str>> = BTreeMap::new();
+    for layout in layouts {
+        for block in &layout.blocks {
+            for path in block.source.path().into_iter().chain(block.inlines.iter().map(PathBuf::as_path)) {
+                let agents = sent.entry(path).or_default();
+                if !agents.contains(&layout.agent) {
+                    agents.push(layout.agent);
+                }
+            }
+        }
+    }
+    let mut findings = Vec::new();
+    for (path, agents) in sent {
+        let Ok(text) = file_text(db, db.files().get(db, path)) else { continue };
+        for secret in find_secrets(&text.text) {
+            findings.push(Finding {
+                code: Code::LikelySecret,
+                severity: Code::LikelySecret.severity(),
+                message: format!(
+                    "{} contains a likely {} (line {}); {} send{} it to the model provider",
+                    path::display(path),
+                    secret.kind,
+                    secret.line,
+                    agents.join(", "),
+                    if agents.len() == 1 { "s" } else { "" }
+                ),
+                location: Some(Location {
+                    uri: path::display(path),
+                    line: Some(secret.line),
+                    column: Some(secret.column),
+                }),
+                hint: SECRET_HINT.to_owned(),
+            });
+        }
+    }
+    findings
 }
 
 /// CG014: every file Codex cuts or skips because `project_doc_max_bytes` ran out.
