@@ -154,7 +154,9 @@ pub const PATTERNS: &[Pattern] = &[
         id: "assignment",
         name: "secret assignment",
         // Reported by `lint` only when the value looks random ([`looks_random`]).
-        regex: r#"(?i)\b[a-z0-9_-]*(?:api[_-]?key|secret|token|passw(?:or)?d|pwd|auth|credential|private[_-]key|access[_-]key)[a-z0-9_-]*"?\s*[:=]\s*"?(?P<s>[^\s"',;\[{\\][^\s"',;\\]{5,})"#,
+        // The name ends in the secret word (or in `_key`/`_value` after it): `tokenizer`,
+        // `max_tokens`, `author` and `token_url` name no secret.
+        regex: r#"(?i)\b[a-z0-9_-]*(?:api[_-]?key|secret|token|passw(?:or)?d|pwd|auth|credential|private[_-]?key|access[_-]?key)(?:[_-]?(?:key|value))?"?\s*[:=]\s*"?(?P<s>[^\s"',;\[{\\][^\s"',;\\]{5,})"#,
         by_shape: false,
     },
 ];
@@ -525,6 +527,20 @@ The ask-for-review task runs when the skeleton is done.
     }
 
     #[test]
+    fn assignments_are_to_names_that_end_in_a_secret_word() {
+        for (text, redacted) in [
+            ("DB_PASSWORD=hunter2hunter2", "DB_PASSWORD=[REDACTED:assignment]"),
+            ("secretAccessKey: abcdef123", "secretAccessKey: [REDACTED:assignment]"),
+            ("client_secret_value = abcdef123", "client_secret_value = [REDACTED:assignment]"),
+            ("\"tokenizer\": \"o200k_base\"", "\"tokenizer\": \"o200k_base\""),
+            ("max_tokens: 12345678", "max_tokens: 12345678"),
+            ("token_url: https://example.com/t", "token_url: https://example.com/t"),
+        ] {
+            assert_eq!(redact(text).0, redacted, "{text}");
+        }
+    }
+
+    #[test]
     fn a_match_never_ends_inside_a_json_escape() {
         // Redacted as JSON text (what `write_stdout` sees), the output stays JSON.
         for value in [r#"x?token=ab\"cd"#, r#"https://u:p\"w@h"#, r#"api_key = "abcdef\"ghi""#] {
@@ -555,6 +571,7 @@ The ask-for-review task runs when the skeleton is done.
             "password: Password1Password1",
             "max_tokens = 4096000000000000",
             "author: SomebodyWithALongName",
+            "\"tokenizer\": \"o200k_base\"",
         ] {
             assert_eq!(find_secrets(text), [], "{text}");
         }
