@@ -568,12 +568,13 @@ fn changes_section(out: &mut String, changes: &Changes) {
 /// Every string redacted first, as [`esc`] redacts what the markup shows (the previews of
 /// rule files included: the page is not the prompt).
 fn json_for_script(page: &Page) -> String {
-    let json = serde_json::to_value(page)
-        .map(|mut value| {
+    let json = serde_json::to_value(page).map_or_else(
+        |_| "null".to_owned(),
+        |mut value| {
             ctxgraph_db::secrets::redactor().json(&mut value);
             value.to_string()
-        })
-        .unwrap_or_else(|_| "null".to_owned());
+        },
+    );
     let mut out = String::with_capacity(json.len() + 64);
     for c in json.chars() {
         match c {

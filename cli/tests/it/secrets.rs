@@ -328,17 +328,26 @@ proptest! {
     }
 }
 
-/// A tree of rule files for the agents that read them, each holding one secret.
-fn agents_tree(root: &Path) -> PathBuf {
+/// An empty temporary tree as the CLI tests isolate one: `root/repo` a git worktree, and
+/// the home, config and managed folders [`ctxgraph`] points at.
+fn sandbox() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = std::fs::canonicalize(dir.path()).expect("canonical");
     let repo = root.join("repo");
     git_repo(&repo);
-    std::fs::create_dir_all(root.join("home")).expect("home");
+    for dir in ["home", "config", "managed"] {
+        std::fs::create_dir_all(root.join(dir)).expect("mkdir");
+    }
+    (dir, root, repo)
+}
+
+/// A tree of rule files for the agents that read them, each holding one secret.
+fn agents_tree(repo: &Path) {
     let write = |name: &str, text: String| std::fs::write(repo.join(name), text).expect("write");
     write("AGENTS.md", format!("# Rules\n\nStaging uses AKIA{}.\n", "Q".repeat(16)));
     write("CLAUDE.md", format!("# Claude\n\nDeploy token ghp_{}\n", "a".repeat(36)));
     // A random-looking value assigned to a secret name: no key shape, still a secret.
     write("GEMINI.md", "# Gemini\n\napi_key = \"Zq8LxT4vR9mK2pW7nB5cY3hJ\"\n".to_owned());
-    repo
 }
 
 /// CG005 as `lint --agent all --format json` reports it: (file name, line, agents named).
@@ -368,9 +377,8 @@ fn secret_findings(repo: &Path, root: &Path, agent: &str) -> Vec<(String, u64, S
 
 #[test]
 fn every_agents_sent_files_are_checked_for_secrets_each_file_once() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let root = std::fs::canonicalize(dir.path()).expect("canonical");
-    let repo = agents_tree(&root);
+    let (_dir, root, repo) = sandbox();
+    agents_tree(&repo);
     let found = secret_findings(&repo, &root, "all");
     let files: Vec<(&str, u64)> = found.iter().map(|(name, line, _)| (name.as_str(), *line)).collect();
     assert_eq!(files, [("AGENTS.md", 3), ("CLAUDE.md", 3), ("GEMINI.md", 3)], "{found:#?}");
@@ -390,11 +398,7 @@ fn every_agents_sent_files_are_checked_for_secrets_each_file_once() {
 
 #[test]
 fn control_characters_from_names_and_urls_are_escaped_in_every_terminal_output() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let root = std::fs::canonicalize(dir.path()).expect("canonical");
-    let repo = root.join("repo");
-    git_repo(&repo);
-    std::fs::create_dir_all(root.join("home")).expect("home");
+    let (_dir, root, repo) = sandbox();
     // A file name that sets the terminal's title, and a URL that rings and moves the cursor.
     let name = "evil\u{1b}]0;pwned\u{7}.md";
     std::fs::write(repo.join(name), "# Rules\n").expect("write");
@@ -430,4 +434,27 @@ fn control_characters_from_names_and_urls_are_escaped_in_every_terminal_output()
             assert!(text.contains("evil\\u{1b}]0;pwned\\u{7}.md"), "{text}");
         }
     }
+}
+
+/// The language server's diagnostics and hovers come out of the same redaction: a literal
+/// `?token=` in an `instructions` URL is named masked.
+#[test]
+fn the_language_server_shows_url_credentials_masked() {
+    use crate::lsp::{Client, uri};
+    let (_dir, root, repo) = sandbox();
+    let literal = "lit0123456789abcdef";
+    let url = format!("http://127.0.0.1:{}/r.md?token={literal}", closed_port());
+    let config_text = format!("{{\n  \"instructions\": [\"{url}\"]\n}}\n");
+    let config = repo.join("opencode.json");
+    std::fs::write(&config, &config_text).expect("write");
+    std::fs::write(repo.join("AGENTS.md"), "# Rules\n").expect("write");
+    let mut client = Client::start(&root, &repo);
+    client.open(&config, &config_text);
+    let diagnostics = client.diagnostics(&config, 1);
+    let at = serde_json::json!({ "textDocument": { "uri": uri(&config) }, "position": { "line": 1, "character": 24 } });
+    let hover = client.request("textDocument/hover", at);
+    let shown = format!("{diagnostics:?}\n{hover}");
+    assert!(!shown.contains(literal), "{shown}");
+    assert!(shown.contains("token=[REDACTED:url_param]"), "the URL is shown, masked: {shown}");
+    assert_eq!(client.finish(), Some(0));
 }

@@ -194,12 +194,13 @@ pub fn looks_random(value: &str) -> bool {
 
 /// Shannon entropy of the character distribution, in bits per character.
 fn bits_per_char(chars: &[char]) -> f64 {
-    let mut counts: std::collections::BTreeMap<char, usize> = std::collections::BTreeMap::new();
+    // Counts as u32 (exact in f64); a value of 4 G characters is no key.
+    let Ok(n) = u32::try_from(chars.len()) else { return 0.0 };
+    let mut counts: std::collections::BTreeMap<char, u32> = std::collections::BTreeMap::new();
     for c in chars {
         *counts.entry(*c).or_default() += 1;
     }
-    let n = chars.len() as f64;
-    counts.values().map(|&k| k as f64 / n).map(|p| -p * p.log2()).sum()
+    counts.values().map(|&k| f64::from(k) / f64::from(n)).map(|p| -p * p.log2()).sum()
 }
 
 /// Names of variables (or keys) whose values are secrets; the word list `assignment` uses.
