@@ -11,6 +11,7 @@ mod agents;
 mod config;
 mod conformance;
 mod explain_agrees;
+mod layout;
 mod message;
 mod opencode_agents;
 mod opencode_blocks;

@@ -234,10 +234,11 @@ const MEMORY_DOC: &str = "docs/memory.md";
 /// Its file name, spelt so that this file's messages do not mention it with another path.
 const PAGE: &str = concat!("memory", ".md");
 
-/// Where a bare section sign cites [`MEMORY_DOC`]: the memory crate, the query layer's memory
+/// Where a bare section sign cites [`MEMORY_DOC`]: the memory crates, the query layer's memory
 /// module, the memory CLI and the page itself (each names the page at its top). Elsewhere a
 /// bare one may cite another document.
-const MEMORY_CODE: &[&str] = &["memory/", "queries/src/memory/", "cli/src/commands/memory.rs", MEMORY_DOC];
+const MEMORY_CODE: &[&str] =
+    &["memory/", "queries/recall/", "queries/src/memory/", "cli/src/commands/memory.rs", MEMORY_DOC];
 
 /// What a memory citation can sit in: the files rule ids are looked for in, plus JSON, text
 /// and the TypeScript of the integrations.

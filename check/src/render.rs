@@ -162,7 +162,7 @@ fn render_agent(
         let shown = placeholders.path(read);
         let _ = write!(body, "\n\n--- read {shown} ---\n");
         match engine.agent_read(ws, agent, read, &request)? {
-            Some(attached) if !attached.text.is_empty() => {
+            attached if !attached.text.is_empty() => {
                 body.push_str(&placeholders.apply(&attached.text));
                 for block in &attached.blocks {
                     let id = format!("{} (read {shown})", placeholders.apply(&block.source.display()));

@@ -111,19 +111,23 @@ pub struct ConfigArgs {
     pub remote: RemoteArgs,
 }
 
-/// Print the system prompt opencode would send from a directory, byte for byte
+/// Print the context a coding agent would send from a directory, byte for byte
 ///
-/// The text runs from the environment block to the last instruction block, exactly as
-/// opencode 1.18.33 joins them; no trailing newline is added. Environment variables, the
-/// home directory and XDG directories come from this process, as they would for opencode.
+/// Any agent of --agent: the exact contiguous text that carries its rule files, with its own
+/// wrappers (opencode: the system prompt from the environment block to the last instruction
+/// block, or with --section the whole first message; Codex: its AGENTS.md message; Claude
+/// Code: its CLAUDE.md reminder; …). No trailing newline is added. Environment variables,
+/// the home directory and XDG directories come from this process, as they would for the
+/// agent. --format json lists every block (placement, source, byte range, hash, rule and
+/// reason) and every file left out, in the same shape for every agent.
 #[derive(Debug, Args)]
 pub struct BuildArgs {
-    /// The directory opencode would be started in [default: the current directory]
+    /// The directory the agent would be started in [default: the current directory]
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
 
-    /// Whose context to build: opencode's system text, or the message Codex sends with its
-    /// AGENTS.md files
+    /// Whose context to build: opencode, Codex, Claude Code, Gemini CLI, Copilot CLI, Qwen
+    /// Code, Kilo Code, Cline, Continue or Aider
     #[arg(long, value_parser = agent_parser(), default_value = "opencode")]
     pub agent: Agent,
 
@@ -205,18 +209,21 @@ pub struct RemoteArgs {
     pub remote_max_bytes: u64,
 }
 
-/// Print the rules opencode's read tool would attach when the model reads FILE
+/// Print what an agent attaches to its context when its model reads FILE
 ///
-/// Prints exactly the `<system-reminder>…</system-reminder>` text appended to the read
-/// tool's result, or nothing when none would be shown (no rule, an image or PDF, a binary
-/// file). Without --session the read happens in a fresh session; with it, rules loaded by
+/// Prints exactly the text the agent adds for the read (opencode: the
+/// `<system-reminder>…</system-reminder>` after the read tool's result; Claude Code: its
+/// nested CLAUDE.md files and matching rules; Gemini CLI: newly found GEMINI.md files; …),
+/// or nothing when it adds none. An agent that attaches nothing on reads (Codex, Cline,
+/// Continue, Aider) answers with nothing and exit 0; --format json says so in `note`. With
+/// --session (opencode's export) the read happens in that session's state: rules loaded by
 /// earlier reads and claimed by reads in the same message are not attached again.
 #[derive(Debug, Args)]
 pub struct NearbyArgs {
     /// The file being read (relative paths resolve against --cwd)
     pub file: PathBuf,
 
-    /// The directory opencode would be started in [default: the current directory]
+    /// The directory the agent would be started in [default: the current directory]
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
 
@@ -229,12 +236,14 @@ pub struct NearbyArgs {
     #[arg(long, value_name = "ID", requires = "session")]
     pub message: Option<String>,
 
-    /// text: the reminder only; json: the file's type, every rule's state, `loaded`
+    /// text: exactly what is attached; json: every block and every rule file left out, in
+    /// the shape every agent shares (opencode's adds the file's type, each rule's state and
+    /// `loaded` under `opencode`)
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 
-    /// Whose Read to reproduce: opencode's, Claude Code's (nested CLAUDE.md files and rules
-    /// whose `paths:` match) or Gemini CLI's (newly discovered GEMINI.md files)
+    /// Whose read to reproduce: opencode, Codex, Claude Code, Gemini CLI, Copilot CLI, Qwen
+    /// Code, Kilo Code, Cline, Continue or Aider
     #[arg(long, value_parser = agent_parser(), default_value = "opencode")]
     pub agent: Agent,
 
@@ -421,10 +430,12 @@ pub enum Format {
     Json,
 }
 
-/// Explain why each rule file is, or is not, in the system prompt
+/// Explain why each rule file is, or is not, in an agent's context
 ///
-/// Without TARGET: every rule file and URL opencode considered from the directory, in
-/// prompt order, with its position, size and tokens when loaded and every reason when not.
+/// Without TARGET: every rule file and URL the agent considered from the directory (opencode:
+/// in prompt order, with its position, size and tokens when loaded and every reason when
+/// not; another agent: each file it sends, inlines or leaves out, with its rule and reason).
+/// With --agent all and a FILE: that file in all ten agents side by side.
 /// TARGET can be a file (relative paths resolve from the current directory, then from
 /// --cwd and each directory above it up to the repository root), a config `instructions`
 /// entry, or a URL.
@@ -437,11 +448,12 @@ pub struct ExplainArgs {
     /// A file, an `instructions` entry, or a URL
     pub target: Option<String>,
 
-    /// Whose reasons to give: one agent's, or (with a FILE) every agent's side by side
+    /// Whose reasons to give: opencode, Codex, Claude Code, Gemini CLI, Copilot CLI, Qwen
+    /// Code, Kilo Code, Cline, Continue or Aider, or (with a FILE) all of them side by side
     #[arg(long, value_parser = agents_parser(), default_value = "opencode")]
     pub agent: AgentsArg,
 
-    /// The directory opencode would be started in [default: the current directory]
+    /// The directory the agent would be started in [default: the current directory]
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
 
@@ -477,17 +489,18 @@ pub struct ExplainArgs {
     pub remote: RemoteArgs,
 }
 
-/// Check the rules opencode would load for mistakes, secrets and size
+/// Check the rules an agent would load for mistakes, secrets and size
 ///
 /// Exits 1 when a finding is at or above the --deny level, 0 otherwise.
 #[derive(Debug, Args)]
 pub struct LintArgs {
-    /// Whose rules to check: opencode's (the default), another agent's, or all of them
-    /// together with the cross-agent checks (CG012–CG015)
+    /// Whose rules to check: opencode's (the default), Codex, Claude Code, Gemini CLI,
+    /// Copilot CLI, Qwen Code, Kilo Code, Cline, Continue or Aider, or all of them together
+    /// with the cross-agent checks (CG012–CG015)
     #[arg(long, value_parser = agents_parser(), default_value = "opencode")]
     pub agent: AgentsArg,
 
-    /// The directory opencode would be started in [default: the current directory]
+    /// The directory the agent would be started in [default: the current directory]
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
 

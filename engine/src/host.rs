@@ -35,6 +35,18 @@ impl HostEnv {
     }
 }
 
+#[cfg(feature = "testing")]
+impl HostEnv {
+    /// The host every test builds under (the `testing` feature): `HOME` (and no other
+    /// variable), linux, and the date `Sun Nov 29 2026`, so that the environment block is the
+    /// same on every machine and every day.
+    pub fn fixed(home: impl Into<PathBuf>) -> Self {
+        let home = home.into();
+        let vars = BTreeMap::from([("HOME".to_owned(), home.display().to_string())]);
+        Self { vars, home, platform: "linux".to_owned(), date: "Sun Nov 29 2026".to_owned() }
+    }
+}
+
 impl HostEnv {
     /// Where ctxgraph caches remote documents: `$XDG_CACHE_HOME/ctxgraph/remote`, or
     /// `~/.cache/ctxgraph/remote`.

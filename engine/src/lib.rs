@@ -68,7 +68,7 @@ pub use host::{Clock, HostEnv, SystemClock};
 pub use os::{MAX_FILE_BYTES, OsSystem, read_regular_file};
 pub use prepare::{Policy, Prepared, Warning};
 pub use refresh::RemoteRefresh;
-pub use session::{LimitOverrides, SessionFailure};
+pub use session::{LimitOverrides, ReadAnswer, SessionFailure};
 pub use snapshot::{Cancel, Interrupted, Snapshot};
 pub use tokens::O200k;
 pub use turn::{Turn, TurnDiff, Turns, same_text};
@@ -127,12 +127,12 @@ pub mod answers {
         pub use ctxgraph_opencode::session::Session;
         pub use ctxgraph_opencode::session::compaction::{CompactionPlan, DEFAULT_SUMMARY_TEMPLATE};
         pub use ctxgraph_opencode::session::export::{ExportError, Role, ToolStatus};
-        pub use ctxgraph_opencode::session::reads::{ReadPoint, SessionNearby};
+        pub use ctxgraph_opencode::session::reads::{ReadPoint, SessionNearby, SessionRule};
     }
     /// The shape every agent's profile answers ([`crate::Engine::agent_layout`]).
     pub mod profile {
         pub use ctxgraph_db::profile::{
-            AgentFate, Block, Layout, ReadLayout, Request, Status, WordingSource,
+            AgentFate, Block, Layout, LeftOut, ReadLayout, Request, Setting, Status, WordingSource,
         };
     }
     /// What explain's references (B3) and MCP (B4) sections are read off.
@@ -146,6 +146,9 @@ pub mod answers {
     pub use ctxgraph_db::path::display;
     /// A path with `.` and `..` resolved lexically, as the engine keys its inputs.
     pub use ctxgraph_db::path::normalize;
+    /// A path resolved against a base directory lexically, as the engine resolves a
+    /// question's relative paths against the working directory.
+    pub use ctxgraph_db::path::resolve;
 }
 
 /// opencode's texts by name ([`Engine::installation_texts`]).
@@ -210,6 +213,10 @@ pub enum EngineError {
         /// What is missing, and why.
         reason: String,
     },
+    /// The question does not apply to the agent asked about (a session of an agent whose
+    /// sessions are not modelled).
+    #[error("{0}")]
+    Unsupported(String),
     /// `--opencode-agent` names an agent opencode does not have (or config disabled).
     #[error("opencode has no agent {name:?} (agents: {})", available.join(", "))]
     UnknownAgent {
@@ -516,20 +523,25 @@ impl Engine {
         Ok(profile.layout(&self.db, ws, request)?)
     }
 
-    /// What `agent` attaches when its model reads `file` right after start-up, or `None`
-    /// when it attaches nothing on reads. The file must exist, as for [`Engine::nearby`].
+    /// What `agent` attaches when its model reads `file` right after start-up: every agent
+    /// answers, one that attaches nothing on reads with no blocks and a note saying so (that
+    /// is an answer, not an error). The file must exist, as for [`Engine::nearby`].
     pub fn agent_read(
         &self,
         ws: Workspace,
         agent: Agent,
         file: &Path,
         request: &profile::Request,
-    ) -> Result<Option<profile::ReadLayout>, EngineError> {
+    ) -> Result<profile::ReadLayout, EngineError> {
         let target = ctxgraph_db::path::resolve(ws.cwd(&self.db), file);
         if !self.db.files().get(&self.db, &target).kind(&self.db).exists() {
             return Err(EngineError::ReadTarget { path: target, reason: "no such file".to_owned() });
         }
-        Ok(profiles::profile(agent).read(&self.db, ws, &target, request).transpose()?)
+        let profile = profiles::profile(agent);
+        match profile.read(&self.db, ws, &target, request) {
+            Some(read) => Ok(read?),
+            None => Ok(profile::ReadLayout::nothing_on_reads(profile, &target)),
+        }
     }
 
     /// opencode's own texts by asset name (docs/opencode/installation.md), from the

@@ -19,6 +19,9 @@ use ctxgraph_opencode::session::{Message, Session, SessionError};
 use salsa::{Durability, Setter};
 use serde_json::Value;
 
+use ctxgraph_db::agent::Agent;
+use ctxgraph_db::profile::{ReadLayout, Request};
+
 use crate::{Engine, EngineError};
 
 /// Model limits given on the command line; each overrides the config's value.
@@ -277,4 +280,44 @@ impl Engine {
         }
         nearby_in_session(&self.db, ws, session, &target, point).map_err(|e| SessionFailure::Query(e).into())
     }
+
+    /// What a read of `file` attaches, for any agent, as every surface answers it: the
+    /// shared [`ReadLayout`], and for opencode its read tool's facts (the file's kind, each
+    /// rule file's state, `metadata.loaded`), fresh or at `session`'s `point`. Sessions are
+    /// opencode's: another agent with a session is refused.
+    pub fn read(
+        &self,
+        ws: Workspace,
+        agent: Agent,
+        file: &Path,
+        request: &Request,
+        session: Option<(Session, &ReadPoint)>,
+    ) -> Result<ReadAnswer, EngineError> {
+        if agent != Agent::Opencode {
+            if session.is_some() {
+                return Err(EngineError::Unsupported(format!(
+                    "sessions are opencode's; {agent}'s are not modelled"
+                )));
+            }
+            return Ok(ReadAnswer { layout: self.agent_read(ws, agent, file, request)?, opencode: None });
+        }
+        let nearby = self.nearby(ws, file)?;
+        let read = match session {
+            Some((session, point)) => self.nearby_in_session(ws, session, file, point)?,
+            None => SessionNearby::fresh(&nearby),
+        };
+        let target = ctxgraph_db::path::resolve(ws.cwd(&self.db), file);
+        let layout = ctxgraph_opencode::profile::read_layout(&target, &nearby, &read);
+        Ok(ReadAnswer { layout, opencode: Some(read) })
+    }
+}
+
+/// What a read attaches ([`Engine::read`]): the shape every agent answers, and opencode's
+/// extension.
+#[derive(Clone, Debug)]
+pub struct ReadAnswer {
+    /// What the agent attaches, in the shape every agent shares.
+    pub layout: ReadLayout,
+    /// opencode's read tool: the file's kind, every rule file's state, `metadata.loaded`.
+    pub opencode: Option<SessionNearby>,
 }

@@ -254,13 +254,13 @@ pub fn code_lenses(engine: &Engine, ws: Workspace, chain: &[Workspace], file: &P
     for profile in PROFILES {
         let agent = profile.agent();
         let title = match engine.agent_read(ws, agent, file, &Request::default()) {
-            Ok(Some(read)) if read.blocks.is_empty() => {
+            Ok(read) if read.blocks.is_empty() => {
                 format!(
                     "{agent} on read: attaches nothing{}",
                     read.note.map(|n| format!(" ({n})")).unwrap_or_default()
                 )
             }
-            Ok(Some(read)) => {
+            Ok(read) => {
                 let attached: Vec<String> = read
                     .blocks
                     .iter()
@@ -274,7 +274,6 @@ pub fn code_lenses(engine: &Engine, ws: Workspace, chain: &[Workspace], file: &P
                     .collect();
                 format!("{agent} on read: attaches {}", attached.join(", "))
             }
-            Ok(None) => format!("{agent}: attaches no rule files on reads"),
             Err(error) => format!("{agent}: {error}"),
         };
         lenses.push(lens(title));

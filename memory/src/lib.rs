@@ -12,13 +12,12 @@
 pub mod export;
 pub mod extract;
 mod files;
-pub mod rank;
-pub mod recall;
-pub mod record;
 pub mod redact;
-pub mod render;
 pub mod text;
-pub mod tokenize;
+
+// The read side (record format, recall queries) lives in the no-I/O crate ctxgraph-recall;
+// re-exported so that the store's users name one crate.
+pub use ctxgraph_recall::{rank, recall, record, render, tokenize};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -383,8 +383,3 @@ fn labels_and_sessions_are_bounded() {
     assert!(err.to_string().contains("session id is at most 256"), "{err}");
     assert!(!store.root().join("facts.jsonl").exists());
 }
-
-#[test]
-fn the_store_limit_is_the_engines() {
-    assert_eq!(files::MAX_FILE_BYTES, ctxgraph_engine::MAX_FILE_BYTES);
-}

@@ -28,7 +28,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::ops::{Built, Host, Nearby, OpError};
+use crate::ops::{Built, Host, OpError};
 use crate::protocol::{
     BuildParams, ExplainParams, ExplainReply, ForgetParams, LintParams, NearbyReply, RecallParams,
     RememberParams, SessionAppendParams, SessionCompactParams, SessionExplainParams, SessionOpenParams,
@@ -62,12 +62,15 @@ fn schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
     schema_for_input::<T>().unwrap_or_else(|_| schema_for_type::<T>())
 }
 
-/// `context_build`'s arguments: `build`'s, in the served workspace, for opencode's system
-/// prompt.
+/// `context_build`'s arguments: `build`'s, in the served workspace.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct BuildArgs {
-    /// The model whose prompt to build, as `provider/model` (default: the config's).
+    /// Whose context, by its `--agent` name (default opencode: its system prompt).
+    #[serde(default)]
+    agent: Option<String>,
+    /// opencode's: the model whose prompt to build, as `provider/model` (default: the
+    /// config's).
     #[serde(default)]
     model: Option<String>,
 }
@@ -80,6 +83,10 @@ struct ExplainArgs {
     /// workspace); default: everything.
     #[serde(default)]
     target: Option<String>,
+    /// Whose reasons, by `--agent` name, or `all` (with `target`: every agent side by side);
+    /// default opencode.
+    #[serde(default)]
+    agent: Option<String>,
     /// `text` (default) or `json`.
     #[serde(default)]
     format: Option<FormatName>,
@@ -89,6 +96,10 @@ struct ExplainArgs {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct LintArgs {
+    /// Whose rules to check, by `--agent` name, or `all` (with the cross-agent checks
+    /// CG012–CG015); default opencode.
+    #[serde(default)]
+    agent: Option<String>,
     /// The token budget of the whole system text (default 8192).
     #[serde(default)]
     max_total_tokens: Option<usize>,
@@ -106,12 +117,19 @@ struct LintArgs {
 struct NearbyArgs {
     /// The file read, relative to the workspace or absolute.
     file: PathBuf,
-    /// A session opened with `session_open`: the read happens in its state (N2–N7).
+    /// Whose read, by its `--agent` name (default opencode).
+    #[serde(default)]
+    agent: Option<String>,
+    /// A session opened with `session_open` (opencode's): the read happens in its state
+    /// (N2–N7).
     #[serde(default)]
     session: Option<String>,
     /// The assistant message the read belongs to; default: the session's next step.
     #[serde(default)]
     message: Option<String>,
+    /// `text` (default: exactly what the agent attaches) or `json`.
+    #[serde(default)]
+    format: Option<FormatName>,
 }
 
 /// `context_config` takes no arguments.
@@ -154,7 +172,7 @@ impl Worker {
             json_schema: false,
             user_system: None,
             known_hash: None,
-            agent: None,
+            agent: args.agent,
         };
         match self.host.build(params).map_err(op)? {
             Built::Opencode { turn, .. } => Ok(turn.layout.text.clone()),
@@ -163,25 +181,29 @@ impl Worker {
     }
 
     fn explain(&mut self, args: ExplainArgs) -> Answer {
-        let reply = self.host.explain(self.ws, ExplainParams { target: args.target }).map_err(op)?;
+        let params = ExplainParams { target: args.target, agent: args.agent };
+        let reply = self.host.explain(self.ws, params).map_err(op)?;
         if args.format == Some(FormatName::Json) {
             return json(&reply);
         }
         Ok(redacted(match &reply {
-            ExplainReply::Workspace { explanation, memory } => {
-                let mut text = render::explain::text(explanation);
-                if let Some(memory) = memory {
-                    text.push_str(&render::explain::memory_text(memory));
-                }
-                text
-            }
+            ExplainReply::Workspace(workspace) => workspace.text(),
             ExplainReply::Target(answer) => render::explain::target_text(answer),
+            ExplainReply::File(file, fates) => render::profile::fates_text(file, fates),
+            ExplainReply::Files(files) => files
+                .iter()
+                .map(|(file, fate)| render::profile::fates_text(file, std::slice::from_ref(fate)))
+                .collect::<Vec<_>>()
+                .join("\n"),
         }))
     }
 
     fn lint(&mut self, args: LintArgs) -> Answer {
-        let params =
-            LintParams { max_total_tokens: args.max_total_tokens, max_rule_tokens: args.max_rule_tokens };
+        let params = LintParams {
+            agent: args.agent,
+            max_total_tokens: args.max_total_tokens,
+            max_rule_tokens: args.max_rule_tokens,
+        };
         let reply = self.host.lint(self.ws, params).map_err(op)?;
         if args.format == Some(FormatName::Json) {
             return json(&reply);
@@ -193,13 +215,15 @@ impl Worker {
         let params = crate::protocol::NearbyParams {
             file: args.file,
             cwd: self.cwd.clone(),
+            agent: args.agent,
             session: args.session,
             message: args.message,
         };
-        match self.host.nearby(params).map_err(op)? {
-            Nearby::Read(nearby) => json(&NearbyReply::new(&nearby)),
-            Nearby::InSession(read) => json(&read),
+        let reply = NearbyReply(self.host.nearby(params).map_err(op)?);
+        if args.format == Some(FormatName::Json) {
+            return json(&reply);
         }
+        Ok(reply.0.layout.text)
     }
 }
 
@@ -299,7 +323,7 @@ impl Server {
     }
 
     #[tool(
-        description = "The exact system prompt opencode sends for this workspace: rule files, instructions, the environment block, and the workspace memory when memory.enabled is set.",
+        description = "The exact context a coding agent sends for this workspace, byte for byte: by default opencode's system prompt (rule files, instructions, the environment block, the workspace memory when memory.enabled is set); with `agent`, that agent's text (codex, claude-code, gemini, copilot, qwen-code, kilo, cline, continue, aider).",
         input_schema = schema::<BuildArgs>(),
         annotations(read_only_hint = true, open_world_hint = false)
     )]
@@ -308,7 +332,7 @@ impl Server {
     }
 
     #[tool(
-        description = "Why each rule file or instruction is (or is not) in the system prompt, and which memory items were recalled or cut and why.",
+        description = "Why each rule file or instruction is (or is not) in an agent's context: opencode's by default (with the memory items recalled or cut and why); with `agent`, that agent's verdict on every file it looked at; with `agent: all` and a `target`, that file in every agent side by side.",
         input_schema = schema::<ExplainArgs>(),
         annotations(read_only_hint = true, open_world_hint = false)
     )]
@@ -317,7 +341,7 @@ impl Server {
     }
 
     #[tool(
-        description = "The rule files opencode attaches when a file is read (its <system-reminder>), as JSON; with a session, the read in that session's state.",
+        description = "What an agent attaches to its context when its model reads a file (opencode's <system-reminder> by default; `agent` names another), as the exact text or as JSON with each block and every rule file left out; an agent that attaches nothing on reads answers with no text. With a session (opencode's), the read in that session's state.",
         input_schema = schema::<NearbyArgs>(),
         annotations(read_only_hint = true, open_world_hint = false)
     )]
@@ -326,7 +350,7 @@ impl Server {
     }
 
     #[tool(
-        description = "Lint findings for this workspace's rule files and config (shadowed files, budgets, broken instructions …), with hints.",
+        description = "Lint findings for this workspace's rule files and config (shadowed files, budgets, broken instructions, secrets …), with hints: opencode's by default, another agent's with `agent`, or every agent's and the cross-agent checks with `agent: all`.",
         input_schema = schema::<LintArgs>(),
         annotations(read_only_hint = true, open_world_hint = false)
     )]

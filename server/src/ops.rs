@@ -12,8 +12,8 @@ use ctxgraph_engine::answers::memory::{FactSource, MemoryContext, Scope};
 use ctxgraph_engine::answers::profile::{Request, WordingSource};
 use ctxgraph_engine::answers::session::{ReadPoint, Session};
 use ctxgraph_engine::{
-    Agent, Budget, ContentHash, Engine, EngineError, LimitOverrides, MessageOptions, ModelRef, Recall,
-    RemoteRefresh, Section, Turns, Workspace, same_text,
+    Agent, Budget, ContentHash, Engine, EngineError, LimitOverrides, MessageOptions, ModelRef, ReadAnswer,
+    Recall, RemoteRefresh, Section, Turns, Workspace, same_text,
 };
 use ctxgraph_memory::{Store, system_clock};
 
@@ -22,7 +22,7 @@ use crate::protocol::{
     ForgetReply, InstallationParams, InstallationReply, Known, LintParams, LintReply, NearbyParams,
     RecallParams, RecallReply, RememberParams, RememberReply, ScopeName, SectionParam, SessionAppendParams,
     SessionAppendReply, SessionCompactParams, SessionCompactReply, SessionExplainParams, SessionExplainReply,
-    SessionMessagesReply, SessionOpenParams, SessionOpenReply, SessionParams,
+    SessionMessagesReply, SessionOpenParams, SessionOpenReply, SessionParams, WorkspaceExplanation,
 };
 
 /// Why an operation has no answer.
@@ -59,6 +59,40 @@ impl From<ctxgraph_memory::StoreError> for OpError {
 
 fn invalid(message: impl Into<String>) -> OpError {
     OpError::Invalid(message.into())
+}
+
+/// opencode's whole explanation of `ws` for its agent `agent`: what `explain` answers on
+/// every surface.
+pub fn explain_workspace(
+    engine: &Engine,
+    ws: Workspace,
+    agent: &str,
+) -> Result<WorkspaceExplanation, EngineError> {
+    Ok(WorkspaceExplanation {
+        explanation: engine.explain(ws)?,
+        references: engine.references(ws)?,
+        servers: engine.mcp_facts(ws, agent)?,
+        skills: engine.explain_skills(ws, agent)?,
+        memory: engine.prompt_memory(ws)?,
+        agent: agent.to_owned(),
+    })
+}
+
+/// An `agent` parameter: an `--agent` name, opencode when left out.
+fn agent_param(name: Option<&str>) -> Result<Agent, OpError> {
+    match name.map(str::parse::<Agent>) {
+        None => Ok(Agent::Opencode),
+        Some(Ok(agent)) => Ok(agent),
+        Some(Err(message)) => Err(invalid(format!("agent: {message}"))),
+    }
+}
+
+/// An `agent` parameter that may also be `all` (`None`), opencode when left out.
+fn agents_param(name: Option<&str>) -> Result<Option<Agent>, OpError> {
+    match name {
+        Some("all") => Ok(None),
+        name => agent_param(name).map(Some),
+    }
 }
 
 /// What `build` answers: opencode's turn (laid out by the server: it knows what the client
@@ -126,11 +160,7 @@ impl Host {
 
     /// `build` / `context_build`.
     pub fn build(&mut self, params: BuildParams) -> Result<Built, OpError> {
-        let agent = match params.agent.as_deref().map(str::parse::<Agent>) {
-            None => Agent::Opencode,
-            Some(Ok(agent)) => agent,
-            Some(Err(message)) => return Err(invalid(format!("agent: {message}"))),
-        };
+        let agent = agent_param(params.agent.as_deref())?;
         if agent != Agent::Opencode {
             return self.agent_build(agent, params).map(Built::Agent);
         }
@@ -186,16 +216,7 @@ impl Host {
                 "section, model, opencode_agent, json_schema and user_system describe opencode's system message; this agent has none of them",
             ));
         }
-        // The agent's own wording, looked for once per server (an installation does not
-        // change under a running host).
-        let wording = self
-            .wordings
-            .entry(agent)
-            .or_insert_with(|| {
-                ctxgraph_engine::wording::load(agent, None, &ctxgraph_engine::HostEnv::from_process().vars)
-            })
-            .clone();
-        let request = Request { settings: Vec::new(), wording };
+        let request = self.request(agent);
         let before = self.engine.executions().total();
         let ws = self.workspace(&params.cwd)?;
         let layout = self.engine.agent_layout(ws, agent, &request)?;
@@ -223,19 +244,37 @@ impl Host {
         })
     }
 
-    /// `nearby` / `context_nearby`: the rules a read attaches, in a session's state when one
-    /// is named.
-    pub fn nearby(&mut self, params: NearbyParams) -> Result<Nearby, OpError> {
+    /// The request for `agent`: its own wording, looked for once per server (an
+    /// installation does not change under a running host).
+    fn request(&mut self, agent: Agent) -> Request {
+        let wording = self
+            .wordings
+            .entry(agent)
+            .or_insert_with(|| {
+                ctxgraph_engine::wording::load(agent, None, &ctxgraph_engine::HostEnv::from_process().vars)
+            })
+            .clone();
+        Request { settings: Vec::new(), wording }
+    }
+
+    /// `nearby` / `context_nearby`: what a read attaches in any agent's context, in a
+    /// session's state when one is named (opencode's).
+    pub fn nearby(&mut self, params: NearbyParams) -> Result<ReadAnswer, OpError> {
+        let agent = agent_param(params.agent.as_deref())?;
+        if agent != Agent::Opencode && params.session.is_some() {
+            return Err(invalid(format!("session: sessions are opencode's; {agent}'s are not modelled")));
+        }
         let ws = self.workspace(&params.cwd)?;
-        let Some(id) = &params.session else {
-            return Ok(Nearby::Read(self.engine.nearby(ws, &params.file)?));
+        let request = self.request(agent);
+        let session = match &params.session {
+            Some(id) => Some(self.session(id)?),
+            None => None,
         };
-        let session = self.session(id)?;
         let point = match params.message {
             Some(message) => ReadPoint::InMessage { message, before_part: None },
             None => ReadPoint::NextStep,
         };
-        Ok(Nearby::InSession(self.engine.nearby_in_session(ws, session, &params.file, &point)?))
+        Ok(self.engine.read(ws, agent, &params.file, &request, session.map(|s| (s, &point)))?)
     }
 
     /// L1, once per server: opencode's texts come from the installation found at the first
@@ -263,28 +302,55 @@ impl Host {
         })
     }
 
-    /// `explain` / `context_explain`.
+    /// `explain` / `context_explain`: opencode's explanation, another agent's verdict on
+    /// every file it looked at, or one file's fate in one agent or all.
     pub fn explain(&mut self, ws: Workspace, params: ExplainParams) -> Result<ExplainReply, OpError> {
-        Ok(match params.target {
-            None => ExplainReply::Workspace {
-                explanation: self.engine.explain(ws)?,
-                memory: self.engine.prompt_memory(ws)?,
-            },
-            Some(target) => {
-                let base = self.engine.cwd(ws).to_path_buf();
+        let base = self.engine.cwd(ws).to_path_buf();
+        let target = params.target.as_deref().map(|t| ctxgraph_engine::answers::resolve(&base, t));
+        Ok(match (agents_param(params.agent.as_deref())?, params.target) {
+            (Some(Agent::Opencode), None) => {
+                ExplainReply::Workspace(Box::new(explain_workspace(&self.engine, ws, "build")?))
+            }
+            (Some(Agent::Opencode), Some(target)) => {
                 ExplainReply::Target(self.engine.explain_target(ws, &target, &base)?)
+            }
+            (None, None) => {
+                return Err(invalid("agent: `all` compares one file across agents: give a target"));
+            }
+            (None, Some(_)) => {
+                let path = target.unwrap_or_default();
+                let fates = self.engine.file_fates(ws, &path);
+                ExplainReply::File(path, fates)
+            }
+            (Some(agent), Some(_)) => {
+                let path = target.unwrap_or_default();
+                let fate = self.engine.file_fate(ws, agent, &path);
+                ExplainReply::File(path, vec![fate])
+            }
+            (Some(agent), None) => {
+                let request = self.request(agent);
+                let files = self.engine.agent_layout(ws, agent, &request)?.considered();
+                let fates = files.into_iter().map(|path| {
+                    let fate = self.engine.file_fate(ws, agent, &path);
+                    (path, fate)
+                });
+                ExplainReply::Files(fates.collect())
             }
         })
     }
 
-    /// `lint` / `context_lint`: opencode's findings.
+    /// `lint` / `context_lint`: one agent's findings, or every agent's with the cross-agent
+    /// checks.
     pub fn lint(&mut self, ws: Workspace, params: LintParams) -> Result<LintReply, OpError> {
         let defaults = Budget::default();
         let budget = Budget {
             total: params.max_total_tokens.unwrap_or(defaults.total),
             rule: params.max_rule_tokens.unwrap_or(defaults.rule),
         };
-        Ok(LintReply(self.engine.lint(ws, budget)?))
+        Ok(LintReply(match agents_param(params.agent.as_deref())? {
+            Some(Agent::Opencode) => self.engine.lint(ws, budget)?,
+            agent => self.engine.agents_lint(ws, agent, budget)?,
+        }))
     }
 
     /// `config` / `context_config`: the merged config, secrets masked.
@@ -424,14 +490,6 @@ impl Host {
         let store = self.store(ws);
         Ok(ForgetReply { forgotten: store.forget(&params.target, session)? })
     }
-}
-
-/// `nearby`'s answer: a read outside any session, or in one.
-pub enum Nearby {
-    /// Outside a session.
-    Read(ctxgraph_engine::Nearby),
-    /// In a session's state.
-    InSession(ctxgraph_engine::answers::session::SessionNearby),
 }
 
 /// A recall (docs/memory.md §12) as `ctxgraph memory recall` and `memory/recall` do it:

@@ -11,10 +11,14 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use ctxgraph_engine::answers::explain::{Explanation, SessionExplanation, TargetExplanation};
+use ctxgraph_engine::answers::explain::{
+    Explanation, SessionExplanation, SkillsExplanation, TargetExplanation,
+};
 use ctxgraph_engine::answers::memory::MemoryContext;
-use ctxgraph_engine::answers::session::{CompactionPlan, SessionNearby};
-use ctxgraph_engine::{Finding, Nearby, PlacedBlock, Skip, Turn};
+use ctxgraph_engine::answers::profile::AgentFate;
+use ctxgraph_engine::answers::session::CompactionPlan;
+use ctxgraph_engine::answers::stages::{McpServerFact, References};
+use ctxgraph_engine::{Finding, PlacedBlock, Turn};
 use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
@@ -177,8 +181,10 @@ pub struct AgentBlock {
     pub text: String,
 }
 
-/// The rules a read of `file` attaches (opencode's `<system-reminder>`, N1–N6); with
-/// `session`, the read happens in that session's state (N2–N7).
+/// What a read of `file` attaches in an agent's context, as `ctxgraph nearby --format json`
+/// prints it: opencode's `<system-reminder>` (N1–N6), Claude Code's, Gemini CLI's … and, for
+/// an agent that attaches nothing on reads, no blocks and a note. With `session`, opencode's
+/// read happens in that session's state (N2–N7).
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NearbyParams {
@@ -186,7 +192,11 @@ pub struct NearbyParams {
     pub file: PathBuf,
     /// The working directory.
     pub cwd: PathBuf,
-    /// A session opened with `session/open`: the read happens in its state (N2–N7).
+    /// Whose read, by its `--agent` name (default opencode).
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// A session opened with `session/open` (opencode's): the read happens in its state
+    /// (N2–N7).
     #[serde(default)]
     pub session: Option<String>,
     /// The assistant message the read belongs to; default: the session's next step.
@@ -194,50 +204,25 @@ pub struct NearbyParams {
     pub message: Option<String>,
 }
 
-/// One rule file in a `nearby` answer.
-#[derive(Serialize, JsonSchema)]
-pub struct NearbyRule<'a> {
-    /// The rule file.
-    pub path: &'a std::path::Path,
-    /// It is in the reminder.
-    pub attached: bool,
-    /// Why it is not: `is_target`, `in_system_prompt` or `empty`.
-    pub skipped: Option<&'static str>,
-}
+/// The answer to `nearby`: [`render::profile::ReadView`], the same for every agent.
+pub struct NearbyReply(pub ctxgraph_engine::ReadAnswer);
 
-/// The answer to `nearby` without a session: the reminder's text and every rule file
-/// looked at. With a session it is the session read (its kind, rules, what it loaded).
-#[derive(Serialize, JsonSchema)]
-pub struct NearbyReply<'a> {
-    /// The `<system-reminder>` the read gets, if any.
-    pub reminder: Option<String>,
-    /// Every rule file found on the way up.
-    pub rules: Vec<NearbyRule<'a>>,
-}
-
-impl<'a> NearbyReply<'a> {
-    /// The reply for `nearby`.
-    pub fn new(nearby: &'a Nearby) -> Self {
-        let rules = nearby
-            .rules
-            .iter()
-            .map(|rule| NearbyRule {
-                path: &rule.path,
-                attached: rule.block.is_some(),
-                skipped: rule.skipped.as_ref().map(|skip| match skip {
-                    Skip::IsTarget => "is_target",
-                    Skip::InSystemPrompt => "in_system_prompt",
-                    Skip::Empty => "empty",
-                }),
-            })
-            .collect();
-        NearbyReply { reminder: nearby.reminder(), rules }
+impl Serialize for NearbyReply {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        render::profile::ReadView::new(&self.0).serialize(serializer)
     }
 }
 
-/// The answer to `nearby` with a session: the read in the session's state.
-#[derive(Serialize, JsonSchema)]
-pub struct SessionNearbyReply(pub SessionNearby);
+impl JsonSchema for NearbyReply {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "NearbyReply".into()
+    }
+
+    /// The view [`Serialize`] writes.
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        render::profile::ReadView::json_schema(generator)
+    }
+}
 
 /// opencode's own texts, by asset name (docs/opencode/installation.md), so that a client
 /// placed inside opencode's own text (the opencode plugin) can find where opencode's blocks
@@ -292,8 +277,9 @@ pub struct StatsReply {
 #[derive(Serialize, JsonSchema)]
 pub struct NullReply;
 
-/// Why each rule file, `instructions` entry or URL is (or is not) in the system prompt, and
-/// which memory items were recalled or cut and why.
+/// Why each rule file, `instructions` entry or URL is (or is not) in an agent's context:
+/// opencode's whole explanation (with the memory recalled and cut), or another agent's
+/// verdict on every file it looked at, or one file's fate in every agent side by side.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExplainParams {
@@ -301,31 +287,82 @@ pub struct ExplainParams {
     /// workspace); default: everything.
     #[serde(default)]
     pub target: Option<String>,
+    /// Whose reasons, by `--agent` name, or `all` (with `target`: every agent side by side);
+    /// default opencode.
+    #[serde(default)]
+    pub agent: Option<String>,
 }
 
-/// The answer to `explain`, as `ctxgraph explain --format json` prints it: the whole
-/// workspace (with `memory` when `memory.enabled` is set) or the one target.
+/// The answer to `explain`, as `ctxgraph explain --format json` prints it: opencode's whole
+/// workspace (with `memory` when `memory.enabled` is set) or one target, or other agents'
+/// verdicts on files.
 pub enum ExplainReply {
     /// Everything, with the memory recalled into the prompt.
-    Workspace {
-        /// Every item's fate.
-        explanation: Explanation,
-        /// The prompt's memory, when `memory.enabled` is set.
-        memory: Option<MemoryContext>,
-    },
+    Workspace(Box<WorkspaceExplanation>),
     /// One target.
     Target(TargetExplanation),
+    /// One file's fate in one agent or all of them, side by side.
+    File(PathBuf, Vec<AgentFate>),
+    /// Every file one agent looked at, each with its fate.
+    Files(Vec<(PathBuf, AgentFate)>),
+}
+
+/// opencode's whole explanation for a workspace, as `ctxgraph explain` gives it: every
+/// item's fate, the references (B3) and MCP servers (B4) of the `build` agent, its skills
+/// (B5), and the memory recalled into the prompt.
+pub struct WorkspaceExplanation {
+    /// Every item's fate.
+    pub explanation: Explanation,
+    /// B3: the configured references.
+    pub references: References,
+    /// B4: the MCP servers configured for the opencode agent.
+    pub servers: Vec<McpServerFact>,
+    /// B5: the skills the agent lists.
+    pub skills: SkillsExplanation,
+    /// The prompt's memory, when `memory.enabled` is set.
+    pub memory: Option<MemoryContext>,
+    /// The opencode agent (`build` unless asked otherwise).
+    pub agent: String,
+}
+
+impl WorkspaceExplanation {
+    /// The JSON view `explain --format json` prints.
+    pub fn view(&self) -> render::explain::ExplanationView<'_> {
+        render::explain::ExplanationView::new(&self.explanation)
+            .with_memory(self.memory.as_ref())
+            .with_stages(render::stages::StagesView::new(&self.references, &self.agent, &self.servers))
+            .with_skills(&self.skills)
+    }
+
+    /// The text `explain` prints.
+    pub fn text(&self) -> String {
+        let mut text = render::explain::text(&self.explanation);
+        text.push_str(&render::stages::text(&self.references, &self.agent, &self.servers));
+        if !self.skills.only_builtin() {
+            text.push('\n');
+            text.push_str(&self.skills.prose());
+        }
+        if let Some(memory) = &self.memory {
+            text.push_str(&render::explain::memory_text(memory));
+        }
+        text
+    }
 }
 
 impl Serialize for ExplainReply {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
-            ExplainReply::Workspace { explanation, memory } => {
-                render::explain::ExplanationView::new(explanation)
-                    .with_memory(memory.as_ref())
-                    .serialize(serializer)
-            }
+            ExplainReply::Workspace(workspace) => workspace.view().serialize(serializer),
             ExplainReply::Target(target) => render::explain::TargetView::new(target).serialize(serializer),
+            ExplainReply::File(file, agents) => {
+                render::profile::FileFates { file, agents }.serialize(serializer)
+            }
+            ExplainReply::Files(files) => {
+                serializer.collect_seq(files.iter().map(|(file, fate)| render::profile::FileFates {
+                    file,
+                    agents: std::slice::from_ref(fate),
+                }))
+            }
         }
     }
 }
@@ -339,10 +376,14 @@ impl JsonSchema for ExplainReply {
     fn json_schema(generator: &mut SchemaGenerator) -> Schema {
         let workspace = generator.subschema_for::<render::explain::ExplanationView<'static>>();
         let target = generator.subschema_for::<render::explain::TargetView<'static>>();
+        let file = generator.subschema_for::<render::profile::FileFates<'static>>();
+        let files = generator.subschema_for::<Vec<render::profile::FileFates<'static>>>();
         json_schema!({
-            "description": "The answer to `explain`, as `ctxgraph explain --format json` prints it: the whole \
-                workspace (without `target`), or the one target (with `target`).",
-            "anyOf": [workspace, target],
+            "description": "The answer to `explain`, as `ctxgraph explain --format json` prints it: for \
+                opencode the whole workspace (without `target`) or the one target (with `target`); for \
+                another agent every file it looked at (without `target`), or one file's fate in that \
+                agent or in `all` of them.",
+            "anyOf": [workspace, target, file, files],
         })
     }
 }
@@ -352,6 +393,10 @@ impl JsonSchema for ExplainReply {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LintParams {
+    /// Whose rules to check, by `--agent` name, or `all` (every agent's findings and the
+    /// cross-agent checks CG012–CG015); default opencode.
+    #[serde(default)]
+    pub agent: Option<String>,
     /// The token budget of the whole system text (default 8192).
     #[serde(default)]
     pub max_total_tokens: Option<usize>,
@@ -704,8 +749,8 @@ pub const METHODS: &[Method] = &[
         tool: Some("context_nearby"),
         scope: Scope::None,
         params: schema::<NearbyParams>,
-        reply: schema::<NearbyReply<'static>>,
-        other_replies: &[schema::<SessionNearbyReply>],
+        reply: schema::<NearbyReply>,
+        other_replies: &[],
     },
     Method {
         name: "explain",

@@ -23,14 +23,14 @@ use ctxgraph_engine::{ChangeEvent, Engine, RemoteRefresh, Workspace};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::ops::{Built, Host, Nearby, OpError};
+use crate::ops::{Built, Host, OpError};
 use crate::protocol::{
     AgentBuildReply, BuildParams, BuildReply, ConfigParams, ConfigReply, ExplainParams, ExplainReply,
     ForgetParams, ForgetReply, InstallationParams, InstallationReply, Known, LintParams, LintReply,
     NearbyParams, NearbyReply, RecallParams, RecallReply, RememberParams, RememberReply, Scope,
     SessionAppendParams, SessionAppendReply, SessionCompactParams, SessionCompactReply, SessionExplainParams,
-    SessionExplainReply, SessionMessagesReply, SessionNearbyReply, SessionOpenParams, SessionOpenReply,
-    SessionParams, StatsReply,
+    SessionExplainReply, SessionMessagesReply, SessionOpenParams, SessionOpenReply, SessionParams,
+    StatsReply,
 };
 
 /// JSON-RPC 2.0 error codes.
@@ -135,8 +135,7 @@ enum Answer {
     },
     /// `build` with `agent` other than opencode.
     AgentBuild(AgentBuildReply),
-    Nearby(ctxgraph_engine::Nearby),
-    SessionNearby(SessionNearbyReply),
+    Nearby(Box<NearbyReply>),
     Installation(InstallationReply),
     Stats(StatsReply),
     Explain(Box<ExplainReply>),
@@ -161,8 +160,7 @@ impl Serialize for Answer {
                 BuildReply::new(turn, *known, *executed).serialize(serializer)
             }
             Answer::AgentBuild(reply) => reply.serialize(serializer),
-            Answer::Nearby(nearby) => NearbyReply::new(nearby).serialize(serializer),
-            Answer::SessionNearby(reply) => reply.serialize(serializer),
+            Answer::Nearby(reply) => reply.serialize(serializer),
             Answer::Installation(reply) => reply.serialize(serializer),
             Answer::Stats(reply) => reply.serialize(serializer),
             Answer::Explain(reply) => reply.serialize(serializer),
@@ -186,15 +184,6 @@ impl From<Built> for Answer {
         match built {
             Built::Opencode { turn, known, executed } => Answer::Build { turn, known, executed },
             Built::Agent(reply) => Answer::AgentBuild(reply),
-        }
-    }
-}
-
-impl From<Nearby> for Answer {
-    fn from(nearby: Nearby) -> Self {
-        match nearby {
-            Nearby::Read(nearby) => Answer::Nearby(nearby),
-            Nearby::InSession(read) => Answer::SessionNearby(SessionNearbyReply(read)),
         }
     }
 }
@@ -330,7 +319,7 @@ impl Server {
             "nearby" => {
                 let params: NearbyParams = parse_params(params)?;
                 self.catch_up();
-                self.host.nearby(params)?.into()
+                Answer::Nearby(Box::new(NearbyReply(self.host.nearby(params)?)))
             }
             "installation" => {
                 let params: InstallationParams = parse_params(params)?;

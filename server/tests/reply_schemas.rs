@@ -10,9 +10,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use ctxgraph_engine::HostEnv;
 use ctxgraph_engine::{Engine, OsSystem};
 use ctxgraph_server::rpc::Server;
-use ctxgraph_test_support::fixture::fixed_host;
 use serde_json::{Value, json};
 
 /// Each method's reply schemas as the page prints them, in order: `Reply:`, then each `Or:`.
@@ -110,7 +110,7 @@ fn every_reply_validates_against_the_schema_the_protocol_page_shows() {
     let tree = Tree::new();
     let cwd = tree.path("repo/pkg").display().to_string();
     let proj = tree.path("proj").display().to_string();
-    let engine = Engine::new(Arc::new(OsSystem), fixed_host(tree.path("home")));
+    let engine = Engine::new(Arc::new(OsSystem), HostEnv::fixed(tree.path("home")));
     let mut server = Server::new(engine, None);
 
     let export = tree.session("s14_nearby_types");
@@ -123,10 +123,15 @@ fn every_reply_validates_against_the_schema_the_protocol_page_shows() {
     let cases: Vec<(&str, usize, Value, &str)> = vec![
         ("build", 0, json!({ "cwd": cwd }), "/blocks/0"),
         ("build", 1, json!({ "cwd": cwd, "agent": "codex" }), "/blocks/0"),
-        ("nearby", 0, json!({ "cwd": cwd, "file": "src/main.rs" }), "/reminder"),
-        ("nearby", 1, json!({ "cwd": proj, "file": "sub/a.txt", "session": session }), "/rules/0"),
+        ("nearby", 0, json!({ "cwd": cwd, "file": "src/main.rs" }), "/blocks/0/rule"),
+        ("nearby", 0, json!({ "cwd": proj, "file": "sub/a.txt", "session": session }), "/opencode/rules/0"),
+        ("nearby", 0, json!({ "cwd": cwd, "file": "src/main.rs", "agent": "claude-code" }), "/wording"),
+        ("nearby", 0, json!({ "cwd": cwd, "file": "src/main.rs", "agent": "codex" }), "/note"),
         ("explain", 0, json!({ "cwd": cwd }), "/items/0/via"),
         ("explain", 0, json!({ "cwd": cwd, "target": "AGENTS.md" }), "/target"),
+        ("explain", 0, json!({ "cwd": cwd, "agent": "codex" }), "/0/agents/0/reason"),
+        ("explain", 0, json!({ "cwd": cwd, "agent": "all", "target": "AGENTS.md" }), "/agents/9/reason"),
+        ("lint", 0, json!({ "cwd": cwd, "agent": "all" }), "/findings"),
         (
             "lint",
             0,

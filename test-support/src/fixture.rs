@@ -17,29 +17,15 @@
 //! before the first header are metadata for the test that reads them (see [`Fixture::meta`]).
 //! The text may be indented as a whole: the common indentation is removed first.
 //!
-//! The host is fixed: `HOME=/home`, the managed config dir redirected to `/managed`,
-//! platform `linux`, date [`DATE`].
+//! The host the tests crate builds a fixture's engine under is fixed: `HOME=/home`, the
+//! managed config dir redirected to `/managed`, platform `linux` (`HostEnv::fixed`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-use ctxgraph_db::Workspace;
 use ctxgraph_db::system::MemorySystem;
-use ctxgraph_engine::{Engine, HostEnv};
 
 use crate::tree::{MemoryWriter, TreeWriter, git_worktree};
-
-/// The date every fixture's host reports.
-pub const DATE: &str = "Sun Nov 29 2026";
-
-/// The host every test builds under: `HOME` (and no other variable), linux, and [`DATE`],
-/// so that the environment block is the same on every machine and every day.
-pub fn fixed_host(home: impl Into<PathBuf>) -> HostEnv {
-    let home = home.into();
-    let vars = BTreeMap::from([("HOME".to_owned(), home.display().to_string())]);
-    HostEnv { vars, home, platform: "linux".to_owned(), date: DATE.to_owned() }
-}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Entry {
@@ -150,27 +136,6 @@ impl Fixture {
         let system = MemorySystem::new();
         self.write_to(&mut MemoryWriter(&system), Path::new("/"));
         system
-    }
-
-    /// The [`fixed_host`] at `/home`, managed config in `/managed`, with the fixture's
-    /// `env:` lines on top.
-    pub fn host(&self) -> HostEnv {
-        let mut host = fixed_host("/home");
-        host.vars.insert("OPENCODE_TEST_MANAGED_CONFIG_DIR".to_owned(), "/managed".to_owned());
-        host.vars.extend(self.env.clone());
-        host
-    }
-
-    /// An engine over the world in memory, and the workspace of `cwd`.
-    pub fn engine(&self) -> (Engine, Workspace) {
-        self.engine_at(&self.cwd)
-    }
-
-    /// An engine over the world in memory, and the workspace of another directory.
-    pub fn engine_at(&self, cwd: &Path) -> (Engine, Workspace) {
-        let mut engine = Engine::new(Arc::new(self.memory_system()), self.host());
-        let ws = engine.open(cwd).unwrap_or_else(|err| panic!("open {}: {err}", cwd.display()));
-        (engine, ws)
     }
 }
 

@@ -1,8 +1,11 @@
-//! Test helpers shared by every ctxgraph test crate (a dev-dependency only).
+//! Test helpers shared by every ctxgraph test crate (a dev-dependency only). It depends on
+//! ctxgraph-db alone, so that every crate above the database may use it without a
+//! dev-dependency pointing up the crate graph (tests/layout.rs); what needs an engine lives
+//! with the engine's tests or in the tests crate.
 //!
 //! - [`fixture`]: a whole world in one string (`//- /repo/AGENTS.md` headers, rust-analyzer
-//!   style), laid out in a `MemorySystem`, plus [`check`]'s renderings of what the queries
-//!   make of it, for one-line data-driven tests with inline insta snapshots.
+//!   style), laid out in a `MemorySystem` (the tests crate's `queries::check` renders what the
+//!   queries make of it, for one-line data-driven tests with inline insta snapshots).
 //! - [`tree`]: copying fixture directories (files, directories, symlinks) to memory or disk.
 //! - [`sandbox`]: the fixed, locked directory whose path token counts depend on.
 //! - [`http`]: a scripted HTTP/1.1 server on 127.0.0.1, bounded in connections and time.
@@ -17,7 +20,6 @@
 #![allow(clippy::missing_panics_doc)]
 
 pub mod aider;
-pub mod check;
 pub mod copilot;
 pub mod debian;
 pub mod fixture;

@@ -20,6 +20,8 @@ use std::fmt::Write as _;
 use ctxgraph_db::lint::{Budget, Code};
 use ctxgraph_test_support::fixture::Fixture;
 
+use super::check;
+
 type Key = (String, String, String);
 
 #[derive(Clone, Default)]
@@ -64,7 +66,7 @@ fn lint_on_real_layouts() {
         );
         let mut actual = BTreeSet::new();
         for cwd in &runs {
-            let (engine, ws) = fixture.engine_at(Path::new(cwd));
+            let (engine, ws) = check::engine_at(&fixture, Path::new(cwd));
             for finding in engine.lint(ws, Budget::default()).expect("lint runs") {
                 let uri = finding.location.map(|l| l.uri).unwrap_or_default();
                 actual.insert((cwd.to_string(), finding.code.id().to_owned(), uri));

@@ -1,6 +1,6 @@
 //! `explain`: why each rule file is, or is not, in the prompt.
 
-use ctxgraph_test_support::check::explain;
+use super::check::explain;
 use insta::assert_snapshot;
 
 #[test]

@@ -1,6 +1,6 @@
 //! `lint`, one case per finding and per layout that must not be one.
 
-use ctxgraph_test_support::check::lint;
+use super::check::lint;
 use insta::assert_snapshot;
 
 #[test]

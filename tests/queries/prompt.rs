@@ -1,6 +1,6 @@
 //! The instruction blocks of the system prompt.
 
-use ctxgraph_test_support::check::prompt;
+use super::check::prompt;
 use insta::assert_snapshot;
 
 #[test]

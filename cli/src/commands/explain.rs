@@ -24,37 +24,21 @@ pub fn run(args: ExplainArgs) -> Result<ExitCode, CliError> {
     let message_prompt = message_prompt(&mut engine, ws, &args)?;
     let out = match &args.target {
         None => {
-            let explanation = engine.explain(ws)?;
-            let memory = engine.prompt_memory(ws)?;
-            let references = engine.references(ws)?;
-            // B4 applies the permissions of `--opencode-agent` (default `build`).
+            // B4 and B5 apply the permissions of `--opencode-agent` (default `build`).
             let agent = args.opencode_agent.as_deref().unwrap_or("build");
-            let servers = engine.mcp_facts(ws, agent)?;
-            let skills = engine.explain_skills(ws, agent)?;
+            let workspace = ctxgraph_server::ops::explain_workspace(&engine, ws, agent)?;
             match args.format {
                 ExplainFormat::Text => {
-                    let mut text = render::explain::text(&explanation);
-                    text.push_str(&render::stages::text(&references, agent, &servers));
-                    if !skills.only_builtin() {
-                        text.push('\n');
-                        text.push_str(&skills.prose());
-                    }
-                    if let Some(memory) = &memory {
-                        text.push_str(&render::explain::memory_text(memory));
-                    }
+                    let mut text = workspace.text();
                     if let Some(block) = &message_prompt {
                         text.push_str(&render::explain::message_prompt_text(block));
                     }
                     text
                 }
-                ExplainFormat::Json => render::json(
-                    &render::explain::ExplanationView::new(&explanation)
-                        .with_memory(memory.as_ref())
-                        .with_message_prompt(message_prompt)
-                        .with_stages(render::stages::StagesView::new(&references, agent, &servers))
-                        .with_skills(&skills),
-                )?,
-                ExplainFormat::Dot => render::dot::graph(&explanation.items, &explanation.entries),
+                ExplainFormat::Json => render::json(&workspace.view().with_message_prompt(message_prompt))?,
+                ExplainFormat::Dot => {
+                    render::dot::graph(&workspace.explanation.items, &workspace.explanation.entries)
+                }
             }
         }
         Some(target) => {

@@ -1,42 +1,53 @@
-//! `ctxgraph nearby`.
+//! `ctxgraph nearby`: what any agent attaches when its model reads a file, through the one
+//! read answer every surface gives ([`ctxgraph_engine::Engine::read`]).
 
 use std::process::ExitCode;
 
-use ctxgraph_opencode::session::reads::{ReadPoint, SessionNearby};
-use serde_json::json;
-
 use ctxgraph_db::agent::Agent;
+use ctxgraph_engine::HostEnv;
+use ctxgraph_engine::answers::session::ReadPoint;
+use ctxgraph_server::render::profile::ReadView;
 
 use crate::args::{Format, NearbyArgs, SessionInput};
 use crate::error::CliError;
-use crate::output::{write_json, write_verbatim};
+use crate::output::write_verbatim;
 
 pub fn run(args: NearbyArgs) -> Result<ExitCode, CliError> {
-    if args.agent != Agent::Opencode {
-        return super::profiles::nearby(args);
-    }
-    let result = if let Some(export) = args.session.clone() {
-        let input = SessionInput { session: export, cwd: args.cwd.clone(), remote: args.remote.clone() };
-        let (engine, ws, session) = super::session::open(&input)?;
-        let point = match &args.message {
-            Some(id) => ReadPoint::InMessage { message: id.clone(), before_part: None },
-            None => ReadPoint::NextStep,
-        };
-        engine.nearby_in_session(ws, session, &args.file, &point)?
-    } else {
-        let (engine, ws, _) = super::open_configured(args.cwd.clone(), &args.remote)?;
-        let nearby = engine.nearby(ws, &args.file)?;
-        SessionNearby::fresh(&nearby)
+    let agent = args.agent;
+    let env = HostEnv::from_process();
+    let request = super::profiles::request(agent, &[], &args.installation, &env)?;
+    let point = match &args.message {
+        Some(id) => ReadPoint::InMessage { message: id.clone(), before_part: None },
+        None => ReadPoint::NextStep,
     };
+    let answer = match (&args.session, agent) {
+        (Some(export), Agent::Opencode) => {
+            let input =
+                SessionInput { session: export.clone(), cwd: args.cwd.clone(), remote: args.remote.clone() };
+            let (engine, ws, session) = super::session::open(&input)?;
+            engine.read(ws, agent, &args.file, &request, Some((session, &point)))?
+        }
+        (Some(_), _) => {
+            return Err(CliError::Usage(format!(
+                "--session reads an opencode export; {agent}'s sessions are not modelled"
+            )));
+        }
+        // opencode's read needs its config (remote config included); another agent's does
+        // not, and must not fail on a broken opencode.json.
+        (None, Agent::Opencode) => {
+            let (engine, ws, _) = super::open_configured(args.cwd.clone(), &args.remote)?;
+            engine.read(ws, agent, &args.file, &request, None)?
+        }
+        (None, _) => {
+            let (engine, ws) = super::open_with(env, args.cwd.clone())?;
+            engine.read(ws, agent, &args.file, &request, None)?
+        }
+    };
+    let read = &answer.layout;
+    super::profiles::warn_unavailable(agent, &read.wording);
     match args.format {
-        Format::Text => {
-            if let Some(reminder) = &result.reminder {
-                write_verbatim(reminder.as_bytes())?;
-            }
-        }
-        Format::Json => {
-            write_json(&json!(result), &["reminder"])?;
-        }
+        Format::Text => write_verbatim(read.text.as_bytes())?,
+        Format::Json => super::profiles::write_json(&ReadView::new(&answer))?,
     }
     Ok(ExitCode::SUCCESS)
 }

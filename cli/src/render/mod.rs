@@ -5,7 +5,7 @@
 pub mod dot;
 pub mod sarif;
 
-pub use ctxgraph_server::render::{explain, lint, stages};
+pub use ctxgraph_server::render::{explain, lint};
 use serde::Serialize;
 
 use crate::error::CliError;

@@ -67,8 +67,17 @@ fn build_prints_the_rules_section_sorted_by_title() {
 fn nearby_says_cline_attaches_nothing() {
     let (_dir, root) = tree(FILES);
     let read = run(&root, "repo/pkg", &["nearby", "--agent", "cline", "src/a.ts"]);
-    assert_eq!(read.code, 2, "{}", read.stdout);
-    assert!(read.stderr.contains("cline attaches nothing to a file it reads"), "{}", read.stderr);
+    // Attaching nothing is an answer, not an error: nothing printed, exit 0, and the JSON
+    // says so.
+    assert_eq!(read.code, 0, "{}", read.stderr);
+    assert_eq!(read.stdout, "");
+    let json = run(&root, "repo/pkg", &["nearby", "--agent", "cline", "src/a.ts", "--format", "json"]);
+    assert_eq!(json.code, 0, "{}", json.stderr);
+    let json: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
+    assert_eq!(json["agent"], "cline");
+    assert_eq!(json["text"], "");
+    assert_eq!(json["blocks"], serde_json::json!([]));
+    assert!(json["note"].as_str().is_some_and(|n| n.contains("Cline attaches nothing")), "{json}");
 }
 
 #[test]

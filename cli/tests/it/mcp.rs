@@ -229,7 +229,7 @@ fn every_new_tool_answers_what_the_serve_method_answers() {
     let cwd = json!({ "cwd": repo });
     // (tool, its arguments, the method, its params beyond the tool's arguments)
     let cases = [
-        ("context_nearby", json!({"file": "src/main.rs"}), "nearby", cwd.clone()),
+        ("context_nearby", json!({"file": "src/main.rs", "format": "json"}), "nearby", cwd.clone()),
         ("context_explain", json!({"target": "AGENTS.md", "format": "json"}), "explain", cwd.clone()),
         ("context_lint", json!({"format": "json"}), "lint", cwd.clone()),
         ("context_config", json!({}), "config", cwd.clone()),
@@ -238,7 +238,12 @@ fn every_new_tool_answers_what_the_serve_method_answers() {
         ("session_compact", with(json!({"session": session}), &limits), "session/compact", cwd.clone()),
         ("session_messages", json!({"session": session}), "session/messages", json!({})),
         ("session_explain", with(json!({"session": session}), &limits), "session/explain", cwd.clone()),
-        ("context_nearby", json!({"file": "src/main.rs", "session": session}), "nearby", cwd.clone()),
+        (
+            "context_nearby",
+            json!({"file": "src/main.rs", "session": session, "format": "json"}),
+            "nearby",
+            cwd.clone(),
+        ),
     ];
     for (n, (tool, arguments, method, scope)) in cases.into_iter().enumerate() {
         let id = 100 + n as u64;
@@ -359,4 +364,101 @@ fn a_secret_in_an_mcp_argument_never_reaches_a_reply_or_the_store() {
         files += 1;
     }
     assert!(files > 0, "the remember call wrote nothing to {}", store.display());
+}
+
+/// Rule files for all ten agents in one repository, and a source file under nested ones.
+const EVERY_AGENT: &[(&str, &str)] = &[
+    ("repo/AGENTS.md", "Root agents.\n"),
+    ("repo/CLAUDE.md", "Root claude.\n"),
+    ("repo/.claude/rules/ts.md", "---\npaths: src/**/*.ts\n---\nTS rule.\n"),
+    ("repo/GEMINI.md", "Gemini root.\n"),
+    ("repo/QWEN.md", "Qwen root.\n"),
+    ("repo/.github/copilot-instructions.md", "Copilot root.\n"),
+    ("repo/.clinerules/style.md", "Cline style.\n"),
+    ("repo/.continue/rules/style.md", "Continue style.\n"),
+    ("repo/.kilocode/rules/style.md", "Kilo style.\n"),
+    ("repo/CONVENTIONS.md", "Conventions.\n"),
+    ("repo/.aider.conf.yml", "read: CONVENTIONS.md\n"),
+    ("repo/src/AGENTS.md", "Src agents.\n"),
+    ("repo/src/CLAUDE.md", "Src claude.\n"),
+    ("repo/src/GEMINI.md", "Src gemini.\n"),
+    ("repo/src/QWEN.md", "Src qwen.\n"),
+    ("repo/src/a.ts", "export const a = 1;\n"),
+];
+
+/// Every agent through every surface: `serve`'s `nearby`, `explain` and `lint` with `agent`
+/// answer exactly the CLI's `--format json` (30 of 30), `nearby` has one shape for all ten
+/// (an agent that attaches nothing answers with no blocks and a note, exit 0), and MCP's
+/// `context_build` and `context_nearby` give the CLI's text.
+#[test]
+fn every_agent_answers_alike_on_every_surface() {
+    use ctxgraph_db::agent::Agent;
+
+    let (_dir, root) = crate::agents::tree(EVERY_AGENT);
+    let repo = root.join("repo");
+    let mut serve = Proc::spawn(&root, &["serve", "--stdio", "--no-watch"]);
+    let cli_json = |args: &[&str]| -> Value {
+        let run = crate::agents::run(&root, "repo", args);
+        serde_json::from_slice(&run.raw_stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}), exit {:?}: {}", run.code, run.stderr))
+    };
+    let mut id = 0;
+    let mut call = |serve: &mut Proc, method: &str, params: Value| -> Value {
+        id += 1;
+        let reply = serve.call(
+            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string().as_bytes(),
+        );
+        reply.get("result").cloned().unwrap_or_else(|| panic!("{method} {params}: {reply}"))
+    };
+    let mut equal = 0;
+    let mut shapes = std::collections::BTreeSet::new();
+    for agent in Agent::ALL.map(Agent::name) {
+        let nearby = cli_json(&["nearby", "--agent", agent, "src/a.ts", "--format", "json"]);
+        let served = call(&mut serve, "nearby", json!({"cwd": repo, "file": "src/a.ts", "agent": agent}));
+        assert_eq!(served, nearby, "nearby --agent {agent}");
+        let keys = nearby.as_object().expect("object").keys();
+        shapes
+            .insert(keys.filter(|k| !matches!(k.as_str(), "note" | "opencode")).cloned().collect::<Vec<_>>());
+        if ["codex", "cline", "continue", "aider"].contains(&agent) {
+            assert_eq!(nearby["blocks"], json!([]), "{agent}");
+            assert!(nearby["note"].as_str().is_some_and(|n| n.contains("attaches nothing")), "{nearby}");
+        } else {
+            assert!(nearby.get("note").is_none(), "{nearby}");
+        }
+        if ["opencode", "claude-code", "gemini", "copilot", "kilo"].contains(&agent) {
+            assert_ne!(nearby["blocks"], json!([]), "{agent} attaches the nested rules: {nearby}");
+        }
+
+        let explain = cli_json(&["explain", "--agent", agent, "--format", "json"]);
+        let served = call(&mut serve, "explain", json!({"cwd": repo, "agent": agent}));
+        assert_eq!(served, explain, "explain --agent {agent}");
+
+        let lint = cli_json(&["lint", "--agent", agent, "--format", "json"]);
+        let served = call(&mut serve, "lint", json!({"cwd": repo, "agent": agent}));
+        assert_eq!(served, lint, "lint --agent {agent}");
+        equal += 3;
+    }
+    assert_eq!(equal, 30);
+    assert_eq!(shapes.len(), 1, "one nearby shape: {shapes:?}");
+    let file = repo.join("src/CLAUDE.md");
+    let all = cli_json(&["explain", "--agent", "all", file.to_str().expect("path"), "--format", "json"]);
+    let served = call(&mut serve, "explain", json!({"cwd": repo, "agent": "all", "target": "src/CLAUDE.md"}));
+    assert_eq!(served, all, "explain --agent all FILE");
+    assert_eq!(serve.finish().0, Some(0));
+
+    let mut mcp = Proc::spawn(&root, &["mcp", "--cwd", repo.to_str().expect("path")]);
+    initialize(&mut mcp);
+    for (n, agent) in ["kilo", "claude-code"].into_iter().enumerate() {
+        let built = crate::agents::run(&root, "repo", &["build", "--agent", agent]);
+        let (text, failed) =
+            tool_text(&mcp.call(&tool_call(10 + n as u64, "context_build", json!({"agent": agent}))));
+        assert!(!failed && !built.raw_stdout.is_empty(), "{agent}: {text}");
+        assert_eq!(text.as_bytes(), built.raw_stdout, "context_build for {agent}");
+        let read = crate::agents::run(&root, "repo", &["nearby", "--agent", agent, "src/a.ts"]);
+        let arguments = json!({"agent": agent, "file": "src/a.ts"});
+        let (text, failed) = tool_text(&mcp.call(&tool_call(20 + n as u64, "context_nearby", arguments)));
+        assert!(!failed && !read.raw_stdout.is_empty(), "{agent}: {text}");
+        assert_eq!(text.as_bytes(), read.raw_stdout, "context_nearby for {agent}");
+    }
+    assert_eq!(mcp.finish().0, Some(0));
 }

@@ -118,18 +118,22 @@ fn an_image_read_shows_no_reminder() {
     assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
     let out = ctxgraph(&repo, None, &["nearby", "sub/pic.png", "--format", "json"]);
     let read: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-    assert_eq!(read["kind"], "image");
-    assert_eq!(read["loaded"][0], format!("{}/sub/AGENTS.md", repo.display()));
+    assert_eq!(read["opencode"]["kind"], "image");
+    assert_eq!(read["opencode"]["loaded"][0], format!("{}/sub/AGENTS.md", repo.display()));
     // N6: listed as loaded, never shown; not "attached".
-    assert_eq!(read["rules"][0]["state"], "loaded_not_shown");
-    assert_eq!(read["reminder"], serde_json::Value::Null);
+    assert_eq!(read["opencode"]["rules"][0]["state"], "loaded_not_shown");
+    assert_eq!(read["text"], "");
+    assert_eq!(read["blocks"], serde_json::json!([]));
+    assert_eq!(read["left_out"][0]["fate"], "loaded_not_shown");
+    assert_eq!(read["left_out"][0]["rule"], "N6");
     // A binary file: the read fails after claiming the rule, so nothing is loaded.
     std::fs::write(root.join("repo/sub/favicon.ico"), [0u8, 0, 1, 0, 1, 0, 16, 16]).expect("ico");
     let out = ctxgraph(&repo, None, &["nearby", "sub/favicon.ico", "--format", "json"]);
     let read: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-    assert_eq!(read["kind"], "binary");
-    assert_eq!(read["rules"][0]["state"], "read_fails");
-    assert_eq!(read["loaded"], serde_json::json!([]));
+    assert_eq!(read["opencode"]["kind"], "binary");
+    assert_eq!(read["opencode"]["rules"][0]["state"], "read_fails");
+    assert_eq!(read["opencode"]["loaded"], serde_json::json!([]));
+    assert_eq!(read["left_out"][0]["fate"], "read_fails");
     let out = ctxgraph(&repo, None, &["nearby", "sub/a.txt"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("sub rule"));
 }

@@ -7,10 +7,9 @@ use std::sync::Arc;
 
 use ctxgraph_db::system::MemorySystem;
 use ctxgraph_engine::{ChangeEvent, Engine, HostEnv};
-use ctxgraph_test_support::fixture::fixed_host;
 
 pub fn host() -> HostEnv {
-    fixed_host("/home/u")
+    HostEnv::fixed("/home/u")
 }
 
 pub struct World {

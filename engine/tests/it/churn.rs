@@ -21,7 +21,6 @@ use std::time::{Duration, Instant};
 
 use ctxgraph_engine::watch::{Watcher, status_clock};
 use ctxgraph_engine::{ChangeEvent, Engine, HostEnv, OsSystem};
-use ctxgraph_test_support::fixture::fixed_host;
 
 const CWDS: [&str; 2] = ["repo/a/b/c", "current"];
 const DIRS: [&str; 12] = [
@@ -132,7 +131,7 @@ impl World {
     }
 
     fn env(&self) -> HostEnv {
-        fixed_host(self.path("home"))
+        HostEnv::fixed(self.path("home"))
     }
 
     /// One random operation; returns what it did.

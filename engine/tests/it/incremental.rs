@@ -8,7 +8,6 @@ use std::sync::Arc;
 
 use ctxgraph_db::system::MemorySystem;
 use ctxgraph_engine::{ChangeEvent, Engine, HostEnv};
-use ctxgraph_test_support::fixture::fixed_host;
 
 const CWD: &str = "/repo/pkg/api";
 
@@ -18,7 +17,7 @@ struct World {
 }
 
 fn host() -> HostEnv {
-    fixed_host("/home/u")
+    HostEnv::fixed("/home/u")
 }
 
 /// A git worktree `/repo` with rules at the root and in `pkg/api`, and config

@@ -12,6 +12,7 @@ mod incremental;
 mod installation;
 mod mcp;
 mod memory;
+mod memory_evaluation;
 mod overlay;
 mod remote;
 mod remote_config;

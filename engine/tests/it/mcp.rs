@@ -10,10 +10,10 @@ use std::time::{Duration, Instant};
 
 use ctxgraph_db::Workspace;
 use ctxgraph_db::mcp::McpState;
+use ctxgraph_engine::HostEnv;
 use ctxgraph_engine::mcp::McpConnector;
 use ctxgraph_engine::{ChangeEvent, Engine, OsSystem};
 use ctxgraph_opencode::mcp::{mcp_block, mcp_facts};
-use ctxgraph_test_support::fixture::fixed_host;
 use ctxgraph_test_support::tree::{DiskWriter, git_worktree};
 use serde_json::{Value, json};
 
@@ -95,7 +95,7 @@ impl World {
     }
 
     fn engine(&self) -> (Engine, Workspace) {
-        let mut host = fixed_host(self.root.join("home"));
+        let mut host = HostEnv::fixed(self.root.join("home"));
         // The fixture server is found on the PATH, as opencode would find it.
         host.vars.insert("PATH".to_owned(), std::env::var("PATH").unwrap_or_default());
         let mut engine = Engine::new(Arc::new(OsSystem), host);

@@ -8,14 +8,13 @@ use std::sync::Arc;
 use ctxgraph_db::system::MemorySystem;
 use ctxgraph_engine::{ChangeEvent, Engine, HostEnv};
 use ctxgraph_memory::recall::Recall;
-use ctxgraph_test_support::fixture::fixed_host;
 
 const FACTS: &str = "/w/.opencode/memory/facts.jsonl";
 const DAY: i64 = 86_400_000;
 const NOW: i64 = 20_786 * DAY;
 
 fn host() -> HostEnv {
-    fixed_host("/home/u")
+    HostEnv::fixed("/home/u")
 }
 
 fn fact(id: &str, text: &str) -> String {
@@ -115,4 +114,12 @@ fn editing_facts_reruns_only_the_facts_block_and_the_assembly() {
         executed,
         ["fact_log", "facts_block", "file_bytes", "memory_context", "prompt_memory", "system_prompt"]
     );
+}
+
+/// The store refuses files past the limit recall reads (`record::MAX_FILE_BYTES`, which the
+/// store's writes check): it must be the engine's, or a store file the store accepted could
+/// be one recall cannot read.
+#[test]
+fn the_store_limit_is_the_engines() {
+    assert_eq!(ctxgraph_memory::record::MAX_FILE_BYTES, ctxgraph_engine::MAX_FILE_BYTES);
 }

@@ -6,8 +6,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use ctxgraph_db::system::{MemorySystem, System};
+use ctxgraph_engine::HostEnv;
 use ctxgraph_engine::{Budget, Engine, Interrupted};
-use ctxgraph_test_support::fixture::fixed_host;
 
 const SECRET: &str = "AKIAQQQQQQQQQQQQQQQQ";
 
@@ -16,7 +16,7 @@ fn world() -> (Arc<MemorySystem>, Engine) {
     fs.init_git_repo("/repo");
     fs.write_file("/repo/AGENTS.md", "# Rules\n\n- run the tests\n");
     fs.write_file("/repo/src/main.rs", "fn main() {}\n");
-    let engine = Engine::new(fs.clone(), fixed_host("/home/u"));
+    let engine = Engine::new(fs.clone(), HostEnv::fixed("/home/u"));
     (fs, engine)
 }
 

@@ -8,9 +8,9 @@ use std::time::Duration;
 use ctxgraph_db::remote::RemoteState;
 use ctxgraph_db::system::MemorySystem;
 use ctxgraph_engine::Engine;
+use ctxgraph_engine::HostEnv;
 use ctxgraph_engine::remote::{FetchOptions, Fetcher};
 use ctxgraph_opencode::prompt::Section;
-use ctxgraph_test_support::fixture::fixed_host;
 use ctxgraph_test_support::http::{Reply, Server};
 
 fn ok(body: impl Into<Vec<u8>>) -> Reply {
@@ -38,7 +38,7 @@ fn build(urls: &[String], options: FetchOptions) -> (String, Vec<(String, Remote
     fs.init_git_repo("/r");
     fs.write_file("/r/AGENTS.md", "local rule\n");
     fs.write_file("/r/opencode.json", serde_json::json!({ "instructions": urls }).to_string());
-    let mut engine = Engine::new(Arc::new(fs), fixed_host("/home/u"));
+    let mut engine = Engine::new(Arc::new(fs), HostEnv::fixed("/home/u"));
     let ws = engine.open("/r".as_ref()).expect("workspace");
     let fetcher = Fetcher::new(options).expect("fetcher");
     let results = engine.fetch_remote(ws, &fetcher).expect("fetch");

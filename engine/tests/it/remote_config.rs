@@ -5,11 +5,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ctxgraph_db::system::MemorySystem;
+use ctxgraph_engine::HostEnv;
 use ctxgraph_engine::remote::{FetchOptions, Fetcher};
 use ctxgraph_engine::{Engine, EngineError};
 use ctxgraph_opencode::config::{ConfigError, MergedConfig, SourceKind};
 use ctxgraph_opencode::prompt::BuildError;
-use ctxgraph_test_support::fixture::fixed_host;
 use ctxgraph_test_support::http::{Reply, Server};
 use serde_json::json;
 
@@ -33,7 +33,7 @@ fn load(port: u16, project: serde_json::Value) -> Result<MergedConfig, EngineErr
         "anthropic": {"type": "api", "key": "sk-x"},
     });
     fs.write_file("/home/u/.local/share/opencode/auth.json", auth.to_string());
-    let mut env = fixed_host("/home/u");
+    let mut env = HostEnv::fixed("/home/u");
     env.vars.insert("USER".to_owned(), "u".to_owned());
     // CFG-33: the process value loses to the auth token in config, and stays as is.
     env.vars.insert("TEST_TOKEN".to_owned(), "preexisting-token".to_owned());

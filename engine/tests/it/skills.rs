@@ -9,7 +9,6 @@ use std::sync::Arc;
 use ctxgraph_db::system::MemorySystem;
 use ctxgraph_engine::{ChangeEvent, Engine, HostEnv};
 use ctxgraph_opencode::skills::{render, skills};
-use ctxgraph_test_support::fixture::fixed_host;
 
 const CWD: &str = "/repo/pkg";
 /// Stand-ins for opencode's sentences and the built-in skill's description, which the
@@ -22,7 +21,7 @@ const PROSE: render::Prose<'static> = render::Prose {
 };
 
 fn host() -> HostEnv {
-    fixed_host("/home/u")
+    HostEnv::fixed("/home/u")
 }
 
 struct World {

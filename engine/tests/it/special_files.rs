@@ -8,8 +8,8 @@ use std::process::Command;
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
+use ctxgraph_engine::HostEnv;
 use ctxgraph_engine::{Engine, OsSystem, read_regular_file};
-use ctxgraph_test_support::fixture::fixed_host;
 
 const BOUND: Duration = Duration::from_secs(20);
 
@@ -41,7 +41,7 @@ fn explain_within_bound(root: &Path) -> Result<String, String> {
     let root = root.to_path_buf();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
-        let mut engine = Engine::new(Arc::new(OsSystem), fixed_host(root.join("home")));
+        let mut engine = Engine::new(Arc::new(OsSystem), HostEnv::fixed(root.join("home")));
         let result = engine
             .open(&root.join("repo"))
             .and_then(|ws| {

@@ -4,11 +4,11 @@
 
 #![no_main]
 
-use ctxgraph_memory::rank::{Doc, rank};
-use ctxgraph_memory::record::{
+use ctxgraph_recall::rank::{Doc, rank};
+use ctxgraph_recall::record::{
     FactLine, Handoff, Observation, SessionCard, ToolStats, fold_facts, parse_jsonl, parse_record,
 };
-use ctxgraph_memory::render::{BlockId, Draft, Item, assemble};
+use ctxgraph_recall::render::{BlockId, Draft, Item, assemble};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -118,6 +118,7 @@ pub struct Block {
 
 /// A file the agent looked at and did not send.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LeftOut {
     /// The file.
     pub source: PathBuf,
@@ -131,6 +132,7 @@ pub struct LeftOut {
 
 /// A setting that shaped the layout, and where its value came from.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Setting {
     /// The agent's name for it (`project_doc_max_bytes`, `context.fileName`, …).
     pub name: &'static str,
@@ -143,6 +145,7 @@ pub struct Setting {
 
 /// Where the agent's own sentences in the text (preambles, labels) came from.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case", tag = "from")]
 pub enum WordingSource {
     /// The text carries no sentence of the agent's own: only the files and format markers.
@@ -208,6 +211,20 @@ impl Layout {
         &self.text[block.range.clone()]
     }
 
+    /// Every file the agent looked at: the files it sends, in text order, each followed by
+    /// the files it inlines, then the files it left out; each once.
+    pub fn considered(&self) -> Vec<PathBuf> {
+        let mut files = Vec::new();
+        for block in &self.blocks {
+            files.extend(block.source.path().map(Path::to_path_buf));
+            files.extend(block.inlines.iter().cloned());
+        }
+        files.extend(self.left_out.iter().map(|left| left.source.clone()));
+        let mut seen = std::collections::HashSet::new();
+        files.retain(|file| seen.insert(file.clone()));
+        files
+    }
+
     /// The files the agent sends, each once, in text order, with the ones inlined into them.
     pub fn sent_files(&self) -> impl Iterator<Item = &Path> {
         self.blocks.iter().filter_map(|b| b.source.path())
@@ -233,6 +250,22 @@ pub struct ReadLayout {
     pub note: Option<String>,
     /// Where the agent's own sentences came from.
     pub wording: WordingSource,
+}
+
+impl ReadLayout {
+    /// The answer of an agent that attaches nothing when its model reads a file
+    /// ([`Profile::attaches_on_read`] is false): no text, no blocks, and a note that says so.
+    pub fn nothing_on_reads(profile: &dyn Profile, file: &Path) -> Self {
+        ReadLayout {
+            agent: profile.agent().name(),
+            file: file.to_path_buf(),
+            text: String::new(),
+            blocks: Vec::new(),
+            left_out: Vec::new(),
+            note: Some(format!("{} attaches nothing to a file its model reads", profile.title())),
+            wording: WordingSource::None,
+        }
+    }
 }
 
 /// What one agent does with a file.
@@ -267,6 +300,7 @@ impl Status {
 
 /// One agent's verdict on one file.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AgentFate {
     /// The agent's `--agent` name.
     pub agent: &'static str,

@@ -1,9 +1,9 @@
 //! Workspace memory in opencode's build: whether its merged config turns the `<memory>`
-//! blocks on, and their budget. The recall itself is `ctxgraph_memory`'s.
+//! blocks on, and their budget. The recall itself is `ctxgraph_recall`'s.
 
 use ctxgraph_db::db::{Db, Workspace};
-use ctxgraph_memory::recall::{memory_context, session_start_recall, unreadable_store_file};
-use ctxgraph_memory::render::MemoryContext;
+use ctxgraph_recall::recall::{memory_context, session_start_recall, unreadable_store_file};
+use ctxgraph_recall::render::MemoryContext;
 
 use crate::config::merged_config;
 use crate::prompt::BuildError;

@@ -14,8 +14,9 @@ use ctxgraph_db::tokens::{BytesPerFour, TokenCounter};
 
 use super::explain::{self as opencode_explain, Reason, Source as ExplainSource, explain_target};
 use super::lint::lint;
-use super::nearby::{Skip, nearby_rules};
+use super::nearby::{Nearby, nearby_rules};
 use super::prompt::{BlockKind, BuildError, Section, system_prompt_layout};
+use super::session::reads::{RuleState, SessionNearby};
 use ctxgraph_db::lint::{Budget, Finding};
 
 /// opencode-ai 1.18.33.
@@ -119,41 +120,7 @@ impl Profile for Opencode {
             Ok(nearby) => nearby,
             Err(err) => return Some(Err(would_not_start(err))),
         };
-        let mut builder = LayoutBuilder::new(nearby.reminder().unwrap_or_default());
-        let mut left_out = Vec::new();
-        for rule in &nearby.rules {
-            match (&rule.block, &rule.skipped) {
-                (Some(text), _) => {
-                    builder.block(Part {
-                        source: Source::File(rule.path.clone()),
-                        placement: Placement::ToolResult,
-                        position: "the read tool's result: a <system-reminder> after the file's lines",
-                        text,
-                        status: Status::Sent,
-                        rule: "N3",
-                        reason: "the nearest rule file of a directory between the file read and the working directory (N3)"
-                            .to_owned(),
-                        inlines: Vec::new(),
-                    });
-                }
-                (None, skipped) => {
-                    let (fate, reason) = match skipped {
-                        Some(Skip::IsTarget) => ("is_target", "it is the file being read (N3)"),
-                        Some(Skip::InSystemPrompt) => {
-                            ("in_system_prompt", "already in the system prompt (N3)")
-                        }
-                        Some(Skip::Empty) | None => ("empty", "read as empty: no block (N3)"),
-                    };
-                    left_out.push(LeftOut {
-                        source: rule.path.clone(),
-                        fate,
-                        rule: "N3",
-                        reason: reason.to_owned(),
-                    });
-                }
-            }
-        }
-        Some(Ok(builder.read(self.agent(), file, left_out, WordingSource::None)))
+        Some(Ok(read_layout(file, nearby, &SessionNearby::fresh(nearby))))
     }
 
     fn fate(&self, db: &dyn Db, ws: Workspace, counter: &dyn TokenCounter, file: &Path) -> AgentFate {
@@ -169,6 +136,60 @@ impl Profile for Opencode {
     ) -> Result<Vec<Finding>, ProfileError> {
         lint(db, ws, counter, budget).map_err(|e| would_not_start(&e))
     }
+}
+
+/// What opencode's read tool attaches for a read of `file`, in the shared shape: `read`
+/// holds each rule file's state (fresh, or in a session: N2–N6), `nearby` the blocks the
+/// walk found (N3), one per rule of `read` in the same order.
+pub fn read_layout(file: &Path, nearby: &Nearby, read: &SessionNearby) -> ReadLayout {
+    let mut builder = LayoutBuilder::new(read.reminder.clone().unwrap_or_default());
+    let mut left_out = Vec::new();
+    for (found, rule) in nearby.rules.iter().zip(&read.rules) {
+        let (fate, rule_id, reason) = match (&rule.state, found.block.as_deref()) {
+            (RuleState::Attached, Some(text)) => {
+                builder.block(Part {
+                    source: Source::File(rule.path.clone()),
+                    placement: Placement::ToolResult,
+                    position: "the read tool's result: a <system-reminder> after the file's lines",
+                    text,
+                    status: Status::Sent,
+                    rule: "N3",
+                    reason: "the nearest rule file of a directory between the file read and the working directory (N3)"
+                        .to_owned(),
+                    inlines: Vec::new(),
+                });
+                continue;
+            }
+            (RuleState::Attached | RuleState::Empty, _) => ("empty", "N3", "read as empty: no block (N3)".to_owned()),
+            (RuleState::IsTarget, _) => ("is_target", "N3", "it is the file being read (N3)".to_owned()),
+            (RuleState::InSystemPrompt, _) => {
+                ("in_system_prompt", "N3", "already in the system prompt (N3)".to_owned())
+            }
+            (RuleState::LoadedNotShown, _) => (
+                "loaded_not_shown",
+                "N6",
+                "an image or PDF read lists it as loaded and shows the model no reminder (N6)".to_owned(),
+            ),
+            (RuleState::ReadFails, _) => (
+                "read_fails",
+                "N6",
+                "claimed, then the read fails (a binary file): nothing is shown, a later step attaches it (N6)"
+                    .to_owned(),
+            ),
+            (RuleState::AlreadyLoaded { by_part }, _) => (
+                "already_loaded",
+                "N2",
+                format!("already loaded by the completed read {by_part} in the session's history (N2)"),
+            ),
+            (RuleState::Claimed { by_part }, _) => (
+                "claimed",
+                "N4",
+                format!("claimed by the read {by_part}, earlier in the same message (N4)"),
+            ),
+        };
+        left_out.push(LeftOut { source: rule.path.clone(), fate, rule: rule_id, reason });
+    }
+    builder.read(Agent::Opencode, file, left_out, WordingSource::None)
 }
 
 /// opencode's verdict, read off `explain`'s items for the path.

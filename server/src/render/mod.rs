@@ -4,4 +4,5 @@
 
 pub mod explain;
 pub mod lint;
+pub mod profile;
 pub mod stages;

@@ -703,10 +703,10 @@ impl MergedConfig {
 
     /// ctxgraph's workspace-memory settings: `memory.enabled` (default off: upstream
     /// opencode has no memory), `memory_model`, and opencode's own `small_model`.
-    pub fn memory(&self) -> ctxgraph_memory::recall::MemorySettings {
+    pub fn memory(&self) -> ctxgraph_recall::recall::MemorySettings {
         let own = self.ctxgraph.to_value();
         let string = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
-        ctxgraph_memory::recall::MemorySettings {
+        ctxgraph_recall::recall::MemorySettings {
             enabled: own.pointer("/memory/enabled").and_then(Value::as_bool).unwrap_or(false),
             max_chars: own
                 .pointer("/memory/maxTotalChars")

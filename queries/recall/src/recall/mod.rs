@@ -3,8 +3,8 @@
 //! Each of the store's files is read through its own [`File`](ctxgraph_db::files::File) input
 //! and parsed by its own query; each block is a query over the files it needs; the
 //! assembly clamps the blocks. An edit to `facts.jsonl` therefore re-runs the facts parse,
-//! the facts block and the assembly, and nothing else. Writing the store is the
-//! [`Store`](crate::Store)'s job; this module only reads.
+//! the facts block and the assembly, and nothing else. Writing the store is the job of
+//! `ctxgraph-memory`'s `Store`; this module only reads.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -1,21 +1,35 @@
 //! What the queries make of a one-string [`Fixture`], rendered compactly for inline insta
 //! snapshots, so a test case is one call:
-//! `insta::assert_snapshot!(check::lint(fixture), @"…")` (the cases are in
-//! `tests/queries/`; this module's own test shows both kinds of result).
+//! `insta::assert_snapshot!(check::lint(fixture), @"…")` (the cases are the sibling
+//! modules; this module's own test shows both kinds of result).
 //!
 //! Each renders an error as `error: …` instead of panicking, so refusals are snapshots too.
 
 use ctxgraph_db::Workspace;
 use ctxgraph_db::lint::{Budget, Finding};
-use ctxgraph_engine::{Engine, EngineError};
+use ctxgraph_engine::{Engine, EngineError, HostEnv};
 use ctxgraph_opencode::explain::{Reason, Stage};
 use ctxgraph_opencode::prompt::Section;
+use ctxgraph_test_support::fixture::Fixture;
 use std::fmt::Write as _;
+use std::path::Path;
+use std::sync::Arc;
 
-use crate::fixture::Fixture;
+/// An engine over the fixture's world in memory, and the workspace of `cwd`. The host is
+/// [`HostEnv::fixed`] at `/home`, the managed config dir redirected to `/managed`, with the
+/// fixture's `env:` lines on top.
+pub fn engine_at(fixture: &Fixture, cwd: &Path) -> (Engine, Workspace) {
+    let mut host = HostEnv::fixed("/home");
+    host.vars.insert("OPENCODE_TEST_MANAGED_CONFIG_DIR".to_owned(), "/managed".to_owned());
+    host.vars.extend(fixture.env.clone());
+    let mut engine = Engine::new(Arc::new(fixture.memory_system()), host);
+    let ws = engine.open(cwd).unwrap_or_else(|err| panic!("open {}: {err}", cwd.display()));
+    (engine, ws)
+}
 
 fn run(fixture: &str, render: impl FnOnce(&Engine, Workspace) -> Result<String, EngineError>) -> String {
-    let (engine, ws) = Fixture::parse(fixture).engine();
+    let fixture = Fixture::parse(fixture);
+    let (engine, ws) = engine_at(&fixture, &fixture.cwd);
     render(&engine, ws).unwrap_or_else(|err| format!("error: {err}\n"))
 }
 

@@ -1,5 +1,5 @@
 //! Per-turn cost of a warm engine against rebuilding from scratch, on one synthetic
-//! monorepo, in one run: `cargo bench -p ctxgraph-engine --bench turns`.
+//! monorepo, in one run: `cargo bench -p ctxgraph-server --bench turns`.
 //!
 //! Criterion measures and reports each scenario; the closing table puts the medians side
 //! by side as ratios to the cold build, which is what the targets in BENCHMARKS.md are

@@ -8,9 +8,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use ctxgraph_engine::HostEnv;
 use ctxgraph_engine::{ChangeEvent, Engine, OsSystem};
 use ctxgraph_memory::recall::Recall;
-use ctxgraph_test_support::fixture::fixed_host;
 
 const NOW: i64 = 20_786 * 86_400_000;
 const WORDS: &[&str] = &[
@@ -82,12 +82,12 @@ fn bench(c: &mut Criterion) {
     group.sample_size(10);
     group.bench_function("cold_10k_facts_5k_observations", |b| {
         b.iter(|| {
-            let mut engine = Engine::new(Arc::new(OsSystem), fixed_host("/nonexistent"));
+            let mut engine = Engine::new(Arc::new(OsSystem), HostEnv::fixed("/nonexistent"));
             let ws = engine.open(&root).unwrap();
             engine.memory_recall(ws, recall.clone()).unwrap();
         });
     });
-    let mut engine = Engine::new(Arc::new(OsSystem), fixed_host("/nonexistent"));
+    let mut engine = Engine::new(Arc::new(OsSystem), HostEnv::fixed("/nonexistent"));
     let ws = engine.open(&root).unwrap();
     engine.memory_recall(ws, recall.clone()).unwrap();
     let facts = root.join(".opencode/memory/facts.jsonl");
@@ -113,7 +113,7 @@ fn bench(c: &mut Criterion) {
 /// Criterion's timings: the warm figure is what incrementality saves.
 #[allow(clippy::print_stdout)] // A benchmark's report.
 fn report_executions(root: &Path, recall: &Recall) {
-    let mut engine = Engine::new(Arc::new(OsSystem), fixed_host("/nonexistent"));
+    let mut engine = Engine::new(Arc::new(OsSystem), HostEnv::fixed("/nonexistent"));
     let ws = engine.open(root).unwrap();
     engine.memory_recall(ws, recall.clone()).unwrap();
     let cold = engine.db().executions().total();

@@ -6,13 +6,13 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use ctxgraph_engine::HostEnv;
 use ctxgraph_engine::{Engine, OsSystem};
 use ctxgraph_memory::extract::{Evidence, Observed, Scripted, observe};
 use ctxgraph_memory::recall::Recall;
 use ctxgraph_memory::record::{FactSource, Note, Scope};
 use ctxgraph_memory::render::BlockId;
 use ctxgraph_memory::{Remembered, Store};
-use ctxgraph_test_support::fixture::fixed_host;
 
 /// `SplitMix64`: a seeded generator small enough to live in the test.
 struct Rng(u64);
@@ -208,7 +208,7 @@ fn run_workspace(seed: u64, dir: &Path) -> Score {
     }
     tally.model_calls = model.calls();
 
-    let mut engine = Engine::new(Arc::new(OsSystem), fixed_host("/nonexistent"));
+    let mut engine = Engine::new(Arc::new(OsSystem), HostEnv::fixed("/nonexistent"));
     let ws = engine.open(dir).unwrap();
     for (area, (tool, gold)) in &current {
         let query = format!("which {area} tool do we use");
@@ -236,7 +236,7 @@ fn run_workspace(seed: u64, dir: &Path) -> Score {
         if context.chars > recall.max_chars {
             tally.over_budget += 1;
         }
-        let fresh = Engine::new(Arc::new(OsSystem), fixed_host("/nonexistent"));
+        let fresh = Engine::new(Arc::new(OsSystem), HostEnv::fixed("/nonexistent"));
         let mut fresh = fresh;
         let fresh_ws = fresh.open(dir).unwrap();
         if fresh.memory_recall(fresh_ws, recall).unwrap().text != context.text {

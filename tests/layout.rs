@@ -1,0 +1,163 @@
+//! The crate graph keeps the layout ARCHITECTURE.md describes (issue #42, item 4), read from
+//! `cargo metadata`'s resolved graph:
+//!
+//! - the no-I/O crates live under `queries/` (at least three of them), and none has tokio or
+//!   reqwest among its normal dependencies, even transitively;
+//! - no dev-dependency points up the graph: a crate's tests use only crates it does not sit
+//!   below (a dev-dependency that depends on the crate would link two copies of it and hide
+//!   layering mistakes behind test-only edges).
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+/// What a crate under `queries/` may not link: an async runtime or an HTTP client.
+const FORBIDDEN_IN_QUERIES: &[&str] = &["tokio", "reqwest"];
+
+/// One package of the resolved graph and its edges, by kind.
+#[derive(Default)]
+struct Node {
+    name: String,
+    manifest: PathBuf,
+    member: bool,
+    normal: Vec<String>,
+    dev: Vec<String>,
+}
+
+/// The workspace's resolved graph, packages by id.
+struct Graph {
+    root: PathBuf,
+    nodes: BTreeMap<String, Node>,
+}
+
+fn cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| env!("CARGO").to_owned())
+}
+
+/// The host's target triple: the graph is the one this machine builds (a `cfg(windows)`
+/// dependency is not), and no other platform's manifests need to be in the local registry.
+fn host_triple() -> String {
+    let out = Command::new("rustc").arg("-vV").output().expect("rustc -vV runs");
+    let text = String::from_utf8(out.stdout).expect("rustc -vV prints UTF-8");
+    text.lines().find_map(|l| l.strip_prefix("host: ")).expect("rustc -vV names its host").to_owned()
+}
+
+fn graph() -> Graph {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
+    // Offline: a test talks to no server it did not start (the registry included); the
+    // build that compiled this test already has every manifest of the host's graph.
+    let out = Command::new(cargo())
+        .args(["metadata", "--format-version", "1", "--offline", "--locked", "--filter-platform"])
+        .arg(host_triple())
+        .arg("--manifest-path")
+        .arg(&manifest)
+        .output()
+        .expect("cargo metadata runs");
+    assert!(out.status.success(), "cargo metadata failed: {}", String::from_utf8_lossy(&out.stderr));
+    let meta: Value = serde_json::from_slice(&out.stdout).expect("cargo metadata prints JSON");
+    let members: BTreeSet<&str> = meta["workspace_members"]
+        .as_array()
+        .expect("workspace_members")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let mut nodes = BTreeMap::new();
+    for package in meta["packages"].as_array().expect("packages") {
+        let id = package["id"].as_str().expect("package id").to_owned();
+        let node = Node {
+            name: package["name"].as_str().expect("package name").to_owned(),
+            manifest: PathBuf::from(package["manifest_path"].as_str().expect("manifest_path")),
+            member: members.contains(id.as_str()),
+            ..Node::default()
+        };
+        nodes.insert(id, node);
+    }
+    for resolved in meta["resolve"]["nodes"].as_array().expect("resolve.nodes") {
+        let node =
+            nodes.get_mut(resolved["id"].as_str().expect("node id")).expect("a resolved node is a package");
+        for dep in resolved["deps"].as_array().expect("deps") {
+            let pkg = dep["pkg"].as_str().expect("dep pkg").to_owned();
+            let kinds: Vec<Option<&str>> =
+                dep["dep_kinds"].as_array().expect("dep_kinds").iter().map(|k| k["kind"].as_str()).collect();
+            if kinds.contains(&None) {
+                node.normal.push(pkg.clone());
+            }
+            if kinds.contains(&Some("dev")) {
+                node.dev.push(pkg);
+            }
+        }
+    }
+    let root = PathBuf::from(meta["workspace_root"].as_str().expect("workspace_root"));
+    Graph { root, nodes }
+}
+
+impl Graph {
+    /// Every package `from` links through normal dependencies, `from` excluded unless a
+    /// cycle leads back to it.
+    fn normal_closure(&self, from: &str) -> BTreeSet<&str> {
+        let mut seen = BTreeSet::new();
+        let mut queue: VecDeque<&str> = self.nodes[from].normal.iter().map(String::as_str).collect();
+        while let Some(id) = queue.pop_front() {
+            if seen.insert(id) {
+                queue.extend(self.nodes[id].normal.iter().map(String::as_str));
+            }
+        }
+        seen
+    }
+
+    /// The workspace crates whose manifest is under `queries/`, by id.
+    fn query_crates(&self) -> Vec<&str> {
+        let queries = self.root.join("queries");
+        self.nodes
+            .iter()
+            .filter(|(_, n)| n.member && n.manifest.starts_with(&queries))
+            .map(|(id, _)| id.as_str())
+            .collect()
+    }
+}
+
+#[test]
+fn query_crates_link_no_runtime_or_http_client() {
+    let graph = graph();
+    let crates = graph.query_crates();
+    let names: Vec<&str> = crates.iter().map(|id| graph.nodes[*id].name.as_str()).collect();
+    assert!(
+        crates.len() >= 3,
+        "queries/ holds {} crates ({names:?}); the no-I/O layer is at least three",
+        crates.len()
+    );
+    let mut found = Vec::new();
+    for id in &crates {
+        for dep in graph.normal_closure(id) {
+            let dep = &graph.nodes[dep].name;
+            if FORBIDDEN_IN_QUERIES.contains(&dep.as_str()) {
+                found.push(format!("{} → {dep}", graph.nodes[*id].name));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "crates under queries/ link I/O machinery through normal dependencies: {found:?}"
+    );
+}
+
+#[test]
+fn dev_dependencies_point_down_only() {
+    let graph = graph();
+    let mut upward = Vec::new();
+    for (id, node) in graph.nodes.iter().filter(|(_, n)| n.member) {
+        // A crate's dev-dependency on itself (to turn a feature on for its own tests) is
+        // not an edge up.
+        for dev in node.dev.iter().filter(|dev| *dev != id) {
+            if graph.normal_closure(dev).contains(id.as_str()) {
+                upward.push(format!(
+                    "{} dev-depends on {}, which depends on it",
+                    node.name, graph.nodes[dev].name
+                ));
+            }
+        }
+    }
+    assert!(upward.is_empty(), "dev-dependencies up the crate graph: {upward:#?}");
+}
