@@ -458,3 +458,40 @@ fn the_language_server_shows_url_credentials_masked() {
     assert!(shown.contains("token=[REDACTED:url_param]"), "the URL is shown, masked: {shown}");
     assert_eq!(client.finish(), Some(0));
 }
+
+/// `ctxgraph mcp`'s tools answer through the same redaction as `serve` and the CLI: a
+/// literal `?token=`, a plain `apiKey` and a rule file's key are printed by none of them but
+/// the prompt (`context_build`), which carries the rule file as the agent sends it.
+#[test]
+fn mcp_tools_show_no_secret_but_in_the_prompt() {
+    use crate::mcp::{Proc, initialize, tool_call, tool_text};
+    let (_dir, root, repo) = sandbox();
+    let literal = "lit0123456789abcdef";
+    let aws = format!("AKIA{}", "Q7".repeat(8));
+    std::fs::write(repo.join("AGENTS.md"), format!("# Rules\n\nStaging uses {aws}.\n")).expect("write");
+    let config = serde_json::json!({
+        "instructions": ["AGENTS.md", format!("http://127.0.0.1:{}/r.md?token={literal}", closed_port())],
+        "provider": {"p": {"options": {"apiKey": literal}}},
+    });
+    std::fs::write(repo.join("opencode.json"), config.to_string()).expect("write");
+    let mut mcp = Proc::spawn(&root, &["mcp"]);
+    initialize(&mut mcp);
+    let calls = [
+        ("context_lint", serde_json::json!({})),
+        ("context_lint", serde_json::json!({"format": "json"})),
+        ("context_explain", serde_json::json!({})),
+        ("context_explain", serde_json::json!({"format": "json"})),
+        ("context_config", serde_json::json!({})),
+    ];
+    let mut shown = String::new();
+    for (id, (tool, arguments)) in (1_u64..).zip(calls) {
+        let (text, error) = tool_text(&mcp.call(&tool_call(id, tool, arguments)));
+        assert!(!error, "{tool}: {text}");
+        assert!(!text.contains(literal) && !text.contains(&aws), "{tool} printed a secret: {text}");
+        shown.push_str(&text);
+    }
+    assert!(shown.contains("token=[REDACTED:url_param]"), "the URL is named, masked: {shown}");
+    let (prompt, _) = tool_text(&mcp.call(&tool_call(9, "context_build", serde_json::json!({}))));
+    assert!(prompt.contains(&aws), "the prompt is what the agent sends: {prompt}");
+    assert_eq!(mcp.finish().0, Some(0));
+}
