@@ -235,9 +235,15 @@ fn message(err: impl Display) -> String {
     err.to_string()
 }
 
-/// A reply as the tool's text: its JSON, redacted as `serve`'s replies are.
+/// A reply as the tool's text: its JSON, redacted as `serve`'s replies are (a read's
+/// `text` is what the agent sends).
 fn json(reply: &impl Serialize) -> Answer {
-    crate::rpc::redacted_json(reply).map_err(message)
+    crate::rpc::redacted_json(reply, crate::rpc::PROMPT_TEXT).map_err(message)
+}
+
+/// A session's messages or summary request: what the agent sends, as it is.
+fn sent_json(reply: &impl Serialize) -> Answer {
+    crate::rpc::redacted_json(reply, crate::rpc::Verbatim::All).map_err(message)
 }
 
 /// A text answer that is not prompt text (an explanation, findings, an error), redacted.
@@ -391,7 +397,8 @@ impl Server {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn session_compact(&self, args: Args<SessionCompactParams>) -> CallToolResult {
-        self.run(args, |worker, args| json(&worker.host.session_compact(worker.ws, args).map_err(op)?)).await
+        self.run(args, |worker, args| sent_json(&worker.host.session_compact(worker.ws, args).map_err(op)?))
+            .await
     }
 
     #[tool(
@@ -400,7 +407,7 @@ impl Server {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn session_messages(&self, args: Args<SessionParams>) -> CallToolResult {
-        self.run(args, |worker, args| json(&worker.host.session_messages(args).map_err(op)?)).await
+        self.run(args, |worker, args| sent_json(&worker.host.session_messages(args).map_err(op)?)).await
     }
 
     #[tool(

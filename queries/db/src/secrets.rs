@@ -213,6 +213,12 @@ static COMPILED: LazyLock<Vec<(&'static Pattern, Regex)>> = LazyLock::new(|| {
     PATTERNS.iter().map(|p| (p, Regex::new(p.regex).expect("a constant secret pattern compiles"))).collect()
 });
 
+/// Every pattern in one automaton: most texts an output shows (ids, paths, counts) hold no
+/// secret, and one pass over them says so without running each expression.
+static ANY: LazyLock<regex::RegexSet> = LazyLock::new(|| {
+    regex::RegexSet::new(PATTERNS.iter().map(|p| p.regex)).expect("the constant secret patterns compile")
+});
+
 static SECRET_NAME_REGEX: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(SECRET_NAME).expect("the constant secret-name pattern compiles"));
 
@@ -262,6 +268,9 @@ pub enum Patterns {
 /// the first pattern in [`PATTERNS`] order keeps it.
 pub fn spans(text: &str, patterns: Patterns) -> Vec<Span> {
     let mut spans: Vec<Span> = Vec::new();
+    if !ANY.is_match(text) {
+        return spans;
+    }
     // `lint` looks at assignments too, but keeps only random-looking values.
     let wanted = |p: &Pattern| p.by_shape || patterns == Patterns::All || p.id == "assignment";
     for (pattern, regex) in compiled().iter().filter(|(p, _)| wanted(p)) {
