@@ -684,6 +684,9 @@ pub enum MemoryCommand {
         scope: ScopeArg,
         #[arg(long, default_value = "other")]
         category: String,
+        /// Output format: what was stored and retired in words, or the store's answer as JSON
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
     },
     /// Retire a fact, by id or by the text that best matches it
     Forget { target: String },
@@ -746,9 +749,9 @@ impl MemoryArgs {
     /// Whether the subcommand prints JSON, so its errors go to stdout as JSON too.
     pub fn json_output(&self) -> bool {
         match &self.command {
-            MemoryCommand::Recall { format, .. } | MemoryCommand::Show { format, .. } => {
-                *format == Format::Json
-            }
+            MemoryCommand::Remember { format, .. }
+            | MemoryCommand::Recall { format, .. }
+            | MemoryCommand::Show { format, .. } => *format == Format::Json,
             _ => false,
         }
     }
@@ -811,7 +814,8 @@ pub struct ReportArgs {
     #[arg(long, value_name = "FILE")]
     pub scenarios: Option<PathBuf>,
 
-    /// Where to write the page (written whole or not at all) [default: stdout]
+    /// Where to write the page (written whole or not at all) [default: stdout]; an
+    /// existing directory gets `index.html` inside it
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
 

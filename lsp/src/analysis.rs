@@ -6,10 +6,12 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use ctxgraph_engine::answers::explain::EntryExpansion;
+use ctxgraph_engine::answers::explain::{EntryExpansion, Reason};
 use ctxgraph_engine::answers::profile::Request;
 use ctxgraph_engine::profiles::PROFILES;
-use ctxgraph_engine::{Budget, BuildError, ConfigError, Engine, EngineError, Finding, Severity, Workspace};
+use ctxgraph_engine::{
+    Budget, BuildError, Code, ConfigError, Engine, EngineError, Finding, Severity, Workspace,
+};
 use lsp_types::{
     CodeDescription, CodeLens, Command, Diagnostic, DiagnosticSeverity, DocumentLink, Hover, HoverContents,
     Location, MarkupContent, MarkupKind, NumberOrString, Position, Range, Uri,
@@ -40,7 +42,7 @@ pub fn diagnostics(engine: &Engine, ws: Workspace, docs: &[Open<'_>]) -> Vec<Vec
             let mut found: Vec<Diagnostic> = findings
                 .iter()
                 .filter(|f| f.location.as_ref().is_some_and(|l| l.uri == name))
-                .map(|f| finding_diagnostic(doc.text, f))
+                .map(|f| finding_diagnostic(*doc, f))
                 .collect();
             for error in &errors {
                 found.extend(error_diagnostics(*doc, error));
@@ -72,6 +74,25 @@ fn lint_everything(engine: &Engine, ws: Workspace) -> (Vec<Finding>, Vec<EngineE
     (findings, errors)
 }
 
+/// Why an open document is not analysed: its text is over `limit` bytes.
+pub fn oversized_message(limit: usize) -> String {
+    format!(
+        "over the limit of {} MiB for an open document ({limit} bytes): ctxgraph lsp does not analyse it until it is smaller",
+        limit / (1024 * 1024)
+    )
+}
+
+/// The one diagnostic of an open document over `limit` bytes.
+pub fn oversized_diagnostic(limit: usize) -> Diagnostic {
+    Diagnostic {
+        range: Range::new(Position::new(0, 0), Position::new(0, 0)),
+        severity: Some(DiagnosticSeverity::WARNING),
+        source: Some(SOURCE.to_owned()),
+        message: format!("This document is {}.", oversized_message(limit)),
+        ..Diagnostic::default()
+    }
+}
+
 fn severity(severity: Severity) -> DiagnosticSeverity {
     match severity {
         Severity::Error => DiagnosticSeverity::ERROR,
@@ -80,11 +101,26 @@ fn severity(severity: Severity) -> DiagnosticSeverity {
     }
 }
 
-fn finding_diagnostic(text: &str, finding: &Finding) -> Diagnostic {
+/// Where an `@import` finding points in `doc`: the import it names. Gemini's import records
+/// carry no position, so the finding has none; the `@path` its message quotes is found
+/// among the document's own references.
+fn import_range(doc: Open<'_>, finding: &Finding) -> Option<Range> {
+    references(doc.path, doc.text).into_iter().find_map(|reference| match reference {
+        Reference::Import { range, path } if finding.message.contains(&format!("`@{path}` in ")) => {
+            Some(range_of(doc.text, range.start, range.end))
+        }
+        _ => None,
+    })
+}
+
+fn finding_diagnostic(doc: Open<'_>, finding: &Finding) -> Diagnostic {
     let (line, column) = finding.location.as_ref().map_or((None, None), |l| (l.line, l.column));
     let id = finding.code.id();
+    let at_import = (line.is_none() && finding.code == Code::GeminiImportFailed)
+        .then(|| import_range(doc, finding))
+        .flatten();
     Diagnostic {
-        range: finding_range(text, line, column, ColumnUnit::Chars),
+        range: at_import.unwrap_or_else(|| finding_range(doc.text, line, column, ColumnUnit::Chars)),
         severity: Some(severity(finding.severity)),
         code: Some(NumberOrString::String(id.to_owned())),
         code_description: repository_doc(&format!("docs/lint.md#{}", id.to_lowercase()))
@@ -187,15 +223,47 @@ fn short(path: &Path, base: &Path) -> String {
     }
 }
 
-fn lens(title: String) -> CodeLens {
-    // A lens without a command to run: the title is the answer. `command` stays empty, as
-    // clients that display lenses need one with a title.
-    let command = Command { title, command: String::new(), arguments: None };
+/// A lens on line 1. Its command runs nothing (clients that display lenses need one with a
+/// title); its arguments carry the whole answer, every agent's verdict, for a client that
+/// shows more than the title.
+fn lens(title: String, details: &[(String, String)]) -> CodeLens {
+    let details: Vec<serde_json::Value> = details
+        .iter()
+        .map(|(agent, verdict)| serde_json::json!({ "agent": agent, "verdict": verdict }))
+        .collect();
+    let command =
+        Command { title, command: String::new(), arguments: Some(vec![serde_json::Value::Array(details)]) };
     CodeLens {
         range: Range::new(Position::new(0, 0), Position::new(0, 0)),
         command: Some(command),
         data: None,
     }
+}
+
+/// Agents named in a lens title before the rest are counted.
+const NAMED_AGENTS: usize = 3;
+
+/// The agents' verdicts grouped, one group per verdict in first-seen order:
+/// `verdict: agent, agent · verdict: agent, agent, agent +2`. Ten agents side by side
+/// would be ten lenses stacked on one line; grouped, they are one.
+fn grouped(verdicts: &[(String, String)]) -> String {
+    let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (agent, verdict) in verdicts {
+        match groups.iter_mut().find(|(v, _)| v == verdict) {
+            Some((_, agents)) => agents.push(agent.as_str()),
+            None => groups.push((verdict.as_str(), vec![agent.as_str()])),
+        }
+    }
+    let parts: Vec<String> = groups
+        .iter()
+        .map(|(verdict, agents)| {
+            let named = agents.iter().take(NAMED_AGENTS).copied().collect::<Vec<_>>().join(", ");
+            let more = agents.len().saturating_sub(NAMED_AGENTS);
+            let more = if more > 0 { format!(" +{more}") } else { String::new() };
+            format!("{verdict}: {named}{more}")
+        })
+        .collect();
+    parts.join(" · ")
 }
 
 /// The working directories between `root` and `file`'s directory, `root` first: where an
@@ -212,9 +280,10 @@ pub fn working_directories(root: &Path, file: &Path) -> Vec<PathBuf> {
     dirs
 }
 
-/// Line 1's lenses: what each agent attaches when its model reads `file` (started in `ws`),
-/// and, for a rule file, from how many of the working directories `chain` (see
-/// [`working_directories`]) it is in the system prompt and what each agent does with it.
+/// Line 1's lenses, the agents grouped by verdict: for a rule file, from how many of the
+/// working directories `chain` (see [`working_directories`]) it is in the system prompt and
+/// what each agent does with it there; for any file, what each agent attaches when its model
+/// reads `file` (started in `ws`). Three lenses at most, one on a file that is no rule file.
 pub fn code_lenses(engine: &Engine, ws: Workspace, chain: &[Workspace], file: &Path) -> Vec<CodeLens> {
     let root = engine.cwd(ws).to_path_buf();
     let mut lenses = Vec::new();
@@ -238,27 +307,30 @@ pub fn code_lenses(engine: &Engine, ws: Workspace, chain: &[Workspace], file: &P
     let rule_file = statuses.iter().any(|(_, counts)| counts.keys().any(|label| *label != "not sent"));
     if rule_file {
         let n = chain.len();
-        lenses.push(lens(format!(
-            "rule file: in the system prompt from {in_prompt} of {n} working directories (. down to its own)"
-        )));
-        let per_agent: Vec<String> = statuses
+        let per_agent: Vec<(String, String)> = statuses
             .iter()
             .map(|(agent, counts)| {
                 let counts: Vec<String> =
                     counts.iter().map(|(label, k)| format!("{label} {k}/{n}")).collect();
-                format!("{agent}: {}", counts.join(", "))
+                ((*agent).to_owned(), counts.join(", "))
             })
             .collect();
-        lenses.push(lens(per_agent.join(" · ")));
+        lenses.push(lens(
+            format!("rule file: in the system prompt from {in_prompt} of {n} working directories (. down to its own)"),
+            &per_agent,
+        ));
+        lenses.push(lens(grouped(&per_agent), &per_agent));
     }
+    let mut reads: Vec<(String, String)> = Vec::new();
     for profile in PROFILES {
         let agent = profile.agent();
-        let title = match engine.agent_read(ws, agent, file, &Request::default()) {
+        let verdict = match engine.agent_read(ws, agent, file, &Request::default()) {
+            // An agent that never attaches on reads says so in its note; one line for them all.
+            Ok(read) if read.blocks.is_empty() && !profile.attaches_on_read() => {
+                "attaches nothing".to_owned()
+            }
             Ok(read) if read.blocks.is_empty() => {
-                format!(
-                    "{agent} on read: attaches nothing{}",
-                    read.note.map(|n| format!(" ({n})")).unwrap_or_default()
-                )
+                format!("attaches nothing{}", read.note.map(|n| format!(" ({n})")).unwrap_or_default())
             }
             Ok(read) => {
                 let attached: Vec<String> = read
@@ -272,12 +344,13 @@ pub fn code_lenses(engine: &Engine, ws: Workspace, chain: &[Workspace], file: &P
                         format!("{what} ({tokens} tokens)")
                     })
                     .collect();
-                format!("{agent} on read: attaches {}", attached.join(", "))
+                format!("attaches {}", attached.join(", "))
             }
-            Err(error) => format!("{agent}: {error}"),
+            Err(error) => error.to_string(),
         };
-        lenses.push(lens(title));
+        reads.push((agent.to_string(), verdict));
     }
+    lenses.push(lens(format!("on read, {}", grouped(&reads)), &reads));
     lenses
 }
 
@@ -316,7 +389,9 @@ pub fn hover(engine: &Engine, ws: Workspace, doc: Open<'_>, offset: usize) -> Op
                                 }
                             }
                             EntryExpansion::Remote { status } => {
-                                let _ = writeln!(text, "a URL: {status:?}");
+                                let reason = Reason::Remote { status: status.clone() };
+                                let _ =
+                                    writeln!(text, "a URL, from {}: {}", report.config, reason.describe());
                             }
                         }
                     }
@@ -345,7 +420,7 @@ pub fn hover(engine: &Engine, ws: Workspace, doc: Open<'_>, offset: usize) -> Op
                         if i.is_inlined() {
                             "inlined".to_owned()
                         } else {
-                            format!("not inlined: {:?}", i.outcome)
+                            format!("not inlined: {}", i.outcome.describe())
                         }
                     })
                     .collect();

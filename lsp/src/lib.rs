@@ -9,9 +9,12 @@
 //! main loop is in [`server`], what it answers in [`analysis`].
 
 pub mod analysis;
+pub mod pool;
 pub mod references;
+pub mod scope;
 pub mod server;
 pub mod text;
+pub mod transport;
 pub mod uri;
 
 pub use server::Stop;
@@ -19,6 +22,7 @@ pub use server::Stop;
 use std::path::PathBuf;
 
 use ctxgraph_engine::Engine;
+use lsp_server::{ErrorCode, Message, Response};
 use lsp_types::{
     CodeLensOptions, DocumentLinkOptions, HoverProviderCapability, InitializeParams, OneOf, SaveOptions,
     ServerCapabilities, ServerInfo, TextDocumentSyncCapability, TextDocumentSyncKind,
@@ -95,54 +99,93 @@ impl std::fmt::Display for LspError {
 
 impl std::error::Error for LspError {}
 
-/// Runs the server on stdin and stdout until the editor shuts it down or hangs up. An editor
-/// that leaves before `initialize` (stdin closed) is a clean stop, as one that leaves later is.
+/// Runs the server on stdin and stdout until the editor says `exit` or hangs up.
+///
+/// The exit status the protocol asks for: [`Stop::Clean`] after `shutdown` then `exit`,
+/// [`Stop::ExitWithoutShutdown`] for an `exit` with no `shutdown` before it (also before
+/// `initialize`). An editor that hangs up (stdin at its end, or stdout closed) leaves
+/// nobody to read a status: that is a clean stop. What is not a Language Server Protocol
+/// message (broken framing, a message over the size limit, not JSON-RPC, an `initialize`
+/// that is not one) is [`LspError::BadMessage`].
 pub fn run_stdio(engine: Engine) -> Result<Stop, LspError> {
-    let (connection, io_threads) = lsp_server::Connection::stdio();
+    let (connection, io_threads) = transport::stdio()
+        .map_err(|err| LspError::Failed(format!("cannot start the stdio threads: {err}")))?;
     let initialize = serde_json::json!({
         "capabilities": capabilities(),
         "serverInfo": ServerInfo { name: "ctxgraph".to_owned(), version: Some(env!("CARGO_PKG_VERSION").to_owned()) },
     });
-    let (id, params) = match connection.initialize_start() {
-        Ok(start) => start,
-        // The reader stopped: at the end of stdin, or on bytes that are not a message (its
-        // error, from `join`, says which).
-        Err(err) if err.channel_is_disconnected() => {
+    let (id, params) = loop {
+        let Ok(message) = connection.receiver.recv() else {
+            // The reader stopped: at the end of stdin, or on bytes that are not a message.
             drop(connection);
-            return join(io_threads).map(|()| Stop::Clean);
+            return finish(io_threads, server::Ended::InputClosed);
+        };
+        match message {
+            Message::Request(request) if request.method == "initialize" => {
+                break (request.id, request.params);
+            }
+            Message::Request(request) => {
+                let refused = Response::new_err(
+                    request.id,
+                    ErrorCode::ServerNotInitialized as i32,
+                    format!("ctxgraph lsp answers {} only after `initialize`", request.method),
+                );
+                if connection.sender.send(refused.into()).is_err() {
+                    drop(connection);
+                    return finish(io_threads, server::Ended::OutputClosed);
+                }
+            }
+            Message::Notification(notification) if notification.method == "exit" => {
+                drop(connection);
+                return finish(io_threads, server::Ended::Exit(Stop::ExitWithoutShutdown));
+            }
+            // Notifications before `initialize` are dropped, as the protocol asks.
+            Message::Notification(_) | Message::Response(_) => {}
         }
-        Err(err) => return Err(LspError::bad_message(&err.to_string())),
     };
     let params: InitializeParams =
         serde_json::from_value(params).map_err(|err| LspError::bad_message(&format!("initialize: {err}")))?;
-    match connection.initialize_finish(id, initialize) {
-        Ok(()) => {}
-        // The editor left right after `initialize`: as clean a stop as leaving before it.
-        Err(err) if err.channel_is_disconnected() => {
-            drop(connection);
-            return join(io_threads).map(|()| Stop::Clean);
-        }
-        Err(err) => return Err(LspError::Failed(err.to_string())),
+    if connection.sender.send(Response::new_ok(id, initialize).into()).is_err() {
+        drop(connection);
+        return finish(io_threads, server::Ended::OutputClosed);
     }
-    let roots = roots(&params);
-    let stop = server::Server::new(connection, engine, roots)
-        .run()
-        .map_err(|err| LspError::Failed(err.to_string()))?;
-    // The writer ends when the connection's sender is dropped, the reader at the end of
-    // stdin; an `exit` without `shutdown` may come with stdin still open, so the reader is
-    // not waited for then.
-    match stop {
-        Stop::Clean => join(io_threads).map(|()| stop),
-        Stop::ExitWithoutShutdown => Ok(stop),
-    }
+    let server = server::Server::new(connection, engine, roots(&params))
+        .map_err(|err| LspError::Failed(format!("cannot start the worker threads: {err}")))?;
+    let ended = server.run();
+    finish(io_threads, ended)
 }
 
-/// Waits for the stdio threads; a reader that stopped on a malformed message is bad input.
-fn join(io_threads: lsp_server::IoThreads) -> Result<(), LspError> {
-    io_threads.join().map_err(|err| match err.kind() {
-        std::io::ErrorKind::InvalidData | std::io::ErrorKind::UnexpectedEof => {
-            LspError::bad_message(&err.to_string())
+/// How the session ended, once the writer has written what it was given: a reader that
+/// stopped on a malformed message is bad input; a failed write other than a broken pipe
+/// is a failure.
+fn finish(io_threads: transport::IoThreads, ended: server::Ended) -> Result<Stop, LspError> {
+    // Every sender of the writer's channel is gone (the connection was dropped), so the
+    // writer stops after the replies already handed over.
+    let (read, writer) = match ended {
+        // The reader stops after `exit` or at the end of its input: waiting is bounded.
+        server::Ended::Exit(_) | server::Ended::InputClosed => {
+            let (read, writer) = io_threads.reader_result();
+            (Some(read), writer)
         }
-        _ => LspError::Failed(err.to_string()),
+        // The reader may be waiting on an editor that keeps stdin open: not waited for.
+        server::Ended::OutputClosed => (None, io_threads.writer()),
+    };
+    if let Some(Err(err)) = read {
+        return Err(match err.kind() {
+            std::io::ErrorKind::InvalidData | std::io::ErrorKind::UnexpectedEof => {
+                LspError::bad_message(&err.to_string())
+            }
+            _ => LspError::Failed(err.to_string()),
+        });
+    }
+    match writer.join() {
+        Ok(Ok(())) => {}
+        Ok(Err(err)) if err.kind() == std::io::ErrorKind::BrokenPipe => {}
+        Ok(Err(err)) => return Err(LspError::Failed(format!("writing to stdout: {err}"))),
+        Err(_) => return Err(LspError::Failed("the writer thread panicked".to_owned())),
+    }
+    Ok(match ended {
+        server::Ended::Exit(stop) => stop,
+        server::Ended::InputClosed | server::Ended::OutputClosed => Stop::Clean,
     })
 }

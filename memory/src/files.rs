@@ -228,34 +228,47 @@ fn sweep_temp_files(root: &Path) {
     }
 }
 
-/// Appends `line` (no newline in it) plus `\n` to `path` in one `write`, then syncs.
+/// Appends `lines` (no newline in any), each plus `\n`, to `path` in one `write`, then syncs.
+///
+/// Whole or nothing: when the write or the sync fails (a full disk, a file size limit), the
+/// file is cut back to its length before, so a failed call stored none of the lines and a
+/// caller that retries stores them once. (A crash in the middle can still leave the first
+/// lines; the torn last one is cut off by the next append.)
 ///
 /// A final line without `\n` is a write that a crash cut short; it was never acknowledged,
-/// so it is cut off first (readers skip it meanwhile). A file the line would take past
+/// so it is cut off first (readers skip it meanwhile). A file the lines would take past
 /// [`MAX_FILE_BYTES`] is refused (the caller compacts first). Call only under [`with_lock`].
-pub fn append_line(workspace: &Path, path: &Path, line: &str, sync: bool) -> Result<(), StoreError> {
-    debug_assert!(!line.contains('\n'));
+pub fn append_lines(workspace: &Path, path: &Path, lines: &[&str], sync: bool) -> Result<(), StoreError> {
+    debug_assert!(lines.iter().all(|line| !line.contains('\n')));
     check_inside(workspace, path)?;
     let (mut file, len) =
         open_regular(path, OpenOptions::new().create(true).read(true).write(true).truncate(false))?
             .ok_or_else(|| unusable(path, "vanished while it was opened"))?;
     let end = repair_torn_tail(&mut file, len).map_err(io_error(path))?;
-    let grown = end + line.len() as u64 + 1;
+    let mut bytes = Vec::with_capacity(lines.iter().map(|line| line.len() + 1).sum());
+    for line in lines {
+        bytes.extend_from_slice(line.as_bytes());
+        bytes.push(b'\n');
+    }
+    let grown = end + bytes.len() as u64;
     if grown > MAX_FILE_BYTES {
         return Err(unusable(
             path,
             format!(
-                "one more line would take it to {grown} bytes, over the memory store's limit of {MAX_FILE_BYTES} bytes (64 MiB)"
+                "{} more line{} would take it to {grown} bytes, over the memory store's limit of {MAX_FILE_BYTES} bytes (64 MiB)",
+                lines.len(),
+                if lines.len() == 1 { "" } else { "s" }
             ),
         ));
     }
-    file.seek(SeekFrom::Start(end)).map_err(io_error(path))?;
-    let mut bytes = Vec::with_capacity(line.len() + 1);
-    bytes.extend_from_slice(line.as_bytes());
-    bytes.push(b'\n');
-    file.write_all(&bytes).map_err(io_error(path))?;
-    if sync {
-        file.sync_data().map_err(io_error(path))?;
+    let written = file
+        .seek(SeekFrom::Start(end))
+        .and_then(|_| file.write_all(&bytes))
+        .and_then(|()| if sync { file.sync_data() } else { Ok(()) });
+    if let Err(err) = written {
+        // Shrinking needs no space: what was written of the lines goes again.
+        let _ = file.set_len(end);
+        return Err(StoreError::Io { path: path.to_path_buf(), source: err });
     }
     Ok(())
 }
@@ -293,17 +306,28 @@ fn repair_torn_tail(file: &mut File, len: u64) -> io::Result<u64> {
 /// Replaces `path` with `bytes`: a temp file in the same directory, fsync, rename, fsync
 /// of the directory. Readers see the old file or the new one, never a mix. The rename
 /// replaces a link rather than writing through it; the directory must be the workspace's.
+///
+/// The new file keeps the old one's mode, and its owner and group where this process may
+/// set them (a root process keeps a user's file theirs); a file that did not exist gets
+/// the mode any new file gets (0666 less the umask), not the temp file's owner-only 0600.
 pub fn replace_file(workspace: &Path, path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     let dir = path.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     check_inside(workspace, &dir)?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
         return Err(too_large(path, bytes.len() as u64));
     }
-    let mut temp = tempfile::Builder::new()
-        .prefix(&format!(".{}.", path.file_name().and_then(|n| n.to_str()).unwrap_or("memory")))
-        .suffix(".tmp")
-        .tempfile_in(&dir)
-        .map_err(io_error(&dir))?;
+    let prefix = format!(".{}.", path.file_name().and_then(|n| n.to_str()).unwrap_or("memory"));
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".tmp");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        // Created with 0666, the umask applies as to any new file.
+        builder.permissions(fs::Permissions::from_mode(0o666));
+    }
+    let mut temp = builder.tempfile_in(&dir).map_err(io_error(&dir))?;
+    #[cfg(unix)]
+    keep_mode_and_owner(temp.as_file(), path).map_err(io_error(path))?;
     temp.write_all(bytes).map_err(io_error(path))?;
     temp.as_file().sync_all().map_err(io_error(path))?;
     temp.persist(path).map_err(|e| StoreError::Io { path: path.to_path_buf(), source: e.error })?;
@@ -312,6 +336,23 @@ pub fn replace_file(workspace: &Path, path: &Path, bytes: &[u8]) -> Result<(), S
         let _ = dir.sync_all();
     }
     Ok(())
+}
+
+/// Gives `temp` the mode of the file at `path`, and its owner and group as far as this
+/// process may (a refused change of owner is no error: the file stays this user's).
+#[cfg(unix)]
+fn keep_mode_and_owner(temp: &File, path: &Path) -> io::Result<()> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let Ok(old) = fs::metadata(path) else { return Ok(()) };
+    if !old.is_file() {
+        return Ok(());
+    }
+    let ours = temp.metadata()?;
+    if (ours.uid(), ours.gid()) != (old.uid(), old.gid()) {
+        let _ = std::os::unix::fs::fchown(temp, Some(old.uid()), Some(old.gid()));
+    }
+    // After the owner: a change of owner may clear the set-id bits.
+    temp.set_permissions(fs::Permissions::from_mode(old.mode() & 0o7777))
 }
 
 /// A JSON file's text, or `None` when it does not exist. Not UTF-8 is an error naming it
@@ -334,16 +375,16 @@ mod tests {
         let ws = dir.path();
         let path = ws.join("log.jsonl");
         fs::write(&path, "{\"a\":1}\n{\"b\":").unwrap();
-        append_line(ws, &path, "{\"c\":3}", true).unwrap();
+        append_lines(ws, &path, &["{\"c\":3}"], true).unwrap();
         assert_eq!(fs::read_to_string(&path).unwrap(), "{\"a\":1}\n{\"c\":3}\n");
         fs::write(&path, "torn").unwrap();
-        append_line(ws, &path, "x", true).unwrap();
+        append_lines(ws, &path, &["x"], true).unwrap();
         assert_eq!(fs::read_to_string(&path).unwrap(), "x\n");
         // A last line cut inside a character (a full disk) is torn like any other.
         let mut cut = b"{\"a\":1}\n{\"text\":\"caf".to_vec();
         cut.push(0xC3);
         fs::write(&path, cut).unwrap();
-        append_line(ws, &path, "y", true).unwrap();
+        append_lines(ws, &path, &["y"], true).unwrap();
         assert_eq!(fs::read_to_string(&path).unwrap(), "{\"a\":1}\ny\n");
     }
 
@@ -355,6 +396,31 @@ mod tests {
         replace_file(dir.path(), &path, b"2").unwrap();
         assert_eq!(fs::read_to_string(&path).unwrap(), "2");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_replaced_file_keeps_its_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("facts.jsonl");
+        let mode = |path: &Path| fs::metadata(path).unwrap().permissions().mode() & 0o7777;
+        for kept in [0o644, 0o640, 0o600, 0o664] {
+            fs::write(&path, "old").unwrap();
+            fs::set_permissions(&path, fs::Permissions::from_mode(kept)).unwrap();
+            replace_file(dir.path(), &path, b"new").unwrap();
+            assert_eq!(fs::read_to_string(&path).unwrap(), "new");
+            assert_eq!(mode(&path), kept, "{kept:o}");
+        }
+        // A new file gets what any new file gets: 0666 less the umask (read where Linux
+        // shows it; setting it would race with the other tests' files).
+        let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
+        let umask = status.lines().find_map(|l| l.strip_prefix("Umask:")).map(str::trim);
+        if let Some(umask) = umask.and_then(|u| u32::from_str_radix(u, 8).ok()) {
+            let fresh = dir.path().join("handoff.json");
+            replace_file(dir.path(), &fresh, b"{}").unwrap();
+            assert_eq!(mode(&fresh), 0o666 & !umask);
+        }
     }
 
     #[test]
@@ -402,16 +468,16 @@ mod tests {
         let fifo = ws.join("fifo.jsonl");
         assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
         assert!(unusable_reason(read_bytes(&fifo).unwrap_err()).contains("FIFO"));
-        assert!(unusable_reason(append_line(&ws, &fifo, "x", false).unwrap_err()).contains("FIFO"));
+        assert!(unusable_reason(append_lines(&ws, &fifo, &["x"], false).unwrap_err()).contains("FIFO"));
         let zero = ws.join("zero.jsonl");
         std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
         assert!(unusable_reason(read_bytes(&zero).unwrap_err()).contains("device"));
-        assert!(unusable_reason(append_line(&ws, &zero, "x", false).unwrap_err()).contains("outside"));
+        assert!(unusable_reason(append_lines(&ws, &zero, &["x"], false).unwrap_err()).contains("outside"));
         let outside = dir.path().join("outside.jsonl");
         fs::write(&outside, "").unwrap();
         let link = ws.join("link.jsonl");
         std::os::unix::fs::symlink(&outside, &link).unwrap();
-        assert!(unusable_reason(append_line(&ws, &link, "x", false).unwrap_err()).contains("outside"));
+        assert!(unusable_reason(append_lines(&ws, &link, &["x"], false).unwrap_err()).contains("outside"));
         assert_eq!(fs::read(&outside).unwrap(), b"");
         let folder = ws.join("dir.jsonl");
         fs::create_dir(&folder).unwrap();
@@ -439,7 +505,7 @@ mod tests {
         file.set_len(MAX_FILE_BYTES - 2).unwrap();
         let mut file = OpenOptions::new().append(true).open(&path).unwrap();
         file.write_all(b"\n").unwrap();
-        let err = append_line(dir.path(), &path, "xy", false).unwrap_err();
+        let err = append_lines(dir.path(), &path, &["xy"], false).unwrap_err();
         assert!(err.to_string().contains("64 MiB"), "{err}");
     }
 }

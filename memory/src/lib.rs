@@ -118,11 +118,29 @@ pub struct Store {
     compaction_check_at: Arc<AtomicU64>,
 }
 
-/// What `remember` did.
+/// What `remember` did: the fact stored (or found), the facts the cap retired for it, and
+/// a warning when the write succeeded but the log's compaction did not.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Remembered {
+    /// What became of the text.
+    #[serde(flatten)]
+    pub stored: Stored,
+    /// Active facts retired to keep at most 200 active (§4.4, `MAX_ACTIVE_FACTS`): the oldest
+    /// compaction facts first, then the oldest explicit ones. Absent when none was.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evicted: Vec<Evicted>,
+    /// The fact is stored, but rewriting `facts.jsonl` smaller (§4.1) failed (a full disk…);
+    /// the next write tries again. Absent when nothing failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
+}
+
+/// What became of a text given to `remember`.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "result", rename_all = "kebab-case")]
-pub enum Remembered {
+pub enum Stored {
     /// A new fact was stored.
     Added {
         /// The new fact's id (`fct_…`).
@@ -142,10 +160,20 @@ pub enum Remembered {
     },
 }
 
+/// A fact retired to make room (§4.4).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Evicted {
+    /// Its id (`fct_…`).
+    pub id: String,
+    /// Its text, as stored (redacted).
+    pub text: String,
+}
+
 impl Remembered {
     pub fn id(&self) -> &str {
-        match self {
-            Remembered::Added { id } | Remembered::Duplicate { id } | Remembered::Superseded { id, .. } => id,
+        match &self.stored {
+            Stored::Added { id } | Stored::Duplicate { id } | Stored::Superseded { id, .. } => id,
         }
     }
 }
@@ -232,8 +260,15 @@ impl Store {
     }
 
     fn append(&self, name: &str, record: &impl serde::Serialize) -> Result<(), StoreError> {
-        let line = self.redacted_json(record)?.to_string();
-        files::append_line(&self.workspace, &self.path(name), &line, self.sync)
+        self.append_all(name, std::slice::from_ref(record))
+    }
+
+    /// Appends every record in one write: all of them are stored, or none.
+    fn append_all<R: serde::Serialize>(&self, name: &str, records: &[R]) -> Result<(), StoreError> {
+        let lines =
+            records.iter().map(|r| Ok(self.redacted_json(r)?.to_string())).collect::<Result<Vec<_>, _>>()?;
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        files::append_lines(&self.workspace, &self.path(name), &lines, self.sync)
     }
 
     /// Replaces the JSON file `name` with `record`, redacted.
@@ -339,7 +374,11 @@ impl Store {
             let facts = self.facts()?;
             let active: Vec<&Fact> = facts.iter().filter(|f| f.is_active()).collect();
             if let Some(same) = active.iter().find(|f| f.record.hash == hash) {
-                return Ok(Remembered::Duplicate { id: same.record.id.clone() });
+                return Ok(Remembered {
+                    stored: Stored::Duplicate { id: same.record.id.clone() },
+                    evicted: Vec::new(),
+                    warning: None,
+                });
             }
             let now = self.now();
             let id = text::new_id("fct_", now);
@@ -362,41 +401,36 @@ impl Store {
                 created_at: now,
                 updated_at: now,
             };
-            self.append(record::FACTS, &FactLine::Fact(record))?;
-            if let Some(old) = &near {
-                self.append_status(old, Status::Inactive, "superseded", session, now)?;
-            }
-            self.evict_over_cap(&facts, near.as_deref(), session, now)?;
-            self.compact_facts_if_due()?;
-            Ok(match near {
-                Some(old) => Remembered::Superseded { id, old },
-                None => Remembered::Added { id },
+            let evicted = evict_over_cap(&facts, near.as_deref());
+            // The fact and the retirements it causes in one write: a full disk stores none
+            // of them, so a caller that retries after an error stores the fact once.
+            let mut lines = vec![FactLine::Fact(record)];
+            let retired = near.iter().map(|old| (old, "superseded"));
+            let retired = retired.chain(evicted.iter().map(|fact| (&fact.id, "evicted")));
+            lines.extend(retired.map(|(id, reason)| {
+                FactLine::Status(status_record(id, Status::Inactive, reason, session, now))
+            }));
+            self.append_all(record::FACTS, &lines)?;
+            Ok(Remembered {
+                stored: match near {
+                    Some(old) => Stored::Superseded { id, old },
+                    None => Stored::Added { id },
+                },
+                evicted,
+                warning: self.compact_after_write(),
             })
         })
     }
 
-    /// §4.4: past [`MAX_ACTIVE_FACTS`], retire the oldest compaction facts, then the
-    /// oldest explicit ones. `before` is the state before the new fact was appended.
-    fn evict_over_cap(
-        &self,
-        before: &[Fact],
-        retired: Option<&str>,
-        session: Option<&str>,
-        now: i64,
-    ) -> Result<(), StoreError> {
-        let mut active: Vec<&Fact> =
-            before.iter().filter(|f| f.is_active() && Some(f.record.id.as_str()) != retired).collect();
-        let count = active.len() + 1;
-        if count <= MAX_ACTIVE_FACTS {
-            return Ok(());
-        }
-        active.sort_by_key(|f| {
-            (f.record.source == FactSource::Explicit, f.record.updated_at, f.record.id.clone())
-        });
-        for fact in active.into_iter().take(count - MAX_ACTIVE_FACTS) {
-            self.append_status(&fact.record.id, Status::Inactive, "evicted", session, now)?;
-        }
-        Ok(())
+    /// Compaction after a write that succeeded: best effort. The write is done and
+    /// stays done; a compaction that fails (no room for the rewritten log) leaves the log
+    /// as it is, complete, and is tried again after the next write. Returns what failed.
+    fn compact_after_write(&self) -> Option<String> {
+        self.compact_facts_if_due().err().map(|err| {
+            format!(
+                "the fact is stored, but compacting facts.jsonl failed ({err}); the next write tries again"
+            )
+        })
     }
 
     fn append_status(
@@ -407,15 +441,7 @@ impl Store {
         session: Option<&str>,
         at: i64,
     ) -> Result<(), StoreError> {
-        let record = StatusRecord {
-            v: SCHEMA_VERSION,
-            id: id.to_owned(),
-            status,
-            reason: reason.to_owned(),
-            session_id: session.map(str::to_owned),
-            at,
-        };
-        self.append(record::FACTS, &FactLine::Status(record))
+        self.append(record::FACTS, &FactLine::Status(status_record(id, status, reason, session, at)))
     }
 
     /// Appends a fact as given, without dedupe or caps (imports, and extractors that did
@@ -431,7 +457,9 @@ impl Store {
         check_session(record.session_id.as_deref())?;
         self.locked(|| {
             self.append(record::FACTS, &FactLine::Fact(record.clone()))?;
-            self.compact_facts_if_due()
+            // Stored: a compaction that fails is tried again after the next write.
+            let _ = self.compact_after_write();
+            Ok(())
         })?;
         Ok(record)
     }
@@ -450,7 +478,9 @@ impl Store {
                 return Err(StoreError::NoMatch(self.redactor.redact(id).text));
             }
             self.append_status(id, status, reason, session, self.now())?;
-            self.compact_facts_if_due()
+            // Written: a compaction that fails is tried again after the next write.
+            let _ = self.compact_after_write();
+            Ok(())
         })
     }
 
@@ -474,7 +504,8 @@ impl Store {
             Ok(vec![id])
         })?;
         if !forgotten.is_empty() {
-            self.locked(|| self.compact_facts_if_due())?;
+            // Retired: a compaction that fails is tried again after the next write.
+            self.locked(|| Ok(self.compact_after_write()))?;
         }
         Ok(forgotten)
     }
@@ -601,6 +632,36 @@ impl Store {
             self.append(record::OBSERVATIONS, observation)?;
         }
         Ok(())
+    }
+}
+
+/// §4.4: the facts to retire so that the active ones, the new fact among them, are at
+/// most [`MAX_ACTIVE_FACTS`]: the oldest compaction facts, then the oldest explicit ones.
+/// `before` is the state before the new fact; `retired` a fact it supersedes.
+fn evict_over_cap(before: &[Fact], retired: Option<&str>) -> Vec<Evicted> {
+    let mut active: Vec<&Fact> =
+        before.iter().filter(|f| f.is_active() && Some(f.record.id.as_str()) != retired).collect();
+    let count = active.len() + 1;
+    if count <= MAX_ACTIVE_FACTS {
+        return Vec::new();
+    }
+    active
+        .sort_by_key(|f| (f.record.source == FactSource::Explicit, f.record.updated_at, f.record.id.clone()));
+    active
+        .into_iter()
+        .take(count - MAX_ACTIVE_FACTS)
+        .map(|f| Evicted { id: f.record.id.clone(), text: f.record.text.clone() })
+        .collect()
+}
+
+fn status_record(id: &str, status: Status, reason: &str, session: Option<&str>, at: i64) -> StatusRecord {
+    StatusRecord {
+        v: SCHEMA_VERSION,
+        id: id.to_owned(),
+        status,
+        reason: reason.to_owned(),
+        session_id: session.map(str::to_owned),
+        at,
     }
 }
 

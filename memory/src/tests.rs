@@ -41,7 +41,7 @@ fn remember_dedupes_exact_and_supersedes_near_duplicates() {
             None,
         )
         .unwrap();
-    assert_eq!(again, Remembered::Duplicate { id: first.id().to_owned() });
+    assert_eq!(again.stored, Stored::Duplicate { id: first.id().to_owned() });
     let near = store
         .remember(
             "Run the integration tests with cargo nextest before pushing anything",
@@ -51,7 +51,7 @@ fn remember_dedupes_exact_and_supersedes_near_duplicates() {
             Some("ses_2"),
         )
         .unwrap();
-    assert!(matches!(&near, Remembered::Superseded { old, .. } if old == first.id()), "{near:?}");
+    assert!(matches!(&near.stored, Stored::Superseded { old, .. } if old == first.id()), "{near:?}");
     assert_eq!(
         active_texts(&store),
         ["Run the integration tests with cargo nextest before pushing anything"]

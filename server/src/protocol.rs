@@ -609,7 +609,8 @@ pub enum ScopeName {
 }
 
 /// The answer to `memory/remember`: what the store did (`added`, `duplicate` or
-/// `superseded`) and the fact's id.
+/// `superseded`), the fact's id, the facts the cap of 200 active facts retired for it
+/// (`evicted`), and a `warning` when the fact is stored but the log's compaction failed.
 #[derive(Serialize, JsonSchema)]
 pub struct RememberReply(pub ctxgraph_memory::Remembered);
 

@@ -9,7 +9,7 @@ use ctxgraph_memory::extract::{Evidence, extraction_model, observe};
 use ctxgraph_memory::recall::Recall;
 use ctxgraph_memory::record::{FactSource, Scope};
 use ctxgraph_memory::redact::Redactor;
-use ctxgraph_memory::{Outcome, Remembered, Store, system_clock};
+use ctxgraph_memory::{MAX_ACTIVE_FACTS, Outcome, Remembered, Store, Stored, system_clock};
 use ctxgraph_server::ops::{recall, recall_text};
 use serde_json::json;
 
@@ -17,7 +17,7 @@ use crate::args::{
     Format, HandoffAction, MemoryArgs, MemoryCommand, OutcomeArg, ScopeArg, SessionCardAction,
 };
 use crate::error::CliError;
-use crate::output::write_stdout;
+use crate::output::{eprintln_styled, write_stdout};
 
 pub fn run(args: MemoryArgs) -> Result<ExitCode, CliError> {
     let env = HostEnv::from_process();
@@ -28,8 +28,15 @@ pub fn run(args: MemoryArgs) -> Result<ExitCode, CliError> {
     let session = args.session.as_deref();
     let redactor = store.redactor();
     let out = match args.command {
-        MemoryCommand::Remember { text, scope, category } => {
-            json_line(redactor, &remember(&store, &text, scope, &category, session)?)?
+        MemoryCommand::Remember { text, scope, category, format } => {
+            let remembered = remember(&store, &text, scope, &category, session)?;
+            if let Some(warning) = &remembered.warning {
+                eprintln_styled(&format!("warning: {}", redactor.redact(warning).text));
+            }
+            match format {
+                Format::Text => redactor.redact(&remembered_text(&remembered)).text,
+                Format::Json => json_line(redactor, &remembered)?,
+            }
         }
         MemoryCommand::Forget { target } => {
             let ids = store.forget(&target, session)?;
@@ -99,6 +106,31 @@ fn remember(
         ScopeArg::Project => Scope::Project,
     };
     Ok(store.remember(text, scope, category, FactSource::Explicit, session)?)
+}
+
+/// What `remember` did, for a person: the fact stored (or already known), the one it
+/// replaced, and each fact the cap retired to make room, with why.
+fn remembered_text(remembered: &Remembered) -> String {
+    let mut out = match &remembered.stored {
+        Stored::Added { id } => format!("Remembered as a new fact, {id}.\n"),
+        Stored::Duplicate { id } => format!("Already known as {id}: nothing was stored.\n"),
+        Stored::Superseded { id, old } => format!(
+            "Remembered as {id}, updating {old}: the two say nearly the same (same scope), so {old} is retired.\n"
+        ),
+    };
+    if !remembered.evicted.is_empty() {
+        let count = remembered.evicted.len();
+        let _ = writeln!(
+            out,
+            "Retired {count} older fact{} to keep at most {MAX_ACTIVE_FACTS} active (the oldest facts from \
+             compactions go first, then the oldest remembered ones):",
+            if count == 1 { "" } else { "s" }
+        );
+        for fact in &remembered.evicted {
+            let _ = writeln!(out, "  {} {}", fact.id, fact.text);
+        }
+    }
+    out
 }
 
 /// `value` as JSON with every string redacted: a store edited by hand, or an echoed

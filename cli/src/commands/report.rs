@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use ctxgraph_db::Workspace;
 use ctxgraph_db::agent::Agent;
 use ctxgraph_db::installation::InstallationState;
-use ctxgraph_db::profile::{Layout, Source, Status};
+use ctxgraph_db::profile::{AgentFate, Layout, Source, Status};
 use ctxgraph_db::tokens::TokenCounter;
 use ctxgraph_engine::profiles::PROFILES;
 use ctxgraph_engine::{BlockKind, Engine, HostEnv, LimitOverrides, O200k, PlacedBlock, Section};
@@ -17,13 +17,42 @@ use crate::args::{ReportArgs, SessionInput};
 use crate::error::CliError;
 use crate::output::{eprintln_styled, write_stdout};
 use crate::report::model::{
-    AgentBudget, BudgetBlock, Changes, Fate, Kind, LeftOutFile, Page, RuleDir, RuleFile, first_lines,
-    trailing_rule,
+    AgentBudget, BudgetBlock, Changes, Fate, Kind, LeftOutFile, Page, Place, RuleDir, RuleFile, escaped,
+    first_lines, trailing_rule,
 };
 
 /// How much of a block the page shows on hover: enough to recognise it.
 const FIRST_LINES: usize = 8;
 const LINE_WIDTH: usize = 120;
+/// The walk for rule files no agent sends at start (attached on read, or named so no
+/// agent can list them) looks at no more entries than this, and no deeper.
+const WALK_ENTRIES: usize = 20_000;
+const WALK_DEPTH: usize = 12;
+/// Directories the walk does not enter: git's own, and installed packages.
+const WALK_SKIPS: [&str; 2] = [".git", "node_modules"];
+
+/// The root the map's paths are relative to, and the home folder its other rows may be in.
+struct Places<'a> {
+    root: &'a Path,
+    home: &'a Path,
+}
+
+impl Places<'_> {
+    /// Whether `path` is the home folder's and not the project's.
+    fn is_home(&self, path: &Path) -> bool {
+        self.of(path) == Place::Home
+    }
+
+    fn of(&self, dir: &Path) -> Place {
+        if dir.starts_with(self.root) {
+            Place::Project
+        } else if dir.starts_with(self.home) {
+            Place::Home
+        } else {
+            Place::Outside
+        }
+    }
+}
 
 pub fn run(args: ReportArgs) -> Result<ExitCode, CliError> {
     let env = HostEnv::from_process();
@@ -76,18 +105,32 @@ fn changes(file: &Path) -> Result<Changes, CliError> {
 }
 
 fn write(output: Option<&Path>, html: &str) -> Result<ExitCode, CliError> {
-    match output {
-        None => write_stdout(html.as_bytes())?,
-        Some(path) if path == Path::new("-") => write_stdout(html.as_bytes())?,
-        Some(path) => {
-            ctxgraph_engine::atomic::write(path, html.as_bytes(), ctxgraph_engine::atomic::Access::Umask)
-                .map_err(|err| {
-                    CliError::Output(std::io::Error::other(format!("{}: {err}", path.display())))
-                })?;
-            eprintln_styled(&format!("wrote {} ({} KB)", path.display(), html.len().div_ceil(1024)));
-        }
-    }
+    let Some(path) = output.filter(|path| *path != Path::new("-")) else {
+        write_stdout(html.as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
+    };
+    let path = page_path(path)?;
+    ctxgraph_engine::atomic::write(&path, html.as_bytes(), ctxgraph_engine::atomic::Access::Umask)
+        .map_err(|err| CliError::Output(std::io::Error::other(format!("{}: {err}", path.display()))))?;
+    eprintln_styled(&format!("wrote {} ({} KB)", path.display(), html.len().div_ceil(1024)));
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where `-o PATH` writes: `PATH/index.html` when PATH is an existing directory (as a web
+/// server would serve it), else PATH. A PATH ending in `/` names a directory, so one that
+/// does not exist is a usage error rather than a file of that name or a new directory.
+fn page_path(path: &Path) -> Result<PathBuf, CliError> {
+    if path.is_dir() {
+        return Ok(path.join("index.html"));
+    }
+    let names_a_directory = path.as_os_str().as_encoded_bytes().ends_with(b"/");
+    if names_a_directory {
+        return Err(CliError::Usage(format!(
+            "-o {}: no such directory; create it first, or give the page's file name",
+            path.display()
+        )));
+    }
+    Ok(path.to_path_buf())
 }
 
 fn gather(
@@ -101,6 +144,7 @@ fn gather(
     let cwd = engine.cwd(ws).to_path_buf();
     let worktree = engine.worktree(ws);
     let root = if worktree.is_git() { worktree.root.clone() } else { cwd.clone() };
+    let places = Places { root: &root, home: &env.home };
     let mut budgets = Vec::new();
     // Every rule file any agent sent, inlined or left out: the map's rows.
     let mut files: Vec<PathBuf> = Vec::new();
@@ -123,6 +167,7 @@ fn gather(
                     left_out: Vec::new(),
                     notes: Vec::new(),
                     error: Some(err.to_string()),
+                    sends_nothing: false,
                 });
                 continue;
             }
@@ -131,11 +176,13 @@ fn gather(
             files.extend(block.source.path().map(Path::to_path_buf));
             files.extend(block.inlines.iter().cloned());
         }
-        files.extend(layout.left_out.iter().map(|left| left.source.clone()));
+        // A left-out path that is no file (an `@alice` mention read as an import, a missing
+        // import) has no row on the map; the agent's own list still names it.
+        files.extend(layout.left_out.iter().map(|left| left.source.clone()).filter(|path| path.is_file()));
         let mut budget = if agent == Agent::Opencode {
-            opencode_budget(engine, ws, &layout, &cwd, args, installed)
+            opencode_budget(engine, ws, &layout, &places, args, installed)
         } else {
-            shared_budget(&layout, &cwd)
+            shared_budget(&layout, &places)
         };
         budget.title = profile.title();
         if layout.wording.is_unavailable() {
@@ -145,6 +192,7 @@ fn gather(
             ));
         }
         budget.notes.extend(layout.note.clone());
+        budget.sends_nothing = layout.note.is_some();
         budget.left_out = layout
             .left_out
             .iter()
@@ -166,7 +214,7 @@ fn gather(
         root: ctxgraph_db::path::display(&root),
         tokenizer: O200k.name(),
         agents: budgets,
-        map: map(engine, ws, agents, &root, &files),
+        map: map(engine, ws, agents, &places, &files),
         session: None,
         changes: None,
     })
@@ -174,7 +222,8 @@ fn gather(
 
 /// Any agent's layout, as `build --agent NAME --format json` lists it; files named
 /// relative to `cwd`.
-fn shared_budget(layout: &Layout, cwd: &Path) -> AgentBudget {
+fn shared_budget(layout: &Layout, places: &Places<'_>) -> AgentBudget {
+    let cwd = &layout.cwd;
     let blocks = layout
         .blocks
         .iter()
@@ -204,6 +253,7 @@ fn shared_budget(layout: &Layout, cwd: &Path) -> AgentBudget {
                 reason: block.reason.clone(),
                 provenance,
                 first_lines: first_lines(text, FIRST_LINES, LINE_WIDTH),
+                from_home: block.source.path().is_some_and(|path| places.is_home(path)),
             }
         })
         .collect();
@@ -211,7 +261,7 @@ fn shared_budget(layout: &Layout, cwd: &Path) -> AgentBudget {
         agent: layout.agent,
         title: "",
         release: layout.release,
-        scope: "what `build --agent NAME` prints".to_owned(),
+        scope: format!("what `build --agent {}` prints", layout.agent),
         bytes: layout.text.len(),
         tokens: O200k.count(&layout.text),
         framing_tokens: 0,
@@ -219,6 +269,7 @@ fn shared_budget(layout: &Layout, cwd: &Path) -> AgentBudget {
         left_out: Vec::new(),
         notes: Vec::new(),
         error: None,
+        sends_nothing: false,
     }
 }
 
@@ -228,7 +279,7 @@ fn opencode_budget(
     engine: &Engine,
     ws: Workspace,
     layout: &Layout,
-    cwd: &Path,
+    places: &Places<'_>,
     args: &ReportArgs,
     installed: bool,
 ) -> AgentBudget {
@@ -236,12 +287,16 @@ fn opencode_budget(
         .then(|| engine.layout(ws, Section::Message, super::message_options(None, &args.message)))
         .and_then(Result::ok);
     let Some(message) = message else {
-        let mut budget = shared_budget(layout, cwd);
+        let mut budget = shared_budget(layout, places);
         "the system section (`build`): without opencode's installation, no model prompt, skills or MCP"
             .clone_into(&mut budget.scope);
         return budget;
     };
-    let blocks = message.blocks.iter().map(|placed| placed_block(&message.text, placed, cwd)).collect();
+    let blocks = message
+        .blocks
+        .iter()
+        .map(|placed| placed_block(&message.text, placed, &layout.cwd, places))
+        .collect();
     AgentBudget {
         agent: layout.agent,
         title: "",
@@ -260,10 +315,11 @@ fn opencode_budget(
             })
             .collect(),
         error: None,
+        sends_nothing: false,
     }
 }
 
-fn placed_block(text: &str, placed: &PlacedBlock, cwd: &Path) -> BudgetBlock {
+fn placed_block(text: &str, placed: &PlacedBlock, cwd: &Path, roots: &Places<'_>) -> BudgetBlock {
     let body = &text[placed.range.clone()];
     let kind = match placed.kind {
         BlockKind::Environment => Kind::Environment,
@@ -297,6 +353,8 @@ fn placed_block(text: &str, placed: &PlacedBlock, cwd: &Path) -> BudgetBlock {
         reason: placed.reason.to_string(),
         provenance,
         first_lines: first_lines(body, FIRST_LINES, LINE_WIDTH),
+        from_home: placed.kind == BlockKind::Instruction
+            && placed.source.as_deref().is_some_and(|path| roots.is_home(Path::new(path))),
     }
 }
 
@@ -327,18 +385,42 @@ fn status_word(status: Status) -> &'static str {
 }
 
 /// The rule files by directory, each with every shown agent's fate (the engine's
-/// `explain --agent all FILE`).
-fn map(engine: &Engine, ws: Workspace, agents: &[Agent], root: &Path, files: &[PathBuf]) -> Vec<RuleDir> {
+/// `explain --agent all FILE`): every file an agent looked at from `cwd`, and the files
+/// below the root that an agent attaches on a read, or that no agent can list.
+fn map(
+    engine: &Engine,
+    ws: Workspace,
+    agents: &[Agent],
+    places: &Places<'_>,
+    files: &[PathBuf],
+) -> Vec<RuleDir> {
     let hints = if agents.contains(&Agent::Opencode) { opencode_fixes(engine, ws) } else { BTreeMap::new() };
-    // Directories in the repository first, in path order; then those outside it (a home
-    // directory's rule files), which sort by their absolute paths.
-    let mut dirs: BTreeMap<(bool, String), Vec<RuleFile>> = BTreeMap::new();
-    for path in files {
-        let fates = if agents.len() == PROFILES.len() {
+    let fates_of = |path: &Path| {
+        if agents.len() == PROFILES.len() {
             engine.file_fates(ws, path)
         } else {
             agents.iter().map(|&agent| engine.file_fate(ws, agent, path)).collect()
-        };
+        }
+    };
+    let mut rows: Vec<(PathBuf, Vec<AgentFate>)> =
+        files.iter().map(|path| (path.clone(), fates_of(path))).collect();
+    for path in walk_markdown(places.root) {
+        if files.contains(&path) {
+            continue;
+        }
+        if path.file_name().and_then(|name| name.to_str()).is_none() {
+            rows.push((path, agents.iter().map(|&agent| unlistable(agent)).collect()));
+            continue;
+        }
+        let fates = fates_of(&path);
+        if fates.iter().any(|fate| fate.status != Status::NotSent) {
+            rows.push((path, fates));
+        }
+    }
+    // Directories in the repository first, in path order; then those in the home folder,
+    // then the rest, which sort by their absolute paths.
+    let mut dirs: BTreeMap<(Place, String), Vec<RuleFile>> = BTreeMap::new();
+    for (path, fates) in rows {
         let fates = fates
             .into_iter()
             .map(|fate| Fate {
@@ -347,15 +429,59 @@ fn map(engine: &Engine, ws: Workspace, agents: &[Agent], root: &Path, files: &[P
                 placement: fate.placement,
                 rule: trailing_rule(&fate.reason),
                 reason: fate.reason,
-                fix: if fate.agent == Agent::Opencode.name() { hints.get(path).cloned() } else { None },
+                fix: if fate.agent == Agent::Opencode.name() { hints.get(&path).cloned() } else { None },
             })
             .collect();
-        let outside = !path.starts_with(root);
-        let dir = path.parent().map_or_else(|| ".".to_owned(), |dir| relative(root, dir));
-        let name = path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-        dirs.entry((outside, dir)).or_default().push(RuleFile { name, path: relative(root, path), fates });
+        let parent = path.parent().unwrap_or(places.root);
+        let dir = relative(places.root, parent);
+        let name = path.file_name().map_or_else(String::new, escaped);
+        let file = RuleFile { name, path: relative(places.root, &path), fates };
+        dirs.entry((places.of(parent), dir)).or_default().push(file);
     }
-    dirs.into_iter().map(|((_, dir), files)| RuleDir { dir, files }).collect()
+    for files in dirs.values_mut() {
+        files.sort_by(|a, b| a.name.cmp(&b.name));
+    }
+    dirs.into_iter().map(|((place, dir), files)| RuleDir { dir, place, files }).collect()
+}
+
+/// A file whose name is not UTF-8: no agent reads it. The JavaScript agents list it under
+/// a name with U+FFFD in place of the bad bytes, which opens nothing; the others read
+/// fixed UTF-8 names; ctxgraph's own listings leave it out.
+fn unlistable(agent: Agent) -> AgentFate {
+    AgentFate {
+        agent: agent.name(),
+        status: Status::NotSent,
+        placement: None,
+        reason: "its name is not UTF-8: no agent can open it by the name its listing gives".to_owned(),
+    }
+}
+
+/// Every Markdown file below `root` (`.md`, any case), names that are not UTF-8 included,
+/// in path order. Bounded: at most [`WALK_ENTRIES`] entries, [`WALK_DEPTH`] levels; links
+/// are not followed, `.git` and `node_modules` not entered.
+fn walk_markdown(root: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut pending = vec![(root.to_path_buf(), 0)];
+    let mut seen = 0;
+    while let Some((dir, depth)) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > WALK_ENTRIES {
+                found.sort();
+                return found;
+            }
+            let Ok(kind) = entry.file_type() else { continue };
+            let name = entry.file_name();
+            if kind.is_dir() && depth < WALK_DEPTH && !WALK_SKIPS.iter().any(|skip| name == *skip) {
+                pending.push((entry.path(), depth + 1));
+            } else if kind.is_file() && name.as_encoded_bytes().to_ascii_lowercase().ends_with(b".md") {
+                found.push(entry.path());
+            }
+        }
+    }
+    found.sort();
+    found
 }
 
 /// What `explain` tells to do about each rule file opencode leaves out: its reasons'
@@ -378,11 +504,12 @@ fn opencode_fixes(engine: &Engine, ws: Workspace) -> BTreeMap<PathBuf, String> {
     fixes
 }
 
-/// `path` relative to `root` where it is below it (`.` for the root), else as printed.
+/// `path` relative to `root` where it is below it (`.` for the root), else whole; bytes
+/// that are not UTF-8 written `\xNN`.
 fn relative(root: &Path, path: &Path) -> String {
     match path.strip_prefix(root) {
         Ok(rest) if rest.as_os_str().is_empty() => ".".to_owned(),
-        Ok(rest) => rest.to_string_lossy().into_owned(),
-        Err(_) => ctxgraph_db::path::display(path),
+        Ok(rest) => escaped(rest.as_os_str()),
+        Err(_) => escaped(path.as_os_str()),
     }
 }

@@ -10,7 +10,7 @@ use ctxgraph_opencode::explain::{Compacts, Fate as MessageFateKind, SessionExpla
 use ctxgraph_opencode::session::export::Role;
 use sha2::Digest as _;
 
-use super::model::{AgentBudget, Changes, Kind, Page, RuleDir};
+use super::model::{AgentBudget, Changes, Kind, Page, Place, RuleDir};
 
 const CSS: &str = include_str!("assets/report.css");
 const SCRIPT: &str = include_str!("assets/report.js");
@@ -126,23 +126,26 @@ fn budget(out: &mut String, page: &Page) {
     out.push_str("</section>\n");
 }
 
-/// Three sentences that answer the page's questions before any table: who sends the most,
-/// the biggest block, and the rule file that reaches the most agents.
+/// The sentences that answer the page's questions before any table: who sends the most
+/// rule text, the biggest rule file block, the project's rule file that reaches the most
+/// agents, and the home folder's files. The first two count the rule files sent from here
+/// only (not an agent's own text, such as its environment block, nor the home folder's
+/// files), so an agent that sends nothing from here heads none of them.
 fn glance(out: &mut String, page: &Page) {
     let mut facts = Vec::new();
-    if let Some(top) = page.agents.iter().filter(|a| a.error.is_none()).max_by_key(|a| a.tokens) {
+    let sending = || page.agents.iter().filter(|a| a.rule_blocks_from_here().next().is_some());
+    if let Some(top) = sending().max_by_key(|a| a.rule_tokens_from_here()) {
         let quiet: Vec<&str> = page
             .agents
             .iter()
-            .filter(|a| a.error.is_none() && a.blocks.is_empty())
+            .filter(|a| a.error.is_none() && a.rule_blocks_from_here().next().is_none())
             .map(|a| a.title)
             .collect();
         let mut fact = format!(
-            "<strong>{}</strong> sends the most: {} tokens in {} block{}",
+            "<strong>{}</strong> sends the most rule text from here: {} in {}",
             esc(top.title),
-            thousands(top.tokens),
-            top.blocks.len(),
-            if top.blocks.len() == 1 { "" } else { "s" }
+            counted(top.rule_tokens_from_here(), "token"),
+            counted(top.rule_blocks_from_here().count(), "rule file block")
         );
         if !quiet.is_empty() {
             let _ = write!(
@@ -154,31 +157,39 @@ fn glance(out: &mut String, page: &Page) {
         }
         facts.push(fact);
     }
-    let biggest = page
-        .agents
-        .iter()
-        .flat_map(|a| a.blocks.iter().map(move |b| (a, b)))
-        .filter(|(_, b)| b.kind == Kind::RuleFile)
-        .max_by_key(|(_, b)| b.tokens);
+    let biggest =
+        sending().flat_map(|a| a.rule_blocks_from_here().map(move |b| (a, b))).max_by_key(|(_, b)| b.tokens);
     if let Some((agent, block)) = biggest {
         facts.push(format!(
-            "the largest rule file block is <code>{}</code>: {} tokens in {}'s context",
+            "the largest rule file block is <code>{}</code>: {} in {}'s context",
             esc(&block.label),
-            thousands(block.tokens),
+            counted(block.tokens, "token"),
             esc(agent.title)
         ));
     }
     let reach = |file: &super::model::RuleFile| {
         file.fates.iter().filter(|f| matches!(f.status, "sent" | "cut" | "inlined")).count()
     };
-    let widest = page.map.iter().flat_map(|d| d.files.iter()).max_by_key(|f| reach(f));
-    if let Some(file) = widest.filter(|f| reach(f) > 0) {
+    let files_in = |place: Place| {
+        page.map
+            .iter()
+            .filter(move |d| d.place == place)
+            .flat_map(|d| d.files.iter())
+            .filter(|f| reach(f) > 0)
+    };
+    if let Some(file) = files_in(Place::Project).max_by_key(|f| reach(f)) {
         facts.push(format!(
-            "<code>{}</code> reaches the most agents at start: {} of {}",
+            "of the project's rule files, <code>{}</code> reaches the most agents at start: {} of {}",
             esc(&file.path),
             reach(file),
             file.fates.len()
         ));
+    }
+    let home: Vec<String> = files_in(Place::Home)
+        .map(|f| format!("<code>{}</code> to {}", esc(&f.path), counted(reach(f), "agent")))
+        .collect();
+    if !home.is_empty() {
+        facts.push(format!("from the home folder, sent from every project: {}", home.join(", ")));
     }
     if facts.is_empty() {
         return;
@@ -194,10 +205,10 @@ fn bar(out: &mut String, agent: &AgentBudget, widest: usize) {
     let _ = writeln!(
         out,
         "<div class=\"agent-row\" id=\"a-{a}\">\n<div class=\"agent-name\"><a href=\"#t-{a}\"><strong>{}</strong></a> \
-         <span class=\"rel\">{}</span><span class=\"total\">{} tokens · {}</span></div>",
+         <span class=\"rel\">{}</span><span class=\"total\">{} · {}</span></div>",
         esc(agent.title),
         esc(agent.release),
-        thousands(agent.tokens),
+        counted(agent.tokens, "token"),
         size(agent.bytes),
         a = agent.agent,
     );
@@ -222,12 +233,12 @@ fn bar(out: &mut String, agent: &AgentBudget, widest: usize) {
         let _ = write!(
             out,
             "<a role=\"listitem\" class=\"seg k-{}\" href=\"#b-{a}-{index}\" data-agent=\"{a}\" data-block=\"{index}\" \
-             style=\"flex-grow:{}\" aria-label=\"{}: {}, {} tokens ({})\"><span>{}</span></a>",
+             style=\"flex-grow:{}\" aria-label=\"{}: {}, {} ({})\"><span>{}</span></a>",
             block.kind.word(),
             block.tokens.max(1),
             esc(&block.label),
             block.kind.label(),
-            block.tokens,
+            counted(block.tokens, "token"),
             esc(block.rule),
             esc(&block.label),
             a = agent.agent,
@@ -236,9 +247,9 @@ fn bar(out: &mut String, agent: &AgentBudget, widest: usize) {
     if agent.framing_tokens > 0 {
         let _ = write!(
             out,
-            "<span class=\"frame\" style=\"flex-grow:{}\" title=\"{} tokens of {}'s own wrappers and separators around the blocks\"></span>",
+            "<span class=\"frame\" style=\"flex-grow:{}\" title=\"{} of {}'s own wrappers and separators around the blocks\"></span>",
             agent.framing_tokens,
-            agent.framing_tokens,
+            counted(agent.framing_tokens, "token"),
             esc(agent.title)
         );
     }
@@ -253,12 +264,11 @@ fn blocks_table(out: &mut String, agent: &AgentBudget) {
     let a = agent.agent;
     let _ = writeln!(
         out,
-        "<details class=\"agent-blocks\" id=\"t-{a}\"><summary><strong>{}</strong> · {} block{} · {} tokens \
+        "<details class=\"agent-blocks\" id=\"t-{a}\"><summary><strong>{}</strong> · {} · {} \
          <span class=\"scope\">{}</span></summary>",
         esc(agent.title),
-        agent.blocks.len(),
-        if agent.blocks.len() == 1 { "" } else { "s" },
-        thousands(agent.tokens),
+        counted(agent.blocks.len(), "block"),
+        counted(agent.tokens, "token"),
         esc(&agent.scope)
     );
     if !agent.blocks.is_empty() {
@@ -338,10 +348,15 @@ fn map(out: &mut String, page: &Page) {
         let _ = write!(out, "<th scope=\"col\">{}</th>", esc(agent.title));
     }
     out.push_str("</tr></thead>\n");
-    for RuleDir { dir, files } in &page.map {
+    for RuleDir { dir, place, files } in &page.map {
+        let where_ = if *place == Place::Project {
+            String::new()
+        } else {
+            format!(" <span class=\"place\">{}</span>", place.describe())
+        };
         let _ = writeln!(
             out,
-            "<tbody><tr class=\"dir\"><th colspan=\"{}\" scope=\"rowgroup\">{}/</th></tr>",
+            "<tbody><tr class=\"dir\"><th colspan=\"{}\" scope=\"rowgroup\">{}/{where_}</th></tr>",
             page.agents.len() + 1,
             esc(dir)
         );
@@ -439,8 +454,8 @@ fn session_section(out: &mut String, session: &SessionExplanation) {
         if let Some(turn) = turn {
             let _ = write!(
                 out,
-                " <span class=\"turn\">turn of ~{} tokens{}</span>",
-                thousands(usize::try_from(turn.tokens).unwrap_or(usize::MAX)),
+                " <span class=\"turn\">turn of ~{}{}</span>",
+                counted(usize::try_from(turn.tokens).unwrap_or(usize::MAX), "token"),
                 if turn.kept { ", kept whole" } else { "" }
             );
         }
@@ -512,13 +527,14 @@ fn changes_section(out: &mut String, changes: &Changes) {
             let delta = change.token_delta();
             let _ = write!(
                 out,
-                " <span class=\"delta\">{} tokens ({} → {})</span>",
+                " <span class=\"delta\">{} token{} ({} → {})</span>",
                 if delta == 0 { "±0".to_owned() } else { format!("{delta:+}") },
+                if delta.abs() == 1 { "" } else { "s" },
                 thousands(change.tokens_before),
                 thousands(change.tokens_after)
             );
         } else if let Some(tokens) = scenario.tokens {
-            let _ = write!(out, " <span class=\"delta\">{} tokens</span>", thousands(tokens));
+            let _ = write!(out, " <span class=\"delta\">{}</span>", counted(tokens, "token"));
         }
         let _ = writeln!(out, "</h3>\n<p class=\"muted\"><code>{}</code></p>", esc(&scenario.snapshot));
         for text in scenario.note.iter().chain(&scenario.error) {
@@ -607,6 +623,11 @@ fn esc(text: &str) -> String {
     out
 }
 
+/// `n` and `word`, in the plural unless `n` is 1: `1 token`, `12,345 tokens`.
+fn counted(n: usize, word: &str) -> String {
+    format!("{} {word}{}", thousands(n), if n == 1 { "" } else { "s" })
+}
+
 /// `12345` → `12,345`.
 fn thousands(n: usize) -> String {
     let digits = n.to_string();
@@ -643,6 +664,9 @@ mod tests {
         assert_eq!(thousands(1_234_567), "1,234,567");
         assert_eq!(size(100), "100 B");
         assert_eq!(size(2048), "2.0 KB");
+        assert_eq!(counted(1, "token"), "1 token");
+        assert_eq!(counted(0, "token"), "0 tokens");
+        assert_eq!(counted(1234, "rule file block"), "1,234 rule file blocks");
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! The page's data: plain values read off the engine's answers, serialised once as the JSON
 //! the page embeds (and its snapshot tests pin), and rendered as the page's tables.
 
+use std::fmt::Write as _;
+
 use serde::Serialize;
 
 use ctxgraph_check::ScenarioReport;
@@ -27,7 +29,7 @@ pub struct Page {
     pub changes: Option<Changes>,
 }
 
-/// One agent's context from `cwd`: what `build --agent NAME` prints, block by block.
+/// One agent's context from `cwd`: what `build --agent <its name>` prints, block by block.
 #[derive(Serialize)]
 pub struct AgentBudget {
     /// The `--agent` name.
@@ -55,6 +57,25 @@ pub struct AgentBudget {
     /// It would not start here: why.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// It would send none of its text after all (Copilot over its model's budget, CP13);
+    /// the reason is among `notes`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub sends_nothing: bool,
+}
+
+impl AgentBudget {
+    /// The blocks of rule files it sends from here: not its own text (environment,
+    /// prompts), not the home folder's files (sent from anywhere), none when it would not
+    /// start or would send nothing.
+    pub fn rule_blocks_from_here(&self) -> impl Iterator<Item = &BudgetBlock> {
+        let sends = self.error.is_none() && !self.sends_nothing;
+        self.blocks.iter().filter(move |b| sends && b.kind == Kind::RuleFile && !b.from_home)
+    }
+
+    /// Tokens of [`AgentBudget::rule_blocks_from_here`].
+    pub fn rule_tokens_from_here(&self) -> usize {
+        self.rule_blocks_from_here().map(|b| b.tokens).sum()
+    }
 }
 
 /// What a block is, for its colour and the legend.
@@ -147,6 +168,10 @@ pub struct BudgetBlock {
     pub provenance: Vec<String>,
     /// Its first lines, as sent.
     pub first_lines: String,
+    /// A file of the home folder (outside the project): sent from every directory, so
+    /// not counted as what the agent sends from here.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub from_home: bool,
 }
 
 /// A file an agent looked at and left out.
@@ -165,16 +190,41 @@ pub struct LeftOutFile {
 /// A directory of the map.
 #[derive(Serialize)]
 pub struct RuleDir {
-    /// Relative to the root (`.` for the root itself).
+    /// Relative to the root (`.` for the root itself); absolute outside it.
     pub dir: String,
+    /// Where it is: in the project, in the home folder, or elsewhere outside the project.
+    pub place: Place,
     /// Its rule files, by name.
     pub files: Vec<RuleFile>,
+}
+
+/// Where a directory of the map is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Place {
+    /// Below the root.
+    Project,
+    /// Below the home folder (and not the project).
+    Home,
+    /// Anywhere else (a directory above the root, …).
+    Outside,
+}
+
+impl Place {
+    /// Words after a path, for the page.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Place::Project => "in the project",
+            Place::Home => "in the home folder",
+            Place::Outside => "outside the project",
+        }
+    }
 }
 
 /// One rule file and what each agent does with it.
 #[derive(Serialize)]
 pub struct RuleFile {
-    /// Its name in the directory.
+    /// Its name in the directory; bytes that are not UTF-8 written `\xNN`.
     pub name: String,
     /// Its path, relative to the root.
     pub path: String,
@@ -228,6 +278,19 @@ pub fn trailing_rule(reason: &str) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// A name or path as text: its UTF-8 as it is, each byte that is not UTF-8 as `\xNN`, so
+/// two names never print alike and nothing is lost to U+FFFD.
+pub fn escaped(name: &std::ffi::OsStr) -> String {
+    let mut out = String::new();
+    for chunk in name.as_encoded_bytes().utf8_chunks() {
+        out.push_str(chunk.valid());
+        for byte in chunk.invalid() {
+            let _ = write!(out, "\\x{byte:02x}");
+        }
+    }
+    out
+}
+
 /// The first `lines` lines of `text`, each cut at `width` characters.
 pub fn first_lines(text: &str, lines: usize, width: usize) -> String {
     let mut out = String::new();
@@ -260,6 +323,15 @@ mod tests {
         );
         assert_eq!(trailing_rule("read as empty (see above)"), None);
         assert_eq!(trailing_rule("no parenthesis"), None);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn names_that_are_not_utf8_are_escaped() {
+        use std::os::unix::ffi::OsStrExt;
+        let name = std::ffi::OsStr::from_bytes(b"zqnonutf\xe9.md");
+        assert_eq!(escaped(name), "zqnonutf\\xe9.md");
+        assert_eq!(escaped(std::ffi::OsStr::new("café.md")), "café.md");
     }
 
     #[test]

@@ -36,13 +36,19 @@ impl Client {
     /// Starts the server in `root/repo` (isolated as every CLI test is) and initializes it
     /// with `workspace` as its only folder.
     pub fn start(root: &Path, workspace: &Path) -> Client {
+        Client::start_with_stderr(root, workspace, Stdio::inherit())
+    }
+
+    /// [`Client::start`], the server's stderr going to `stderr` (piped: see
+    /// [`Client::take_stderr`]).
+    pub fn start_with_stderr(root: &Path, workspace: &Path, stderr: Stdio) -> Client {
         let mut child = ctxgraph(root)
             .arg("lsp")
             .env("CTXGRAPH_OFFLINE", "1")
             .current_dir(workspace)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .spawn()
             .expect("spawn ctxgraph lsp");
         let stdout = child.stdout.take().expect("stdout");
@@ -66,13 +72,44 @@ impl Client {
 
     fn write(&mut self, message: &Value) {
         let body = message.to_string();
+        self.write_raw(format!("Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes()).expect("write");
+    }
+
+    /// Sends bytes as they are: a message, a part of one, or anything else (an error once
+    /// the server stopped reading).
+    pub fn write_raw(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         let stdin = self.stdin.as_mut().expect("stdin open");
-        write!(stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).expect("write");
-        stdin.flush().expect("flush");
+        stdin.write_all(bytes)?;
+        stdin.flush()
+    }
+
+    /// The server's stderr, when started with it piped.
+    pub fn take_stderr(&mut self) -> Option<std::process::ChildStderr> {
+        self.child.stderr.take()
+    }
+
+    /// Closes the server's stdin: the editor hung up.
+    pub fn close_stdin(&mut self) {
+        drop(self.stdin.take());
+    }
+
+    /// A `key:` line of the server's `/proc/PID/status` (`VmHWM`, `Threads`), its first
+    /// number (kB for memory).
+    pub fn proc_status(&self, key: &str) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).expect("status");
+        let line = status.lines().find(|l| l.starts_with(&format!("{key}:"))).expect("key in status");
+        let number = line.split_whitespace().nth(1).expect("a value");
+        number.parse().expect("a number")
     }
 
     pub fn notify(&mut self, method: &str, params: Value) {
         self.write(&json!({ "jsonrpc": "2.0", "method": method, "params": params }));
+    }
+
+    /// A fresh request id (for a request written by hand).
+    pub fn next_id(&mut self) -> i64 {
+        self.next_id += 1;
+        self.next_id
     }
 
     /// Sends a request without waiting; returns its id.
@@ -83,13 +120,18 @@ impl Client {
         id
     }
 
-    /// The response to request `id`, keeping the notifications that come first.
+    /// The response to request `id`, keeping the notifications and other responses that
+    /// come first (the server answers in the order its work finishes).
     pub fn response(&mut self, id: i64) -> Value {
+        let answers = |m: &Value| m["id"] == json!(id) && m.get("method").is_none();
+        if let Some(at) = self.pending.iter().position(answers) {
+            return self.pending.remove(at);
+        }
         let deadline = Instant::now() + WAIT;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let message = self.messages.recv_timeout(left).unwrap_or_else(|_| panic!("no response to {id}"));
-            if message["id"] == json!(id) && message.get("method").is_none() {
+            if answers(&message) {
                 return message;
             }
             self.pending.push(message);
@@ -154,7 +196,8 @@ impl Client {
         self.exit_code()
     }
 
-    fn exit_code(&mut self) -> Option<i32> {
+    /// The exit code once the server stopped by itself (bounded; killed after WAIT).
+    pub fn exit_code(&mut self) -> Option<i32> {
         let deadline = Instant::now() + WAIT;
         while Instant::now() < deadline {
             if let Some(status) = self.child.try_wait().expect("wait") {
@@ -197,7 +240,7 @@ fn read_message(reader: &mut impl BufRead) -> Option<Value> {
 
 /// A git repository under `root/repo`: a root AGENTS.md, opencode.json with one
 /// `instructions` glob, and a package with a nearby AGENTS.md and a source file.
-fn repository(root: &Path) -> PathBuf {
+pub fn repository(root: &Path) -> PathBuf {
     let repo = root.join("repo");
     for dir in ["home", "config", "managed", "repo/docs/agents", "repo/packages/api/src"] {
         std::fs::create_dir_all(root.join(dir)).expect("mkdir");
@@ -263,7 +306,8 @@ fn unsaved_edits_are_linted_at_their_range_and_never_read_from_disk() {
     assert_eq!(client.finish(), Some(0));
 }
 
-fn lens_titles(reply: &Value) -> Vec<String> {
+/// The titles of a code-lens reply, each checked to sit on line 1.
+pub fn lens_titles(reply: &Value) -> Vec<String> {
     let lenses = reply["result"].as_array().unwrap_or_else(|| panic!("no lenses: {reply}"));
     for lens in lenses {
         assert_eq!(lens["range"]["start"]["line"], json!(0), "on line 1: {lens}");
@@ -277,18 +321,22 @@ fn code_lenses_name_what_every_agent_attaches_and_does_with_a_rule_file() {
     let repo = repository(temp.path());
     let mut client = Client::start(temp.path(), &repo);
     let source = repo.join("packages/api/src/users.ts");
-    let titles = lens_titles(
-        &client.request("textDocument/codeLens", json!({ "textDocument": { "uri": uri(&source) } })),
-    );
-    // One lens per agent in the engine's registry, in its order.
+    let reply = client.request("textDocument/codeLens", json!({ "textDocument": { "uri": uri(&source) } }));
+    let titles = lens_titles(&reply);
+    // One lens, the agents grouped by what they attach; its details name every agent in
+    // the engine's registry, in its order.
     let agents: Vec<String> =
         ctxgraph_engine::profiles::PROFILES.iter().map(|p| p.agent().to_string()).collect();
-    let named: Vec<String> =
-        titles.iter().filter_map(|t| t.split([':', ' ']).next().map(str::to_owned)).collect();
-    assert_eq!(named, agents, "{titles:#?}");
+    assert_eq!(titles.len(), 1, "{titles:#?}");
+    let details = reply["result"][0]["command"]["arguments"][0].as_array().cloned().unwrap_or_default();
+    let named: Vec<&str> = details.iter().filter_map(|d| d["agent"].as_str()).collect();
+    assert_eq!(named, agents, "{reply}");
+    assert!(
+        details[0]["verdict"].as_str().is_some_and(|v| v.starts_with("attaches packages/api/AGENTS.md ("))
+    );
     let opencode = titles[0].clone();
-    assert!(opencode.starts_with("opencode on read: attaches packages/api/AGENTS.md ("), "{opencode}");
-    assert!(opencode.ends_with(" tokens)"), "{opencode}");
+    assert!(opencode.starts_with("on read, attaches packages/api/AGENTS.md ("), "{opencode}");
+    assert!(opencode.contains(" tokens): opencode"), "{opencode}");
 
     // The rule file itself: sent from its own directory only; attached on reads from above.
     let rule = repo.join("packages/api/AGENTS.md");
@@ -299,8 +347,9 @@ fn code_lenses_name_what_every_agent_attaches_and_does_with_a_rule_file() {
         titles[0], "rule file: in the system prompt from 1 of 3 working directories (. down to its own)",
         "{titles:#?}"
     );
-    assert!(titles[1].starts_with("opencode: on read 2/3, sent 1/3 · codex:"), "{titles:#?}");
-    assert_eq!(titles.len(), 2 + agents.len());
+    assert!(titles[1].starts_with("on read 2/3, sent 1/3: opencode"), "{titles:#?}");
+    assert!(titles[2].starts_with("on read, "), "{titles:#?}");
+    assert_eq!(titles.len(), 3);
 
     // The lens follows the unsaved buffer: the nearby file grown, its token count with it.
     client.open(&rule, &"# API\n\n- never edit an applied migration\n".repeat(20));
@@ -308,7 +357,7 @@ fn code_lenses_name_what_every_agent_attaches_and_does_with_a_rule_file() {
     let titles = lens_titles(
         &client.request("textDocument/codeLens", json!({ "textDocument": { "uri": uri(&source) } })),
     );
-    assert!(titles[0].starts_with("opencode on read: attaches packages/api/AGENTS.md ("), "{titles:#?}");
+    assert!(titles[0].starts_with("on read, attaches packages/api/AGENTS.md ("), "{titles:#?}");
     assert_ne!(titles[0], opencode, "{titles:#?}");
     assert_eq!(client.finish(), Some(0));
 }
@@ -372,7 +421,7 @@ fn instructions_entries_hover_link_and_go_to_their_files() {
 /// A tree whose `instructions` glob walks every directory: cold, a document-link request
 /// on its config takes long enough for a cancellation sent right after it to find it
 /// still running.
-fn slow_repository(root: &Path) -> PathBuf {
+pub fn slow_repository(root: &Path) -> PathBuf {
     let repo = repository(root);
     std::fs::write(repo.join("opencode.json"), "{\n  \"instructions\": [\"**/*.md\"]\n}\n").expect("write");
     for a in 0..40 {

@@ -18,6 +18,8 @@ mod explain_lint;
 mod gemini;
 mod kilo;
 mod lsp;
+mod lsp_fuzz;
+mod lsp_hostile;
 mod mcp;
 mod memory;
 mod neovim;

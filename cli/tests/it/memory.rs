@@ -645,3 +645,110 @@ fn temporary_files_of_killed_writers_are_removed_by_the_next_write() {
     names.sort();
     assert_eq!(names, [".lock", "tool_stats.json"]);
 }
+
+/// A fact record as a hand-written log holds it: no `category` or `status` (their defaults),
+/// which a compacted log writes out; `at` orders them by age.
+fn fact_line(i: usize, at: i64) -> String {
+    format!(
+        r#"{{"type":"fact","v":1,"id":"fct_{i:04}","text":"fact number {i}","scope":"project","source":"explicit","hash":"h{i}","createdAt":{at},"updatedAt":{at}}}"#
+    )
+}
+
+/// A log of `MAX_ACTIVE_FACTS` (200) active facts, the oldest first, then `junk` lines that
+/// are not records.
+fn full_log(ws: &Workspace, junk: usize) -> Vec<u8> {
+    let mut log = String::new();
+    for i in 0..200 {
+        log.push_str(&fact_line(i, 1_700_000_000_000 + i64::try_from(i).unwrap()));
+        log.push('\n');
+    }
+    log.push_str(&"x\n".repeat(junk));
+    ws.write(".opencode/memory/facts.jsonl", &log);
+    log.into_bytes()
+}
+
+/// `command` with the size of any file it writes limited to `bytes` (`RLIMIT_FSIZE`, set by
+/// util-linux's `prlimit`), `SIGXFSZ` ignored so that a write past it fails with `EFBIG`
+/// as a write to a full disk fails with `ENOSPC`: the same error path, without root.
+fn with_file_size_limit(command: &Command, bytes: usize) -> Command {
+    let mut limited = Command::new("/bin/sh");
+    limited
+        .arg("-c")
+        .arg("trap '' XFSZ; exec prlimit --fsize=\"$0\" -- \"$@\"")
+        .arg(bytes.to_string())
+        .arg(command.get_program())
+        .args(command.get_args())
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin");
+    for (key, value) in command.get_envs() {
+        if let Some(value) = value {
+            limited.env(key, value);
+        }
+    }
+    limited
+}
+
+#[test]
+fn remember_says_in_words_what_it_stored_and_what_the_cap_retired() {
+    let ws = Workspace::new();
+    full_log(&ws, 0);
+    let said = ws.ok(&["memory", "remember", "Use pnpm, not npm"]);
+    assert!(said.starts_with("Remembered as a new fact, fct_"), "{said}");
+    assert!(said.contains("Retired 1 older fact to keep at most 200 active"), "{said}");
+    assert!(said.contains("  fct_0000 fact number 0\n"), "{said}");
+    assert!(!said.contains('{'), "no JSON for a person: {said}");
+    let again = ws.ok(&["memory", "remember", "use pnpm,  not NPM"]);
+    assert!(again.starts_with("Already known as fct_") && again.contains("nothing was stored"), "{again}");
+    // JSON keeps the store's answer, with the retired facts.
+    let json: serde_json::Value =
+        serde_json::from_str(&ws.ok(&["memory", "remember", "--format", "json", "Prefers small commits"]))
+            .unwrap();
+    assert_eq!(json["result"], "added", "{json}");
+    assert_eq!(json["evicted"], serde_json::json!([{ "id": "fct_0001", "text": "fact number 1" }]), "{json}");
+    let shown = ws.ok(&["memory", "show"]);
+    assert_eq!(shown.matches("(inactive: evicted)").count(), 2, "{shown}");
+}
+
+#[test]
+fn a_full_disk_during_compaction_does_not_fail_a_stored_fact() {
+    let ws = Workspace::new();
+    // 200 facts and 500 lines of junk: due for compaction, and the compacted log (every
+    // record written out whole) is larger than the log, so it cannot be written.
+    let log = full_log(&ws, 500);
+    let path = facts_path(&ws);
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o640)).unwrap();
+    let command = ws.command(&["memory", "remember", "Use pnpm, not npm"]);
+    let output = with_file_size_limit(&command, log.len() + 1000).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stdout.starts_with("Remembered as a new fact"), "{stdout}");
+    assert!(
+        stderr.contains("compacting facts.jsonl failed") && stderr.contains("the next write tries again"),
+        "{stderr}"
+    );
+    let stored = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(stored.matches("Use pnpm, not npm").count(), 1);
+    assert!(stored.starts_with(std::str::from_utf8(&log).unwrap()), "the log is only appended to");
+    // The next write, with room, compacts; the log keeps its mode.
+    ws.ok(&["memory", "remember", "Prefers small commits"]);
+    let compacted = std::fs::read_to_string(&path).unwrap();
+    assert!(!compacted.contains("\nx\n"), "compacted: the junk lines are gone");
+    assert_eq!(compacted.matches("Use pnpm, not npm").count(), 1);
+    let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&path).unwrap().permissions());
+    assert_eq!(mode & 0o7777, 0o640);
+}
+
+#[test]
+fn a_remember_that_fails_stores_nothing() {
+    let ws = Workspace::new();
+    let log = full_log(&ws, 0);
+    // Room for part of the new fact's line only: the write fails half way.
+    let command = ws.command(&["memory", "remember", "Use pnpm, not npm"]);
+    let output = with_file_size_limit(&command, log.len() + 100).output().unwrap();
+    assert_eq!(output.status.code(), Some(3), "{}", show(&output));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("facts.jsonl"), "{}", show(&output));
+    assert_eq!(std::fs::read(facts_path(&ws)).unwrap(), log, "nothing of the failed write is left");
+    let said = ws.ok(&["memory", "remember", "Use pnpm, not npm"]);
+    assert!(said.starts_with("Remembered as a new fact"), "{said}");
+}

@@ -103,16 +103,169 @@ fn writing_the_page_is_whole_or_nothing() {
     let root = tempfile::tempdir().expect("tempdir");
     let repo = lay_out(root.path());
     // A directory where the page should go: the write fails and leaves nothing behind.
-    let out = root.path().join("taken");
+    let taken = root.path().join("taken");
+    let out = taken.join("index.html");
     std::fs::create_dir_all(out.join("inside")).expect("dir");
-    let run = report(root.path(), &repo, &out);
+    let run = report(root.path(), &repo, &taken);
     assert_ne!(run.code, 0, "{}", run.stdout);
-    let leftovers: Vec<_> = std::fs::read_dir(root.path())
+    let leftovers: Vec<_> = std::fs::read_dir(&taken)
         .expect("list")
         .filter_map(Result::ok)
         .filter(|e| e.file_name().to_string_lossy().starts_with(ctxgraph_engine::atomic::TEMP_PREFIX))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+/// `-o DIR` for an existing directory writes `DIR/index.html`; `-o missing/` (a directory
+/// by its slash, not there) is a usage error that writes nothing.
+#[test]
+fn a_directory_gets_an_index_page() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let repo = lay_out(root.path());
+    let dir = root.path().join("site");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let slashed = PathBuf::from(format!("{}/", dir.display()));
+    let run = report(root.path(), &repo, &slashed);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let html = std::fs::read_to_string(dir.join("index.html")).expect("index.html");
+    assert!(html.starts_with("<!doctype html>"));
+    let missing = PathBuf::from(format!("{}/", root.path().join("missing").display()));
+    let run = report(root.path(), &repo, &missing);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("no such directory"), "{}", run.stderr);
+    assert!(!root.path().join("missing").exists());
+}
+
+/// The report of `repo` to stdout, for `agent` (`all`): the page and its data.
+fn page_of(root: &Path, repo: &Path, agent: &str) -> (String, Value) {
+    let output = ctxgraph(root)
+        .args(["report", "--offline", "--no-mcp", "--agent", agent, "--cwd"])
+        .arg(repo)
+        .output()
+        .expect("report to stdout");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let html = String::from_utf8(output.stdout).expect("UTF-8");
+    let data = embedded_data(&html);
+    (html, data)
+}
+
+/// A map row's fates: (agent, status).
+type Fates = Vec<(String, String)>;
+
+/// Every map row: its directory's place, its path and its fates by agent.
+fn map_rows(data: &Value) -> Vec<(String, String, Fates)> {
+    let mut rows = Vec::new();
+    for dir in data["map"].as_array().expect("map") {
+        for file in dir["files"].as_array().expect("files") {
+            let fates = file["fates"].as_array().expect("fates").iter();
+            let fates = fates.map(|f| {
+                (
+                    f["agent"].as_str().unwrap_or_default().to_owned(),
+                    f["status"].as_str().unwrap_or_default().to_owned(),
+                )
+            });
+            rows.push((
+                dir["place"].as_str().unwrap_or_default().to_owned(),
+                file["path"].as_str().unwrap_or_default().to_owned(),
+                fates.collect(),
+            ));
+        }
+    }
+    rows
+}
+
+/// The headlines above the tables, one string each.
+fn glance(html: &str) -> Vec<String> {
+    let Some(start) = html.find("<ul class=\"glance\">") else { return Vec::new() };
+    let list = &html[start..start + html[start..].find("</ul>").expect("end of the list")];
+    list.split("<li>").skip(1).map(|item| item.replace("</li>", "")).collect()
+}
+
+#[test]
+fn the_map_holds_every_rule_file_and_nothing_else() {
+    use std::os::unix::ffi::OsStrExt;
+    let root = tempfile::tempdir().expect("tempdir");
+    let repo = lay_out(root.path());
+    for (path, text) in [
+        ("pkg/GEMINI.md", "# Package\n\nNested rules.\n"),
+        (".continue/rules/style.md", "---\nalwaysApply: true\n---\nTwo spaces.\n"),
+        ("AGENTS.md", "# Project\n\nUse pnpm. Ask @alice before a release.\n"),
+    ] {
+        std::fs::create_dir_all(repo.join(path).parent().expect("parent")).expect("dirs");
+        std::fs::write(repo.join(path), text).expect("write");
+    }
+    let odd = repo.join(".continue/rules").join(std::ffi::OsStr::from_bytes(b"zqnonutf\xe9.md"));
+    std::fs::write(odd, "A rule no agent can open.\n").expect("write");
+    let (html, data) = page_of(root.path(), &repo, "all");
+    let rows = map_rows(&data);
+    let fate = |path: &str, agent: &str| {
+        let row = rows.iter().find(|r| r.1 == path).unwrap_or_else(|| panic!("no row {path}: {rows:?}"));
+        row.2.iter().find(|f| f.0 == agent).map(|f| f.1.clone()).expect("the agent's fate")
+    };
+    // A nested rule file no agent sends at start, attached when the model reads below it.
+    assert_eq!(fate("pkg/GEMINI.md", "gemini"), "on_read");
+    // Copilot attaches its own folders' files on a view, not another agent's `rules`.
+    assert_eq!(fate(".continue/rules/style.md", "continue"), "sent");
+    assert_eq!(fate(".continue/rules/style.md", "copilot"), "not_sent");
+    // A mention is not a file.
+    assert!(!rows.iter().any(|r| r.1.contains("alice")), "{rows:?}");
+    // A name that is not UTF-8, escaped; no agent opens it.
+    assert_eq!(fate(".continue/rules/zqnonutf\\xe9.md", "continue"), "not_sent");
+    assert!(html.contains("zqnonutf\\xe9.md"));
+    // Each agent's scope in its own name.
+    assert_eq!(html.matches("build --agent NAME").count(), 0);
+    assert!(html.contains("what `build --agent codex` prints"));
+}
+
+#[test]
+fn the_headlines_count_rule_files_of_agents_that_send_them() {
+    let root = tempfile::tempdir().expect("tempdir");
+    // No rule file at all: opencode's environment block is no reason to head a line.
+    let repo = root.path().join("bare");
+    std::fs::create_dir_all(&repo).expect("dir");
+    git_repo(&repo);
+    let (html, _) = page_of(root.path(), &repo, "all");
+    assert!(glance(&html).iter().all(|line| !line.contains("sends the most")), "{:?}", glance(&html));
+
+    // A short AGENTS.md and a longer GEMINI.md: opencode's total, its environment
+    // included, is the largest; the most rule text is another agent's.
+    let repo = lay_out(root.path());
+    std::fs::remove_file(repo.join("CLAUDE.md")).expect("rm");
+    std::fs::write(repo.join("AGENTS.md"), "Use pnpm.\n").expect("write");
+    let (html, data) = page_of(root.path(), &repo, "all");
+    let agents = data["agents"].as_array().expect("agents");
+    let rule_tokens = |agent: &Value| -> u64 {
+        let blocks = agent["blocks"].as_array().expect("blocks").iter();
+        let from_here = blocks.filter(|b| b["kind"] == "rule_file" && b.get("from_home").is_none());
+        from_here.filter_map(|b| b["tokens"].as_u64()).sum()
+    };
+    let top = agents.iter().max_by_key(|a| rule_tokens(a)).expect("an agent");
+    let total = agents.iter().max_by_key(|a| a["tokens"].as_u64()).expect("an agent");
+    assert_ne!(top["agent"], total["agent"], "the fixture separates the two");
+    let lines = glance(&html);
+    let expected = format!(
+        "<strong>{}</strong> sends the most rule text from here: ",
+        top["title"].as_str().expect("title")
+    );
+    assert!(lines[0].starts_with(&expected), "{lines:?}");
+
+    // A home file ties with the project's: the project's heads the line, the home file
+    // is named as one.
+    let home = root.path().join("home/.gemini");
+    std::fs::create_dir_all(&home).expect("home");
+    std::fs::write(home.join("GEMINI.md"), "Home rules.\n").expect("write");
+    let (html, data) = page_of(root.path(), &repo, "gemini");
+    let places: Vec<String> = map_rows(&data).into_iter().map(|r| format!("{} {}", r.0, r.1)).collect();
+    assert!(places.iter().any(|p| p.starts_with("home ") && p.ends_with("/.gemini/GEMINI.md")), "{places:?}");
+    let lines = glance(&html);
+    assert!(
+        lines.iter().any(|l| l.starts_with("of the project's rule files, <code>GEMINI.md</code> reaches")),
+        "{lines:?}"
+    );
+    assert!(
+        lines.iter().any(|l| l.starts_with("from the home folder") && l.contains(".gemini/GEMINI.md")),
+        "{lines:?}"
+    );
 }
 
 /// `build --agent NAME --format json` for every agent of the registry, each block with the

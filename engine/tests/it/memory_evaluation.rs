@@ -12,7 +12,7 @@ use ctxgraph_memory::extract::{Evidence, Observed, Scripted, observe};
 use ctxgraph_memory::recall::Recall;
 use ctxgraph_memory::record::{FactSource, Note, Scope};
 use ctxgraph_memory::render::BlockId;
-use ctxgraph_memory::{Remembered, Store};
+use ctxgraph_memory::{Store, Stored};
 
 /// `SplitMix64`: a seeded generator small enough to live in the test.
 struct Rng(u64);
@@ -175,7 +175,7 @@ fn run_workspace(seed: u64, dir: &Path) -> Score {
                 let text = format!("For {area}, the project uses {tool}");
                 let done =
                     store.remember(&text, Scope::Project, "tooling", FactSource::Compaction, None).unwrap();
-                if let Remembered::Superseded { old, .. } = &done {
+                if let Stored::Superseded { old, .. } = &done.stored {
                     retired.push(old.clone());
                 }
                 current.insert(area, (tool.to_owned(), done.id().to_owned()));

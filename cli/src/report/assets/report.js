@@ -28,7 +28,7 @@
     detail.replaceChildren();
     detail.appendChild(el("h3", null, block.label));
     detail.appendChild(el("p", "meta", [
-      agent.title, block.tokens.toLocaleString("en") + " tokens", block.bytes.toLocaleString("en") + " bytes",
+      agent.title, counted(block.tokens, "token"), counted(block.bytes, "byte"),
       block.status, block.placement, "rule " + block.rule
     ].join(" · ")));
     var chain = el("ol");
@@ -36,6 +36,11 @@
     if (block.source !== block.label && block.source.charAt(0) !== "(") chain.insertBefore(el("li", null, "from " + block.source), chain.firstChild);
     detail.appendChild(chain);
     detail.appendChild(el("pre", null, block.first_lines || "(empty)"));
+  }
+
+  // `1 token`, `2 tokens`: the plural unless the count is one.
+  function counted(n, word) {
+    return n.toLocaleString("en") + " " + word + (n === 1 ? "" : "s");
   }
 
   var segments = Array.prototype.slice.call(document.querySelectorAll(".seg"));

@@ -41,23 +41,68 @@ pub fn file_fate(ctx: &CopilotContext, path: &Path) -> AgentFate {
         return AgentFate { agent, status: Status::NotSent, placement: None, reason: not.reason.to_owned() };
     }
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let is_rule_name = MODEL_NAMES.iter().any(|n| n.eq_ignore_ascii_case(&name))
-        || name.eq_ignore_ascii_case(REPO_FILE)
-        || name.to_ascii_lowercase().ends_with(".instructions.md")
-        || path.components().any(|c| c.as_os_str() == "rules");
-    let reason = if path.starts_with(&ctx.cwd) && path != ctx.cwd && is_rule_name {
-        "below the working directory: attached when the model views a file under its directory (CP12)"
-            .to_owned()
+    let (status, reason) = if path.starts_with(&ctx.cwd)
+        && path != ctx.cwd
+        && is_attached_on_view(path, &name)
+    {
+        (
+            Status::OnRead,
+            "below the working directory: attached when the model views a file under its directory (CP12)"
+                .to_owned(),
+        )
     } else if !path.starts_with(&ctx.root) && !path.starts_with(&ctx.copilot_home) {
-        format!("outside {} and ~/.copilot: Copilot does not look there (CP2, CP15)", ctx.root.display())
-    } else if is_rule_name {
-        "not a place Copilot looks from this working directory: only the root, the working directory and the directories between (CP2, CP5)".to_owned()
+        (
+            Status::NotSent,
+            format!("outside {} and ~/.copilot: Copilot does not look there (CP2, CP15)", ctx.root.display()),
+        )
+    } else if is_attached_on_view(path, &name) {
+        (
+            Status::NotSent,
+            "not a place Copilot looks from this working directory: only the root, the working directory and the directories between (CP2, CP5)".to_owned(),
+        )
     } else {
-        format!(
-            "not a rule file name Copilot reads ({}, .github/{REPO_FILE}, instruction folders; CP2, CP5)",
-            MODEL_NAMES.join(", ")
+        (
+            Status::NotSent,
+            format!(
+                "not a rule file name Copilot reads ({}, .github/{REPO_FILE}, instruction folders; CP2, CP5)",
+                MODEL_NAMES.join(", ")
+            ),
         )
     };
-    let status = if reason.contains("CP12") { Status::OnRead } else { Status::NotSent };
     AgentFate { agent, status, placement: None, reason }
+}
+
+/// CP12: the files a view attaches from a directory between the viewed file and the
+/// working directory: its `.github/copilot-instructions.md`, `AGENTS.md`, `CLAUDE.md`,
+/// `.claude/CLAUDE.md`, `GEMINI.md`, and the files of its `.github/instructions` and
+/// `.claude/rules` folders. (Another agent's `rules` folder, `.continue/rules`, is none.)
+fn is_attached_on_view(path: &Path, name: &str) -> bool {
+    let in_folder = |outer: &str, inner: &str| {
+        let parts: Vec<_> = path.components().map(std::path::Component::as_os_str).collect();
+        parts.windows(2).any(|pair| pair[0] == outer && pair[1] == inner)
+    };
+    MODEL_NAMES.iter().any(|n| n.eq_ignore_ascii_case(name))
+        || name.eq_ignore_ascii_case(REPO_FILE)
+        || (in_folder(".github", "instructions") && name.to_ascii_lowercase().ends_with(".instructions.md"))
+        || (in_folder(".claude", "rules") && name.to_ascii_lowercase().ends_with(".md"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_copilots_own_folders_are_attached_on_view() {
+        let on_view = |path: &str| {
+            let path = Path::new(path);
+            is_attached_on_view(path, &path.file_name().unwrap().to_string_lossy())
+        };
+        assert!(on_view("/r/pkg/AGENTS.md"));
+        assert!(on_view("/r/pkg/.claude/rules/style.md"));
+        assert!(on_view("/r/pkg/.github/instructions/ts.instructions.md"));
+        assert!(on_view("/r/pkg/.github/copilot-instructions.md"));
+        assert!(!on_view("/r/.continue/rules/style.md"));
+        assert!(!on_view("/r/rules/style.md"));
+        assert!(!on_view("/r/pkg/README.md"));
+    }
 }

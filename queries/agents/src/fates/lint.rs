@@ -98,13 +98,8 @@ pub fn gemini_findings(ctx: &GeminiContext) -> Vec<Finding> {
     for doc in ctx.docs.iter().filter(|d| d.is_sent()) {
         for import in &doc.imports {
             let why = match &import.outcome {
-                Outcome::OutsideProject { root } => {
-                    format!("it leaves the project root {} or is a URL", path::display(root))
-                }
-                Outcome::Failed { message } => message.clone(),
-                Outcome::AlreadyProcessed => "it is an import cycle".to_owned(),
-                Outcome::DepthLimit => format!("imports nest at most {} deep", gemini::imports::MAX_DEPTH),
                 Outcome::Inlined | Outcome::InCode | Outcome::Skipped | Outcome::Missing => continue,
+                failed => failed.describe(),
             };
             findings.push(finding(
                 Code::GeminiImportFailed,

@@ -64,6 +64,24 @@ pub enum Outcome {
     DepthLimit,
 }
 
+impl Outcome {
+    /// What happened to the import, in words (a lint message's reason, a hover).
+    pub fn describe(&self) -> String {
+        match self {
+            Outcome::Inlined => "inlined".to_owned(),
+            Outcome::InCode => "inside a code span, left as written".to_owned(),
+            Outcome::OutsideProject { root } => {
+                format!("it leaves the project root {} or is a URL", ctxgraph_db::path::display(root))
+            }
+            Outcome::AlreadyProcessed => "it is an import cycle".to_owned(),
+            Outcome::Missing => "there is no such file, so it is left as written".to_owned(),
+            Outcome::Failed { message } => message.clone(),
+            Outcome::Skipped => "already listed, or unreadable: left out".to_owned(),
+            Outcome::DepthLimit => format!("imports nest at most {MAX_DEPTH} deep"),
+        }
+    }
+}
+
 /// One `@path` and its fate.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct Import {
