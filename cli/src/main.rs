@@ -15,6 +15,13 @@ mod report;
 
 fn main() -> ExitCode {
     panic::exit_internal_on_panic();
+    // Every output's redaction knows the values `{env:}` could have put anywhere.
+    let env: Vec<(String, String)> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect();
+    ctxgraph_db::secrets::install(ctxgraph_db::secrets::Redactor::new(
+        env.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+    ));
     let args = args::Cli::parse();
     match args.color {
         args::ColorWhen::Auto => {}

@@ -84,6 +84,9 @@ pub use ctxgraph_db::agent::Agent;
 pub use ctxgraph_db::hash::ContentHash;
 pub use ctxgraph_db::lint::{Budget, Code, Finding, Location, Severity};
 pub use ctxgraph_db::remote::{ConfigDocState, ConfigRequest, RemoteState};
+/// The one secrets table and redaction every output goes through (serve, MCP, the
+/// language server reach it here).
+pub use ctxgraph_db::secrets;
 pub use ctxgraph_db::system::{FileKind, MemorySystem, System};
 pub use ctxgraph_db::worktree::Worktree;
 pub use ctxgraph_db::{Host, Workspace};
@@ -798,8 +801,17 @@ impl Engine {
         agent: Option<Agent>,
         budget: Budget,
     ) -> Result<Vec<Finding>, EngineError> {
+        use ctxgraph_agents::fates::lint::{cross_agent_findings, secret_findings};
         let mut findings = if let Some(agent) = agent {
-            profiles::profile(agent).lint(&self.db, ws, &O200k, budget)?
+            let profile = profiles::profile(agent);
+            let mut own = profile.lint(&self.db, ws, &O200k, budget)?;
+            // CG005 over what this agent sends (opencode's lint has its own, with the files
+            // its read tool attaches).
+            if agent != Agent::Opencode {
+                let layout = profile.layout(&self.db, ws, &profile::Request::default())?;
+                own.extend(secret_findings(&self.db, std::slice::from_ref(&layout)));
+            }
+            own
         } else {
             let mut all = Vec::new();
             let mut layouts = Vec::new();
@@ -808,7 +820,12 @@ impl Engine {
                 // The wording does not change which files are sent.
                 layouts.push(profile.layout(&self.db, ws, &profile::Request::default())?);
             }
-            all.extend(ctxgraph_agents::fates::lint::cross_agent_findings(&self.db, ws, &layouts));
+            // CG005 once per secret, naming every agent that sends it; opencode's own
+            // finding stays only for what no layout sends (a file its read tool attaches).
+            let secrets = secret_findings(&self.db, &layouts);
+            all.retain(|f| f.code != Code::LikelySecret || !secrets.iter().any(|s| s.location == f.location));
+            all.extend(secrets);
+            all.extend(cross_agent_findings(&self.db, ws, &layouts));
             all
         };
         findings.sort_by(|a, b| {

@@ -157,8 +157,10 @@ impl Server {
     }
 
     fn send(&self, message: impl Into<Message>) {
+        // Every value shown (diagnostics, hovers, lenses) through the one redaction.
+        let message = ctxgraph_engine::secrets::redactor().serialized(message.into());
         // The writer stopped: stdout is closed, the editor is gone.
-        if self.connection.sender.send(message.into()).is_err() {
+        if self.connection.sender.send(message).is_err() {
             self.output_closed.set(true);
         }
     }

@@ -186,7 +186,7 @@ impl Worker {
         if args.format == Some(FormatName::Json) {
             return json(&reply);
         }
-        Ok(match &reply {
+        Ok(redacted(match &reply {
             ExplainReply::Workspace(workspace) => workspace.text(),
             ExplainReply::Target(answer) => render::explain::target_text(answer),
             ExplainReply::File(file, fates) => render::profile::fates_text(file, fates),
@@ -195,7 +195,7 @@ impl Worker {
                 .map(|(file, fate)| render::profile::fates_text(file, std::slice::from_ref(fate)))
                 .collect::<Vec<_>>()
                 .join("\n"),
-        })
+        }))
     }
 
     fn lint(&mut self, args: LintArgs) -> Answer {
@@ -208,7 +208,7 @@ impl Worker {
         if args.format == Some(FormatName::Json) {
             return json(&reply);
         }
-        Ok(render::lint::text(&reply.0))
+        Ok(redacted(render::lint::text(&reply.0)))
     }
 
     fn nearby(&mut self, args: NearbyArgs) -> Answer {
@@ -235,9 +235,20 @@ fn message(err: impl Display) -> String {
     err.to_string()
 }
 
-/// A reply as the tool's text: its JSON.
+/// A reply as the tool's text: its JSON, redacted as `serve`'s replies are (a read's
+/// `text` is what the agent sends).
 fn json(reply: &impl Serialize) -> Answer {
-    serde_json::to_string(reply).map_err(message)
+    crate::rpc::redacted_json(reply, crate::rpc::PROMPT_TEXT).map_err(message)
+}
+
+/// A session's messages or summary request: what the agent sends, as it is.
+fn sent_json(reply: &impl Serialize) -> Answer {
+    crate::rpc::redacted_json(reply, crate::rpc::Verbatim::All).map_err(message)
+}
+
+/// A text answer that is not prompt text (an explanation, findings, an error), redacted.
+fn redacted(text: String) -> String {
+    ctxgraph_engine::secrets::redactor().text(&text).into_owned()
 }
 
 /// The MCP side: hands each call to the worker and turns its answer into a tool result.
@@ -271,7 +282,7 @@ impl Server {
         };
         match answer {
             Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
-            Err(error) => CallToolResult::error(vec![ContentBlock::text(error)]),
+            Err(error) => CallToolResult::error(vec![ContentBlock::text(redacted(error))]),
         }
     }
 }
@@ -386,7 +397,8 @@ impl Server {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn session_compact(&self, args: Args<SessionCompactParams>) -> CallToolResult {
-        self.run(args, |worker, args| json(&worker.host.session_compact(worker.ws, args).map_err(op)?)).await
+        self.run(args, |worker, args| sent_json(&worker.host.session_compact(worker.ws, args).map_err(op)?))
+            .await
     }
 
     #[tool(
@@ -395,7 +407,7 @@ impl Server {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn session_messages(&self, args: Args<SessionParams>) -> CallToolResult {
-        self.run(args, |worker, args| json(&worker.host.session_messages(args).map_err(op)?)).await
+        self.run(args, |worker, args| sent_json(&worker.host.session_messages(args).map_err(op)?)).await
     }
 
     #[tool(

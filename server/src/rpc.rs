@@ -262,7 +262,7 @@ impl Server {
             Value::Array(items) => {
                 let responses: Vec<Response> =
                     items.into_iter().filter_map(|item| self.handle_one(item, &mut shutdown)).collect();
-                (!responses.is_empty()).then(|| to_line(&responses))
+                (!responses.is_empty()).then(|| batch_line(&responses))
             }
             single => self.handle_one(single, &mut shutdown).map(|response| to_line(&response)),
         };
@@ -546,10 +546,64 @@ fn error_response(id: Value, error: RpcError) -> Response {
     Response { jsonrpc: "2.0", id, outcome: Outcome::Error(error) }
 }
 
+/// What of a reply is the prompt text an agent sends, shown as it is; every other string
+/// goes through the process's one redaction (`ctxgraph_db::secrets`), so the ids, sources,
+/// URLs, messages and findings of `serve` and `mcp` print no secret.
+#[derive(Clone, Copy)]
+pub(crate) enum Verbatim {
+    /// The strings under these object keys (a build's and a read's `text`).
+    Keys(&'static [&'static str]),
+    /// All of it: a session's next messages and its summary request are what is sent.
+    All,
+}
+
+/// The `text` of a build or a read.
+pub(crate) const PROMPT_TEXT: Verbatim = Verbatim::Keys(&["text"]);
+/// Nothing: an explanation, findings, a config, an error.
+pub(crate) const NOTHING: Verbatim = Verbatim::Keys(&[]);
+
+/// `reply` as JSON, redacted but for what `verbatim` keeps.
+fn redacted_value(reply: &impl Serialize, verbatim: Verbatim) -> Result<Value, serde_json::Error> {
+    let mut value = serde_json::to_value(reply)?;
+    if let Verbatim::Keys(keys) = verbatim {
+        ctxgraph_engine::secrets::redactor().json_except(&mut value, keys);
+    }
+    Ok(value)
+}
+
+/// `reply` as one line of JSON, redacted but for what `verbatim` keeps (all of it: written
+/// straight out, with no JSON tree on the way).
+pub(crate) fn redacted_json(reply: &impl Serialize, verbatim: Verbatim) -> Result<String, serde_json::Error> {
+    match verbatim {
+        Verbatim::All => serde_json::to_string(reply),
+        Verbatim::Keys(_) => serde_json::to_string(&redacted_value(reply, verbatim)?),
+    }
+}
+
+impl Response {
+    fn verbatim(&self) -> Verbatim {
+        match &self.outcome {
+            Outcome::Result(Answer::SessionMessages(_) | Answer::SessionCompact(_)) => Verbatim::All,
+            Outcome::Result(Answer::Build { .. } | Answer::AgentBuild(_) | Answer::Nearby(_)) => PROMPT_TEXT,
+            _ => NOTHING,
+        }
+    }
+}
+
 /// One response line. Serialising these types cannot fail (string keys, no non-finite
 /// floats); should it ever, the client gets an internal error rather than nothing.
-fn to_line(response: &impl Serialize) -> String {
-    serde_json::to_string(response).unwrap_or_else(|_| {
+fn to_line(response: &Response) -> String {
+    line_or_internal_error(redacted_json(response, response.verbatim()))
+}
+
+/// A batch's line: each response redacted as it says.
+fn batch_line(responses: &[Response]) -> String {
+    let values: Result<Vec<Value>, _> = responses.iter().map(|r| redacted_value(r, r.verbatim())).collect();
+    line_or_internal_error(values.and_then(|values| serde_json::to_string(&values)))
+}
+
+fn line_or_internal_error(line: Result<String, serde_json::Error>) -> String {
+    line.unwrap_or_else(|_| {
         r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error"}}"#.to_owned()
     })
 }

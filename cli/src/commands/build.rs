@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::args::{BuildArgs, Format, SectionArg};
 use crate::error::CliError;
-use crate::output::write_stdout;
+use crate::output::{write_json, write_verbatim};
 
 pub fn run(args: BuildArgs) -> Result<ExitCode, CliError> {
     match args.agent {
@@ -43,13 +43,11 @@ fn opencode(args: BuildArgs) -> Result<ExitCode, CliError> {
         engine.system_prompt(ws, args.model)?
     };
     match args.format {
-        Format::Text => write_stdout(prompt.layout(section).text.as_bytes())?,
+        Format::Text => write_verbatim(prompt.layout(section).text.as_bytes())?,
         Format::Json => {
             let paths = engine.system_paths(ws)?;
-            let report = Report::new(&engine, &prompt, section, &paths);
-            let mut json = serde_json::to_string_pretty(&report).map_err(|e| CliError::Output(e.into()))?;
-            json.push('\n');
-            write_stdout(json.as_bytes())?;
+            // Ids, sources and URLs only: the report holds no prompt text.
+            write_json(&Report::new(&engine, &prompt, section, &paths), &[])?;
         }
     }
     Ok(ExitCode::SUCCESS)

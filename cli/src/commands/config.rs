@@ -10,36 +10,61 @@ use serde_json::Value;
 
 use crate::args::{ConfigArgs, Format};
 use crate::error::CliError;
-use crate::output::write_stdout;
+use crate::output::{write_stdout, write_verbatim};
 
 pub fn run(args: ConfigArgs) -> Result<ExitCode, CliError> {
     let (engine, ws, _) = super::open_configured(args.cwd.clone(), &args.remote)?;
     let config = engine.merged_config(ws)?;
     let secrets = args.show_secrets;
+    // Without --show-secrets, masked where `opencode debug config` masks (the answer
+    // `serve`'s `config` method and MCP's `context_config` give too), in text as in JSON;
+    // then the one redaction every output goes through.
+    let masked = engine.config_json(ws, secrets)?;
+    let shown = |path: &[String], value: Value| {
+        if secrets { value } else { masked_at(&masked, path).unwrap_or(value) }
+    };
     let out = match (&args.explain, args.format) {
-        // Without --show-secrets, masked where `opencode debug config` masks: the answer
-        // `serve`'s `config` method and MCP's `context_config` give too.
-        (None, Format::Json) => json(&engine.config_json(ws, secrets)?)?,
-        (None, Format::Text) => layers(&config, secrets, &Palette::for_stdout()),
+        (None, Format::Json) => crate::render::json(&masked)?,
+        (None, Format::Text) => layers(&config, &shown, &Palette::for_stdout()),
         (Some(path), format) => {
             let segments: Vec<&str> = path.split('.').filter(|s| !s.is_empty()).collect();
             let Some(node) = config.tree.lookup(&segments) else {
                 return Err(CliError::NoSuchKey(path.clone()));
             };
+            let shown = |sub: &[String], value: Value| {
+                let full: Vec<String> =
+                    segments.iter().map(|s| (*s).to_owned()).chain(sub.iter().cloned()).collect();
+                shown(&full, value)
+            };
             match format {
-                Format::Json => json(&explain_json(path, node, secrets))?,
-                Format::Text => explain_text(path, node, secrets, &Palette::for_stdout()),
+                Format::Json => crate::render::json(&explain_json(path, node, secrets, &shown))?,
+                Format::Text => explain_text(path, node, secrets, &shown, &Palette::for_stdout()),
             }
         }
     };
-    write_stdout(out.as_bytes())?;
+    if secrets {
+        write_verbatim(out.as_bytes())?;
+    } else {
+        write_stdout(out.as_bytes())?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 
-fn json(value: &impl Serialize) -> Result<String, CliError> {
-    let mut text = serde_json::to_string_pretty(value).map_err(|e| CliError::Output(e.into()))?;
-    text.push('\n');
-    Ok(text)
+/// How a value is shown: given its path from the root and its rendering, what to print.
+type Shown<'a> = dyn Fn(&[String], Value) -> Value + 'a;
+
+/// The value at `path` in the masked config (`"***"` where opencode masks), if the masked
+/// config has that path (derived keys opencode does not print have none).
+fn masked_at(masked: &Value, path: &[String]) -> Option<Value> {
+    let mut at = masked;
+    for segment in path {
+        at = match at {
+            Value::Object(map) => map.get(segment)?,
+            Value::Array(items) => items.get(segment.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(at.clone())
 }
 
 /// Styles, or none when stdout is not a terminal or `NO_COLOR` is set.
@@ -92,7 +117,7 @@ fn compact(value: &Value) -> String {
 
 /// The text report: every source in C3 order with its status and the values in effect
 /// that it set; then what opencode derived.
-fn layers(config: &MergedConfig, secrets: bool, p: &Palette) -> String {
+fn layers(config: &MergedConfig, shown: &Shown<'_>, p: &Palette) -> String {
     let leaves = config.tree.leaves();
     let mut out = String::new();
     let mut derived: Vec<String> = Vec::new();
@@ -114,14 +139,14 @@ fn layers(config: &MergedConfig, secrets: bool, p: &Palette) -> String {
             );
         }
         for (path, node) in leaves.iter().filter(|(_, n)| n.origin.source == *source) {
-            let _ = writeln!(out, "  {}", leaf_line(path, node, secrets, p));
+            let _ = writeln!(out, "  {}", leaf_line(path, node, shown, p));
         }
     }
     for (path, node) in &leaves {
         if node.origin.source.kind == SourceKind::Derived {
             derived.push(format!(
                 "  {}  {}",
-                leaf_line(path, node, secrets, p),
+                leaf_line(path, node, shown, p),
                 paint(p.dim, &format!("({})", node.origin.source.name))
             ));
         }
@@ -138,8 +163,9 @@ fn layers(config: &MergedConfig, secrets: bool, p: &Palette) -> String {
     out
 }
 
-fn leaf_line(path: &[String], node: &Node, secrets: bool, p: &Palette) -> String {
-    let mut line = format!("{} = {}", paint(p.key, &path.join(".")), compact(&node.render(secrets)));
+fn leaf_line(path: &[String], node: &Node, shown: &Shown<'_>, p: &Palette) -> String {
+    let mut line =
+        format!("{} = {}", paint(p.key, &path.join(".")), compact(&shown(path, node.render(false))));
     if let Some(at) = node.origin.at {
         let _ = write!(line, "  {}", paint(p.dim, &format!("{}:{}", at.line, at.column)));
     }
@@ -153,9 +179,9 @@ fn leaf_line(path: &[String], node: &Node, secrets: bool, p: &Palette) -> String
     line
 }
 
-fn explain_text(path: &str, node: &Node, secrets: bool, p: &Palette) -> String {
+fn explain_text(path: &str, node: &Node, secrets: bool, shown: &Shown<'_>, p: &Palette) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "{} = {}", paint(p.key, path), compact(&node.render(secrets)));
+    let _ = writeln!(out, "{} = {}", paint(p.key, path), compact(&shown(&[], node.render(secrets))));
     match &node.kind {
         NodeKind::Scalar(_) => {
             let _ = writeln!(out, "  set by {} [{}]", describe(&node.origin), node.origin.source.kind.rule());
@@ -170,14 +196,18 @@ fn explain_text(path: &str, node: &Node, secrets: bool, p: &Palette) -> String {
                     out,
                     "  {} = {}  {}",
                     paint(p.key, &format!("{path}.{}", sub.join("."))),
-                    compact(&leaf.render(secrets)),
+                    compact(&shown(&sub, leaf.render(secrets))),
                     paint(p.dim, &format!("from {}", describe(&leaf.origin)))
                 );
             }
         }
     }
+    // A value opencode masks here is masked in the values it replaced too.
+    let masked_here = shown(&[], Value::Null) == Value::String("***".to_owned());
     for old in node.overridden.iter().rev() {
-        let shown = if secrets || old.origin.via.is_empty() {
+        let shown = if masked_here {
+            "\"***\"".to_owned()
+        } else if secrets || old.origin.via.is_empty() {
             compact(&old.value)
         } else {
             "(substituted; --show-secrets)".to_owned()
@@ -219,9 +249,12 @@ impl OriginReport {
     }
 }
 
-fn explain_json(path: &str, node: &Node, secrets: bool) -> Value {
+fn explain_json(path: &str, node: &Node, secrets: bool, shown: &Shown<'_>) -> Value {
+    let masked_here = shown(&[], Value::Null) == Value::String("***".to_owned());
     let hide = |value: &Value, origin: &Provenance| {
-        if secrets || origin.via.is_empty() {
+        if masked_here {
+            Value::String("***".to_owned())
+        } else if secrets || origin.via.is_empty() {
             value.clone()
         } else {
             Value::String(origin.written.clone().unwrap_or_default())
@@ -233,7 +266,7 @@ fn explain_json(path: &str, node: &Node, secrets: bool) -> Value {
         .map(|(sub, leaf)| {
             serde_json::json!({
                 "path": sub,
-                "value": leaf.render(secrets),
+                "value": shown(&sub, leaf.render(secrets)),
                 "origin": OriginReport::new(&leaf.origin),
             })
         })
@@ -245,7 +278,7 @@ fn explain_json(path: &str, node: &Node, secrets: bool) -> Value {
         .collect();
     serde_json::json!({
         "path": path,
-        "value": node.render(secrets),
+        "value": shown(&[], node.render(secrets)),
         "origin": OriginReport::new(&node.origin),
         "leaves": leaves,
         "overridden": overridden,

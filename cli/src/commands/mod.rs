@@ -1,6 +1,5 @@
 //! One module per subcommand.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -92,9 +91,8 @@ fn open_fetching(cwd: Option<PathBuf>, remote: &RemoteArgs) -> Result<(Engine, W
 /// [`Engine::prepare`], each warning on stderr.
 fn prepare(engine: &mut Engine, ws: Workspace, policy: &Policy) -> Result<(), CliError> {
     let prepared = engine.prepare(ws, policy)?;
-    let mut stderr = std::io::stderr().lock();
     for warning in &prepared.warnings {
-        let _ = writeln!(stderr, "warning: {warning}");
+        crate::output::eprintln_styled(&format!("warning: {warning}"));
     }
     if policy.fetch.strict {
         prepared.strict()?;
@@ -126,17 +124,15 @@ fn message_options(
 
 /// L3: a warning on stderr for each block that stands in for a text of opencode's.
 fn warn_unavailable(prompt: &ctxgraph_opencode::prompt::Prompt) {
-    let mut stderr = std::io::stderr().lock();
     for block in &prompt.blocks {
         if let Some(reason) = &block.unavailable {
-            let _ = writeln!(
-                stderr,
+            crate::output::eprintln_styled(&format!(
                 "warning: the {} block is a placeholder: {reason}",
                 serde_json::to_value(block.kind)
                     .ok()
                     .and_then(|v| v.as_str().map(str::to_owned))
                     .unwrap_or_default()
-            );
+            ));
         }
     }
 }

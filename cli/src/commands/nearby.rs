@@ -10,7 +10,7 @@ use ctxgraph_server::render::profile::ReadView;
 
 use crate::args::{Format, NearbyArgs, SessionInput};
 use crate::error::CliError;
-use crate::output::write_stdout;
+use crate::output::write_verbatim;
 
 pub fn run(args: NearbyArgs) -> Result<ExitCode, CliError> {
     let agent = args.agent;
@@ -46,7 +46,7 @@ pub fn run(args: NearbyArgs) -> Result<ExitCode, CliError> {
     let read = &answer.layout;
     super::profiles::warn_unavailable(agent, &read.wording);
     match args.format {
-        Format::Text => write_stdout(read.text.as_bytes())?,
+        Format::Text => write_verbatim(read.text.as_bytes())?,
         Format::Json => super::profiles::write_json(&ReadView::new(&answer))?,
     }
     Ok(ExitCode::SUCCESS)

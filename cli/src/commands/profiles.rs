@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::args::{BuildArgs, Format, InstallationArgs, SectionArg};
 use crate::error::CliError;
-use crate::output::{eprintln_styled, write_stdout};
+use crate::output::{eprintln_styled, write_verbatim};
 
 /// The request for `agent`: its `-c` settings and its own wording from the installation.
 pub(super) fn request(
@@ -71,14 +71,14 @@ pub fn build(args: BuildArgs) -> Result<ExitCode, CliError> {
     }
     warn_unordered(&layout.blocks);
     match args.format {
-        Format::Text => write_stdout(layout.text.as_bytes())?,
+        Format::Text => write_verbatim(layout.text.as_bytes())?,
         Format::Json => write_json(&ctxgraph_server::render::profile::LayoutView::new(&layout))?,
     }
     Ok(ExitCode::SUCCESS)
 }
 
+/// A layout's or a read's JSON: every string redacted but the blocks' and the read's
+/// `text`, the prompt text the agent sends.
 pub(super) fn write_json(value: &impl Serialize) -> Result<(), CliError> {
-    let mut json = serde_json::to_string_pretty(value).map_err(|e| CliError::Output(e.into()))?;
-    json.push('\n');
-    write_stdout(json.as_bytes())
+    crate::output::write_json(value, &["text"])
 }

@@ -12,7 +12,7 @@ use serde_json::json;
 
 use crate::args::{CompactArgs, Format, MessagesArgs, SessionArgs, SessionCommand, SessionInput};
 use crate::error::CliError;
-use crate::output::write_stdout;
+use crate::output::write_verbatim;
 
 pub fn run(args: SessionArgs) -> Result<ExitCode, CliError> {
     match args.command {
@@ -37,7 +37,8 @@ fn compact(args: CompactArgs) -> Result<ExitCode, CliError> {
         }
         Format::Text => text(plan, &request),
     };
-    write_stdout(out.as_bytes())?;
+    // The messages kept and the summary request: what the agent sends, shown as it is.
+    write_verbatim(out.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -54,7 +55,8 @@ fn messages(args: MessagesArgs) -> Result<ExitCode, CliError> {
             out
         }
     };
-    write_stdout(out.as_bytes())?;
+    // The next request's messages: what the agent sends, shown as it is.
+    write_verbatim(out.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -581,8 +581,16 @@ fn changes_section(out: &mut String, changes: &Changes) {
 
 /// The page's data as JSON that cannot end its `<script>` element early: `<`, `>` and `&`
 /// escaped as JSON escapes (the parse gives the same strings), U+2028/9 too.
+/// Every string redacted first, as [`esc`] redacts what the markup shows (the previews of
+/// rule files included: the page is not the prompt).
 fn json_for_script(page: &Page) -> String {
-    let json = serde_json::to_string(page).unwrap_or_else(|_| "null".to_owned());
+    let json = serde_json::to_value(page).map_or_else(
+        |_| "null".to_owned(),
+        |mut value| {
+            ctxgraph_db::secrets::redactor().json(&mut value);
+            value.to_string()
+        },
+    );
     let mut out = String::with_capacity(json.len() + 64);
     for c in json.chars() {
         match c {
@@ -598,7 +606,9 @@ fn json_for_script(page: &Page) -> String {
 }
 
 /// Text for HTML content and attribute values.
+/// `text` for HTML: secrets redacted (the one pass every output takes), then escaped.
 fn esc(text: &str) -> String {
+    let text = ctxgraph_db::secrets::redactor().text(text);
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

@@ -16,7 +16,7 @@ const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// `ctxgraph ARGS` in `root/repo`, its stdout read line by line on a thread, its stderr
 /// kept in a file.
-struct Proc {
+pub(crate) struct Proc {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
@@ -24,7 +24,7 @@ struct Proc {
 }
 
 impl Proc {
-    fn spawn(root: &Path, args: &[&str]) -> Proc {
+    pub(crate) fn spawn(root: &Path, args: &[&str]) -> Proc {
         let stderr = root.join(format!("stderr-{}", args[0]));
         let mut child = ctxgraph(root)
             .args(args)
@@ -53,7 +53,7 @@ impl Proc {
     }
 
     /// Sends one line and returns the reply.
-    fn call(&mut self, line: &[u8]) -> Value {
+    pub(crate) fn call(&mut self, line: &[u8]) -> Value {
         self.send(line);
         self.send(b"\n");
         self.reply().unwrap_or_else(|| {
@@ -62,7 +62,7 @@ impl Proc {
     }
 
     /// Closes stdin and waits (a bounded time) for the exit code and stderr.
-    fn finish(mut self) -> (Option<i32>, String) {
+    pub(crate) fn finish(mut self) -> (Option<i32>, String) {
         drop(self.stdin.take());
         let start = Instant::now();
         let code = loop {
@@ -119,7 +119,7 @@ fn bad_lines() -> Vec<(&'static str, Vec<u8>)> {
     ]
 }
 
-fn initialize(server: &mut Proc) {
+pub(crate) fn initialize(server: &mut Proc) {
     let reply = server.call(
         json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}})
@@ -183,14 +183,14 @@ fn a_client_leaving_early_is_a_clean_exit() {
 }
 
 /// A `tools/call` line.
-fn tool_call(id: u64, tool: &str, arguments: Value) -> Vec<u8> {
+pub(crate) fn tool_call(id: u64, tool: &str, arguments: Value) -> Vec<u8> {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}})
         .to_string()
         .into_bytes()
 }
 
 /// A tool result's text, and whether it is a tool error.
-fn tool_text(reply: &Value) -> (String, bool) {
+pub(crate) fn tool_text(reply: &Value) -> (String, bool) {
     let result = &reply["result"];
     let text =
         result["content"].as_array().expect("content").iter().filter_map(|c| c["text"].as_str()).collect();

@@ -214,6 +214,34 @@ fn a_key_in_a_session_export_reaches_only_the_history_sent() {
         commands.iter().map(|(args, v)| (args.iter().map(String::as_str).collect(), *v)).collect();
     let borrowed: Vec<(&[&str], Verbatim)> = borrowed.iter().map(|(args, v)| (args.as_slice(), *v)).collect();
     assert_only_verbatim(&root, &key, &borrowed);
+
+    // serve alike: the next messages are what the agent sends; the session's analysis is not.
+    let cwd = repo.display().to_string();
+    let request = |id: u32, method: &str, params: serde_json::Value| {
+        serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+    };
+    let serve = |lines: &[String]| {
+        let replies = run(&root, &["serve", "--stdio", "--no-watch"], Some(&(lines.join("\n") + "\n")));
+        let parsed: Vec<serde_json::Value> =
+            replies.stdout.lines().filter_map(|line| serde_json::from_str(line).ok()).collect();
+        (parsed, replies.text)
+    };
+    let open = request(1, "session/open", serde_json::json!({"path": s}));
+    let (opened, text) = serve(std::slice::from_ref(&open));
+    let id = opened[0]["result"]["session"].as_str().unwrap_or_else(|| panic!("{text}")).to_owned();
+    let (replies, text) = serve(&[
+        open,
+        request(2, "session/messages", serde_json::json!({"session": id})),
+        request(
+            3,
+            "session/explain",
+            serde_json::json!({"cwd": cwd, "session": id, "context": 30000, "output": 4000}),
+        ),
+        request(4, "shutdown", serde_json::json!({})),
+    ]);
+    let reply = |n: u32| replies.iter().find(|r| r["id"] == n).map(ToString::to_string).unwrap_or_default();
+    assert!(reply(2).contains(&key), "serve session/messages lost what the agent sends:\n{text}");
+    assert!(reply(3).contains("result") && !reply(3).contains(&key), "serve session/explain:\n{text}");
 }
 
 /// A key written into a config that ctxgraph refuses: the error quotes the line, a schema

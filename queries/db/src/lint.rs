@@ -217,6 +217,10 @@ impl From<Code> for &'static str {
     }
 }
 
+/// CG005's hint, whichever agent sends the file.
+pub const SECRET_HINT: &str =
+    "remove it from the file and rotate it; point to where the secret lives instead";
+
 /// What a finding points at.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]

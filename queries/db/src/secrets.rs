@@ -134,16 +134,74 @@ pub const PATTERNS: &[Pattern] = &[
     Pattern {
         id: "url_creds",
         name: "password in a URL",
-        regex: r"(?i)\b[a-z][a-z0-9+.-]*://[^/\s:@]+:(?P<s>[^@\s/]+)@",
+        // Neither `"` nor `\` in the password: run over JSON text, a match must not end
+        // inside an escape (`\"`) and leave the string open.
+        regex: r#"(?i)\b[a-z][a-z0-9+.-]*://[^/\s:@"\\]+:(?P<s>[^@\s/"\\]+)@"#,
+        by_shape: false,
+    },
+    Pattern {
+        id: "url_param",
+        name: "credential in a URL query",
+        // `?token=…`, `&key=…`, `&sig=…`, `&access_token=…`, `&X-Amz-Signature=…`: a query
+        // parameter whose name says it carries a credential (`#sha256=` pins are fragments,
+        // not queries, and stay).
+        // A value starting with `[` is a redaction already; with `{`, an `{env:…}` or
+        // `{file:…}` token as written, which names the secret without holding it.
+        regex: r#"(?i)[?&](?:[a-z0-9_.-]*(?:token|key|sig|secret|passw|pwd|credential|auth)[a-z0-9_.-]*)=(?P<s>[^&#\s"'<>\\\[{][^&#\s"'<>\\]*)"#,
         by_shape: false,
     },
     Pattern {
         id: "assignment",
         name: "secret assignment",
-        regex: r#"(?i)\b[a-z0-9_-]*(?:api[_-]?key|secret|token|passw(?:or)?d|pwd|auth|credential|private[_-]key|access[_-]key)[a-z0-9_-]*"?\s*[:=]\s*"?(?P<s>[^\s"',;\[][^\s"',;]{5,})"#,
+        // Reported by `lint` only when the value looks random ([`looks_random`]).
+        // The name ends in the secret word (or in `_key`/`_value` after it): `tokenizer`,
+        // `max_tokens`, `author` and `token_url` name no secret.
+        regex: r#"(?i)\b[a-z0-9_-]*(?:api[_-]?key|secret|token|passw(?:or)?d|pwd|auth|credential|private[_-]?key|access[_-]?key)(?:[_-]?(?:key|value))?"?\s*[:=]\s*"?(?P<s>[^\s"',;\[{\\][^\s"',;\\]{5,})"#,
         by_shape: false,
     },
 ];
+
+/// The shortest value of a secret-named key `lint` calls random (a 16-character key is
+/// 96 bits in base64; shorter values are mostly words, versions and placeholders).
+pub const RANDOM_MIN_CHARS: usize = 16;
+
+/// The least Shannon entropy, in bits per character, of a value `lint` calls random: it
+/// turns away repetitions (`Password1Password1` is 2.95, `xxxx…` 0). Of random base62 keys
+/// 93 % of the 16-character ones pass every test of [`looks_random`], 97.5 % of the
+/// 24-character ones and all 32-hex-digit ones (measured on 5,000 of each); the misses are
+/// keys without a digit or without one of the cases.
+pub const RANDOM_MIN_BITS_PER_CHAR: f64 = 3.0;
+
+/// Whether the value of a secret-named key (`api_key = "…"`) looks like a generated key
+/// rather than a placeholder, a reference or a word: at least [`RANDOM_MIN_CHARS`]
+/// characters of a key's alphabet (letters, digits, `+/=_.-`), upper and lower case
+/// letters and digits all present (or 32+ hex digits), and at least
+/// [`RANDOM_MIN_BITS_PER_CHAR`] bits of entropy per character. `${API_KEY}`,
+/// `process.env.API_KEY`, `your-api-key-here` and `xxxxxxxx…` fail one of these; a
+/// password a person wrote with digits in it (`ThisIsMyS3cretPassw0rd`) passes, and is one.
+pub fn looks_random(value: &str) -> bool {
+    let chars: Vec<char> = value.chars().collect();
+    if chars.len() < RANDOM_MIN_CHARS
+        || !chars.iter().all(|c| c.is_ascii_alphanumeric() || "+/=_.-".contains(*c))
+    {
+        return false;
+    }
+    let has = |test: fn(&char) -> bool| chars.iter().any(test);
+    let mixed = has(char::is_ascii_uppercase) && has(char::is_ascii_lowercase) && has(char::is_ascii_digit);
+    let hex = chars.len() >= 32 && chars.iter().all(char::is_ascii_hexdigit) && has(char::is_ascii_digit);
+    (mixed || hex) && bits_per_char(&chars) >= RANDOM_MIN_BITS_PER_CHAR
+}
+
+/// Shannon entropy of the character distribution, in bits per character.
+fn bits_per_char(chars: &[char]) -> f64 {
+    // Counts as u32 (exact in f64); a value of 4 G characters is no key.
+    let Ok(n) = u32::try_from(chars.len()) else { return 0.0 };
+    let mut counts: std::collections::BTreeMap<char, u32> = std::collections::BTreeMap::new();
+    for c in chars {
+        *counts.entry(*c).or_default() += 1;
+    }
+    counts.values().map(|&k| f64::from(k) / f64::from(n)).map(|p| -p * p.log2()).sum()
+}
 
 /// Names of variables (or keys) whose values are secrets; the word list `assignment` uses.
 pub const SECRET_NAME: &str =
@@ -153,6 +211,12 @@ pub const SECRET_NAME: &str =
 /// compiles each, so the `expect` cannot fire in a build whose tests passed.
 static COMPILED: LazyLock<Vec<(&'static Pattern, Regex)>> = LazyLock::new(|| {
     PATTERNS.iter().map(|p| (p, Regex::new(p.regex).expect("a constant secret pattern compiles"))).collect()
+});
+
+/// Every pattern in one automaton: most texts an output shows (ids, paths, counts) hold no
+/// secret, and one pass over them says so without running each expression.
+static ANY: LazyLock<regex::RegexSet> = LazyLock::new(|| {
+    regex::RegexSet::new(PATTERNS.iter().map(|p| p.regex)).expect("the constant secret patterns compile")
 });
 
 static SECRET_NAME_REGEX: LazyLock<Regex> =
@@ -193,7 +257,8 @@ pub struct Span {
 /// Which patterns to look with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Patterns {
-    /// Only the key-shaped ones, which `lint` reports.
+    /// The key-shaped ones, which `lint` reports, and secret-named assignments whose value
+    /// [`looks_random`].
     ByShape,
     /// Every one, as everything that hides secrets does.
     All,
@@ -203,7 +268,12 @@ pub enum Patterns {
 /// the first pattern in [`PATTERNS`] order keeps it.
 pub fn spans(text: &str, patterns: Patterns) -> Vec<Span> {
     let mut spans: Vec<Span> = Vec::new();
-    for (pattern, regex) in compiled().iter().filter(|(p, _)| p.by_shape || patterns == Patterns::All) {
+    if !ANY.is_match(text) {
+        return spans;
+    }
+    // `lint` looks at assignments too, but keeps only random-looking values.
+    let wanted = |p: &Pattern| p.by_shape || patterns == Patterns::All || p.id == "assignment";
+    for (pattern, regex) in compiled().iter().filter(|(p, _)| wanted(p)) {
         let mut at = 0;
         while let Some(caps) = regex.captures_at(text, at) {
             let Some(found) = caps.name("s").or_else(|| caps.get(0)) else { break };
@@ -215,7 +285,10 @@ pub fn spans(text: &str, patterns: Patterns) -> Vec<Span> {
             }
             at = found.end();
             // `Authorization: Bearer …` names a scheme, not a secret.
-            if pattern.id == "assignment" && is_auth_scheme(found.as_str()) {
+            if pattern.id == "assignment"
+                && (is_auth_scheme(found.as_str())
+                    || (patterns == Patterns::ByShape && !looks_random(found.as_str())))
+            {
                 continue;
             }
             let range = found.range();
@@ -250,6 +323,102 @@ pub fn redact(text: &str) -> (Cow<'_, str>, Vec<Span>) {
     }
     out.push_str(&text[copied..]);
     (Cow::Owned(out), spans)
+}
+
+/// The one redaction every output goes through (text, JSON, SARIF, serve, MCP, the
+/// report, the language server): the values of secret-named environment variables, then
+/// every pattern in [`PATTERNS`] (URL credentials included). Only the prompt text an agent
+/// sends is printed as it is (`build` shows exactly that).
+#[derive(Clone, Debug, Default)]
+pub struct Redactor {
+    /// Values (≥ 8 characters) of variables named like secrets, longest first: what
+    /// `{env:…}` can put into a config, a URL or a block id.
+    env_values: Vec<String>,
+}
+
+impl Redactor {
+    /// `env` is the process environment (or a test's).
+    pub fn new<'a>(env: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
+        let mut env_values: Vec<String> = env
+            .into_iter()
+            .filter(|(name, value)| value.chars().count() >= 8 && is_secret_name(name))
+            .map(|(_, value)| value.to_owned())
+            .collect();
+        env_values.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
+        env_values.dedup();
+        Redactor { env_values }
+    }
+
+    /// `text` with every secret replaced by `[REDACTED:<id>]` (an environment value by
+    /// `[REDACTED:env_value]`).
+    pub fn text<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let mut out = Cow::Borrowed(text);
+        for value in &self.env_values {
+            if out.contains(value.as_str()) {
+                out = Cow::Owned(out.replace(value.as_str(), "[REDACTED:env_value]"));
+            }
+        }
+        match redact(&out).0 {
+            Cow::Borrowed(_) => out,
+            Cow::Owned(redacted) => Cow::Owned(redacted),
+        }
+    }
+
+    /// Every string in `value` redacted, at any depth (keys are names, not values).
+    pub fn json(&self, value: &mut serde_json::Value) {
+        self.json_except(value, &[]);
+    }
+
+    /// [`Redactor::json`], but the strings under the object keys in `verbatim` stay as
+    /// they are: the prompt text an agent sends (`build --format json`'s block texts).
+    pub fn json_except(&self, value: &mut serde_json::Value, verbatim: &[&str]) {
+        use serde_json::Value;
+        match value {
+            Value::String(s) => {
+                if let Cow::Owned(redacted) = self.text(s) {
+                    *s = redacted;
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|v| self.json_except(v, verbatim)),
+            Value::Object(map) => {
+                for (key, v) in map.iter_mut() {
+                    if !(verbatim.contains(&key.as_str()) && v.is_string()) {
+                        self.json_except(v, verbatim);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `value` with every string redacted: a typed message (the language server's) through
+    /// its JSON form. A value that does not come back from JSON is returned unredacted
+    /// only if it had no string to redact.
+    pub fn serialized<T: serde::Serialize + serde::de::DeserializeOwned>(&self, value: T) -> T {
+        let Ok(mut json) = serde_json::to_value(&value) else { return value };
+        let before = json.clone();
+        self.json(&mut json);
+        if json == before {
+            return value;
+        }
+        serde_json::from_value(json).unwrap_or(value)
+    }
+}
+
+/// The process's redactor, set once by the binary from its environment ([`install`]);
+/// the patterns alone until then (a library, a test).
+static PROCESS: std::sync::OnceLock<Redactor> = std::sync::OnceLock::new();
+
+/// Sets the redactor every output of this process uses. The first call wins: the
+/// environment does not change under a running process.
+pub fn install(redactor: Redactor) {
+    let _ = PROCESS.set(redactor);
+}
+
+/// The redactor [`install`] set, or one with the patterns alone.
+pub fn redactor() -> &'static Redactor {
+    static PATTERNS_ONLY: Redactor = Redactor { env_values: Vec::new() };
+    PROCESS.get().unwrap_or(&PATTERNS_ONLY)
 }
 
 /// Every likely secret in `text`, in order of position; overlapping matches of different
@@ -344,6 +513,98 @@ The ask-for-review task runs when the skeleton is done.
 ";
         assert_eq!(find_secrets(text), []);
         assert_eq!(find_secrets(&fake("AKIA", 'Q', 15)), []);
+    }
+
+    #[test]
+    fn url_credentials_are_masked_and_pins_are_not() {
+        let cases = [
+            ("https://h/r.md?token=abc123&a=1", "https://h/r.md?token=[REDACTED:url_param]&a=1"),
+            (
+                "https://h/r.md?a=1&key=K9&sig=S%2F1#x",
+                "https://h/r.md?a=1&key=[REDACTED:url_param]&sig=[REDACTED:url_param]#x",
+            ),
+            (
+                "https://h/r?access_token=t0k&X-Amz-Signature=f00",
+                "https://h/r?access_token=[REDACTED:url_param]&X-Amz-Signature=[REDACTED:url_param]",
+            ),
+            ("https://alice:pa55@h/r.md", "https://alice:[REDACTED:url_creds]@h/r.md"),
+            ("https://h/r.md?page=2#sha256=00ff", "https://h/r.md?page=2#sha256=00ff"),
+            ("https://h/r.md?token={env:RULES_TOKEN}", "https://h/r.md?token={env:RULES_TOKEN}"),
+        ];
+        for (url, masked) in cases {
+            assert_eq!(redact(url).0, masked, "{url}");
+        }
+    }
+
+    #[test]
+    fn assignments_are_to_names_that_end_in_a_secret_word() {
+        for (text, redacted) in [
+            ("DB_PASSWORD=hunter2hunter2", "DB_PASSWORD=[REDACTED:assignment]"),
+            ("secretAccessKey: abcdef123", "secretAccessKey: [REDACTED:assignment]"),
+            ("client_secret_value = abcdef123", "client_secret_value = [REDACTED:assignment]"),
+            ("\"tokenizer\": \"o200k_base\"", "\"tokenizer\": \"o200k_base\""),
+            ("max_tokens: 12345678", "max_tokens: 12345678"),
+            ("token_url: https://example.com/t", "token_url: https://example.com/t"),
+        ] {
+            assert_eq!(redact(text).0, redacted, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_match_never_ends_inside_a_json_escape() {
+        // Redacted as JSON text (what `write_stdout` sees), the output stays JSON.
+        for value in [r#"x?token=ab\"cd"#, r#"https://u:p\"w@h"#, r#"api_key = "abcdef\"ghi""#] {
+            let json = serde_json::to_string(&serde_json::json!({ "v": value })).unwrap();
+            let redacted = redact(&json).0;
+            assert!(serde_json::from_str::<serde_json::Value>(&redacted).is_ok(), "{json} -> {redacted}");
+        }
+    }
+
+    #[test]
+    fn random_looking_assignments_are_found_and_written_ones_are_not() {
+        let random = format!("Zq8L{}", "xT4vR9mK2pW7nB5cY3hJ");
+        for text in [
+            format!("api_key = \"{random}\""),
+            format!("GITHUB_TOKEN: {random}"),
+            format!("\"secret\": \"{random}\""),
+        ] {
+            assert_eq!(find_secrets(&text).len(), 1, "{text}");
+            assert_eq!(find_secrets(&text)[0].kind, "secret assignment");
+        }
+        for text in [
+            "api_key = \"your-api-key-here\"",
+            "token: ${{ secrets.GITHUB_TOKEN }}",
+            "API_KEY=process.env.OPENAI_API_KEY",
+            "password = \"correct horse battery\"",
+            "token = \"xxxxxxxxxxxxxxxxxxxxxxxx\"",
+            "secret: MyApiToken2024",
+            "password: Password1Password1",
+            "max_tokens = 4096000000000000",
+            "author: SomebodyWithALongName",
+            "\"tokenizer\": \"o200k_base\"",
+        ] {
+            assert_eq!(find_secrets(text), [], "{text}");
+        }
+        assert!(bits_per_char(&"Password1Password1".chars().collect::<Vec<_>>()) < RANDOM_MIN_BITS_PER_CHAR);
+        assert!(bits_per_char(&random.chars().collect::<Vec<_>>()) >= RANDOM_MIN_BITS_PER_CHAR);
+    }
+
+    #[test]
+    fn the_redactor_masks_environment_values_and_patterns_but_not_verbatim_fields() {
+        let redactor = Redactor::new([("RULES_TOKEN", "rtok-0123456789"), ("HOME", "/home/someone-long")]);
+        let text = "id http://h/rtok-0123456789/r.md?token=rtok-0123456789 in /home/someone-long";
+        assert_eq!(
+            redactor.text(text),
+            "id http://h/[REDACTED:env_value]/r.md?token=[REDACTED:env_value] in /home/someone-long"
+        );
+        let mut value = serde_json::json!({"id": "rtok-0123456789", "text": "rtok-0123456789", "blocks": [{"text": "k ghp_0"}]});
+        redactor.json_except(&mut value, &["text"]);
+        assert_eq!(
+            value,
+            serde_json::json!({"id": "[REDACTED:env_value]", "text": "rtok-0123456789", "blocks": [{"text": "k ghp_0"}]})
+        );
+        let typed: Vec<String> = redactor.serialized(vec!["?sig=abc".to_owned()]);
+        assert_eq!(typed, ["?sig=[REDACTED:url_param]"]);
     }
 
     #[test]

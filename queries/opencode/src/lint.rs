@@ -483,8 +483,7 @@ impl Linter<'_> {
                         line: Some(secret.line),
                         column: Some(secret.column),
                     }),
-                    "remove it from the file and rotate it; point to where the secret lives instead"
-                        .to_owned(),
+                    ctxgraph_db::lint::SECRET_HINT.to_owned(),
                 ));
             }
             let Some(loaded) = &item.loaded else { continue };

@@ -1,15 +1,60 @@
-//! `lint --agent all`: what one agent sees and the others do not (CG012, CG013,
-//! `docs/lint.md`), read off every agent's layout. Each agent's own findings are in its
-//! folder (codex/lint.rs, gemini/lint.rs).
+//! `lint --agent all`: findings about what each agent sees (CG005, a likely secret in any
+//! file an agent sends) and what one agent sees and the others do not (CG012, CG013),
+//! `docs/lint.md`, read off every agent's layout. Each agent's own findings are in its folder
+//! (codex/lint.rs, gemini/lint.rs).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use crate::gemini;
 use ctxgraph_db::db::{Db, Workspace};
-use ctxgraph_db::lint::{Code, Finding};
+use ctxgraph_db::files::file_text;
+use ctxgraph_db::lint::{Code, Finding, Location, SECRET_HINT};
 use ctxgraph_db::path;
 use ctxgraph_db::profile::Layout;
+use ctxgraph_db::secrets::find_secrets;
+
+/// CG005 for every agent: each file a layout sends, or inlines into what it sends (an
+/// `@import`, Claude Code's `@.env`), read once, each likely secret in it reported once
+/// with every agent that sends the file.
+pub fn secret_findings(db: &dyn Db, layouts: &[Layout]) -> Vec<Finding> {
+    let mut sent: BTreeMap<&Path, Vec<&'static str>> = BTreeMap::new();
+    for layout in layouts {
+        for block in &layout.blocks {
+            for path in block.source.path().into_iter().chain(block.inlines.iter().map(PathBuf::as_path)) {
+                let agents = sent.entry(path).or_default();
+                if !agents.contains(&layout.agent) {
+                    agents.push(layout.agent);
+                }
+            }
+        }
+    }
+    let mut findings = Vec::new();
+    for (path, agents) in sent {
+        let Ok(text) = file_text(db, db.files().get(db, path)) else { continue };
+        for secret in find_secrets(&text.text) {
+            findings.push(Finding {
+                code: Code::LikelySecret,
+                severity: Code::LikelySecret.severity(),
+                message: format!(
+                    "{} contains a likely {} (line {}); {} send{} it to the model provider",
+                    path::display(path),
+                    secret.kind,
+                    secret.line,
+                    agents.join(", "),
+                    if agents.len() == 1 { "s" } else { "" }
+                ),
+                location: Some(Location {
+                    uri: path::display(path),
+                    line: Some(secret.line),
+                    column: Some(secret.column),
+                }),
+                hint: SECRET_HINT.to_owned(),
+            });
+        }
+    }
+    findings
+}
 
 /// CG012 and CG013: what one agent sees and the others do not, read off every agent's
 /// layout (the agents that would not start here are left out by the caller).
