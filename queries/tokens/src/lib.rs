@@ -440,7 +440,7 @@ mod tests {
             "supercalifragilisticexpialidocious_and_then_someMoreCamelCaseWordsHERE".repeat(50),
         ];
         // The repository's own prose: its top-level Markdown files and those under docs/.
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let mut markdown: Vec<std::path::PathBuf> =
             ["README.md", "ARCHITECTURE.md", "BENCHMARKS.md"].iter().map(|name| root.join(name)).collect();
         let mut dirs = vec![root.join("docs")];
