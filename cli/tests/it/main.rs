@@ -17,6 +17,7 @@ mod copilot;
 mod explain_lint;
 mod gemini;
 mod kilo;
+mod lines_fuzz;
 mod lsp;
 mod lsp_fuzz;
 mod lsp_hostile;

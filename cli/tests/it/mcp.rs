@@ -40,14 +40,14 @@ impl Proc {
         Proc { stdin: child.stdin.take(), child, lines, stderr }
     }
 
-    fn send(&mut self, bytes: &[u8]) {
+    pub(crate) fn send(&mut self, bytes: &[u8]) {
         let stdin = self.stdin.as_mut().expect("stdin open");
         stdin.write_all(bytes).expect("write request");
         stdin.flush().expect("flush");
     }
 
     /// The next line, parsed; `None` when none comes in time.
-    fn reply(&self) -> Option<Value> {
+    pub(crate) fn reply(&self) -> Option<Value> {
         let line = self.lines.recv_timeout(REPLY_TIMEOUT).ok()?;
         Some(serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}")))
     }
@@ -59,6 +59,11 @@ impl Proc {
         self.reply().unwrap_or_else(|| {
             panic!("no reply to {}", String::from_utf8_lossy(&line[..line.len().min(200)]))
         })
+    }
+
+    /// The child's process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// Closes stdin and waits (a bounded time) for the exit code and stderr.
