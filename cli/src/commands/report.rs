@@ -18,7 +18,6 @@ use crate::error::CliError;
 use crate::output::{eprintln_styled, write_stdout};
 use crate::report::model::{
     AgentBudget, BudgetBlock, Changes, Fate, Kind, LeftOutFile, Page, RuleDir, RuleFile, first_lines,
-    trailing_rule,
 };
 
 /// How much of a block the page shows on hover: enough to recognise it.
@@ -345,7 +344,7 @@ fn map(engine: &Engine, ws: Workspace, agents: &[Agent], root: &Path, files: &[P
                 agent: fate.agent,
                 status: status_word(fate.status),
                 placement: fate.placement,
-                rule: trailing_rule(&fate.reason),
+                rule: fate.rule,
                 reason: fate.reason,
                 fix: if fate.agent == Agent::Opencode.name() { hints.get(path).cloned() } else { None },
             })
