@@ -209,28 +209,23 @@ impl Profile for Aider {
             .iter()
             .find(|f| f.path == real && f.is_sent())
             .or_else(|| ctx.files.iter().find(|f| f.path == real));
-        match found {
-            Some(f) => {
-                let (_, rule, why) = reason(ctx, f);
-                if f.is_sent() {
-                    AgentFate {
-                        agent: self.agent().name(),
-                        status: Status::Sent,
-                        placement: Some(Placement::FirstUserMessage.describe()),
-                        rule,
-                        reason: why,
-                    }
-                } else {
-                    ctxgraph_db::profile::not_sent(self.agent(), rule, why)
-                }
-            }
-            None => {
-                let why = match &ctx.list_from {
-                    ListFrom::Nothing => "Aider loads no file by itself, and no `--read`, $AIDER_READ or `read:` in a .aider.conf.yml names any (AI1, AI2)".to_owned(),
-                    _ => format!("not named by {}: Aider loads no file by itself (AI1, AI2)", list_source(ctx)),
-                };
-                ctxgraph_db::profile::not_sent(self.agent(), "AI1", why)
-            }
+        let Some(f) = found else {
+            let why = match &ctx.list_from {
+                ListFrom::Nothing => "Aider loads no file by itself, and no `--read`, $AIDER_READ or `read:` in a .aider.conf.yml names any (AI1, AI2)".to_owned(),
+                _ => format!("not named by {}: Aider loads no file by itself (AI1, AI2)", list_source(ctx)),
+            };
+            return ctxgraph_db::profile::not_sent(self.agent(), "AI1", why);
+        };
+        let (_, rule, why) = reason(ctx, f);
+        if !f.is_sent() {
+            return ctxgraph_db::profile::not_sent(self.agent(), rule, why);
+        }
+        AgentFate {
+            agent: self.agent().name(),
+            status: Status::Sent,
+            placement: Some(Placement::FirstUserMessage.describe()),
+            rule,
+            reason: why,
         }
     }
 
