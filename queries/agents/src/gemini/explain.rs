@@ -44,13 +44,11 @@ pub fn file_fate(ctx: &GeminiContext, home: &Path, path: &Path) -> AgentFate {
         };
     }
     if let Some((_, import)) = imported.first() {
-        return AgentFate {
-            agent,
-            status: Status::NotSent,
-            placement: None,
-            rule: import_rule(import),
-            reason: import_reason(import),
-        };
+        return ctxgraph_db::profile::not_sent(
+            ctxgraph_db::agent::Agent::Gemini,
+            import_rule(import),
+            import_reason(import),
+        );
     }
     not_found(ctx, home, path)
 }

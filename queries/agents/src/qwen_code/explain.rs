@@ -58,13 +58,7 @@ pub fn file_fate(ctx: &QwenContext, qwen_dir: &Path, home: &Path, path: &Path) -
         };
     }
     if let Some((_, import)) = imported.first() {
-        return AgentFate {
-            agent,
-            status: Status::NotSent,
-            placement: None,
-            rule: import_rule(import),
-            reason: import_reason(import),
-        };
+        return ctxgraph_db::profile::not_sent(Agent::QwenCode, import_rule(import), import_reason(import));
     }
     not_found(ctx, qwen_dir, home, path)
 }
