@@ -24,7 +24,7 @@ const ID: &str = r"(?:CX|GM|CC|CP|QW|KI|CL|CN|AI)[1-9][0-9]?|(?:INS|RD|SYS|FS|CT
 const LINT_CODE: &str = r"CG[0-9]{3}";
 
 /// One citation: an id or lint code, or a range of ids (`P1–P7`, `K1-K11`, `E-01…E-18`).
-fn citation_regex() -> Regex {
+pub(crate) fn citation_regex() -> Regex {
     Regex::new(&format!(r"(?P<first>{ID}|{LINT_CODE})(?:\s*(?:–|-|…|\.\.\.)\s*(?P<last>{ID}))?"))
         .expect("citation regex")
 }
@@ -116,7 +116,7 @@ fn scanned_files(dir: &Path, root: &Path, extensions: &[&str], out: &mut Vec<Pat
 }
 
 /// The definitions: `id → (page, anchor)` from the index tables, checked against the pages.
-fn definitions(root: &Path, problems: &mut Vec<String>) -> BTreeMap<String, (String, String)> {
+pub(crate) fn definitions(root: &Path, problems: &mut Vec<String>) -> BTreeMap<String, (String, String)> {
     let docs = root.join("docs/opencode");
     let index = read(&docs.join("README.md"));
     let row = Regex::new(r"^\| \[([^\]]+)\]\(([a-z0-9-]+\.md)#([a-z0-9-]+)\) \|").expect("regex");

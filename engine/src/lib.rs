@@ -41,8 +41,6 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ctxgraph_agents::claude_code::{claude_md_context, read_attachment, reads_in_session};
-use ctxgraph_agents::codex::agents_context;
 use ctxgraph_db::Db;
 use ctxgraph_db::installation::InstallationState;
 use ctxgraph_db::profile;
@@ -75,11 +73,6 @@ pub use turn::{Turn, TurnDiff, Turns, same_text};
 
 // What the engine's methods take and return, so a host needs no direct dependency on the
 // query crates for the common answers; the types nested deeper in them are in those crates.
-pub use ctxgraph_agents::claude_code::{ClaudeMdContext, Prose, ReadAttachment};
-pub use ctxgraph_agents::codex::{AgentsContext as CodexContext, CodexError};
-pub use ctxgraph_agents::copilot::{CopilotContext, CopilotRead};
-pub use ctxgraph_agents::gemini::nearby::ReadContext as GeminiReadContext;
-pub use ctxgraph_agents::gemini::{GeminiContext, GeminiError};
 pub use ctxgraph_db::agent::Agent;
 pub use ctxgraph_db::hash::ContentHash;
 pub use ctxgraph_db::lint::{Budget, Code, Finding, Location, Severity};
@@ -192,12 +185,6 @@ pub enum EngineError {
     /// A session export could not be loaded or answered.
     #[error(transparent)]
     Session(#[from] SessionFailure),
-    /// Codex would not start here (its `config.toml` is broken).
-    #[error(transparent)]
-    Codex(#[from] CodexError),
-    /// Gemini CLI would not start here (a settings file is broken).
-    #[error(transparent)]
-    Gemini(#[from] GeminiError),
     /// `--strict`: remote instructions that could not be loaded ([`Engine::prepare`]).
     #[error("--strict: {} remote instruction(s) could not be loaded: {}", urls.len(), urls.join(", "))]
     RemoteStrict {
@@ -473,31 +460,6 @@ impl Engine {
         Ok(system_message(&self.db, ws, options).clone()?)
     }
 
-    /// The Codex profile: the `AGENTS.md` message and every file it considered (CX1–CX6).
-    /// `max_bytes` overrides `project_doc_max_bytes` as Codex's `-c` does.
-    pub fn codex_context(&self, ws: Workspace, max_bytes: Option<u64>) -> Result<CodexContext, EngineError> {
-        Ok(agents_context(&self.db, ws, max_bytes).clone()?)
-    }
-
-    /// The Gemini CLI profile: the global and project context and every file and import it
-    /// considered (GM1–GM7).
-    pub fn gemini_context(&self, ws: Workspace) -> Result<GeminiContext, EngineError> {
-        Ok(ctxgraph_agents::gemini::gemini_context(&self.db, ws).clone()?)
-    }
-
-    /// GM8: what Gemini CLI attaches when the model reads `target` right after start-up.
-    pub fn gemini_read_context(
-        &self,
-        ws: Workspace,
-        target: &Path,
-    ) -> Result<GeminiReadContext, EngineError> {
-        let target = ctxgraph_db::path::resolve(ws.cwd(&self.db), target);
-        if !self.db.files().get(&self.db, &target).kind(&self.db).exists() {
-            return Err(EngineError::ReadTarget { path: target, reason: "no such file".to_owned() });
-        }
-        Ok(ctxgraph_agents::gemini::nearby::gemini_read_context(&self.db, ws, target).clone()?)
-    }
-
     /// `path`'s fate in every agent's context, side by side (`explain --agent all FILE`).
     pub fn file_fates(&self, ws: Workspace, path: &Path) -> Vec<AgentFate> {
         let path = ctxgraph_db::path::resolve(ws.cwd(&self.db), path);
@@ -571,59 +533,6 @@ impl Engine {
             };
         }
         Ok(texts)
-    }
-
-    /// The Claude Code profile: the rule-file block's files, each with its fate (CC1–CC10).
-    pub fn claude_code_context(&self, ws: Workspace) -> ClaudeMdContext {
-        claude_md_context(&self.db, ws).clone()
-    }
-
-    /// The Claude Code profile: what a Read of `file` attaches (CC11, CC12). The file must
-    /// exist, as for [`Engine::nearby`].
-    pub fn claude_code_read(&self, ws: Workspace, file: &Path) -> Result<ReadAttachment, EngineError> {
-        let target = ctxgraph_db::path::resolve(ws.cwd(&self.db), file);
-        match self.db.files().get(&self.db, &target).kind(&self.db) {
-            FileKind::Missing | FileKind::Inaccessible => {
-                Err(EngineError::ReadTarget { path: target, reason: "no such file".to_owned() })
-            }
-            _ => Ok(read_attachment(&self.db, ws, target).clone()),
-        }
-    }
-
-    /// The Claude Code profile: Reads of `files` one after the other in one session, each
-    /// attaching only what the session does not hold yet (CC12).
-    pub fn claude_code_reads(
-        &self,
-        ws: Workspace,
-        files: &[PathBuf],
-    ) -> Result<Vec<ReadAttachment>, EngineError> {
-        let mut targets = Vec::with_capacity(files.len());
-        for file in files {
-            let target = ctxgraph_db::path::resolve(ws.cwd(&self.db), file);
-            if !self.db.files().get(&self.db, &target).kind(&self.db).exists() {
-                return Err(EngineError::ReadTarget { path: target, reason: "no such file".to_owned() });
-            }
-            targets.push(target);
-        }
-        Ok(reads_in_session(&self.db, ws, &targets))
-    }
-
-    /// The Copilot CLI profile: the custom-instructions section's files, each with its fate
-    /// (CP1–CP10, CP13–CP15).
-    pub fn copilot_context(&self, ws: Workspace) -> CopilotContext {
-        ctxgraph_agents::copilot::copilot_context(&self.db, ws).clone()
-    }
-
-    /// The Copilot CLI profile: what a view of `file` attaches right after start-up (CP11,
-    /// CP12). The file must exist, as for [`Engine::nearby`].
-    pub fn copilot_read(&self, ws: Workspace, file: &Path) -> Result<CopilotRead, EngineError> {
-        let target = ctxgraph_db::path::resolve(ws.cwd(&self.db), file);
-        match self.db.files().get(&self.db, &target).kind(&self.db) {
-            FileKind::Missing | FileKind::Inaccessible => {
-                Err(EngineError::ReadTarget { path: target, reason: "no such file".to_owned() })
-            }
-            _ => Ok(ctxgraph_agents::copilot::copilot_read(&self.db, ws, target).clone()),
-        }
     }
 
     /// The merged config with the provenance of every value (C1–C7).

@@ -7,10 +7,10 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use ctxgraph_engine::answers::explain::{EntryExpansion, Reason};
-use ctxgraph_engine::answers::profile::Request;
+use ctxgraph_engine::answers::profile::{Request, Status};
 use ctxgraph_engine::profiles::PROFILES;
 use ctxgraph_engine::{
-    Budget, BuildError, Code, ConfigError, Engine, EngineError, Finding, Severity, Workspace,
+    Agent, Budget, BuildError, Code, ConfigError, Engine, EngineError, Finding, Severity, Workspace,
 };
 use lsp_types::{
     CodeDescription, CodeLens, Command, Diagnostic, DiagnosticSeverity, DocumentLink, Hover, HoverContents,
@@ -410,37 +410,13 @@ pub fn hover(engine: &Engine, ws: Workspace, doc: Open<'_>, offset: usize) -> Op
                 resolved.display(),
                 if exists { "" } else { " (no such file)" }
             );
-            if let Ok(gemini) = engine.gemini_context(ws) {
-                let outcomes: Vec<String> = gemini
-                    .docs
-                    .iter()
-                    .flat_map(|d| &d.imports)
-                    .filter(|i| i.importer == doc.path && i.path == *path)
-                    .map(|i| {
-                        if i.is_inlined() {
-                            "inlined".to_owned()
-                        } else {
-                            format!("not inlined: {}", i.outcome.describe())
-                        }
-                    })
-                    .collect();
-                if outcomes.is_empty() {
-                    let _ =
-                        writeln!(text, "gemini: this file is not in its context from `{}`", root.display());
-                } else {
-                    let _ = writeln!(text, "gemini: {}", outcomes.join("; "));
-                }
-            }
-            // Claude Code follows `@imports` in CLAUDE.md files too, by rules of its own (CC4–CC8).
-            let claude = engine.claude_code_context(ws);
-            let outcomes: Vec<String> = claude
-                .files
-                .iter()
-                .filter(|f| f.parent.as_deref() == Some(doc.path) && f.source == resolved)
-                .map(|f| f.reason(&claude.cwd, &claude.approval))
-                .collect();
-            if !outcomes.is_empty() {
-                let _ = writeln!(text, "claude: {}", outcomes.join("; "));
+            // What each agent that reads this file does with the file its `@` names (inlined,
+            // or why not: GM4, CC4–CC8, CP9–CP10, …), as `explain --agent NAME FILE` says it.
+            let readers = engine.file_fates(ws, doc.path).into_iter().filter(|f| f.status != Status::NotSent);
+            for reader in readers {
+                let Ok(agent) = reader.agent.parse::<Agent>() else { continue };
+                let fate = engine.file_fate(ws, agent, &resolved);
+                let _ = writeln!(text, "{}: {}: {}", fate.agent, fate.status.label(), fate.reason);
             }
         }
     }

@@ -18,7 +18,7 @@ use crate::error::CliError;
 use crate::output::{eprintln_styled, write_stdout};
 use crate::report::model::{
     AgentBudget, BudgetBlock, Changes, Fate, Kind, LeftOutFile, Page, Place, RuleDir, RuleFile, escaped,
-    first_lines, trailing_rule,
+    first_lines,
 };
 
 /// How much of a block the page shows on hover: enough to recognise it.
@@ -427,7 +427,7 @@ fn map(
                 agent: fate.agent,
                 status: status_word(fate.status),
                 placement: fate.placement,
-                rule: trailing_rule(&fate.reason),
+                rule: fate.rule,
                 reason: fate.reason,
                 fix: if fate.agent == Agent::Opencode.name() { hints.get(&path).cloned() } else { None },
             })
@@ -452,6 +452,8 @@ fn unlistable(agent: Agent) -> AgentFate {
         agent: agent.name(),
         status: Status::NotSent,
         placement: None,
+        // No agent's rule: the page's own verdict, which cites none.
+        rule: "",
         reason: "its name is not UTF-8: no agent can open it by the name its listing gives".to_owned(),
     }
 }

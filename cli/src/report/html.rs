@@ -383,8 +383,8 @@ fn map(out: &mut String, page: &Page) {
                 if let Some(placement) = fate.placement {
                     let _ = write!(out, "<span class=\"place\">{}</span>", esc(placement));
                 }
-                if let Some(rule) = &fate.rule {
-                    let _ = write!(out, "<code class=\"rule\">{}</code>", esc(rule));
+                if !fate.rule.is_empty() {
+                    let _ = write!(out, "<code class=\"rule\">{}</code>", esc(fate.rule));
                 }
                 let _ = write!(out, "<span class=\"why\">{}</span>", esc(&fate.reason));
                 if let Some(fix) = &fate.fix {

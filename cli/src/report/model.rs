@@ -242,9 +242,10 @@ pub struct Fate {
     /// Where the text goes, when it goes anywhere.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub placement: Option<&'static str>,
-    /// The rule id the reason ends with, when it names one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rule: Option<String>,
+    /// The rule that decides the fate (the profile's [`AgentFate::rule`]).
+    ///
+    /// [`AgentFate::rule`]: ctxgraph_db::profile::AgentFate::rule
+    pub rule: &'static str,
     /// Why, as `explain --agent all FILE` prints it.
     pub reason: String,
     /// What to do about it, as `explain` says it (opencode's hints).
@@ -259,23 +260,6 @@ pub struct Changes {
     pub file: String,
     /// Each scenario's result, in file order.
     pub scenarios: Vec<ScenarioReport>,
-}
-
-/// The rule id a reason names last: `… (CX2)` → `CX2`; `(I5, I7)` → `I7`; `rule (I4): …` → `I4`.
-pub fn trailing_rule(reason: &str) -> Option<String> {
-    let is_rule = |word: &str| {
-        let letters = word.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
-        (1..=3).contains(&letters.len())
-            && letters.chars().all(|c| c.is_ascii_uppercase())
-            && word.len() > letters.len()
-    };
-    reason
-        .split('(')
-        .skip(1)
-        .filter_map(|group| group.split_once(')').map(|(inside, _)| inside))
-        .filter_map(|inside| inside.rsplit([',', ' ', '/']).find(|w| !w.is_empty()).filter(|w| is_rule(w)))
-        .last()
-        .map(str::to_owned)
 }
 
 /// A name or path as text: its UTF-8 as it is, each byte that is not UTF-8 as `\xNN`, so
@@ -311,19 +295,6 @@ pub fn first_lines(text: &str, lines: usize, width: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn rule_ids_at_the_end_of_reasons() {
-        assert_eq!(trailing_rule("the nearest AGENTS.md (CX2)").as_deref(), Some("CX2"));
-        assert_eq!(trailing_rule("an instructions entry (I5, I7)").as_deref(), Some("I7"));
-        assert_eq!(trailing_rule("GM3.1 applies (GM3.1)").as_deref(), Some("GM3.1"));
-        assert_eq!(
-            trailing_rule("project rule (I4): AGENTS.md is first ([TMP]/repo)").as_deref(),
-            Some("I4")
-        );
-        assert_eq!(trailing_rule("read as empty (see above)"), None);
-        assert_eq!(trailing_rule("no parenthesis"), None);
-    }
 
     #[cfg(unix)]
     #[test]

@@ -414,7 +414,7 @@ fn instructions_entries_hover_link_and_go_to_their_files() {
     let at = json!({ "textDocument": { "uri": uri(&claude) }, "position": { "line": 0, "character": 3 } });
     let hover = client.request("textDocument/hover", at);
     let text = hover["result"]["contents"]["value"].as_str().unwrap_or_else(|| panic!("{hover}"));
-    assert!(text.contains(&format!("claude: imported by {} (CC4)", claude.display())), "{text}");
+    assert!(text.contains(&format!("claude-code: sent: imported by {} (CC4)", claude.display())), "{text}");
     assert_eq!(client.finish(), Some(0));
 }
 

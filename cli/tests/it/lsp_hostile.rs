@@ -284,7 +284,7 @@ fn import_findings_sit_on_their_import_and_lenses_and_hovers_speak_in_words() {
     let at = json!({ "textDocument": { "uri": uri(&gemini) }, "position": { "line": 2, "character": 6 } });
     let hover = client.request("textDocument/hover", at);
     let words = hover["result"]["contents"]["value"].as_str().unwrap_or_else(|| panic!("{hover}"));
-    assert!(words.contains("gemini: not inlined: ") && !words.contains("Failed {"), "{words}");
+    assert!(words.contains("gemini: not sent: `@missing.md` in ") && !words.contains("Failed {"), "{words}");
     let config = repo.join("opencode.json");
     let at = json!({ "textDocument": { "uri": uri(&config) }, "position": { "line": 1, "character": 24 } });
     let hover = client.request("textDocument/hover", at);

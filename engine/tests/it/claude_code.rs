@@ -4,8 +4,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use ctxgraph_agents::claude_code::{Prose, claude_md_context, read_attachment};
 use ctxgraph_db::system::MemorySystem;
-use ctxgraph_engine::{ChangeEvent, Engine, Prose};
+use ctxgraph_engine::{ChangeEvent, Engine};
 
 use crate::agent_world::{World, counts};
 
@@ -28,8 +29,9 @@ fn world() -> World {
 /// The block and the Read's attachment, as one string.
 fn built(engine: &mut Engine) -> String {
     let ws = engine.open(Path::new(CWD)).expect("cwd");
-    let block = engine.claude_code_context(ws).reminder(&Prose::fingerprints()).unwrap_or_default();
-    let read = engine.claude_code_read(ws, Path::new(READ)).expect("read").text();
+    // The queries themselves (the profile's answers run more queries than the counts name).
+    let block = claude_md_context(engine.db(), ws).reminder(&Prose::fingerprints()).unwrap_or_default();
+    let read = read_attachment(engine.db(), ws, READ.into()).text();
     format!("{block}\n--- read\n{read}")
 }
 

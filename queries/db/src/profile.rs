@@ -309,7 +309,10 @@ pub struct AgentFate {
     /// Where the text goes, when it goes anywhere.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub placement: Option<&'static str>,
-    /// Why, with the rule behind it.
+    /// The id of the rule that decides the fate, as the agent's doc page names it (`CX2`,
+    /// `GM6`, `N3`, `CC11`): data, so a reader need not parse it out of `reason`.
+    pub rule: &'static str,
+    /// Why, in words, citing the rule.
     pub reason: String,
 }
 
@@ -614,6 +617,6 @@ impl Frame {
 }
 
 /// What a file is when no stage of an agent's discovery sends it.
-pub fn not_sent(agent: Agent, reason: String) -> AgentFate {
-    AgentFate { agent: agent.name(), status: Status::NotSent, placement: None, reason }
+pub fn not_sent(agent: Agent, rule: &'static str, reason: String) -> AgentFate {
+    AgentFate { agent: agent.name(), status: Status::NotSent, placement: None, rule, reason }
 }

@@ -203,27 +203,37 @@ pub fn opencode_fate(db: &dyn Db, ws: Workspace, counter: &dyn TokenCounter, pat
                 agent,
                 status: Status::NotSent,
                 placement: None,
-                reason: format!("opencode would not start: {err}"),
+                rule: "A1",
+                reason: format!("opencode would not start: {err} (A1)"),
             };
         }
     };
     let items: Vec<_> =
         answer.items.iter().filter(|i| matches!(&i.source, ExplainSource::File(p) if p == path)).collect();
     if let Some(item) = items.iter().find(|i| i.loaded.is_some()) {
-        let reason = item.via.as_ref().map_or_else(|| "loaded".to_owned(), opencode_explain::Via::describe);
-        return AgentFate { agent, status: Status::Sent, placement: Some("system prompt"), reason };
+        let (rule, reason) = item
+            .via
+            .as_ref()
+            .map_or_else(|| ("I7", "loaded (I7)".to_owned()), |via| (via.rule(), via.describe()));
+        return AgentFate { agent, status: Status::Sent, placement: Some("system prompt"), rule, reason };
     }
-    let reasons: Vec<String> =
-        items.iter().flat_map(|i| i.reasons.iter().map(opencode_explain::Reason::describe)).collect();
-    let on_read = items
-        .iter()
-        .any(|i| i.reasons.iter().any(|r| matches!(r, opencode_explain::Reason::NearbyOnly { .. })));
+    let all: Vec<&Reason> = items.iter().flat_map(|i| &i.reasons).collect();
+    let on_read = all.iter().any(|r| matches!(r, Reason::NearbyOnly { .. }));
+    // The rule of the reason that decides the status: the read tool's when it attaches the
+    // file, else the first stage that left it out.
+    let rule = match all.first() {
+        _ if on_read => "N3",
+        Some(first) => reason_word(first).1,
+        None => "I2",
+    };
+    let reasons: Vec<String> = all.iter().map(|r| r.describe()).collect();
     AgentFate {
         agent,
         status: if on_read { Status::OnRead } else { Status::NotSent },
         placement: on_read.then_some("the read tool's result"),
+        rule,
         reason: if reasons.is_empty() {
-            "no stage of opencode's discovery looks at this path".to_owned()
+            "no stage of opencode's discovery looks at this path (I2)".to_owned()
         } else {
             reasons.join("; ")
         },

@@ -61,7 +61,7 @@ fn reason(ctx: &AiderContext, file: &ReadOnly) -> (&'static str, &'static str, S
     match &file.fate {
         Fate::Sent => {
             let order = if ctx.is_unordered() { "; in no stable order with the others (AI5)" } else { "" };
-            ("sent", "AI4", format!("a read-only file {named} (AI2){order}"))
+            ("sent", "AI4", format!("a read-only file {named} (AI2, AI4){order}"))
         }
         Fate::Missing => {
             ("missing", "AI6", format!("{named}, but nothing exists there: Aider warns and skips it (AI6)"))
@@ -201,7 +201,7 @@ impl Profile for Aider {
     fn fate(&self, db: &dyn Db, ws: Workspace, _: &dyn TokenCounter, file: &Path) -> AgentFate {
         let ctx = match Self::context(db, ws, &Request::default()) {
             Ok(ctx) => ctx,
-            Err(err) => return ctxgraph_db::profile::not_sent(self.agent(), err.to_string()),
+            Err(err) => return ctxgraph_db::profile::not_sent(self.agent(), "AI3", err.to_string()),
         };
         let real = ctxgraph_db::files::real_path(db, file);
         let found = ctx
@@ -209,21 +209,23 @@ impl Profile for Aider {
             .iter()
             .find(|f| f.path == real && f.is_sent())
             .or_else(|| ctx.files.iter().find(|f| f.path == real));
-        match found {
-            Some(f) if f.is_sent() => AgentFate {
-                agent: self.agent().name(),
-                status: Status::Sent,
-                placement: Some(Placement::FirstUserMessage.describe()),
-                reason: reason(ctx, f).2,
-            },
-            Some(f) => ctxgraph_db::profile::not_sent(self.agent(), reason(ctx, f).2),
-            None => {
-                let why = match &ctx.list_from {
-                    ListFrom::Nothing => "Aider loads no file by itself, and no `--read`, $AIDER_READ or `read:` in a .aider.conf.yml names any (AI1, AI2)".to_owned(),
-                    _ => format!("not named by {}: Aider loads no file by itself (AI1, AI2)", list_source(ctx)),
-                };
-                ctxgraph_db::profile::not_sent(self.agent(), why)
-            }
+        let Some(f) = found else {
+            let why = match &ctx.list_from {
+                ListFrom::Nothing => "Aider loads no file by itself, and no `--read`, $AIDER_READ or `read:` in a .aider.conf.yml names any (AI1, AI2)".to_owned(),
+                _ => format!("not named by {}: Aider loads no file by itself (AI1, AI2)", list_source(ctx)),
+            };
+            return ctxgraph_db::profile::not_sent(self.agent(), "AI1", why);
+        };
+        let (_, rule, why) = reason(ctx, f);
+        if !f.is_sent() {
+            return ctxgraph_db::profile::not_sent(self.agent(), rule, why);
+        }
+        AgentFate {
+            agent: self.agent().name(),
+            status: Status::Sent,
+            placement: Some(Placement::FirstUserMessage.describe()),
+            rule,
+            reason: why,
         }
     }
 

@@ -19,13 +19,21 @@ pub fn claude_code_fate(ctx: &ClaudeMdContext, path: &Path) -> AgentFate {
             Fate::Conditional { .. } => (Status::OnRead, Some("the Read result")),
             _ => (Status::NotSent, None),
         };
-        return AgentFate { agent, status, placement, reason: file.reason(&ctx.cwd, &ctx.approval) };
+        return AgentFate {
+            agent,
+            status,
+            placement,
+            rule: file.rule(),
+            reason: file.reason(&ctx.cwd, &ctx.approval),
+        };
     }
-    let not_sent = |reason: String| AgentFate { agent, status: Status::NotSent, placement: None, reason };
+    let not_sent =
+        |rule, reason: String| AgentFate { agent, status: Status::NotSent, placement: None, rule, reason };
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
     let dir = path.parent().unwrap_or(Path::new("/"));
     if name != "CLAUDE.md" && name != "CLAUDE.local.md" {
         return not_sent(
+            "CC3",
             "not a Claude Code rule file: CLAUDE.md, CLAUDE.local.md, .claude/CLAUDE.md, .claude/rules/*.md, or an @import of one (CC3, CC4, CC6)"
                 .to_owned(),
         );
@@ -35,14 +43,18 @@ pub fn claude_code_fate(ctx: &ClaudeMdContext, path: &Path) -> AgentFate {
             agent,
             status: Status::OnRead,
             placement: Some("the Read result"),
+            rule: "CC11",
             reason: format!(
                 "below the working directory: attached when the model reads a file under {} (CC11)",
                 dir.display()
             ),
         };
     }
-    not_sent(format!(
-        "beside the path from the filesystem root down to the working directory {} (CC3)",
-        ctx.cwd.display()
-    ))
+    not_sent(
+        "CC3",
+        format!(
+            "beside the path from the filesystem root down to the working directory {} (CC3)",
+            ctx.cwd.display()
+        ),
+    )
 }

@@ -222,6 +222,24 @@ impl MemoryFile {
         matches!(self.fate, Fate::Sent | Fate::Matched { .. })
     }
 
+    /// The rule [`MemoryFile::reason`] gives for the fate: the fate's own, else the one that
+    /// found the file.
+    pub fn rule(&self) -> &'static str {
+        let found = match (&self.parent, self.kind) {
+            (Some(_), _) => "CC4",
+            (None, Kind::User) => "CC1",
+            (None, Kind::Project | Kind::Local) => "CC3",
+        };
+        match &self.fate {
+            Fate::Sent | Fate::Unreadable { .. } => found,
+            Fate::Matched { .. } | Fate::Conditional { .. } => "CC11",
+            Fate::Empty => "CC9",
+            Fate::ExternalNotApproved => "CC8",
+            Fate::TooDeep | Fate::AlreadyLoaded => "CC5",
+            Fate::NotText | Fate::Missing => "CC4",
+        }
+    }
+
     /// Why the file is in the block, or why not, in words, with the rule behind it.
     pub fn reason(&self, cwd: &Path, approval: &Approval) -> String {
         let why_here = match (&self.parent, self.kind) {

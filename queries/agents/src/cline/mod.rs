@@ -117,6 +117,17 @@ impl Candidate {
         format!("## {}\n{}", self.title, self.body)
     }
 
+    /// The rule [`Candidate::reason`] gives for the fate: the fate's own, else the one that
+    /// found the file.
+    pub fn rule(&self) -> &'static str {
+        match &self.fate {
+            Fate::Sent => "CL8",
+            Fate::Replaced { .. } => "CL7",
+            Fate::Disabled | Fate::Empty | Fate::BadFrontMatter { .. } => "CL6",
+            Fate::Unreadable { .. } => "CL3",
+        }
+    }
+
     /// Why the file is in the section, or why not, with the rule behind it.
     pub fn reason(&self) -> String {
         let found = match self.place {

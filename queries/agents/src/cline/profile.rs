@@ -102,21 +102,23 @@ impl Profile for Cline {
                 agent: self.agent().name(),
                 status,
                 placement: (status == Status::Sent).then_some("the system prompt's # Rules section"),
+                rule: candidate.rule(),
                 reason: candidate.reason(),
             };
         }
         let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let reason = if let Some((_, whose)) = NOT_READ.iter().find(|(known, _)| *known == name) {
-            format!("{whose}: Cline does not read it (CL9)")
+        let (rule, reason) = if let Some((_, whose)) = NOT_READ.iter().find(|(known, _)| *known == name) {
+            ("CL9", format!("{whose}: Cline does not read it (CL9)"))
         } else if !file.starts_with(&rules.workspace) {
-            format!(
+            let reason = format!(
                 "outside the workspace {} (the working directory) and not in a home rule folder (CL1, CL2)",
                 ctxgraph_db::path::display(&rules.workspace)
-            )
+            );
+            ("CL1", reason)
         } else {
-            "not one of the places Cline reads: the workspace's AGENTS.md, .clinerules (a file, or a folder's top-level .md, .markdown and .txt files), .cline/rules (CL2, CL4)".to_owned()
+            ("CL2", "not one of the places Cline reads: the workspace's AGENTS.md, .clinerules (a file, or a folder's top-level .md, .markdown and .txt files), .cline/rules (CL2, CL4)".to_owned())
         };
-        ctxgraph_db::profile::not_sent(self.agent(), reason)
+        ctxgraph_db::profile::not_sent(self.agent(), rule, reason)
     }
 
     fn lint(

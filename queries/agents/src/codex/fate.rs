@@ -15,26 +15,27 @@ pub fn codex_fate(ctx: &AgentsContext, codex_home: &Path, path: &Path) -> AgentF
             _ => Status::NotSent,
         };
         let placement = doc.is_sent().then_some("user message before the first prompt");
-        return AgentFate { agent, status, placement, reason: doc.reason(&ctx.budget) };
+        return AgentFate { agent, status, placement, rule: doc.rule(), reason: doc.reason(&ctx.budget) };
     }
-    let not_sent = |reason: String| AgentFate { agent, status: Status::NotSent, placement: None, reason };
+    let not_sent =
+        |rule, reason: String| AgentFate { agent, status: Status::NotSent, placement: None, rule, reason };
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
     let dir = path.parent().unwrap_or(Path::new("/"));
     if name != AGENTS_NAME && name != OVERRIDE_NAME {
-        return not_sent(format!("Codex reads only {OVERRIDE_NAME} and {AGENTS_NAME} (CX1, CX3)"));
+        return not_sent("CX3", format!("Codex reads only {OVERRIDE_NAME} and {AGENTS_NAME} (CX1, CX3)"));
     }
     if dir == codex_home {
-        return not_sent("the global file is not used: the other global file is (CX1)".to_owned());
+        return not_sent("CX1", "the global file is not used: the other global file is (CX1)".to_owned());
     }
     let top = ctx.git_root.as_deref().unwrap_or(&ctx.cwd);
     if ctx.cwd.starts_with(dir) && dir.starts_with(top) {
-        return not_sent(format!("there is no such file in {} (CX2)", dir.display()));
+        return not_sent("CX2", format!("there is no such file in {} (CX2)", dir.display()));
     }
     if ctx.cwd.starts_with(dir) {
-        return not_sent(format!("above the git root {}, where Codex starts (CX2)", top.display()));
+        return not_sent("CX2", format!("above the git root {}, where Codex starts (CX2)", top.display()));
     }
     if dir.starts_with(&ctx.cwd) {
-        return not_sent("below the working directory: Codex reads directories from the git root down to the working directory only, and attaches nothing on reads (CX2)".to_owned());
+        return not_sent("CX2", "below the working directory: Codex reads directories from the git root down to the working directory only, and attaches nothing on reads (CX2)".to_owned());
     }
-    not_sent(format!("beside the path from {} to the working directory (CX2)", top.display()))
+    not_sent("CX2", format!("beside the path from {} to the working directory (CX2)", top.display()))
 }

@@ -106,6 +106,17 @@ impl Doc {
         matches!(self.fate, Fate::Included | Fate::Cut { .. })
     }
 
+    /// The rule [`Doc::reason`] gives for the fate (its last citation).
+    pub fn rule(&self) -> &'static str {
+        match (&self.fate, self.scope) {
+            (Fate::Cut { .. } | Fate::OverBudget, _) => "CX5",
+            (Fate::Empty, _) => "CX6",
+            (Fate::Shadowed { .. }, _) => "CX3",
+            (Fate::Included | Fate::Unreadable { .. }, Scope::Global) => "CX1",
+            (Fate::Included | Fate::Unreadable { .. }, Scope::Project) => "CX2",
+        }
+    }
+
     /// Why the file is in the message, or why not, in words, with the rule behind it.
     pub fn reason(&self, budget: &Budget) -> String {
         let why_here = match self.scope {
@@ -126,7 +137,7 @@ impl Doc {
             }
             Fate::Empty => "left out: empty or whitespace only (CX6)".to_owned(),
             Fate::Shadowed { by } => format!("shadowed by {} in the same directory (CX3)", by.display()),
-            Fate::Unreadable { reason } => format!("left out: cannot be read ({reason})"),
+            Fate::Unreadable { reason } => format!("left out: cannot be read ({reason}) ({})", self.rule()),
         }
     }
 }

@@ -124,7 +124,7 @@ impl Profile for Codex {
     fn fate(&self, db: &dyn Db, ws: Workspace, _: &dyn TokenCounter, file: &Path) -> AgentFate {
         match agents_context(db, ws, None) {
             Ok(ctx) => super::fate::codex_fate(ctx, codex_home(db, ws.host(db)), file),
-            Err(err) => ctxgraph_db::profile::not_sent(self.agent(), would_not_start(err).to_string()),
+            Err(err) => ctxgraph_db::profile::not_sent(self.agent(), "CX5", would_not_start(err).to_string()),
         }
     }
 

@@ -88,6 +88,17 @@ pub struct Candidate {
 }
 
 impl Candidate {
+    /// The rule [`Candidate::reason`] gives for the fate.
+    pub fn rule(&self) -> &'static str {
+        match (&self.fate, self.kind) {
+            (Fate::Sent, Kind::Agent) | (Fate::Shadowed { .. }, _) => "CN2",
+            (Fate::Sent, Kind::Workspace | Kind::Global) | (Fate::Empty | Fate::Conditional { .. }, _) => {
+                "CN5"
+            }
+            (Fate::Unreadable { .. }, _) => "CN3",
+        }
+    }
+
     /// Why the file is in the block, or why not, with the rule behind it.
     pub fn reason(&self) -> String {
         let found = match self.kind {

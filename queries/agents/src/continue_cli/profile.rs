@@ -115,20 +115,22 @@ impl Profile for ContinueCli {
                 agent: self.agent().name(),
                 status,
                 placement: (status == Status::Sent).then_some("the system message's userRules block"),
+                rule: candidate.rule(),
                 reason: candidate.reason(),
             };
         }
-        let reason = if file.parent() == Some(rules.workspace.as_path()) {
-            "not a file Continue reads: in the working directory only the first of AGENTS.md, AGENT.md, CLAUDE.md, CODEX.md, and .md files below .continue/rules (CN2, CN3)".to_owned()
+        let (rule, reason) = if file.parent() == Some(rules.workspace.as_path()) {
+            ("CN2", "not a file Continue reads: in the working directory only the first of AGENTS.md, AGENT.md, CLAUDE.md, CODEX.md, and .md files below .continue/rules (CN2, CN3)".to_owned())
         } else if file.starts_with(rules.workspace.join(".continue").join("rules")) {
-            "below .continue/rules but not a .md file (CN3)".to_owned()
+            ("CN3", "below .continue/rules but not a .md file (CN3)".to_owned())
         } else {
-            format!(
+            let reason = format!(
                 "outside what Continue reads from {}: its agent file and .continue/rules, and ~/.continue/rules (CN1, CN3)",
                 ctxgraph_db::path::display(&rules.workspace)
-            )
+            );
+            ("CN1", reason)
         };
-        ctxgraph_db::profile::not_sent(self.agent(), reason)
+        ctxgraph_db::profile::not_sent(self.agent(), rule, reason)
     }
 
     fn lint(

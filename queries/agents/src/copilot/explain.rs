@@ -17,7 +17,7 @@ pub fn file_fate(ctx: &CopilotContext, path: &Path) -> AgentFate {
             _ => Status::NotSent,
         };
         let placement = file.is_sent().then(|| file.placement.describe());
-        return AgentFate { agent, status, placement, reason: file.reason() };
+        return AgentFate { agent, status, placement, rule: file.rule(), reason: file.reason() };
     }
     let imports = ctx.files.iter().flat_map(|f| f.imports.iter().map(move |i| (f, i)));
     let imported: Vec<_> = imports.filter(|(_, i)| i.target == path).collect();
@@ -26,6 +26,7 @@ pub fn file_fate(ctx: &CopilotContext, path: &Path) -> AgentFate {
             agent,
             status: Status::Inlined,
             placement: Some(file.placement.describe()),
+            rule: "CP9",
             reason: format!("inlined into {} after its @path (CP9)", file.source.display()),
         };
     }
@@ -34,42 +35,44 @@ pub fn file_fate(ctx: &CopilotContext, path: &Path) -> AgentFate {
             agent,
             status: Status::NotSent,
             placement: None,
+            rule: import.rule(),
             reason: format!("`@{}` in {}: {}", import.token, file.source.display(), import.reason()),
         };
     }
     if let Some(not) = ctx.not_read.iter().find(|n| n.source == path) {
-        return AgentFate { agent, status: Status::NotSent, placement: None, reason: not.reason.to_owned() };
+        return AgentFate {
+            agent,
+            status: Status::NotSent,
+            placement: None,
+            rule: "CP15",
+            reason: not.reason.to_owned(),
+        };
     }
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let (status, reason) = if path.starts_with(&ctx.cwd)
+    let (status, rule, reason) = if path.starts_with(&ctx.cwd)
         && path != ctx.cwd
         && is_attached_on_view(path, &name)
     {
         (
             Status::OnRead,
+            "CP12",
             "below the working directory: attached when the model views a file under its directory (CP12)"
                 .to_owned(),
         )
     } else if !path.starts_with(&ctx.root) && !path.starts_with(&ctx.copilot_home) {
-        (
-            Status::NotSent,
-            format!("outside {} and ~/.copilot: Copilot does not look there (CP2, CP15)", ctx.root.display()),
-        )
+        let reason =
+            format!("outside {} and ~/.copilot: Copilot does not look there (CP2, CP15)", ctx.root.display());
+        (Status::NotSent, "CP15", reason)
     } else if is_attached_on_view(path, &name) {
-        (
-            Status::NotSent,
-            "not a place Copilot looks from this working directory: only the root, the working directory and the directories between (CP2, CP5)".to_owned(),
-        )
+        (Status::NotSent, "CP2", "not a place Copilot looks from this working directory: only the root, the working directory and the directories between (CP2, CP5)".to_owned())
     } else {
-        (
-            Status::NotSent,
-            format!(
-                "not a rule file name Copilot reads ({}, .github/{REPO_FILE}, instruction folders; CP2, CP5)",
-                MODEL_NAMES.join(", ")
-            ),
-        )
+        let reason = format!(
+            "not a rule file name Copilot reads ({}, .github/{REPO_FILE}, instruction folders; CP2, CP5)",
+            MODEL_NAMES.join(", ")
+        );
+        (Status::NotSent, "CP2", reason)
     };
-    AgentFate { agent, status, placement: None, reason }
+    AgentFate { agent, status, placement: None, rule, reason }
 }
 
 /// CP12: the files a view attaches from a directory between the viewed file and the

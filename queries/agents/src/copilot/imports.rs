@@ -51,6 +51,14 @@ pub struct Import {
 }
 
 impl Import {
+    /// The rule [`Import::reason`] cites.
+    pub fn rule(&self) -> &'static str {
+        match self.outcome {
+            Outcome::Inlined => "CP9",
+            _ => "CP10",
+        }
+    }
+
     /// Why, in words, with the rule behind it.
     pub fn reason(&self) -> &'static str {
         match self.outcome {

@@ -167,6 +167,24 @@ impl RuleFile {
         matches!(self.fate, Fate::Sent | Fate::Listed)
     }
 
+    /// The rule [`RuleFile::reason`] gives for the fate: the fate's own, else the one that
+    /// found the file.
+    pub fn rule(&self) -> &'static str {
+        let found = match (self.kind, self.level) {
+            (_, Level::Nested) => "CP12",
+            (Kind::Instructions | Kind::Rule, _) => "CP5",
+            (Kind::UserFile | Kind::RepoFile | Kind::Model, _) => "CP2",
+        };
+        match &self.fate {
+            Fate::Sent if self.placement == Placement::Read && !self.patterns.is_empty() => "CP11",
+            Fate::Sent | Fate::Unreadable { .. } => found,
+            Fate::Listed => "CP7",
+            Fate::Duplicate { .. } => "CP4",
+            Fate::Excluded => "CP6",
+            Fate::NotMatched => "CP11",
+        }
+    }
+
     /// Why the file is where it is, or left out, in words, with the rule behind it.
     pub fn reason(&self) -> String {
         let why_here = match (self.kind, self.level) {
@@ -204,7 +222,7 @@ impl RuleFile {
                 format!("left out: the same text was sent for {} (CP4)", of.display())
             }
             Fate::Excluded => "left out: its front matter excludes the coding agent (CP6)".to_owned(),
-            Fate::Unreadable { reason } => format!("left out: cannot be read ({reason})"),
+            Fate::Unreadable { reason } => format!("left out: cannot be read ({reason}) ({})", self.rule()),
             Fate::NotMatched => {
                 format!("its patterns ({}) do not match the file viewed (CP11)", self.patterns.join(", "))
             }

@@ -16,7 +16,7 @@ pub fn file_fate(ctx: &GeminiContext, home: &Path, path: &Path) -> AgentFate {
             Fate::Empty | Fate::Unreadable { .. } => Status::NotSent,
         };
         let placement = doc.is_sent().then(|| doc.scope.placement());
-        return AgentFate { agent, status, placement, reason: doc.reason() };
+        return AgentFate { agent, status, placement, rule: doc.rule(), reason: doc.reason() };
     }
     // An import of a context file: inlined, or why not.
     let imported: Vec<_> = ctx
@@ -30,6 +30,7 @@ pub fn file_fate(ctx: &GeminiContext, home: &Path, path: &Path) -> AgentFate {
             agent,
             status: Status::Inlined,
             placement: Some(doc.scope.placement()),
+            rule: "GM4",
             reason: if import.importer == doc.source {
                 format!("inlined into {} by its `@{}` (GM4)", doc.source.display(), import.path)
             } else {
@@ -43,7 +44,11 @@ pub fn file_fate(ctx: &GeminiContext, home: &Path, path: &Path) -> AgentFate {
         };
     }
     if let Some((_, import)) = imported.first() {
-        return AgentFate { agent, status: Status::NotSent, placement: None, reason: import_reason(import) };
+        return ctxgraph_db::profile::not_sent(
+            ctxgraph_db::agent::Agent::Gemini,
+            import_rule(import),
+            import_reason(import),
+        );
     }
     not_found(ctx, home, path)
 }
@@ -55,15 +60,17 @@ fn not_found(ctx: &GeminiContext, home: &Path, path: &Path) -> AgentFate {
     let names = ctx.settings.filenames.join(", ");
     let is_context_name =
         ctx.settings.filenames.iter().any(|name| ctxgraph_db::path::resolve(dir, name) == path);
-    let not_sent = |reason: String| AgentFate { agent, status: Status::NotSent, placement: None, reason };
+    let not_sent =
+        |rule, reason: String| AgentFate { agent, status: Status::NotSent, placement: None, rule, reason };
     if dir == home.join(GEMINI_DIR) || !is_context_name {
-        return not_sent(format!("not a context file name: Gemini looks for {names} (GM6)"));
+        return not_sent("GM6", format!("not a context file name: Gemini looks for {names} (GM6)"));
     }
     if path.starts_with(&ctx.cwd) {
         return AgentFate {
             agent,
             status: Status::OnRead,
             placement: Some(Scope::Read.placement()),
+            rule: "GM8",
             reason: format!(
                 "below the working directory: not loaded at start-up, attached to the result when the model reads a file under {} (GM8)",
                 dir.display()
@@ -71,16 +78,30 @@ fn not_found(ctx: &GeminiContext, home: &Path, path: &Path) -> AgentFate {
         };
     }
     if ctx.cwd.starts_with(dir) {
-        return not_sent(format!(
-            "above {}, where the upward search stops: the project root, or the working directory when no boundary marker ({}) is found (GM2)",
-            ctx.ceiling.display(),
-            ctx.settings.boundary_markers.join(", ")
-        ));
+        return not_sent(
+            "GM2",
+            format!(
+                "above {}, where the upward search stops: the project root, or the working directory when no boundary marker ({}) is found (GM2)",
+                ctx.ceiling.display(),
+                ctx.settings.boundary_markers.join(", ")
+            ),
+        );
     }
-    not_sent(format!(
-        "beside the path from {} to the working directory: Gemini only searches upward (GM2)",
-        ctx.ceiling.display()
-    ))
+    not_sent(
+        "GM2",
+        format!(
+            "beside the path from {} to the working directory: Gemini only searches upward (GM2)",
+            ctx.ceiling.display()
+        ),
+    )
+}
+
+/// The rule [`import_reason`] cites: GM7 for an importer left out, GM4 otherwise.
+pub fn import_rule(import: &Import) -> &'static str {
+    match import.outcome {
+        Outcome::Inlined => "GM7",
+        _ => "GM4",
+    }
 }
 
 /// Why an `@import` is not inlined, naming where it is written (GM4, GM7).
@@ -96,7 +117,7 @@ pub fn import_reason(import: &Import) -> String {
             "the file is already being inlined further up the same chain: an import cycle (GM4)".to_owned()
         }
         Outcome::Failed { message } => format!("the import failed: {message} (GM4)"),
-        Outcome::Missing => "no such file: the `@path` stays as written".to_owned(),
+        Outcome::Missing => "no such file: the `@path` stays as written (GM4)".to_owned(),
         Outcome::Skipped => "flat format: already listed, or unreadable (GM4)".to_owned(),
         Outcome::DepthLimit => format!(
             "imports nest at most {} deep; this one is written in a file at the limit and left as text (GM4)",
@@ -116,7 +137,7 @@ mod tests {
     use ctxgraph_db::system::MemorySystem;
     use ctxgraph_db::testing::TestDb;
 
-    /// Each file's status and the rule its reason cites, from `/r/a/b`.
+    /// Each file's status and its rule (which its reason cites), from `/r/a/b`.
     fn fates(files: &[&str]) -> Vec<(String, Status, String)> {
         let fs = MemorySystem::new();
         fs.init_git_repo("/r");
@@ -134,9 +155,8 @@ mod tests {
             .iter()
             .map(|f| {
                 let fate = file_fate(ctx, Path::new("/h"), Path::new(f));
-                let rule =
-                    fate.reason.rsplit('(').next().unwrap_or_default().trim_end_matches(')').to_owned();
-                ((*f).to_owned(), fate.status, rule)
+                assert!(fate.reason.contains(fate.rule), "{f}: {} does not cite {}", fate.reason, fate.rule);
+                ((*f).to_owned(), fate.status, fate.rule.to_owned())
             })
             .collect()
     }
@@ -158,7 +178,7 @@ mod tests {
         ]);
         let want = [
             ("/h/.gemini/GEMINI.md", Sent, "GM1"),
-            ("/r/GEMINI.md", Sent, "GM4"),
+            ("/r/GEMINI.md", Sent, "GM2"),
             ("/r/docs/in.md", Inlined, "GM4"),
             ("/out.md", NotSent, "GM4"),
             ("/r/gone.md", NotSent, "GM4"),

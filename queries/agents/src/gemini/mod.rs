@@ -108,6 +108,16 @@ impl Doc {
         self.fate == Fate::Included
     }
 
+    /// The rule [`Doc::reason`] gives for the fate: the one that found the file, or GM7.
+    pub fn rule(&self) -> &'static str {
+        match (&self.fate, self.scope) {
+            (Fate::Empty, _) => "GM7",
+            (_, Scope::Global) => "GM1",
+            (_, Scope::Project) => "GM2",
+            (_, Scope::Read) => "GM8",
+        }
+    }
+
     /// Why the file is in the context, or why not, in words, with the rule behind it.
     pub fn reason(&self) -> String {
         let why_here = match self.scope {
@@ -129,7 +139,7 @@ impl Doc {
                 }
             }
             Fate::Empty => "left out: empty or whitespace only (GM7)".to_owned(),
-            Fate::Unreadable { reason } => format!("left out: cannot be read ({reason})"),
+            Fate::Unreadable { reason } => format!("left out: cannot be read ({reason}) ({})", self.rule()),
         }
     }
 }

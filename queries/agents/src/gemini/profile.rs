@@ -166,7 +166,7 @@ impl Profile for Gemini {
     fn fate(&self, db: &dyn Db, ws: Workspace, _: &dyn TokenCounter, file: &Path) -> AgentFate {
         match gemini_context(db, ws) {
             Ok(ctx) => super::explain::file_fate(ctx, gemini_home(db, ws.host(db)), file),
-            Err(err) => ctxgraph_db::profile::not_sent(self.agent(), would_not_start(err).to_string()),
+            Err(err) => ctxgraph_db::profile::not_sent(self.agent(), "GM5", would_not_start(err).to_string()),
         }
     }
 

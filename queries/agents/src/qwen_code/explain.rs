@@ -21,7 +21,7 @@ pub fn file_fate(ctx: &QwenContext, qwen_dir: &Path, home: &Path, path: &Path) -
     if let Some(doc) = ctx.docs.iter().find(|d| d.source == path) {
         let status = if doc.is_sent() { Status::Sent } else { Status::NotSent };
         let placement = doc.is_sent().then_some(SYSTEM_MESSAGE);
-        return AgentFate { agent, status, placement, reason: doc.reason() };
+        return AgentFate { agent, status, placement, rule: doc.rule(), reason: doc.reason() };
     }
     if let Some(rule) = ctx.rules.iter().find(|r| r.source == path) {
         let (status, placement) = match rule.fate {
@@ -29,7 +29,7 @@ pub fn file_fate(ctx: &QwenContext, qwen_dir: &Path, home: &Path, path: &Path) -
             RuleFate::OnRead => (Status::OnRead, Some(READ_RESULT)),
             RuleFate::Empty | RuleFate::Unreadable { .. } => (Status::NotSent, None),
         };
-        return AgentFate { agent, status, placement, reason: rule.reason() };
+        return AgentFate { agent, status, placement, rule: rule.rule(), reason: rule.reason() };
     }
     // An import of a context file: inlined, or why not.
     let imported: Vec<_> = ctx
@@ -48,6 +48,7 @@ pub fn file_fate(ctx: &QwenContext, qwen_dir: &Path, home: &Path, path: &Path) -
             agent,
             status: Status::Inlined,
             placement: Some(SYSTEM_MESSAGE),
+            rule: if doc.format == crate::gemini::ImportFormat::Flat { "QW8" } else { "QW7" },
             reason: format!(
                 "inlined into {} by `@{}`{through} (QW7{})",
                 doc.source.display(),
@@ -57,7 +58,7 @@ pub fn file_fate(ctx: &QwenContext, qwen_dir: &Path, home: &Path, path: &Path) -
         };
     }
     if let Some((_, import)) = imported.first() {
-        return AgentFate { agent, status: Status::NotSent, placement: None, reason: import_reason(import) };
+        return ctxgraph_db::profile::not_sent(Agent::QwenCode, import_rule(import), import_reason(import));
     }
     not_found(ctx, qwen_dir, home, path)
 }
@@ -115,82 +116,107 @@ fn in_a_rules_folder(path: &Path) -> bool {
 /// Why discovery never meets `path`.
 fn not_found(ctx: &QwenContext, qwen_dir: &Path, home: &Path, path: &Path) -> AgentFate {
     let agent = Agent::QwenCode.name();
-    let not_sent = |reason: String| AgentFate { agent, status: Status::NotSent, placement: None, reason };
+    let not_sent =
+        |rule, reason: String| AgentFate { agent, status: Status::NotSent, placement: None, rule, reason };
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let dir = path.parent().unwrap_or(Path::new("/"));
     let project_rules = ctx.root.join(QWEN_DIR).join("rules");
     if path.starts_with(qwen_dir.join("rules")) || path.starts_with(&project_rules) {
-        return not_sent(
+        return not_sent("QW9", 
             "in a rules folder, but not a rule: Qwen reads only regular `.md` files there and follows no symlink (QW9)"
                 .to_owned(),
         );
     }
     if in_a_rules_folder(path) {
-        return not_sent(format!(
-            "a .qwen/rules folder Qwen does not read: only {} and {} (QW9)",
-            qwen_dir.join("rules").display(),
-            project_rules.display()
-        ));
+        return not_sent(
+            "QW9",
+            format!(
+                "a .qwen/rules folder Qwen does not read: only {} and {} (QW9)",
+                qwen_dir.join("rules").display(),
+                project_rules.display()
+            ),
+        );
     }
     let names = ctx.settings.filenames.join(", ");
     if name == LOCAL_NAME {
-        return not_sent(match &ctx.git_root {
-            Some(root) => format!(
-                "Qwen reads only the git root's {} (QW4)",
-                root.join(QWEN_DIR).join(LOCAL_NAME).display()
-            ),
-            None => {
-                "Qwen reads .qwen/QWEN.local.md only at a git root, and there is none here (QW4)".to_owned()
-            }
-        });
+        return not_sent(
+            "QW4",
+            match &ctx.git_root {
+                Some(root) => format!(
+                    "Qwen reads only the git root's {} (QW4)",
+                    root.join(QWEN_DIR).join(LOCAL_NAME).display()
+                ),
+                None => "Qwen reads .qwen/QWEN.local.md only at a git root, and there is none here (QW4)"
+                    .to_owned(),
+            },
+        );
     }
     if name == OUTPUT_LANGUAGE_NAME {
-        return not_sent(format!(
-            "Qwen reads the working directory's .qwen/{OUTPUT_LANGUAGE_NAME} when there is one, else {} (QW3)",
-            qwen_dir.join(OUTPUT_LANGUAGE_NAME).display()
-        ));
+        return not_sent(
+            "QW3",
+            format!(
+                "Qwen reads the working directory's .qwen/{OUTPUT_LANGUAGE_NAME} when there is one, else {} (QW3)",
+                qwen_dir.join(OUTPUT_LANGUAGE_NAME).display()
+            ),
+        );
     }
     if !ctx.settings.filenames.contains(&name) {
         let never = ["GEMINI.md", "CLAUDE.md"].contains(&name.as_str());
-        return not_sent(if never {
-            format!("Qwen never reads {name}: it looks for {names} (QW2, QW11)")
-        } else {
-            format!("not a context file name: Qwen looks for {names} (QW1, QW2)")
-        });
+        return not_sent(
+            if never { "QW11" } else { "QW2" },
+            if never {
+                format!("Qwen never reads {name}: it looks for {names} (QW2, QW11)")
+            } else {
+                format!("not a context file name: Qwen looks for {names} (QW1, QW2)")
+            },
+        );
     }
     if dir == qwen_dir {
-        return not_sent(format!(
-            "Qwen looks for {name} in its own folder first, but no readable file is there (QW1)"
-        ));
+        return not_sent(
+            "QW1",
+            format!("Qwen looks for {name} in its own folder first, but no readable file is there (QW1)"),
+        );
     }
     if ctx.cwd == home {
-        return not_sent(format!(
-            "started in the home directory, Qwen looks only at {} and {} (QW1)",
-            qwen_dir.join(&name).display(),
-            home.join(&name).display()
-        ));
+        return not_sent(
+            "QW1",
+            format!(
+                "started in the home directory, Qwen looks only at {} and {} (QW1)",
+                qwen_dir.join(&name).display(),
+                home.join(&name).display()
+            ),
+        );
     }
     let start = walk_start(ctx, home);
     if path.starts_with(&ctx.cwd) {
-        return not_sent(
+        return not_sent("QW11", 
             "below the working directory: Qwen sends no context file from there, not at start-up nor on a read (QW1, QW11)"
                 .to_owned(),
         );
     }
     if ctx.cwd.starts_with(dir) && dir.starts_with(&start) && dir.parent().is_some() {
-        return not_sent(format!(
-            "on the walk from {} to the working directory, but no readable file is there (QW1)",
-            start.display()
-        ));
+        return not_sent(
+            "QW1",
+            format!(
+                "on the walk from {} to the working directory, but no readable file is there (QW1)",
+                start.display()
+            ),
+        );
     }
     if ctx.cwd.starts_with(dir) {
-        return not_sent(format!(
-            "above {}, where the walk starts: the folder above the git root, or the one holding the home directory without one; the filesystem root is never read (QW1)",
-            start.display()
-        ));
+        return not_sent(
+            "QW1",
+            format!(
+                "above {}, where the walk starts: the folder above the git root, or the one holding the home directory without one; the filesystem root is never read (QW1)",
+                start.display()
+            ),
+        );
     }
-    not_sent(format!(
-        "beside the path from {} to the working directory: Qwen walks only that path (QW1)",
-        start.display()
-    ))
+    not_sent(
+        "QW1",
+        format!(
+            "beside the path from {} to the working directory: Qwen walks only that path (QW1)",
+            start.display()
+        ),
+    )
 }

@@ -143,6 +143,16 @@ impl Doc {
         context_block(&self.shown, &body)
     }
 
+    /// The rule [`Doc::reason`] gives for the fate: the one that found the file, or QW5.
+    pub fn rule(&self) -> &'static str {
+        match (&self.fate, self.kind) {
+            (Fate::Empty | Fate::Unreadable { .. } | Fate::Duplicate { .. }, _) => "QW5",
+            (Fate::Included, Kind::Global | Kind::Home | Kind::Project) => "QW1",
+            (Fate::Included, Kind::OutputLanguage) => "QW3",
+            (Fate::Included, Kind::Local) => "QW4",
+        }
+    }
+
     /// Why the file is in the system message, or why not, in words, with the rule behind it.
     pub fn reason(&self) -> String {
         let why_here = match self.kind {

@@ -232,7 +232,7 @@ impl Profile for QwenCode {
     fn fate(&self, db: &dyn Db, ws: Workspace, _: &dyn TokenCounter, file: &Path) -> AgentFate {
         match qwen_context(db, ws) {
             Ok(ctx) => file_fate(ctx, qwen_dir(db, ws), ws.host(db).home(db), file),
-            Err(err) => ctxgraph_db::profile::not_sent(self.agent(), would_not_start(err).to_string()),
+            Err(err) => ctxgraph_db::profile::not_sent(self.agent(), "QW2", would_not_start(err).to_string()),
         }
     }
 

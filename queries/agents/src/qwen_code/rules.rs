@@ -52,6 +52,14 @@ pub enum RuleFate {
 }
 
 impl Rule {
+    /// The rule [`Rule::reason`] cites: QW10 for a rule held back, QW9 otherwise.
+    pub fn rule(&self) -> &'static str {
+        match self.fate {
+            RuleFate::OnRead => "QW10",
+            RuleFate::Sent | RuleFate::Empty | RuleFate::Unreadable { .. } => "QW9",
+        }
+    }
+
     /// Why the rule is in the system message, held back, or left out, with the rule behind it.
     pub fn reason(&self) -> String {
         let folder =

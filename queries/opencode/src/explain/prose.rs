@@ -11,6 +11,16 @@ use crate::session::compaction::{CompactionPlan, PlanParams};
 use crate::session::reads::{Holder, RuleState};
 
 impl Via {
+    /// The rule [`Via::describe`] cites.
+    pub fn rule(&self) -> &'static str {
+        match self {
+            Via::Global { .. } => "I3",
+            Via::Project { .. } => "I4",
+            Via::Instruction { .. } => "I5",
+            Via::Remote { .. } => "I8",
+        }
+    }
+
     /// One sentence, for people.
     pub fn describe(&self) -> String {
         match self {

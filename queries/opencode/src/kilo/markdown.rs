@@ -30,14 +30,25 @@ pub struct Read {
     /// The text Kilo puts after `Instructions from: <path>\n` (empty: no block).
     pub text: String,
     /// Why it reads as empty when it has text on disk (the read or a substitution failed).
-    pub refused: Option<String>,
+    pub refused: Option<Refused>,
     /// The files a `{file:…}` inlined, in order.
     pub inlines: Vec<PathBuf>,
 }
 
+/// Why Kilo reads a rule file as empty, as data: one word, the rule, and a sentence citing it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Refused {
+    /// `outside_project`, `unreadable` (KI7) or `refused` (a substitution failed, KI9).
+    pub fate: &'static str,
+    /// `KI7` or `KI9`.
+    pub rule: &'static str,
+    /// Why, in words.
+    pub why: String,
+}
+
 impl Read {
-    fn refused(why: String) -> Self {
-        Read { text: String::new(), refused: Some(why), inlines: Vec::new() }
+    fn refused(fate: &'static str, rule: &'static str, why: String) -> Self {
+        Read { text: String::new(), refused: Some(Refused { fate, rule, why }), inlines: Vec::new() }
     }
 }
 
@@ -55,23 +66,29 @@ pub fn read_rule(db: &dyn Db, ws: Workspace, file: &Path, trust: &Trust) -> Read
     if let Trust::Project { root } = trust {
         let real = real_path(db, file);
         if !inside(&real_path(db, root), &real) {
-            return Read::refused(format!(
-                "its real path {} is outside the project {} (KI7)",
-                path::display(&real),
-                path::display(root)
-            ));
+            return Read::refused(
+                "outside_project",
+                "KI7",
+                format!(
+                    "its real path {} is outside the project {} (KI7)",
+                    path::display(&real),
+                    path::display(root)
+                ),
+            );
         }
         if is_process_environ(&real) {
-            return Read::refused("it is a process's environment file (KI7)".to_owned());
+            return Read::refused("unreadable", "KI7", "it is a process's environment file (KI7)".to_owned());
         }
     }
     let text = match file_text(db, db.files().get(db, file)) {
         Ok(decoded) => decoded.text.to_string(),
-        Err(failure) => return Read::refused(format!("reading it failed: {failure} (KI7)")),
+        Err(failure) => {
+            return Read::refused("unreadable", "KI7", format!("reading it failed: {failure} (KI7)"));
+        }
     };
     match substitute(db, ws, file, &text, trust) {
         Ok((text, inlines)) => Read { text, refused: None, inlines },
-        Err(why) => Read::refused(why),
+        Err(why) => Read::refused("refused", "KI9", why),
     }
 }
 

@@ -34,9 +34,7 @@ const FOLDER_ORDER: &str = "Kilo takes a rule folder's files in the order the fi
 /// A file read at start-up and not sent, as one word and a reason.
 fn doc_left_out(doc: &Doc) -> LeftOut {
     let (fate, rule, reason) = match &doc.read.refused {
-        Some(why) if why.contains("outside the project") => ("outside_project", "KI7", why.clone()),
-        Some(why) if why.contains("(KI9)") => ("refused", "KI9", why.clone()),
-        Some(why) => ("unreadable", "KI7", why.clone()),
+        Some(refused) => (refused.fate, refused.rule, refused.why.clone()),
         None => ("empty", "KI5", "it reads as empty: no part (KI5)".to_owned()),
     };
     LeftOut { source: doc.source.clone(), fate, rule, reason: format!("{}; {reason}", doc.kind.describe()) }
@@ -117,7 +115,7 @@ impl Profile for Kilo {
                     ("in_system_message", "the system message already names it (KI10)".to_owned())
                 }
                 Some(Skip::Empty) | None => {
-                    let why = rule.read.as_ref().and_then(|r| r.refused.clone());
+                    let why = rule.read.as_ref().and_then(|r| r.refused.as_ref()).map(|r| r.why.clone());
                     ("empty", why.unwrap_or_else(|| "it reads as empty: nothing attached (KI10)".to_owned()))
                 }
             };
@@ -157,21 +155,24 @@ pub fn file_fate(db: &dyn Db, ctx: &KiloContext, file: &Path) -> AgentFate {
                 agent,
                 status: Status::Sent,
                 placement: Some("system message"),
+                rule: doc.kind.rule(),
                 reason: doc.kind.describe(),
             };
         }
-        return ctxgraph_db::profile::not_sent(Agent::Kilo, doc_left_out(doc).reason);
+        let left = doc_left_out(doc);
+        return ctxgraph_db::profile::not_sent(Agent::Kilo, left.rule, left.reason);
     }
     if let Some(doc) = ctx.docs.iter().find(|d| d.is_sent() && d.read.inlines.iter().any(|i| i == file)) {
         return AgentFate {
             agent,
             status: Status::Inlined,
             placement: Some("system message"),
+            rule: "KI9",
             reason: format!("a {{file:…}} of {} inlines it (KI9)", ctxgraph_db::path::display(&doc.source)),
         };
     }
     if let Some(skipped) = ctx.skipped.iter().find(|s| s.source == file) {
-        return ctxgraph_db::profile::not_sent(Agent::Kilo, skipped.reason.clone());
+        return ctxgraph_db::profile::not_sent(Agent::Kilo, skipped.rule, skipped.reason.clone());
     }
     // KI10: the first name of its folder, below the working directory.
     let names = rule_names(!ctx.names.contains(&"CLAUDE.md"));
@@ -187,6 +188,7 @@ pub fn file_fate(db: &dyn Db, ctx: &KiloContext, file: &Path) -> AgentFate {
                 agent,
                 status: Status::OnRead,
                 placement: Some("the read tool's result"),
+                rule: "KI10",
                 reason: "not at start-up; attached when the model reads a file in its folder or below (KI10)"
                     .to_owned(),
             };
@@ -201,15 +203,16 @@ pub fn file_fate(db: &dyn Db, ctx: &KiloContext, file: &Path) -> AgentFate {
     if in_rule_folder || name == ".kilocoderules" || name.starts_with(".kilocoderules-") {
         return ctxgraph_db::profile::not_sent(
             Agent::Kilo,
+            "KI4",
             "Kilo looks for rule folders and .kilocoderules in the working directory and home only (KI4)"
                 .to_owned(),
         );
     }
-    let reason = match &ctx.git_root {
+    let (rule, reason) = match &ctx.git_root {
         Some(root) if !file.starts_with(root) && names.contains(&name.as_str()) => {
-            "outside the git root: Kilo's walk stops there (KI3)".to_owned()
+            ("KI3", "outside the git root: Kilo's walk stops there (KI3)")
         }
-        _ => "no stage of Kilo's discovery looks at this path".to_owned(),
+        _ => ("KI6", "no stage of Kilo's discovery looks at this path (KI6)"),
     };
-    ctxgraph_db::profile::not_sent(Agent::Kilo, reason)
+    ctxgraph_db::profile::not_sent(Agent::Kilo, rule, reason.to_owned())
 }
