@@ -798,15 +798,30 @@ impl Engine {
         agent: Option<Agent>,
         budget: Budget,
     ) -> Result<Vec<Finding>, EngineError> {
+        use ctxgraph_agents::fates::budget::rule_budget_findings;
         let mut findings = if let Some(agent) = agent {
-            profiles::profile(agent).lint(&self.db, ws, &O200k, budget)?
+            let profile = profiles::profile(agent);
+            let mut own = profile.lint(&self.db, ws, &O200k, budget)?;
+            // CG007 over what this agent sends (opencode's lint has its own).
+            if agent != Agent::Opencode {
+                let layout = profile.layout(&self.db, ws, &profile::Request::default())?;
+                own.extend(rule_budget_findings(&layout, &O200k, budget));
+            }
+            own
         } else {
             let mut all = Vec::new();
             let mut layouts = Vec::new();
             for profile in profiles::PROFILES {
                 all.extend(profile.lint(&self.db, ws, &O200k, budget)?);
                 // The wording does not change which files are sent.
-                layouts.push(profile.layout(&self.db, ws, &profile::Request::default())?);
+                let layout = profile.layout(&self.db, ws, &profile::Request::default())?;
+                // CG007 once per file, whichever agent sends it over the budget first.
+                for over in rule_budget_findings(&layout, &O200k, budget) {
+                    if !all.iter().any(|f: &Finding| f.code == over.code && f.location == over.location) {
+                        all.push(over);
+                    }
+                }
+                layouts.push(layout);
             }
             all.extend(ctxgraph_agents::fates::lint::cross_agent_findings(&self.db, ws, &layouts));
             all

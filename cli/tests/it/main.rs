@@ -6,6 +6,7 @@
 //! Fixtures (`tests/fixtures/`, `tests/data/`) stay beside `it/`; insta snapshots live in
 //! `it/snapshots/`, named `it__<module>__<name>.snap`.
 
+mod action;
 mod agents;
 mod aider;
 mod check;

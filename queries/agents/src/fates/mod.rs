@@ -7,6 +7,7 @@ use crate::claude_code::{self, ClaudeMdContext};
 use crate::codex::{self, AgentsContext};
 use ctxgraph_db::profile::{AgentFate, Status};
 
+pub mod budget;
 pub mod lint;
 
 /// Codex's verdict: the file's [`codex::Fate`], or why discovery never meets it (CX1–CX3).

@@ -1,0 +1,267 @@
+//! `ctxgraph hook`: the entry that makes an agent lint its own rule files as it edits them
+//! (printed, or merged into the agent's settings), `hook run`, which the agent runs after a
+//! tool call, and `hook files-regex`, the profiles' file lists as one pattern for
+//! `.pre-commit-hooks.yaml`. docs/hooks.md describes each agent's mechanism.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use ctxgraph_db::agent::Agent;
+use ctxgraph_db::lint::{Budget, Finding};
+use ctxgraph_db::path;
+use ctxgraph_db::profile::{Request, Status};
+use ctxgraph_engine::atomic::{self, Access};
+use ctxgraph_engine::profiles::{PROFILES, profile};
+use ctxgraph_engine::remote::FetchOptions;
+use ctxgraph_engine::{EngineError, HostEnv, Policy};
+use serde_json::{Map, Value, json};
+
+use crate::args::{FilesRegexArgs, HookArgs, HookCommand, HookRunArgs};
+use crate::error::CliError;
+use crate::output::write_stdout;
+use crate::render;
+
+/// The tools whose calls write a file, as Claude Code's matcher (a regular expression over
+/// the tool name) names them.
+const CLAUDE_CODE_MATCHER: &str = "Write|Edit|MultiEdit";
+
+/// The command the hook entry runs.
+pub const CLAUDE_CODE_COMMAND: &str = "ctxgraph hook run --agent claude-code";
+
+pub fn run(args: HookArgs) -> Result<ExitCode, CliError> {
+    match args.command {
+        Some(HookCommand::Run(run)) => run_hook(run),
+        Some(HookCommand::FilesRegex(regex)) => files_regex(regex),
+        None if args.install => install(args.agent, args.cwd),
+        None => {
+            supported(args.agent)?;
+            let out = render::json(&entry_settings())?;
+            write_stdout(out.as_bytes())?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// Only Claude Code's hook format is implemented; the others are described in docs/hooks.md.
+fn supported(agent: Agent) -> Result<(), CliError> {
+    if agent == Agent::ClaudeCode {
+        return Ok(());
+    }
+    Err(CliError::Usage(format!(
+        "ctxgraph has no hook for {agent} yet (docs/hooks.md says what it offers); \
+         its pre-commit hook and `ctxgraph lint --agent {agent}` check the same files"
+    )))
+}
+
+/// Claude Code's hook entry, as its settings file holds it.
+fn hook_entry() -> Value {
+    json!({
+        "matcher": CLAUDE_CODE_MATCHER,
+        "hooks": [{ "type": "command", "command": CLAUDE_CODE_COMMAND }]
+    })
+}
+
+/// A whole settings file holding only the entry: what `ctxgraph hook` prints.
+fn entry_settings() -> Value {
+    json!({ "hooks": { "PostToolUse": [hook_entry()] } })
+}
+
+/// `hook --install`: the entry merged into `<cwd>/.claude/settings.json`.
+fn install(agent: Agent, cwd: Option<PathBuf>) -> Result<ExitCode, CliError> {
+    supported(agent)?;
+    let dir = match cwd {
+        Some(dir) => dir,
+        None => current_dir()?,
+    };
+    let file = dir.join(".claude").join("settings.json");
+    let mut settings = match std::fs::read(&file) {
+        Ok(bytes) => serde_json::from_slice::<Value>(&bytes).map_err(|err| {
+            CliError::Usage(format!("{}: not JSON ({err}); nothing was changed", file.display()))
+        })?,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Value::Object(Map::new()),
+        Err(source) => return Err(CliError::ReadInput { path: file, source }),
+    };
+    let message = if merge_entry(&mut settings).map_err(|at| {
+        CliError::Usage(format!(
+            "{}: {at} is not what Claude Code reads there; nothing was changed",
+            file.display()
+        ))
+    })? {
+        let mut bytes = serde_json::to_vec_pretty(&settings).map_err(|e| CliError::Output(e.into()))?;
+        bytes.push(b'\n');
+        atomic::write(&file, &bytes, Access::Umask).map_err(CliError::Output)?;
+        format!("added the PostToolUse hook ({CLAUDE_CODE_COMMAND}) to {}\n", file.display())
+    } else {
+        format!("{} already runs {CLAUDE_CODE_COMMAND}\n", file.display())
+    };
+    write_stdout(message.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Adds the entry to `settings.hooks.PostToolUse` unless an entry there already runs the
+/// command; every other key and hook is kept as it was. `Ok(false)`: already there. `Err`:
+/// the member (named) that is not the object or array Claude Code's settings have there.
+fn merge_entry(settings: &mut Value) -> Result<bool, &'static str> {
+    let root = settings.as_object_mut().ok_or("the file's top level")?;
+    let hooks = root.entry("hooks").or_insert_with(|| Value::Object(Map::new()));
+    let hooks = hooks.as_object_mut().ok_or("`hooks`")?;
+    let post = hooks.entry("PostToolUse").or_insert_with(|| Value::Array(Vec::new()));
+    let post = post.as_array_mut().ok_or("`hooks.PostToolUse`")?;
+    let runs_ours = |entry: &Value| {
+        entry["hooks"]
+            .as_array()
+            .is_some_and(|hooks| hooks.iter().any(|h| h["command"].as_str() == Some(CLAUDE_CODE_COMMAND)))
+    };
+    if post.iter().any(runs_ours) {
+        return Ok(false);
+    }
+    post.push(hook_entry());
+    Ok(true)
+}
+
+fn current_dir() -> Result<PathBuf, CliError> {
+    Ok(std::env::current_dir()
+        .map_err(|err| EngineError::WorkingDirectory { path: PathBuf::from("."), reason: err.to_string() })?)
+}
+
+/// `hook files-regex`: every listed agent's [`About::files`](ctxgraph_db::profile::About::files).
+fn files_regex(args: FilesRegexArgs) -> Result<ExitCode, CliError> {
+    let out = format!("{}\n", files_pattern(args.agent.one(), args.with_scenarios));
+    write_stdout(out.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `check`'s inputs: the scenarios file and its snapshots.
+const SCENARIO_FILES: &[&str] = &["ctxgraph.toml", ".ctxgraph/**"];
+
+/// One agent's file globs, or every agent's, as one regular expression; with `scenarios`,
+/// `check`'s inputs too.
+fn files_pattern(agent: Option<Agent>, scenarios: bool) -> String {
+    let globs = PROFILES
+        .iter()
+        .filter(|p| agent.is_none_or(|a| p.agent() == a))
+        .flat_map(|p| p.about().files.iter().copied());
+    let extra = if scenarios { SCENARIO_FILES } else { &[] };
+    ctxgraph_db::project_files::regex(globs.chain(extra.iter().copied()))
+}
+
+/// What Claude Code hands a `PostToolUse` hook on stdin, the parts read here.
+struct ToolCall {
+    /// `tool_input.file_path`: the file the call wrote; `None` for a call that names none.
+    file: Option<PathBuf>,
+    /// `cwd`: where the session runs.
+    cwd: Option<PathBuf>,
+}
+
+fn parse_tool_call(bytes: &[u8]) -> Result<ToolCall, CliError> {
+    let bad = |why: String| {
+        CliError::Usage(format!("hook run: stdin is not Claude Code's PostToolUse hook input: {why}"))
+    };
+    let value: Value = serde_json::from_slice(bytes).map_err(|err| bad(err.to_string()))?;
+    if !value.is_object() {
+        return Err(bad("not a JSON object".to_owned()));
+    }
+    let text = |v: &Value| v.as_str().filter(|s| !s.is_empty()).map(PathBuf::from);
+    Ok(ToolCall { file: text(&value["tool_input"]["file_path"]), cwd: text(&value["cwd"]) })
+}
+
+/// `hook run`: the findings in the file the tool call wrote, in the agent's answer format.
+fn run_hook(args: HookRunArgs) -> Result<ExitCode, CliError> {
+    supported(args.agent)?;
+    let input = super::read_input_bytes(Path::new("-"))
+        .map_err(|source| CliError::ReadInput { path: PathBuf::from("<stdin>"), source })?;
+    let call = parse_tool_call(&input)?;
+    let Some(file) = call.file else { return Ok(ExitCode::SUCCESS) };
+    let env = HostEnv::from_process();
+    // Nothing is fetched: the hook answers on what the edit changed, within the tool call.
+    let fetch =
+        FetchOptions { offline: true, cache_dir: Some(env.remote_cache_dir()), ..FetchOptions::default() };
+    let cwd = match call.cwd {
+        Some(cwd) => cwd,
+        None => current_dir()?,
+    };
+    let file = path::resolve(&cwd, &file);
+    let (mut engine, ws) = super::open_with(env, Some(cwd))?;
+    super::prepare(&mut engine, ws, &Policy { fetch, remote: true, mcp: false })?;
+    if !is_agent_file(&engine, ws, args.agent, &file)? {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let deny = super::lint::lowest_denied(args.deny);
+    let uri = path::display(&file);
+    let found: Vec<Finding> = super::lint::findings(&engine, ws, Some(args.agent), Budget::default())?
+        .into_iter()
+        .filter(|f| f.severity >= deny && f.location.as_ref().is_some_and(|l| l.uri == uri))
+        .collect();
+    if found.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let reason = format!(
+        "ctxgraph lint --agent {} found {} problem{} in {uri}, which {} sends to the model. Fix the file:\n\n{}",
+        args.agent,
+        found.len(),
+        if found.len() == 1 { "" } else { "s" },
+        profile(args.agent).title(),
+        render::lint::text(&found).trim_end()
+    );
+    let mut out = serde_json::to_string(&json!({ "decision": "block", "reason": reason }))
+        .map_err(|e| CliError::Output(e.into()))?;
+    out.push('\n');
+    std::io::stdout().lock().write_all(out.as_bytes()).map_err(CliError::Output)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Whether `file` is one the agent reads: named by its profile's file globs (relative to
+/// the root its discovery stops at, else the working directory), or given a fate other than
+/// "not sent" (a file a setting names).
+fn is_agent_file(
+    engine: &ctxgraph_engine::Engine,
+    ws: ctxgraph_db::Workspace,
+    agent: Agent,
+    file: &Path,
+) -> Result<bool, CliError> {
+    let layout = engine.agent_layout(ws, agent, &Request::default())?;
+    let root = layout.root.clone().unwrap_or_else(|| layout.cwd.clone());
+    if let Ok(relative) = file.strip_prefix(&root) {
+        let pattern = files_pattern(Some(agent), false);
+        let matcher = regex::Regex::new(&pattern).map_err(|err| CliError::Usage(err.to_string()))?;
+        if matcher.is_match(&relative.to_string_lossy()) {
+            return Ok(true);
+        }
+    }
+    Ok(layout.considered().iter().any(|f| f == file)
+        || engine.file_fate(ws, agent, file).status != Status::NotSent)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merging_keeps_every_other_key_and_hook_and_is_idempotent() {
+        let mut settings = json!({
+            "model": "x",
+            "hooks": {
+                "PreToolUse": [{ "matcher": "Bash", "hooks": [{ "type": "command", "command": "a" }] }],
+                "PostToolUse": [{ "matcher": "Write", "hooks": [{ "type": "command", "command": "b" }] }]
+            }
+        });
+        assert_eq!(merge_entry(&mut settings), Ok(true));
+        let once = settings.clone();
+        assert_eq!(merge_entry(&mut settings), Ok(false));
+        assert_eq!(settings, once);
+        assert_eq!(settings["model"], "x");
+        assert_eq!(settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"], "a");
+        let post = settings["hooks"]["PostToolUse"].as_array().unwrap();
+        assert_eq!(post.len(), 2);
+        assert_eq!(post[0]["hooks"][0]["command"], "b");
+        assert_eq!(post[1], hook_entry());
+    }
+
+    #[test]
+    fn a_settings_shape_claude_code_would_not_read_is_refused_by_name() {
+        assert_eq!(merge_entry(&mut json!([])), Err("the file's top level"));
+        assert_eq!(merge_entry(&mut json!({"hooks": []})), Err("`hooks`"));
+        assert_eq!(merge_entry(&mut json!({"hooks": {"PostToolUse": {}}})), Err("`hooks.PostToolUse`"));
+    }
+}
