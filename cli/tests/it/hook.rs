@@ -1,0 +1,158 @@
+//! `ctxgraph hook`: the Claude Code entry printed and merged (README's snippet, run as
+//! written), and `hook run`'s contract: Claude Code's `PostToolUse` JSON on stdin, a block
+//! with the findings on stdout when the written file is one of its rule files, nothing
+//! otherwise, a clear error and exit 2 on input that is not a hook's.
+
+use std::io::Write as _;
+use std::path::Path;
+use std::process::Stdio;
+
+use serde_json::{Value, json};
+
+use crate::support::{Run, ctxgraph, git_repo, readme_snippet};
+
+fn project(root: &Path) -> std::path::PathBuf {
+    let project = root.join("project");
+    for dir in ["home", "config", "managed", "project"] {
+        std::fs::create_dir_all(root.join(dir)).expect("dirs");
+    }
+    git_repo(&project);
+    project
+}
+
+fn hook_run(root: &Path, stdin: &[u8]) -> Run {
+    let mut child = ctxgraph(root)
+        .args(["hook", "run", "--agent", "claude-code"])
+        .current_dir(root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    child.stdin.take().expect("stdin").write_all(stdin).expect("write stdin");
+    Run::scrubbed(root, child.wait_with_output().expect("wait"))
+}
+
+/// Claude Code's `PostToolUse` input for a call that wrote `file`.
+fn post_tool_use(cwd: &Path, tool: &str, file: &str) -> Vec<u8> {
+    serde_json::to_vec(&json!({
+        "session_id": "s",
+        "transcript_path": "/dev/null",
+        "cwd": cwd,
+        "hook_event_name": "PostToolUse",
+        "tool_name": tool,
+        "tool_input": { "file_path": file, "content": "…" },
+        "tool_response": { "success": true }
+    }))
+    .expect("json")
+}
+
+#[test]
+fn the_readme_snippet_installs_the_entry_beside_what_is_there_once() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let project = project(root.path());
+    let snippet = readme_snippet(
+        "ctxgraph hook --install   # in the project: adds the PostToolUse hook to .claude/settings.json",
+    );
+    let command = snippet.split('#').next().expect("command").trim();
+    let args: Vec<&str> = command.split_whitespace().collect();
+    assert_eq!(args[0], "ctxgraph", "{snippet}");
+    let settings_file = project.join(".claude/settings.json");
+    std::fs::create_dir_all(settings_file.parent().expect("dir")).expect(".claude");
+    let before = json!({
+        "permissions": { "allow": ["Bash(npm test)"] },
+        "hooks": { "PostToolUse": [{ "matcher": "Bash", "hooks": [{ "type": "command", "command": "echo done" }] }] }
+    });
+    std::fs::write(&settings_file, serde_json::to_vec_pretty(&before).expect("json")).expect("settings");
+    for _ in 0..2 {
+        let out = ctxgraph(root.path()).args(&args[1..]).current_dir(&project).output().expect("run");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let after: Value = serde_json::from_slice(&std::fs::read(&settings_file).expect("read")).expect("json");
+    assert_eq!(after["permissions"], before["permissions"]);
+    let post = after["hooks"]["PostToolUse"].as_array().expect("PostToolUse");
+    assert_eq!(post.len(), 2, "installed twice, or the other hook dropped: {after:#}");
+    assert_eq!(post[0], before["hooks"]["PostToolUse"][0]);
+    assert_eq!(post[1]["matcher"], "Write|Edit|MultiEdit");
+    assert_eq!(post[1]["hooks"][0]["command"], "ctxgraph hook run --agent claude-code");
+
+    // What `ctxgraph hook` prints is the same entry.
+    let printed = ctxgraph(root.path()).arg("hook").output().expect("run");
+    let printed: Value = serde_json::from_slice(&printed.stdout).expect("printed JSON");
+    assert_eq!(printed["hooks"]["PostToolUse"][0], post[1]);
+}
+
+#[test]
+fn settings_that_are_not_json_are_left_alone() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let project = project(root.path());
+    let settings_file = project.join(".claude/settings.json");
+    std::fs::create_dir_all(settings_file.parent().expect("dir")).expect(".claude");
+    std::fs::write(&settings_file, "{ \"hooks\": ").expect("settings");
+    let out = Run::scrubbed(
+        root.path(),
+        ctxgraph(root.path()).args(["hook", "--install"]).current_dir(&project).output().expect("run"),
+    );
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("[TMP]/project/.claude/settings.json: not JSON"), "{}", out.stderr);
+    assert_eq!(std::fs::read_to_string(&settings_file).expect("read"), "{ \"hooks\": ");
+}
+
+#[test]
+fn an_edited_rule_file_with_a_finding_blocks_with_it() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let project = project(root.path());
+    // 9000 words: over the 4000-token budget per rule file (CG007).
+    std::fs::write(project.join("CLAUDE.md"), "Be careful.\n".repeat(3000)).expect("CLAUDE.md");
+    let run = hook_run(root.path(), &post_tool_use(&project, "Write", "CLAUDE.md"));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let answer: Value = serde_json::from_str(&run.stdout).expect("one JSON answer");
+    assert_eq!(answer["decision"], "block");
+    let reason = answer["reason"].as_str().expect("reason");
+    assert!(reason.contains("CG007 rule-over-budget"), "{reason}");
+    assert!(reason.contains("[TMP]/project/CLAUDE.md"), "{reason}");
+    assert_eq!(answer.as_object().expect("object").len(), 2, "{answer}");
+
+    // A file in .claude/rules/, named by its absolute path as Claude Code passes it.
+    let rules = project.join(".claude/rules");
+    std::fs::create_dir_all(&rules).expect("rules");
+    std::fs::write(project.join("CLAUDE.md"), "Be careful.\n").expect("CLAUDE.md");
+    std::fs::write(rules.join("big.md"), "Be careful.\n".repeat(3000)).expect("rule");
+    let file = rules.join("big.md");
+    let run = hook_run(root.path(), &post_tool_use(&project, "Edit", &file.to_string_lossy()));
+    let answer: Value = serde_json::from_str(&run.stdout).expect("one JSON answer");
+    assert!(answer["reason"].as_str().expect("reason").contains("big.md"), "{answer}");
+}
+
+#[test]
+fn a_clean_edit_or_another_file_answers_nothing() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let project = project(root.path());
+    std::fs::write(project.join("CLAUDE.md"), "Run the tests.\n").expect("CLAUDE.md");
+    let run = hook_run(root.path(), &post_tool_use(&project, "Write", "CLAUDE.md"));
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{}", run.stderr);
+    // An oversized file no agent reads is not Claude Code's business here.
+    std::fs::write(project.join("notes.md"), "Be careful.\n".repeat(3000)).expect("notes");
+    let run = hook_run(root.path(), &post_tool_use(&project, "Write", "notes.md"));
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{}", run.stderr);
+    // A tool call without a file (Bash's input has none).
+    let run = hook_run(root.path(), br#"{"cwd":"/","tool_name":"Bash","tool_input":{"command":"ls"}}"#);
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{}", run.stderr);
+}
+
+#[test]
+fn input_that_is_not_a_hook_call_is_an_error_naming_it() {
+    let root = tempfile::tempdir().expect("tempdir");
+    for stdin in [&b"not json"[..], b"[1]", b""] {
+        let run = hook_run(root.path(), stdin);
+        assert_eq!(run.code, 2, "{stdin:?}: {}", run.stderr);
+        assert!(run.stderr.contains("stdin is not Claude Code's PostToolUse hook input"), "{}", run.stderr);
+        assert_eq!(run.stdout, "");
+    }
+    let other = Run::scrubbed(
+        root.path(),
+        ctxgraph(root.path()).args(["hook", "--agent", "codex"]).output().expect("run"),
+    );
+    assert_eq!(other.code, 2);
+    assert!(other.stderr.contains("no hook for codex"), "{}", other.stderr);
+}
