@@ -156,3 +156,118 @@ fn input_that_is_not_a_hook_call_is_an_error_naming_it() {
     assert_eq!(other.code, 2);
     assert!(other.stderr.contains("no hook for codex"), "{}", other.stderr);
 }
+
+/// The oracle scripts that run real agent CLIs offline: `$AGENTS_ORACLE`, else
+/// `../shared/oracle/agents` beside the repository, else `/work/shared/oracle/agents`.
+fn agents_oracle() -> std::path::PathBuf {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let candidates = std::env::var_os("AGENTS_ORACLE")
+        .map(std::path::PathBuf::from)
+        .into_iter()
+        .chain([repo.join("../shared/oracle/agents"), "/work/shared/oracle/agents".into()]);
+    for dir in candidates {
+        if dir.join("capture_cc.sh").is_file() {
+            return dir;
+        }
+    }
+    panic!(
+        "this test runs the real Claude Code through the oracle's capture_cc.sh (loopback-only \
+         network namespace, fake model): set AGENTS_ORACLE to its directory"
+    )
+}
+
+/// What Claude Code sent the model after the Write: the request whose last message carries
+/// the Write's tool result.
+struct Capture {
+    after_write: String,
+    hook_calls: String,
+}
+
+/// Runs Claude Code 2.1.332 (`capture_cc.sh`) on a project with a clean CLAUDE.md and the hook
+/// `ctxgraph hook --install` wrote; its fake model reads CLAUDE.md, then writes `content`
+/// to it. `ctxgraph` on PATH is the binary under test, behind a shim that logs each call.
+fn claude_code_writes_claude_md(content: &str) -> Capture {
+    let oracle = agents_oracle();
+    let root = tempfile::tempdir().expect("tempdir");
+    let root = root.path();
+    let proj = root.join("fixture/proj");
+    std::fs::create_dir_all(&proj).expect("proj");
+    std::fs::write(proj.join("CLAUDE.md"), "# Rules\n\nRun the tests.\n").expect("CLAUDE.md");
+    let installed = ctxgraph(root).args(["hook", "--install"]).current_dir(&proj).output().expect("install");
+    assert!(installed.status.success(), "{}", String::from_utf8_lossy(&installed.stderr));
+
+    let bin = root.join("bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    let log = root.join("hook-calls.log");
+    let shim = bin.join("ctxgraph");
+    std::fs::write(
+        &shim,
+        format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            env!("CARGO_BIN_EXE_ctxgraph")
+        ),
+    )
+    .expect("shim");
+    std::fs::set_permissions(
+        &shim,
+        <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755),
+    )
+    .expect("chmod");
+
+    // Claude Code writes a file only after reading it; each call its own id.
+    let tools = json!([
+        { "name": "Read", "id": "toolu_ctxgraph_read", "input": { "file_path": "<proj>/CLAUDE.md" } },
+        { "name": "Write", "id": "toolu_ctxgraph_write", "input": { "file_path": "<proj>/CLAUDE.md", "content": content } }
+    ]);
+    std::fs::write(root.join("tools.json"), tools.to_string()).expect("tools");
+    std::fs::write(root.join("args"), "--permission-mode\nacceptEdits\n").expect("args");
+    let out = root.join("out");
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let run = std::process::Command::new(oracle.join("capture_cc.sh"))
+        .arg("-T")
+        .arg(root.join("tools.json"))
+        .arg("-X")
+        .arg(root.join("args"))
+        .args(["-p", "update the rules"])
+        .arg(root.join("fixture"))
+        .arg(&out)
+        .env("PATH", path)
+        .output()
+        .expect("capture_cc.sh");
+    let said = format!("{}{}", String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr));
+    assert!(run.status.success(), "capture_cc.sh failed:\n{said}");
+    assert!(said.contains("connects (non-AF_UNIX, non-loopback):\nnone"), "{said}");
+
+    let mut after_write = None;
+    for n in 1..=60 {
+        let Ok(text) = std::fs::read_to_string(out.join(format!("cap/req-{n}.json"))) else { break };
+        let request: Value = serde_json::from_str(&text).expect("request JSON");
+        let last = request["messages"].as_array().and_then(|m| m.last()).cloned().unwrap_or_default();
+        let answers_write = last["content"]
+            .as_array()
+            .is_some_and(|parts| parts.iter().any(|p| p["tool_use_id"] == "toolu_ctxgraph_write"));
+        if answers_write {
+            after_write = Some(last.to_string());
+        }
+    }
+    Capture {
+        after_write: after_write.unwrap_or_else(|| panic!("no request carries the Write's result:\n{said}")),
+        hook_calls: std::fs::read_to_string(&log).unwrap_or_default(),
+    }
+}
+
+#[test]
+fn claude_code_sends_the_hooks_finding_to_the_model_and_nothing_for_a_clean_edit() {
+    // 3000 lines: over the 4000-token budget per rule file (CG007).
+    let over = claude_code_writes_claude_md(&format!("# Rules\n\n{}", "Be careful.\n".repeat(3000)));
+    assert_eq!(over.hook_calls, "hook run --agent claude-code\n", "the hook ran once, on the Write");
+    assert!(over.after_write.contains("PostToolUse:Write hook blocking error"), "{}", over.after_write);
+    assert!(over.after_write.contains("CG007 rule-over-budget"), "{}", over.after_write);
+    assert!(over.after_write.contains("/run/proj/CLAUDE.md is "), "{}", over.after_write);
+
+    let clean = claude_code_writes_claude_md("# Rules\n\nRun the tests, then lint.\n");
+    assert_eq!(clean.hook_calls, "hook run --agent claude-code\n", "the hook ran once, on the Write");
+    assert!(!clean.after_write.contains("ctxgraph lint"), "{}", clean.after_write);
+    assert!(!clean.after_write.contains("hook"), "{}", clean.after_write);
+}
