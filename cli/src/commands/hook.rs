@@ -22,12 +22,35 @@ use crate::error::CliError;
 use crate::output::write_stdout;
 use crate::render;
 
-/// The tools whose calls write a file, as Claude Code's matcher (a regular expression over
-/// the tool name) names them.
-const CLAUDE_CODE_MATCHER: &str = "Write|Edit|MultiEdit";
+/// One agent's hook mechanism, as its own documentation describes it (docs/hooks.md).
+struct HookFormat {
+    /// The project settings file the entry goes in, relative to the project.
+    settings: &'static str,
+    /// The event that runs after a tool call.
+    event: &'static str,
+    /// The tools whose calls write a file, as the agent's matcher (a regular expression
+    /// over the tool name) names them.
+    matcher: &'static str,
+    /// The command the entry runs.
+    command: &'static str,
+}
 
-/// The command the hook entry runs.
-pub const CLAUDE_CODE_COMMAND: &str = "ctxgraph hook run --agent claude-code";
+/// Claude Code: `PostToolUse` in `.claude/settings.json`.
+const CLAUDE_CODE: HookFormat = HookFormat {
+    settings: ".claude/settings.json",
+    event: "PostToolUse",
+    matcher: "Write|Edit|MultiEdit",
+    command: "ctxgraph hook run --agent claude-code",
+};
+
+/// Gemini CLI 0.61.0 (its bundled docs/hooks/reference.md): `AfterTool` in
+/// `.gemini/settings.json`, the file tools `write_file` and `replace`.
+const GEMINI: HookFormat = HookFormat {
+    settings: ".gemini/settings.json",
+    event: "AfterTool",
+    matcher: "write_file|replace",
+    command: "ctxgraph hook run --agent gemini",
+};
 
 pub fn run(args: HookArgs) -> Result<ExitCode, CliError> {
     match args.command {
@@ -35,18 +58,19 @@ pub fn run(args: HookArgs) -> Result<ExitCode, CliError> {
         Some(HookCommand::FilesRegex(regex)) => files_regex(regex),
         None if args.install => install(args.agent, args.cwd),
         None => {
-            supported(args.agent)?;
-            let out = render::json(&entry_settings())?;
+            let out = render::json(&entry_settings(supported(args.agent)?))?;
             write_stdout(out.as_bytes())?;
             Ok(ExitCode::SUCCESS)
         }
     }
 }
 
-/// Only Claude Code's hook format is implemented; the others are described in docs/hooks.md.
-fn supported(agent: Agent) -> Result<(), CliError> {
-    if agent == Agent::ClaudeCode {
-        return Ok(());
+/// The agents whose hook format is implemented; the others are described in docs/hooks.md.
+fn supported(agent: Agent) -> Result<&'static HookFormat, CliError> {
+    match agent {
+        Agent::ClaudeCode => return Ok(&CLAUDE_CODE),
+        Agent::Gemini => return Ok(&GEMINI),
+        _ => {}
     }
     Err(CliError::Usage(format!(
         "ctxgraph has no hook for {agent} yet (docs/hooks.md says what it offers); \
@@ -54,27 +78,27 @@ fn supported(agent: Agent) -> Result<(), CliError> {
     )))
 }
 
-/// Claude Code's hook entry, as its settings file holds it.
-fn hook_entry() -> Value {
+/// The hook entry, as the agent's settings file holds it.
+fn hook_entry(format: &HookFormat) -> Value {
     json!({
-        "matcher": CLAUDE_CODE_MATCHER,
-        "hooks": [{ "type": "command", "command": CLAUDE_CODE_COMMAND }]
+        "matcher": format.matcher,
+        "hooks": [{ "type": "command", "command": format.command }]
     })
 }
 
 /// A whole settings file holding only the entry: what `ctxgraph hook` prints.
-fn entry_settings() -> Value {
-    json!({ "hooks": { "PostToolUse": [hook_entry()] } })
+fn entry_settings(format: &HookFormat) -> Value {
+    json!({ "hooks": { format.event: [hook_entry(format)] } })
 }
 
-/// `hook --install`: the entry merged into `<cwd>/.claude/settings.json`.
+/// `hook --install`: the entry merged into the agent's project settings under `cwd`.
 fn install(agent: Agent, cwd: Option<PathBuf>) -> Result<ExitCode, CliError> {
-    supported(agent)?;
+    let format = supported(agent)?;
     let dir = match cwd {
         Some(dir) => dir,
         None => current_dir()?,
     };
-    let file = dir.join(".claude").join("settings.json");
+    let file = dir.join(format.settings);
     let mut settings = match std::fs::read(&file) {
         Ok(bytes) => serde_json::from_slice::<Value>(&bytes).map_err(|err| {
             CliError::Usage(format!("{}: not JSON ({err}); nothing was changed", file.display()))
@@ -82,41 +106,42 @@ fn install(agent: Agent, cwd: Option<PathBuf>) -> Result<ExitCode, CliError> {
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Value::Object(Map::new()),
         Err(source) => return Err(CliError::ReadInput { path: file, source }),
     };
-    let message = if merge_entry(&mut settings).map_err(|at| {
+    let message = if merge_entry(&mut settings, format).map_err(|at| {
         CliError::Usage(format!(
-            "{}: {at} is not what Claude Code reads there; nothing was changed",
-            file.display()
+            "{}: {at} is not what {} reads there; nothing was changed",
+            file.display(),
+            profile(agent).title()
         ))
     })? {
         let mut bytes = serde_json::to_vec_pretty(&settings).map_err(|e| CliError::Output(e.into()))?;
         bytes.push(b'\n');
         atomic::write(&file, &bytes, Access::Umask).map_err(CliError::Output)?;
-        format!("added the PostToolUse hook ({CLAUDE_CODE_COMMAND}) to {}\n", file.display())
+        format!("added the {} hook ({}) to {}\n", format.event, format.command, file.display())
     } else {
-        format!("{} already runs {CLAUDE_CODE_COMMAND}\n", file.display())
+        format!("{} already runs {}\n", file.display(), format.command)
     };
     write_stdout(message.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// Adds the entry to `settings.hooks.PostToolUse` unless an entry there already runs the
+/// Adds the entry to `settings.hooks.<event>` unless an entry there already runs the
 /// command; every other key and hook is kept as it was. `Ok(false)`: already there. `Err`:
-/// the member (named) that is not the object or array Claude Code's settings have there.
-fn merge_entry(settings: &mut Value) -> Result<bool, &'static str> {
+/// the member (named) that is not the object or array the agent's settings have there.
+fn merge_entry(settings: &mut Value, format: &HookFormat) -> Result<bool, String> {
     let root = settings.as_object_mut().ok_or("the file's top level")?;
     let hooks = root.entry("hooks").or_insert_with(|| Value::Object(Map::new()));
     let hooks = hooks.as_object_mut().ok_or("`hooks`")?;
-    let post = hooks.entry("PostToolUse").or_insert_with(|| Value::Array(Vec::new()));
-    let post = post.as_array_mut().ok_or("`hooks.PostToolUse`")?;
+    let event = hooks.entry(format.event).or_insert_with(|| Value::Array(Vec::new()));
+    let event = event.as_array_mut().ok_or_else(|| format!("`hooks.{}`", format.event))?;
     let runs_ours = |entry: &Value| {
         entry["hooks"]
             .as_array()
-            .is_some_and(|hooks| hooks.iter().any(|h| h["command"].as_str() == Some(CLAUDE_CODE_COMMAND)))
+            .is_some_and(|hooks| hooks.iter().any(|h| h["command"].as_str() == Some(format.command)))
     };
-    if post.iter().any(runs_ours) {
+    if event.iter().any(runs_ours) {
         return Ok(false);
     }
-    post.push(hook_entry());
+    event.push(hook_entry(format));
     Ok(true)
 }
 
@@ -156,7 +181,9 @@ struct ToolCall {
 
 fn parse_tool_call(bytes: &[u8]) -> Result<ToolCall, CliError> {
     let bad = |why: String| {
-        CliError::Usage(format!("hook run: stdin is not Claude Code's PostToolUse hook input: {why}"))
+        CliError::Usage(format!(
+            "hook run: stdin is not the agent's after-tool hook input (JSON with tool_input): {why}"
+        ))
     };
     let value: Value = serde_json::from_slice(bytes).map_err(|err| bad(err.to_string()))?;
     if !value.is_object() {
@@ -168,7 +195,7 @@ fn parse_tool_call(bytes: &[u8]) -> Result<ToolCall, CliError> {
 
 /// `hook run`: the findings in the file the tool call wrote, in the agent's answer format.
 fn run_hook(args: HookRunArgs) -> Result<ExitCode, CliError> {
-    supported(args.agent)?;
+    let format = supported(args.agent)?;
     let input = super::read_input_bytes(Path::new("-"))
         .map_err(|source| CliError::ReadInput { path: PathBuf::from("<stdin>"), source })?;
     let call = parse_tool_call(&input)?;
@@ -204,11 +231,23 @@ fn run_hook(args: HookRunArgs) -> Result<ExitCode, CliError> {
         profile(args.agent).title(),
         render::lint::text(&found).trim_end()
     );
-    let mut out = serde_json::to_string(&json!({ "decision": "block", "reason": reason }))
-        .map_err(|e| CliError::Output(e.into()))?;
+    let mut out = serde_json::to_string(&answer(format, reason)).map_err(|e| CliError::Output(e.into()))?;
     out.push('\n');
     std::io::stdout().lock().write_all(out.as_bytes()).map_err(CliError::Output)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The findings as the agent's hook answer. Claude Code: `decision: block` with them as the
+/// `reason`, which it hands the model after the tool's result (the write stays done).
+/// Gemini CLI: `additionalContext`, appended to the tool's result (its `decision: deny`
+/// would replace the result, hiding that the write happened).
+fn answer(format: &HookFormat, reason: String) -> Value {
+    match format.event {
+        "AfterTool" => {
+            json!({ "hookSpecificOutput": { "hookEventName": "AfterTool", "additionalContext": reason } })
+        }
+        _ => json!({ "decision": "block", "reason": reason }),
+    }
 }
 
 /// Whether `file` is one the agent reads: named by its profile's file globs (relative to
@@ -246,22 +285,23 @@ mod tests {
                 "PostToolUse": [{ "matcher": "Write", "hooks": [{ "type": "command", "command": "b" }] }]
             }
         });
-        assert_eq!(merge_entry(&mut settings), Ok(true));
+        assert_eq!(merge_entry(&mut settings, &CLAUDE_CODE), Ok(true));
         let once = settings.clone();
-        assert_eq!(merge_entry(&mut settings), Ok(false));
+        assert_eq!(merge_entry(&mut settings, &CLAUDE_CODE), Ok(false));
         assert_eq!(settings, once);
         assert_eq!(settings["model"], "x");
         assert_eq!(settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"], "a");
         let post = settings["hooks"]["PostToolUse"].as_array().unwrap();
         assert_eq!(post.len(), 2);
         assert_eq!(post[0]["hooks"][0]["command"], "b");
-        assert_eq!(post[1], hook_entry());
+        assert_eq!(post[1], hook_entry(&CLAUDE_CODE));
     }
 
     #[test]
     fn a_settings_shape_claude_code_would_not_read_is_refused_by_name() {
-        assert_eq!(merge_entry(&mut json!([])), Err("the file's top level"));
-        assert_eq!(merge_entry(&mut json!({"hooks": []})), Err("`hooks`"));
-        assert_eq!(merge_entry(&mut json!({"hooks": {"PostToolUse": {}}})), Err("`hooks.PostToolUse`"));
+        let merge = |mut v: Value| merge_entry(&mut v, &CLAUDE_CODE);
+        assert_eq!(merge(json!([])), Err("the file's top level".to_owned()));
+        assert_eq!(merge(json!({"hooks": []})), Err("`hooks`".to_owned()));
+        assert_eq!(merge(json!({"hooks": {"PostToolUse": {}}})), Err("`hooks.PostToolUse`".to_owned()));
     }
 }

@@ -21,8 +21,12 @@ fn project(root: &Path) -> std::path::PathBuf {
 }
 
 fn hook_run(root: &Path, stdin: &[u8]) -> Run {
+    hook_run_for(root, "claude-code", stdin)
+}
+
+fn hook_run_for(root: &Path, agent: &str, stdin: &[u8]) -> Run {
     let mut child = ctxgraph(root)
-        .args(["hook", "run", "--agent", "claude-code"])
+        .args(["hook", "run", "--agent", agent])
         .current_dir(root)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -146,7 +150,7 @@ fn input_that_is_not_a_hook_call_is_an_error_naming_it() {
     for stdin in [&b"not json"[..], b"[1]", b""] {
         let run = hook_run(root.path(), stdin);
         assert_eq!(run.code, 2, "{stdin:?}: {}", run.stderr);
-        assert!(run.stderr.contains("stdin is not Claude Code's PostToolUse hook input"), "{}", run.stderr);
+        assert!(run.stderr.contains("stdin is not the agent's after-tool hook input"), "{}", run.stderr);
         assert_eq!(run.stdout, "");
     }
     let other = Run::scrubbed(
@@ -155,6 +159,38 @@ fn input_that_is_not_a_hook_call_is_an_error_naming_it() {
     );
     assert_eq!(other.code, 2);
     assert!(other.stderr.contains("no hook for codex"), "{}", other.stderr);
+}
+
+#[test]
+fn gemini_cli_gets_the_findings_appended_to_the_tool_result() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let project = project(root.path());
+    let settings_file = project.join(".gemini/settings.json");
+    std::fs::create_dir_all(settings_file.parent().expect("dir")).expect(".gemini");
+    std::fs::write(&settings_file, r#"{"context": {"fileName": ["GEMINI.md"]}}"#).expect("settings");
+    let out =
+        ctxgraph(root.path()).args(["hook", "--agent", "gemini", "--install"]).current_dir(&project).output();
+    assert!(out.expect("run").status.success());
+    let settings: Value =
+        serde_json::from_slice(&std::fs::read(&settings_file).expect("read")).expect("json");
+    assert_eq!(settings["context"]["fileName"][0], "GEMINI.md");
+    assert_eq!(settings["hooks"]["AfterTool"][0]["matcher"], "write_file|replace");
+    assert_eq!(settings["hooks"]["AfterTool"][0]["hooks"][0]["command"], "ctxgraph hook run --agent gemini");
+
+    std::fs::write(project.join("GEMINI.md"), "Be careful.\n".repeat(3000)).expect("GEMINI.md");
+    let input = serde_json::to_vec(&json!({
+        "session_id": "s", "cwd": project, "hook_event_name": "AfterTool", "timestamp": "2026-12-04T00:00:00Z",
+        "tool_name": "write_file", "tool_input": { "file_path": project.join("GEMINI.md"), "content": "…" },
+        "tool_response": { "llmContent": "ok" }
+    }))
+    .expect("json");
+    let run = hook_run_for(root.path(), "gemini", &input);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let answer: Value = serde_json::from_str(&run.stdout).expect("one JSON answer");
+    assert_eq!(answer["hookSpecificOutput"]["hookEventName"], "AfterTool");
+    let context = answer["hookSpecificOutput"]["additionalContext"].as_str().expect("additionalContext");
+    assert!(context.contains("CG007 rule-over-budget") && context.contains("Gemini CLI"), "{context}");
+    assert!(answer.get("decision").is_none(), "{answer}");
 }
 
 /// The oracle scripts that run real agent CLIs offline: `$AGENTS_ORACLE`, else
