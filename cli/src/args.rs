@@ -830,7 +830,8 @@ pub struct ReportArgs {
 /// The hook entry that makes an agent check its own rule files as it edits them
 ///
 /// Prints the entry for the agent's settings file (Claude Code: `.claude/settings.json`, a
-/// PostToolUse hook on Write, Edit and MultiEdit), or with --install merges it into that
+/// PostToolUse hook on Write, Edit and MultiEdit; Gemini CLI: `.gemini/settings.json`,
+/// AfterTool; Qwen Code: `.qwen/settings.json`, PostToolUse), or with --install merges it into that
 /// file, keeping every other key and hook there (running it twice changes nothing). The
 /// hook runs `ctxgraph hook run`, which lints the file the tool call wrote when it is one of
 /// the agent's rule files and answers in the agent's hook format. docs/hooks.md lists what
@@ -841,7 +842,7 @@ pub struct HookArgs {
     #[command(subcommand)]
     pub command: Option<HookCommand>,
 
-    /// The agent whose hook to print or install (only Claude Code has one yet)
+    /// The agent whose hook to print or install: claude-code, gemini or qwen-code (docs/hooks.md)
     #[arg(long, value_parser = agent_parser(), default_value = "claude-code")]
     pub agent: Agent,
 
@@ -862,7 +863,8 @@ pub enum HookCommand {
 
 /// What the agent runs after a tool call: reads the agent's hook input on stdin and, when
 /// the call wrote one of the agent's rule files, answers with that file's lint findings in
-/// the agent's format (Claude Code: `{"decision":"block","reason":…}`); nothing otherwise
+/// the agent's format (Claude Code: `{"decision":"block","reason":…}`; Gemini CLI and Qwen
+/// Code: the findings as `additionalContext`); nothing otherwise
 #[derive(Debug, Args)]
 pub struct HookRunArgs {
     /// The agent that runs the hook

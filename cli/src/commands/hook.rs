@@ -33,6 +33,19 @@ struct HookFormat {
     matcher: &'static str,
     /// The command the entry runs.
     command: &'static str,
+    /// How the findings go back to the model.
+    answer: Answer,
+}
+
+/// An agent's way for an after-tool hook to hand the model text.
+enum Answer {
+    /// `{"decision": "block", "reason": …}`: Claude Code hands the reason to the model after
+    /// the tool's result (the write stays done).
+    Block,
+    /// `{"hookSpecificOutput": {["hookEventName": …,] "additionalContext": …}}`: appended to
+    /// the tool's result (the agent's `decision: deny` would replace the result instead,
+    /// hiding that the write happened).
+    AdditionalContext { event_name: Option<&'static str> },
 }
 
 /// Claude Code: `PostToolUse` in `.claude/settings.json`.
@@ -41,6 +54,7 @@ const CLAUDE_CODE: HookFormat = HookFormat {
     event: "PostToolUse",
     matcher: "Write|Edit|MultiEdit",
     command: "ctxgraph hook run --agent claude-code",
+    answer: Answer::Block,
 };
 
 /// Gemini CLI 0.61.0 (its bundled docs/hooks/reference.md): `AfterTool` in
@@ -50,6 +64,18 @@ const GEMINI: HookFormat = HookFormat {
     event: "AfterTool",
     matcher: "write_file|replace",
     command: "ctxgraph hook run --agent gemini",
+    answer: Answer::AdditionalContext { event_name: Some("AfterTool") },
+};
+
+/// Qwen Code 0.24.4 (its bundled qc-helper/docs/features/hooks.md): `PostToolUse` in
+/// `.qwen/settings.json`, the runtime tool ids `write_file` and `edit` (anchored: `edit`
+/// alone would match `notebook_edit`).
+const QWEN_CODE: HookFormat = HookFormat {
+    settings: ".qwen/settings.json",
+    event: "PostToolUse",
+    matcher: "^(write_file|edit)$",
+    command: "ctxgraph hook run --agent qwen-code",
+    answer: Answer::AdditionalContext { event_name: None },
 };
 
 pub fn run(args: HookArgs) -> Result<ExitCode, CliError> {
@@ -70,6 +96,7 @@ fn supported(agent: Agent) -> Result<&'static HookFormat, CliError> {
     match agent {
         Agent::ClaudeCode => return Ok(&CLAUDE_CODE),
         Agent::Gemini => return Ok(&GEMINI),
+        Agent::QwenCode => return Ok(&QWEN_CODE),
         _ => {}
     }
     Err(CliError::Usage(format!(
@@ -237,16 +264,16 @@ fn run_hook(args: HookRunArgs) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The findings as the agent's hook answer. Claude Code: `decision: block` with them as the
-/// `reason`, which it hands the model after the tool's result (the write stays done).
-/// Gemini CLI: `additionalContext`, appended to the tool's result (its `decision: deny`
-/// would replace the result, hiding that the write happened).
+/// The findings as the agent's hook answer ([`Answer`]).
 fn answer(format: &HookFormat, reason: String) -> Value {
-    match format.event {
-        "AfterTool" => {
-            json!({ "hookSpecificOutput": { "hookEventName": "AfterTool", "additionalContext": reason } })
+    match format.answer {
+        Answer::Block => json!({ "decision": "block", "reason": reason }),
+        Answer::AdditionalContext { event_name: Some(event) } => {
+            json!({ "hookSpecificOutput": { "hookEventName": event, "additionalContext": reason } })
         }
-        _ => json!({ "decision": "block", "reason": reason }),
+        Answer::AdditionalContext { event_name: None } => {
+            json!({ "hookSpecificOutput": { "additionalContext": reason } })
+        }
     }
 }
 

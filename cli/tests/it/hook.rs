@@ -193,6 +193,25 @@ fn gemini_cli_gets_the_findings_appended_to_the_tool_result() {
     assert!(answer.get("decision").is_none(), "{answer}");
 }
 
+#[test]
+fn qwen_code_gets_the_findings_as_additional_context() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let project = project(root.path());
+    let printed = ctxgraph(root.path()).args(["hook", "--agent", "qwen-code"]).output().expect("run");
+    let printed: Value = serde_json::from_slice(&printed.stdout).expect("printed JSON");
+    assert_eq!(printed["hooks"]["PostToolUse"][0]["matcher"], "^(write_file|edit)$");
+    std::fs::write(project.join("QWEN.md"), "Be careful.\n".repeat(3000)).expect("QWEN.md");
+    let input = serde_json::to_vec(&json!({
+        "cwd": project, "hook_event_name": "PostToolUse", "tool_name": "edit",
+        "tool_input": { "file_path": project.join("QWEN.md") }, "tool_response": {}
+    }))
+    .expect("json");
+    let run = hook_run_for(root.path(), "qwen-code", &input);
+    let answer: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|_| panic!("{}", run.stderr));
+    let context = answer["hookSpecificOutput"]["additionalContext"].as_str().expect("additionalContext");
+    assert!(context.contains("CG007 rule-over-budget") && context.contains("QWEN.md"), "{context}");
+}
+
 /// The oracle scripts that run real agent CLIs offline: `$AGENTS_ORACLE`, else
 /// `../shared/oracle/agents` beside the repository, else `/work/shared/oracle/agents`.
 fn agents_oracle() -> std::path::PathBuf {
