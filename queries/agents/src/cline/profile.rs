@@ -27,7 +27,14 @@ const ABOUT: About = About {
     title: "Cline",
     release: "cline-3.0.65",
     doc: "docs/profiles/cline.md",
-    files: &[super::CLINERULES, ".clinerules/**", super::AGENTS_MD, ".cursorrules", ".windsurfrules"],
+    files: &[
+        super::CLINERULES,
+        ".clinerules/**",
+        super::AGENTS_MD,
+        ".cline/rules/**",
+        ".cursorrules",
+        ".windsurfrules",
+    ],
 };
 
 fn left_out(candidate: &Candidate) -> LeftOut {

@@ -36,7 +36,7 @@ const ABOUT: About = About {
         "CONTEXT.md",
         ".kilocoderules*",
         ".kilocode/rules*/**",
-        ".kilo/rules/**",
+        ".kilo/rules*/**",
         "kilo.json",
         "opencode.json",
     ],
