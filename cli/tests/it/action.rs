@@ -5,12 +5,11 @@
 //! non-zero, SARIF valid, both in the summary) and on a clean one (exit 0).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
 
 use crate::explain_lint::sarif_validator;
-use crate::support::{ctxgraph, git_repo, readme_snippet, yaml};
+use crate::support::{ctxgraph, git_repo, readme_snippet, with_ctxgraph_on_path, yaml};
 
 const SECRET: &str = "AKIAQQQQQQQQQQQQQQQQ";
 
@@ -95,16 +94,10 @@ fn run_action(root: &Path, repo: &Path, with: &serde_json::Map<String, Value>) -
     let action = action();
     let github = root.join("github");
     std::fs::create_dir_all(github.join("temp")).expect("github dir");
-    let bin = Path::new(env!("CARGO_BIN_EXE_ctxgraph")).parent().expect("bin dir").to_path_buf();
-    let mut command = Command::new("bash");
+    let mut command = with_ctxgraph_on_path("bash", root);
     command
         .arg(repo_file("integrations/github/run.sh"))
         .current_dir(repo)
-        .env_clear()
-        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
-        .env("HOME", root.join("home"))
-        .env("XDG_CONFIG_HOME", root.join("config"))
-        .env("OPENCODE_TEST_MANAGED_CONFIG_DIR", root.join("managed"))
         .env("CI", "true")
         .env("GITHUB_ACTIONS", "true")
         .env("GITHUB_STEP_SUMMARY", github.join("summary.md"))

@@ -1,7 +1,9 @@
 //! `ctxgraph hook`: the Claude Code entry printed and merged (README's snippet, run as
 //! written), and `hook run`'s contract: Claude Code's `PostToolUse` JSON on stdin, a block
 //! with the findings on stdout when the written file is one of its rule files, nothing
-//! otherwise, a clear error and exit 2 on input that is not a hook's.
+//! otherwise, a clear error and exit 2 on input that is not a hook's; Gemini CLI's and Qwen
+//! Code's answers; and the real Claude Code (the oracle's `capture_cc.sh`) running the
+//! installed hook.
 
 use std::io::Write as _;
 use std::path::Path;
@@ -37,6 +39,14 @@ fn hook_run_for(root: &Path, agent: &str, stdin: &[u8]) -> Run {
     Run::scrubbed(root, child.wait_with_output().expect("wait"))
 }
 
+/// `text` as the agent's settings file `relative` in `project`.
+fn settings_file(project: &Path, relative: &str, text: &str) -> std::path::PathBuf {
+    let file = project.join(relative);
+    std::fs::create_dir_all(file.parent().expect("dir")).expect("settings dir");
+    std::fs::write(&file, text).expect("settings");
+    file
+}
+
 /// Claude Code's `PostToolUse` input for a call that wrote `file`.
 fn post_tool_use(cwd: &Path, tool: &str, file: &str) -> Vec<u8> {
     serde_json::to_vec(&json!({
@@ -61,13 +71,11 @@ fn the_readme_snippet_installs_the_entry_beside_what_is_there_once() {
     let command = snippet.split('#').next().expect("command").trim();
     let args: Vec<&str> = command.split_whitespace().collect();
     assert_eq!(args[0], "ctxgraph", "{snippet}");
-    let settings_file = project.join(".claude/settings.json");
-    std::fs::create_dir_all(settings_file.parent().expect("dir")).expect(".claude");
     let before = json!({
         "permissions": { "allow": ["Bash(npm test)"] },
         "hooks": { "PostToolUse": [{ "matcher": "Bash", "hooks": [{ "type": "command", "command": "echo done" }] }] }
     });
-    std::fs::write(&settings_file, serde_json::to_vec_pretty(&before).expect("json")).expect("settings");
+    let settings_file = settings_file(&project, ".claude/settings.json", &before.to_string());
     for _ in 0..2 {
         let out = ctxgraph(root.path()).args(&args[1..]).current_dir(&project).output().expect("run");
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -90,9 +98,7 @@ fn the_readme_snippet_installs_the_entry_beside_what_is_there_once() {
 fn settings_that_are_not_json_are_left_alone() {
     let root = tempfile::tempdir().expect("tempdir");
     let project = project(root.path());
-    let settings_file = project.join(".claude/settings.json");
-    std::fs::create_dir_all(settings_file.parent().expect("dir")).expect(".claude");
-    std::fs::write(&settings_file, "{ \"hooks\": ").expect("settings");
+    let settings_file = settings_file(&project, ".claude/settings.json", "{ \"hooks\": ");
     let out = Run::scrubbed(
         root.path(),
         ctxgraph(root.path()).args(["hook", "--install"]).current_dir(&project).output().expect("run"),
@@ -165,9 +171,8 @@ fn input_that_is_not_a_hook_call_is_an_error_naming_it() {
 fn gemini_cli_gets_the_findings_appended_to_the_tool_result() {
     let root = tempfile::tempdir().expect("tempdir");
     let project = project(root.path());
-    let settings_file = project.join(".gemini/settings.json");
-    std::fs::create_dir_all(settings_file.parent().expect("dir")).expect(".gemini");
-    std::fs::write(&settings_file, r#"{"context": {"fileName": ["GEMINI.md"]}}"#).expect("settings");
+    let settings_file =
+        settings_file(&project, ".gemini/settings.json", r#"{"context": {"fileName": ["GEMINI.md"]}}"#);
     let out =
         ctxgraph(root.path()).args(["hook", "--agent", "gemini", "--install"]).current_dir(&project).output();
     assert!(out.expect("run").status.success());

@@ -6,9 +6,9 @@
 //! hooks run the ctxgraph under test from PATH (`language: system`).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-use crate::support::{ctxgraph, readme_snippet, yaml};
+use crate::support::{ctxgraph, readme_snippet, with_ctxgraph_on_path, yaml};
 
 const SECRET: &str = "AKIAQQQQQQQQQQQQQQQQ";
 
@@ -66,15 +66,9 @@ fn the_hooks_match_the_files_the_profiles_list() {
 /// `program args…` in `dir` with the test's environment: PATH = the ctxgraph under test and
 /// the system's, HOME and pre-commit's cache inside `root`, git's identity set.
 fn run(root: &Path, dir: &Path, program: &Path, args: &[&str]) -> Output {
-    let bin = Path::new(env!("CARGO_BIN_EXE_ctxgraph")).parent().expect("bin dir");
-    Command::new(program)
+    with_ctxgraph_on_path(program, root)
         .args(args)
         .current_dir(dir)
-        .env_clear()
-        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
-        .env("HOME", root.join("home"))
-        .env("XDG_CONFIG_HOME", root.join("config"))
-        .env("OPENCODE_TEST_MANAGED_CONFIG_DIR", root.join("managed"))
         .env("PRE_COMMIT_HOME", root.join("pre-commit-cache"))
         .env("GIT_AUTHOR_NAME", "t")
         .env("GIT_AUTHOR_EMAIL", "t@example.invalid")

@@ -12,7 +12,20 @@ use ctxgraph_test_support::tree::{DiskWriter, git_worktree};
 /// config directory = `root/managed` (so not even `/etc/opencode` leaks in). The caller
 /// adds arguments, the working directory and variables of its own.
 pub fn ctxgraph(root: &Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_ctxgraph"));
+    isolated(env!("CARGO_BIN_EXE_ctxgraph"), root)
+}
+
+/// `program` in the same isolation as [`ctxgraph`], for a tool that runs ctxgraph itself (a
+/// script, git with a hook): PATH is the ctxgraph under test, then `/usr/bin:/bin`.
+pub fn with_ctxgraph_on_path(program: impl AsRef<std::ffi::OsStr>, root: &Path) -> Command {
+    let bin = Path::new(env!("CARGO_BIN_EXE_ctxgraph")).parent().expect("the binary's directory");
+    let mut command = isolated(program, root);
+    command.env("PATH", format!("{}:/usr/bin:/bin", bin.display()));
+    command
+}
+
+fn isolated(program: impl AsRef<std::ffi::OsStr>, root: &Path) -> Command {
+    let mut command = Command::new(program);
     command
         .env_clear()
         .env("HOME", root.join("home"))
