@@ -51,6 +51,7 @@ pub enum Command {
     Mcp(McpArgs),
     Report(ReportArgs),
     Lsp(LspArgs),
+    Hook(HookArgs),
 }
 
 impl Command {
@@ -73,6 +74,8 @@ impl Command {
             Command::Memory(args) => args.json_output(),
             // stdout is the protocol's.
             Command::Mcp(_) | Command::Lsp(_) => false,
+            // `hook run`'s stdout is the agent's; the others print snippets.
+            Command::Hook(_) => false,
         }
     }
 }
@@ -826,4 +829,67 @@ pub struct ReportArgs {
 
     #[command(flatten)]
     pub remote: RemoteArgs,
+}
+
+/// The hook entry that makes an agent check its own rule files as it edits them
+///
+/// Prints the entry for the agent's settings file (Claude Code: `.claude/settings.json`, a
+/// PostToolUse hook on Write, Edit and MultiEdit; Gemini CLI: `.gemini/settings.json`,
+/// AfterTool; Qwen Code: `.qwen/settings.json`, PostToolUse), or with --install merges it into that
+/// file, keeping every other key and hook there (running it twice changes nothing). The
+/// hook runs `ctxgraph hook run`, which lints the file the tool call wrote when it is one of
+/// the agent's rule files and answers in the agent's hook format. docs/hooks.md lists what
+/// the other agents offer.
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct HookArgs {
+    #[command(subcommand)]
+    pub command: Option<HookCommand>,
+
+    /// The agent whose hook to print or install: claude-code, gemini or qwen-code (docs/hooks.md)
+    #[arg(long, value_parser = agent_parser(), default_value = "claude-code")]
+    pub agent: Agent,
+
+    /// Merge the entry into the agent's project settings file under --cwd
+    #[arg(long)]
+    pub install: bool,
+
+    /// The project directory whose settings --install writes [default: the current directory]
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HookCommand {
+    Run(HookRunArgs),
+    FilesRegex(FilesRegexArgs),
+}
+
+/// What the agent runs after a tool call: reads the agent's hook input on stdin and, when
+/// the call wrote one of the agent's rule files, answers with that file's lint findings in
+/// the agent's format (Claude Code: `{"decision":"block","reason":…}`; Gemini CLI and Qwen
+/// Code: the findings as `additionalContext`); nothing otherwise
+#[derive(Debug, Args)]
+pub struct HookRunArgs {
+    /// The agent that runs the hook
+    #[arg(long, value_parser = agent_parser(), default_value = "claude-code")]
+    pub agent: Agent,
+
+    /// The lowest severity that is reported back to the agent
+    #[arg(long, value_enum, default_value_t = DenyLevel::Warnings)]
+    pub deny: DenyLevel,
+}
+
+/// Print one regular expression (Python's `re` and Rust's `regex` read it alike) matching
+/// the repository paths of the files the agents read, from each profile's list: what
+/// .pre-commit-hooks.yaml's `files:` holds
+#[derive(Debug, Args)]
+pub struct FilesRegexArgs {
+    /// Whose files: one agent's, or every agent's
+    #[arg(long, value_parser = agents_parser(), default_value = "all")]
+    pub agent: AgentsArg,
+
+    /// Also `ctxgraph check`'s own inputs: ctxgraph.toml and the snapshots in .ctxgraph/
+    #[arg(long)]
+    pub with_scenarios: bool,
 }

@@ -710,15 +710,17 @@ impl Engine {
         agent: Option<Agent>,
         budget: Budget,
     ) -> Result<Vec<Finding>, EngineError> {
+        use ctxgraph_agents::fates::budget::rule_budget_findings;
         use ctxgraph_agents::fates::lint::{cross_agent_findings, secret_findings};
         let mut findings = if let Some(agent) = agent {
             let profile = profiles::profile(agent);
             let mut own = profile.lint(&self.db, ws, &O200k, budget)?;
-            // CG005 over what this agent sends (opencode's lint has its own, with the files
-            // its read tool attaches).
+            // CG005 and CG007 over what this agent sends (opencode's lint has its own, with
+            // the files its read tool attaches).
             if agent != Agent::Opencode {
                 let layout = profile.layout(&self.db, ws, &profile::Request::default())?;
                 own.extend(secret_findings(&self.db, std::slice::from_ref(&layout)));
+                own.extend(rule_budget_findings(&layout, &O200k, budget));
             }
             own
         } else {
@@ -727,7 +729,14 @@ impl Engine {
             for profile in profiles::PROFILES {
                 all.extend(profile.lint(&self.db, ws, &O200k, budget)?);
                 // The wording does not change which files are sent.
-                layouts.push(profile.layout(&self.db, ws, &profile::Request::default())?);
+                let layout = profile.layout(&self.db, ws, &profile::Request::default())?;
+                // CG007 once per file, whichever agent sends it over the budget first.
+                for over in rule_budget_findings(&layout, &O200k, budget) {
+                    if !all.iter().any(|f: &Finding| f.code == over.code && f.location == over.location) {
+                        all.push(over);
+                    }
+                }
+                layouts.push(layout);
             }
             // CG005 once per secret, naming every agent that sends it; opencode's own
             // finding stays only for what no layout sends (a file its read tool attaches).

@@ -4,7 +4,6 @@
 //! its files (Aider itself runs only inside the oracle scripts' network namespace).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// The release the wording table and the recordings are pinned to.
 pub const VERSION: &str = "0.86.2";
@@ -41,39 +40,7 @@ fn launcher(cache: &Path) -> Option<PathBuf> {
     (bin.is_file() && package).then_some(bin)
 }
 
-fn run(command: &mut Command, what: &str) {
-    let output = command.output().unwrap_or_else(|err| {
-        panic!(
-            "this test needs aider-chat {VERSION}: {what} could not be run: {err}. \
-             Install python3 with venv, or set CTXGRAPH_TEST_AIDER to an aider {VERSION} launcher"
-        )
-    });
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let tail: Vec<&str> = stderr.lines().rev().take(15).collect();
-        let tail: Vec<&str> = tail.into_iter().rev().collect();
-        panic!(
-            "this test needs aider-chat {VERSION}: {what} failed ({}); is the Python package index reachable? \
-             Set CTXGRAPH_TEST_AIDER to skip the install.\nit said:\n{}",
-            output.status,
-            tail.join("\n")
-        );
-    }
-}
-
 fn pip_install(venv: &Path) {
-    run(Command::new("python3").args(["-m", "venv"]).arg(venv), "`python3 -m venv`");
-    // Only the package's own files are read: its dependencies are not needed. pip's own
-    // timeouts bound this.
-    let spec = format!("aider-chat=={VERSION}");
-    run(
-        Command::new(venv.join("bin/pip")).args([
-            "install",
-            "--quiet",
-            "--no-deps",
-            "--disable-pip-version-check",
-            &spec,
-        ]),
-        &format!("`pip install --no-deps {spec}`"),
-    );
+    // Only the package's own files are read: its dependencies are not needed.
+    crate::pip::install(venv, &format!("aider-chat=={VERSION}"), false, "CTXGRAPH_TEST_AIDER");
 }

@@ -25,6 +25,8 @@ pub mod fixture;
 pub mod http;
 pub mod monorepo;
 pub mod opencode;
+pub mod pip;
+pub mod precommit;
 pub mod qwen_code;
 pub mod sandbox;
 pub mod tree;

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 
 use ctxgraph_check::{CheckReport, Project, Status};
+use ctxgraph_db::secrets;
 
 use super::check_text::{Paint, text, token_delta};
 use crate::error::CliError;
@@ -49,12 +50,14 @@ pub fn emit(project: &Project, report: &CheckReport, ci: bool) -> Result<(), Cli
             }
         }
     }
-    // The whole text report, in a group, for the log.
+    // The whole text report, in a group, for the log. A CI log and a job summary are read
+    // by everyone who can see the pull request: a secret in a rule file's diff is masked
+    // (the table every output shares), as lint reports it without its value.
     let _ = writeln!(out, "::group::ctxgraph check");
-    out.push_str(&inert(&text(project, report, ci, Paint { on: false })));
+    out.push_str(&inert(&secrets::redact(&text(project, report, ci, Paint { on: false })).0));
     let _ = writeln!(out, "::endgroup::");
 
-    let summary = markdown(project, report);
+    let summary = secrets::redact(&markdown(project, report)).0.into_owned();
     match std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| !v.is_empty()) {
         Some(path) => {
             let mut file = std::fs::OpenOptions::new()

@@ -2,8 +2,10 @@
 
 use std::process::ExitCode;
 
+use ctxgraph_db::Workspace;
 use ctxgraph_db::agent::Agent;
-use ctxgraph_db::lint::{Budget, Severity};
+use ctxgraph_db::lint::{Budget, Finding, Severity};
+use ctxgraph_engine::Engine;
 
 use crate::args::{DenyLevel, LintArgs, LintFormat};
 use crate::error::{CliError, EXIT_FINDINGS};
@@ -13,24 +15,40 @@ use crate::render;
 pub fn run(args: LintArgs) -> Result<ExitCode, CliError> {
     let (engine, ws) = super::open_fetching(args.cwd.clone(), &args.remote)?;
     let budget = Budget { total: args.max_total_tokens, rule: args.max_rule_tokens };
-    let findings = match args.agent.one() {
-        Some(Agent::Opencode) => engine.lint(ws, budget)?,
-        agent => engine.agents_lint(ws, agent, budget)?,
-    };
+    let findings = findings(&engine, ws, args.agent.one(), budget)?;
     let out = match args.format {
         LintFormat::Text => render::lint::text(&findings),
         LintFormat::Json => render::json(&render::lint::JsonReport::new(&findings))?,
         LintFormat::Sarif => render::json(&render::sarif::log(&findings))?,
     };
     write_stdout(out.as_bytes())?;
-    let deny = match args.deny {
-        DenyLevel::Errors => Severity::Error,
-        DenyLevel::Warnings => Severity::Warning,
-        DenyLevel::Notes => Severity::Note,
-    };
+    let deny = lowest_denied(args.deny);
     Ok(if findings.iter().any(|f| f.severity >= deny) {
         ExitCode::from(EXIT_FINDINGS)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `lint --agent`'s findings: opencode's own lint, one other agent's, or (`None`) all of them
+/// with the cross-agent checks.
+pub fn findings(
+    engine: &Engine,
+    ws: Workspace,
+    agent: Option<Agent>,
+    budget: Budget,
+) -> Result<Vec<Finding>, CliError> {
+    Ok(match agent {
+        Some(Agent::Opencode) => engine.lint(ws, budget)?,
+        agent => engine.agents_lint(ws, agent, budget)?,
+    })
+}
+
+/// The lowest severity `--deny` fails on.
+pub fn lowest_denied(deny: DenyLevel) -> Severity {
+    match deny {
+        DenyLevel::Errors => Severity::Error,
+        DenyLevel::Warnings => Severity::Warning,
+        DenyLevel::Notes => Severity::Note,
+    }
 }

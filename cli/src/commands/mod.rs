@@ -20,6 +20,7 @@ mod check_text;
 mod config;
 mod explain;
 mod github;
+mod hook;
 mod lint;
 mod lsp;
 mod mcp;
@@ -52,6 +53,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Mcp(args) => mcp::run(args),
         Command::Report(args) => report::run(args),
         Command::Lsp(_) => lsp::run(),
+        Command::Hook(args) => hook::run(args),
     }
 }
 

@@ -40,7 +40,7 @@ struct Case {
 const SANDBOX: &str = "/tmp/ctxgraph-explain-lint";
 
 /// The SARIF 2.1.0 schema (OASIS errata 01), vendored from oasis-tcs/sarif-spec.
-fn sarif_validator() -> jsonschema::Validator {
+pub fn sarif_validator() -> jsonschema::Validator {
     let text = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sarif-schema-2.1.0.json"),
     )

@@ -6,6 +6,7 @@
 //! Fixtures (`tests/fixtures/`, `tests/data/`) stay beside `it/`; insta snapshots live in
 //! `it/snapshots/`, named `it__<module>__<name>.snap`.
 
+mod action;
 mod agents;
 mod aider;
 mod check;
@@ -16,6 +17,7 @@ mod continue_cli;
 mod copilot;
 mod explain_lint;
 mod gemini;
+mod hook;
 mod kilo;
 mod lines_fuzz;
 mod lsp;
@@ -25,6 +27,7 @@ mod mcp;
 mod memory;
 mod neovim;
 mod planted;
+mod precommit;
 mod qwen_code;
 mod report;
 mod secrets;

@@ -22,6 +22,7 @@ pub mod lint;
 pub mod mcp;
 pub mod path;
 pub mod profile;
+pub mod project_files;
 pub mod remote;
 #[cfg(feature = "schema")]
 pub mod schema;

@@ -384,6 +384,12 @@ pub struct About {
     pub release: &'static str,
     /// The doc page that defines the profile's rule ids.
     pub doc: &'static str,
+    /// The files in a repository the agent reads (rule files, its settings), as globs
+    /// relative to any folder of it (`crate::project_files`): what `ctxgraph hook` and the
+    /// pre-commit hooks watch. Files an agent reads only because a setting names them
+    /// (opencode's `instructions`, Aider's `read:`) are not here; the hook asks the
+    /// profile's fate for those.
+    pub files: &'static [&'static str],
 }
 
 /// One agent's answers. Every method is a read of salsa queries: a warm engine re-executes

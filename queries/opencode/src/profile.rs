@@ -53,6 +53,16 @@ const ABOUT: About = About {
     title: "opencode",
     release: "opencode-1.18.33",
     doc: "docs/opencode/README.md",
+    files: &[
+        "AGENTS.md",
+        "CLAUDE.md",
+        "CONTEXT.md",
+        "opencode.json",
+        "opencode.jsonc",
+        ".opencode/**",
+        ".claude/skills/**/SKILL.md",
+        ".agents/skills/**/SKILL.md",
+    ],
 };
 
 impl Profile for Opencode {

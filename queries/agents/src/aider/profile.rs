@@ -25,8 +25,13 @@ const POSITION: &str = "the first user message, after Aider's two lines on read-
 /// AI5: why the order of the files is not Aider's.
 pub const UNORDERED: &str = "Aider keeps its read-only files in a Python set, whose order follows per-process string hashes: the order of these files changes between starts; ctxgraph lists them in the order they are named (AI5)";
 
-const ABOUT: About =
-    About { agent: Agent::Aider, title: "Aider", release: "aider-0.86.2", doc: "docs/profiles/aider.md" };
+const ABOUT: About = About {
+    agent: Agent::Aider,
+    title: "Aider",
+    release: "aider-0.86.2",
+    doc: "docs/profiles/aider.md",
+    files: &[".aider.conf.yml"],
+};
 
 fn would_not_start(err: &AiderError) -> ProfileError {
     ProfileError::WouldNotStart { agent: Agent::Aider.name(), message: err.to_string() }

@@ -78,6 +78,7 @@ const ABOUT: About = About {
     title: "Claude Code",
     release: "claude-code-2.1.332",
     doc: "docs/profiles/claude-code.md",
+    files: &["CLAUDE.md", "CLAUDE.local.md", ".claude/CLAUDE.md", ".claude/rules/**"],
 };
 
 impl Profile for ClaudeCode {

@@ -22,8 +22,20 @@ pub struct Cline;
 /// Where the rules go (CL8).
 const POSITION: &str = "the end of the system prompt, after a blank line: the `# Rules` section";
 
-const ABOUT: About =
-    About { agent: Agent::Cline, title: "Cline", release: "cline-3.0.65", doc: "docs/profiles/cline.md" };
+const ABOUT: About = About {
+    agent: Agent::Cline,
+    title: "Cline",
+    release: "cline-3.0.65",
+    doc: "docs/profiles/cline.md",
+    files: &[
+        super::CLINERULES,
+        ".clinerules/**",
+        super::AGENTS_MD,
+        ".cline/rules/**",
+        ".cursorrules",
+        ".windsurfrules",
+    ],
+};
 
 fn left_out(candidate: &Candidate) -> LeftOut {
     let (fate, rule) = match candidate.fate {

@@ -56,8 +56,13 @@ fn left_out(doc: &Doc, budget: &super::Budget) -> LeftOut {
     LeftOut { source: doc.source.clone(), fate, rule, reason: doc.reason(budget) }
 }
 
-const ABOUT: About =
-    About { agent: Agent::Codex, title: "Codex", release: "codex-0.171.0", doc: "docs/profiles/codex.md" };
+const ABOUT: About = About {
+    agent: Agent::Codex,
+    title: "Codex",
+    release: "codex-0.171.0",
+    doc: "docs/profiles/codex.md",
+    files: &[super::AGENTS_NAME, super::OVERRIDE_NAME],
+};
 
 impl Profile for Codex {
     fn about(&self) -> &'static About {

@@ -27,6 +27,7 @@ const ABOUT: About = About {
     title: "Continue CLI",
     release: "continue-1.5.47",
     doc: "docs/profiles/continue.md",
+    files: &[".continue/rules/**", ".continuerules", "AGENTS.md", "AGENT.md", "CLAUDE.md", "CODEX.md"],
 };
 
 fn left_out(candidate: &Candidate) -> LeftOut {

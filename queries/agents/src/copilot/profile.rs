@@ -103,6 +103,15 @@ const ABOUT: About = About {
     title: "Copilot CLI",
     release: "copilot-1.0.102",
     doc: "docs/profiles/copilot.md",
+    files: &[
+        ".github/copilot-instructions.md",
+        ".github/instructions/**/*.instructions.md",
+        "AGENTS.md",
+        "CLAUDE.md",
+        "GEMINI.md",
+        ".claude/CLAUDE.md",
+        ".claude/rules/**",
+    ],
 };
 
 impl Profile for Copilot {

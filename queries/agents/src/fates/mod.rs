@@ -2,4 +2,5 @@
 //! verdicts and findings are in its own folder (`codex/fate.rs`, `claude_code/fate.rs`,
 //! `codex/lint.rs`, `gemini/lint.rs`).
 
+pub mod budget;
 pub mod lint;

@@ -85,6 +85,7 @@ const ABOUT: About = About {
     title: "Gemini CLI",
     release: "gemini-cli-0.61.0",
     doc: "docs/profiles/gemini.md",
+    files: &["GEMINI.md", ".gemini/settings.json"],
 };
 
 impl Profile for Gemini {

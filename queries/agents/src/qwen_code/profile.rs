@@ -109,6 +109,14 @@ const ABOUT: About = About {
     title: "Qwen Code",
     release: "qwen-code-0.24.4",
     doc: "docs/profiles/qwen-code.md",
+    files: &[
+        "QWEN.md",
+        "QWEN.local.md",
+        "AGENTS.md",
+        ".qwen/rules/**",
+        ".qwen/settings.json",
+        ".qwen/output-language.md",
+    ],
 };
 
 impl Profile for QwenCode {

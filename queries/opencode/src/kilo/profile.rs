@@ -25,8 +25,22 @@ const SYSTEM_POSITION: &str =
 /// Where a read's files go (KI11).
 const READ_POSITION: &str = "the read tool's result: a <system-reminder> after the file's lines";
 
-const ABOUT: About =
-    About { agent: Agent::Kilo, title: "Kilo Code", release: "kilo-7.7.7", doc: "docs/profiles/kilo.md" };
+const ABOUT: About = About {
+    agent: Agent::Kilo,
+    title: "Kilo Code",
+    release: "kilo-7.7.7",
+    doc: "docs/profiles/kilo.md",
+    files: &[
+        "AGENTS.md",
+        "CLAUDE.md",
+        "CONTEXT.md",
+        ".kilocoderules*",
+        ".kilocode/rules*/**",
+        ".kilo/rules*/**",
+        "kilo.json",
+        "opencode.json",
+    ],
+};
 
 /// KI12: why a block's place among its folder's rules may differ from Kilo's.
 const FOLDER_ORDER: &str = "Kilo takes a rule folder's files in the order the file system lists them; ctxgraph sorts them by name (KI12)";
