@@ -190,11 +190,7 @@ impl Worker {
             ExplainReply::Workspace(workspace) => workspace.text(),
             ExplainReply::Target(answer) => render::explain::target_text(answer),
             ExplainReply::File(file, fates) => render::profile::fates_text(file, fates),
-            ExplainReply::Files(files) => files
-                .iter()
-                .map(|(file, fate)| render::profile::fates_text(file, std::slice::from_ref(fate)))
-                .collect::<Vec<_>>()
-                .join("\n"),
+            ExplainReply::Files(files) => render::profile::files_text(files),
         }))
     }
 

@@ -5,7 +5,7 @@
 //! calls [`Host`].
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ctxgraph_engine::answers::memory::{FactSource, MemoryContext, Scope};
@@ -47,7 +47,11 @@ impl OpError {
 
 impl From<EngineError> for OpError {
     fn from(err: EngineError) -> Self {
-        OpError::Failed(err.to_string())
+        match err {
+            // A question that does not apply to the agent asked about: the client's to fix.
+            EngineError::Unsupported(message) => OpError::Invalid(message),
+            err => OpError::Failed(err.to_string()),
+        }
     }
 }
 
@@ -75,6 +79,45 @@ pub fn explain_workspace(
         skills: engine.explain_skills(ws, agent)?,
         memory: engine.prompt_memory(ws)?,
         agent: agent.to_owned(),
+    })
+}
+
+/// Another agent's verdict on every file it looked at (no `target`), or one file's fate in
+/// one agent or `all` (`agents: None`) side by side: what `explain --agent NAME|all [FILE]`
+/// answers on every surface. `target` is resolved already.
+pub fn explain_fates(
+    engine: &Engine,
+    ws: Workspace,
+    agents: Option<Agent>,
+    target: Option<PathBuf>,
+) -> Result<ExplainReply, EngineError> {
+    Ok(match (agents, target) {
+        (None, None) => {
+            return Err(EngineError::Unsupported(
+                "agent `all` compares one file across agents: give a file to explain".to_owned(),
+            ));
+        }
+        (None, Some(path)) => {
+            let fates = engine.file_fates(ws, &path);
+            ExplainReply::File(path, fates)
+        }
+        (Some(agent), Some(path)) => {
+            let fate = engine.file_fate(ws, agent, &path);
+            ExplainReply::File(path, vec![fate])
+        }
+        (Some(agent), None) => {
+            // The files an agent looks at do not depend on its wording.
+            let files = engine.agent_layout(ws, agent, &Request::default())?.considered();
+            ExplainReply::Files(
+                files
+                    .into_iter()
+                    .map(|path| {
+                        let fate = engine.file_fate(ws, agent, &path);
+                        (path, fate)
+                    })
+                    .collect(),
+            )
+        }
     })
 }
 
@@ -306,7 +349,6 @@ impl Host {
     /// every file it looked at, or one file's fate in one agent or all.
     pub fn explain(&mut self, ws: Workspace, params: ExplainParams) -> Result<ExplainReply, OpError> {
         let base = self.engine.cwd(ws).to_path_buf();
-        let target = params.target.as_deref().map(|t| ctxgraph_engine::answers::resolve(&base, t));
         Ok(match (agents_param(params.agent.as_deref())?, params.target) {
             (Some(Agent::Opencode), None) => {
                 ExplainReply::Workspace(Box::new(explain_workspace(&self.engine, ws, "build")?))
@@ -314,27 +356,9 @@ impl Host {
             (Some(Agent::Opencode), Some(target)) => {
                 ExplainReply::Target(self.engine.explain_target(ws, &target, &base)?)
             }
-            (None, None) => {
-                return Err(invalid("agent: `all` compares one file across agents: give a target"));
-            }
-            (None, Some(_)) => {
-                let path = target.unwrap_or_default();
-                let fates = self.engine.file_fates(ws, &path);
-                ExplainReply::File(path, fates)
-            }
-            (Some(agent), Some(_)) => {
-                let path = target.unwrap_or_default();
-                let fate = self.engine.file_fate(ws, agent, &path);
-                ExplainReply::File(path, vec![fate])
-            }
-            (Some(agent), None) => {
-                let request = self.request(agent);
-                let files = self.engine.agent_layout(ws, agent, &request)?.considered();
-                let fates = files.into_iter().map(|path| {
-                    let fate = self.engine.file_fate(ws, agent, &path);
-                    (path, fate)
-                });
-                ExplainReply::Files(fates.collect())
+            (agents, target) => {
+                let path = target.map(|target| ctxgraph_engine::answers::resolve(&base, target));
+                explain_fates(&self.engine, ws, agents, path)?
             }
         })
     }

@@ -3,17 +3,15 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use ctxgraph_db::Workspace;
-use ctxgraph_db::agent::Agent;
-use ctxgraph_db::profile::Request;
-use ctxgraph_engine::{Engine, EngineError, HostEnv};
-use serde::Serialize;
-
-use ctxgraph_server::render::profile::{FileFates, fates_text};
+use ctxgraph_engine::{EngineError, HostEnv};
+use ctxgraph_server::ops;
+use ctxgraph_server::protocol::ExplainReply;
+use ctxgraph_server::render::profile::{fates_text, files_text};
 
 use crate::args::{ExplainArgs, ExplainFormat};
 use crate::error::CliError;
 use crate::output::write_stdout;
+use crate::render;
 
 /// `explain --agent A [FILE]` for the agents other than opencode, and `--agent all FILE`.
 pub fn explain(args: ExplainArgs) -> Result<ExitCode, CliError> {
@@ -29,66 +27,20 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode, CliError> {
     }
     let (engine, ws) = super::open_with(HostEnv::from_process(), args.cwd.clone())?;
     let target = args.target.as_deref().map(absolute).transpose()?;
-    let out = match (args.agent.one(), target) {
-        (None, None) => {
-            return Err(CliError::Usage(
-                "explain --agent all compares one file across agents: give a FILE".into(),
-            ));
-        }
-        (None, Some(path)) => {
-            let fates = engine.file_fates(ws, &path);
-            match args.format {
-                ExplainFormat::Json => json(&FileFates { file: &path, agents: &fates })?,
-                _ => fates_text(&path, &fates),
-            }
-        }
-        (Some(agent), Some(path)) => {
-            let fate = engine.file_fate(ws, agent, &path);
-            match args.format {
-                ExplainFormat::Json => json(&FileFates { file: &path, agents: std::slice::from_ref(&fate) })?,
-                _ => fates_text(&path, std::slice::from_ref(&fate)),
-            }
-        }
-        (Some(agent), None) => {
-            let files = considered(&engine, ws, agent)?;
-            let fates: Vec<_> =
-                files.iter().map(|path| (path.as_path(), engine.file_fate(ws, agent, path))).collect();
-            match args.format {
-                ExplainFormat::Json => {
-                    let files: Vec<FileFates<'_>> = fates
-                        .iter()
-                        .map(|(path, fate)| FileFates { file: path, agents: std::slice::from_ref(fate) })
-                        .collect();
-                    json(&files)?
-                }
-                _ => fates
-                    .iter()
-                    .map(|(path, fate)| fates_text(path, std::slice::from_ref(fate)))
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-            }
-        }
+    let reply = ops::explain_fates(&engine, ws, args.agent.one(), target)?;
+    let out = match (args.format, &reply) {
+        (ExplainFormat::Json, _) => render::json(&reply)?,
+        (_, ExplainReply::File(file, fates)) => fates_text(file, fates),
+        (_, ExplainReply::Files(files)) => files_text(files),
+        // explain_fates answers only the two above.
+        (_, ExplainReply::Workspace(_) | ExplainReply::Target(_)) => unreachable!("not a fates reply"),
     };
     write_stdout(out.as_bytes())?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// Every file `agent` looked at from `ws` ([`Layout::considered`](ctxgraph_db::profile::Layout::considered)).
-fn considered(engine: &Engine, ws: Workspace, agent: Agent) -> Result<Vec<PathBuf>, CliError> {
-    if agent == Agent::Opencode {
-        return Err(CliError::Usage("explain --agent opencode without FILE is plain `explain`".into()));
-    }
-    Ok(engine.agent_layout(ws, agent, &Request::default())?.considered())
 }
 
 fn absolute(target: &str) -> Result<PathBuf, CliError> {
     let base = std::env::current_dir()
         .map_err(|err| EngineError::WorkingDirectory { path: PathBuf::from("."), reason: err.to_string() })?;
     Ok(ctxgraph_db::path::resolve(&base, target))
-}
-
-fn json(value: &impl Serialize) -> Result<String, CliError> {
-    let mut out = serde_json::to_string_pretty(value).map_err(|e| CliError::Output(e.into()))?;
-    out.push('\n');
-    Ok(out)
 }

@@ -142,3 +142,12 @@ pub fn fates_text(path: &Path, fates: &[AgentFate]) -> String {
     }
     out
 }
+
+/// Every file one agent looked at, each with its fate, as `explain --agent NAME` prints them.
+pub fn files_text(files: &[(std::path::PathBuf, AgentFate)]) -> String {
+    files
+        .iter()
+        .map(|(file, fate)| fates_text(file, std::slice::from_ref(fate)))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
