@@ -6,10 +6,9 @@
 //! the end each server's peak memory (`VmHWM`) stays under 200 MB and closing stdin exits 0.
 //! Bounded in count; every wait is bounded.
 
-use proptest::prelude::Rng;
-use proptest::test_runner::{RngAlgorithm, TestRng};
 use serde_json::{Value, json};
 
+use crate::lsp_fuzz::Random;
 use crate::mcp::{Proc, initialize};
 
 const LINES: usize = 400;
@@ -17,23 +16,6 @@ const SEED: u64 = 0x5E_4E_11_E5;
 /// Replies to random lines that may come before a probe's (a notification gets none).
 const MAX_REPLIES_PER_PROBE: usize = 8;
 const MAX_HWM_KB: u64 = 200 * 1024;
-
-struct Random(TestRng);
-
-impl Random {
-    fn seeded(seed: u64) -> Random {
-        let bytes: Vec<u8> = seed.to_le_bytes().iter().copied().cycle().take(32).collect();
-        Random(TestRng::from_seed(RngAlgorithm::ChaCha, &bytes))
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        usize::try_from(self.0.next_u64() % n as u64).unwrap_or(0)
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-}
 
 /// A value of any JSON type, some of them what a parameter expects.
 fn value(random: &mut Random, depth: usize) -> Value {

@@ -24,11 +24,12 @@ const BROKEN_SESSIONS: usize = 25;
 /// The peak memory allowed, in kB.
 const MAX_HWM_KB: u64 = 200 * 1024;
 
-/// proptest's `ChaCha` generator from a fixed seed, so a failure reproduces.
-struct Random(TestRng);
+/// proptest's `ChaCha` generator from a fixed seed, so a failure reproduces (the serve and
+/// MCP line tests use it too).
+pub(crate) struct Random(TestRng);
 
 impl Random {
-    fn seeded(seed: u64) -> Random {
+    pub(crate) fn seeded(seed: u64) -> Random {
         let bytes: Vec<u8> = seed.to_le_bytes().iter().copied().cycle().take(32).collect();
         Random(TestRng::from_seed(RngAlgorithm::ChaCha, &bytes))
     }
@@ -37,11 +38,11 @@ impl Random {
         self.0.next_u64()
     }
 
-    fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         usize::try_from(self.next() % n as u64).unwrap_or(0)
     }
 
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+    pub(crate) fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
         &items[self.below(items.len())]
     }
 }
