@@ -16,12 +16,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ctxgraph_agents::claude_code::reads_in_session;
-use ctxgraph_agents::copilot::{Prose as CopilotProse, ProseSource as CopilotProseSource, copilot_context};
+use ctxgraph_agents::copilot::{Prose as CopilotProse, copilot_context};
 use ctxgraph_db::agent::Agent;
 use ctxgraph_db::db::Workspace;
 use ctxgraph_db::hash::ContentHash;
 use ctxgraph_db::path::normalize;
-use ctxgraph_db::profile::{Block, Layout, Placement, Request};
+use ctxgraph_db::profile::{Block, Layout, Placement, Request, WordingSource};
 use ctxgraph_db::system::{MemorySystem, System};
 use ctxgraph_engine::profiles::profile;
 use ctxgraph_engine::{Engine, HostEnv, O200k, OsSystem};
@@ -631,7 +631,6 @@ fn every_agent_case_matches_the_recorded_binary() {
 #[test]
 fn qwen_code_fingerprints_are_the_installed_wording() {
     use ctxgraph_agents::qwen_code::Wording;
-    use ctxgraph_db::profile::WordingSource;
 
     let package = ctxgraph_test_support::qwen_code::installed();
     let loaded = ctxgraph_engine::wording::load(
@@ -701,12 +700,15 @@ fn an_order_check_takes_every_part_once() {
 #[test]
 fn aider_wording_is_read_from_the_installed_package() {
     use ctxgraph_agents::aider::Wording;
-    use ctxgraph_agents::claude_code::ProseSource;
 
     let launcher = ctxgraph_test_support::aider::installed();
-    let wording = ctxgraph_engine::aider::aider_wording(Some(&launcher), &std::collections::BTreeMap::new());
+    let wording = ctxgraph_agents::aider::installation::wording(
+        &OsSystem,
+        Some(&launcher),
+        &std::collections::BTreeMap::new(),
+    );
     assert!(
-        matches!(&wording.source, ProseSource::Installation { version, .. } if version == "0.86.2"),
+        matches!(&wording.source, WordingSource::Installation { version, .. } if version == "0.86.2"),
         "{:?}",
         wording.source
     );
@@ -726,12 +728,16 @@ fn aider_wording_is_read_from_the_installed_package() {
 /// AI9: no installation, or a path without the package, is a placeholder with the reason.
 #[test]
 fn aider_wording_without_an_installation_is_a_placeholder() {
-    let none = ctxgraph_engine::aider::aider_wording(None, &std::collections::BTreeMap::new());
+    let none =
+        ctxgraph_agents::aider::installation::wording(&OsSystem, None, &std::collections::BTreeMap::new());
     assert!(none.is_unavailable() && none.read_only_prefix.contains("unavailable"), "{none:?}");
     assert!(format!("{:?}", none.source).contains("--agent-path"));
     let scratch = tempfile::tempdir().expect("temp dir");
-    let elsewhere =
-        ctxgraph_engine::aider::aider_wording(Some(scratch.path()), &std::collections::BTreeMap::new());
+    let elsewhere = ctxgraph_agents::aider::installation::wording(
+        &OsSystem,
+        Some(scratch.path()),
+        &std::collections::BTreeMap::new(),
+    );
     assert!(format!("{:?}", elsewhere.source).contains("no aider package"), "{elsewhere:?}");
 }
 
@@ -741,9 +747,13 @@ fn aider_wording_without_an_installation_is_a_placeholder() {
 #[test]
 fn copilot_wording_is_read_from_the_installed_package() {
     let launcher = ctxgraph_test_support::copilot::installed();
-    let prose = ctxgraph_engine::copilot::copilot_prose(Some(&launcher), &std::collections::BTreeMap::new());
+    let prose = ctxgraph_agents::copilot::installation::prose(
+        &OsSystem,
+        Some(&launcher),
+        &std::collections::BTreeMap::new(),
+    );
     assert!(
-        matches!(&prose.source, CopilotProseSource::Installation { version, .. } if version == "1.0.102"),
+        matches!(&prose.source, WordingSource::Installation { version, .. } if version == "1.0.102"),
         "{:?}",
         prose.source
     );
@@ -768,10 +778,13 @@ fn copilot_wording_without_an_installation_is_a_placeholder() {
     let scratch = tempfile::tempdir().expect("temp dir");
     let fake = scratch.path().join("copilot");
     std::fs::write(&fake, vec![b'x'; 2 * 1024 * 1024]).expect("write");
-    let prose = ctxgraph_engine::copilot::copilot_prose(Some(&fake), &std::collections::BTreeMap::new());
-    assert!(prose.is_unavailable() && prose.table_intro.contains("unavailable"), "{prose:?}");
-    let none = ctxgraph_engine::copilot::copilot_prose(None, &std::collections::BTreeMap::new());
-    assert!(
-        matches!(none.source, CopilotProseSource::Unavailable { ref reason } if reason.contains("--copilot"))
+    let prose = ctxgraph_agents::copilot::installation::prose(
+        &OsSystem,
+        Some(&fake),
+        &std::collections::BTreeMap::new(),
     );
+    assert!(prose.is_unavailable() && prose.table_intro.contains("unavailable"), "{prose:?}");
+    let none =
+        ctxgraph_agents::copilot::installation::prose(&OsSystem, None, &std::collections::BTreeMap::new());
+    assert!(matches!(none.source, WordingSource::Unavailable { ref reason } if reason.contains("--copilot")));
 }

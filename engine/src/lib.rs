@@ -14,11 +14,8 @@
 
 #![warn(missing_docs)]
 
-pub mod aider;
 pub mod atomic;
 mod changes;
-pub mod claude_code;
-pub mod copilot;
 mod database;
 mod host;
 mod index;
@@ -27,7 +24,6 @@ pub mod mcp;
 mod os;
 pub mod prepare;
 pub mod profiles;
-pub mod qwen_code;
 mod refresh;
 pub mod remote;
 mod session;
@@ -743,7 +739,7 @@ impl Engine {
             let secrets = secret_findings(&self.db, &layouts);
             all.retain(|f| f.code != Code::LikelySecret || !secrets.iter().any(|s| s.location == f.location));
             all.extend(secrets);
-            all.extend(cross_agent_findings(&self.db, ws, &layouts));
+            all.extend(cross_agent_findings(&self.db, ws, profiles::PROFILES, &layouts));
             all
         };
         findings.sort_by(|a, b| {

@@ -144,4 +144,32 @@ impl System for OsSystem {
     fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
         std::fs::canonicalize(path)
     }
+
+    fn file_len(&self, path: &Path) -> io::Result<u64> {
+        let meta = std::fs::metadata(path)?;
+        if meta.is_dir() {
+            return Err(io::ErrorKind::IsADirectory.into());
+        }
+        Ok(meta.len())
+    }
+
+    fn read_at(&self, path: &Path, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        let file = open_without_blocking(path)?;
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, describe_special(meta.file_type())));
+        }
+        read_at(&file, offset, buf)
+    }
+}
+
+#[cfg(unix)]
+fn read_at(file: &std::fs::File, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(file, buf, offset)
+}
+
+#[cfg(not(unix))]
+fn read_at(mut file: &std::fs::File, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+    io::Seek::seek(&mut file, io::SeekFrom::Start(offset))?;
+    io::Read::read(&mut file, buf)
 }

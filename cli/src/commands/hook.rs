@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use ctxgraph_db::agent::Agent;
 use ctxgraph_db::lint::{Budget, Finding};
 use ctxgraph_db::path;
-use ctxgraph_db::profile::{Request, Status};
+use ctxgraph_db::profile::{HookAnswer, HookFormat, Request, Status};
 use ctxgraph_engine::atomic::{self, Access};
 use ctxgraph_engine::profiles::{PROFILES, profile};
 use ctxgraph_engine::remote::FetchOptions;
@@ -22,100 +22,46 @@ use crate::error::CliError;
 use crate::output::write_stdout;
 use crate::render;
 
-/// One agent's hook mechanism, as its own documentation describes it (docs/hooks.md).
-struct HookFormat {
-    /// The project settings file the entry goes in, relative to the project.
-    settings: &'static str,
-    /// The event that runs after a tool call.
-    event: &'static str,
-    /// The tools whose calls write a file, as the agent's matcher (a regular expression
-    /// over the tool name) names them.
-    matcher: &'static str,
-    /// The command the entry runs.
-    command: &'static str,
-    /// How the findings go back to the model.
-    answer: Answer,
-}
-
-/// An agent's way for an after-tool hook to hand the model text.
-enum Answer {
-    /// `{"decision": "block", "reason": …}`: Claude Code hands the reason to the model after
-    /// the tool's result (the write stays done).
-    Block,
-    /// `{"hookSpecificOutput": {["hookEventName": …,] "additionalContext": …}}`: appended to
-    /// the tool's result (the agent's `decision: deny` would replace the result instead,
-    /// hiding that the write happened).
-    AdditionalContext { event_name: Option<&'static str> },
-}
-
-/// Claude Code: `PostToolUse` in `.claude/settings.json`.
-const CLAUDE_CODE: HookFormat = HookFormat {
-    settings: ".claude/settings.json",
-    event: "PostToolUse",
-    matcher: "Write|Edit|MultiEdit",
-    command: "ctxgraph hook run --agent claude-code",
-    answer: Answer::Block,
-};
-
-/// Gemini CLI 0.61.0 (its bundled docs/hooks/reference.md): `AfterTool` in
-/// `.gemini/settings.json`, the file tools `write_file` and `replace`.
-const GEMINI: HookFormat = HookFormat {
-    settings: ".gemini/settings.json",
-    event: "AfterTool",
-    matcher: "write_file|replace",
-    command: "ctxgraph hook run --agent gemini",
-    answer: Answer::AdditionalContext { event_name: Some("AfterTool") },
-};
-
-/// Qwen Code 0.24.4 (its bundled qc-helper/docs/features/hooks.md): `PostToolUse` in
-/// `.qwen/settings.json`, the runtime tool ids `write_file` and `edit` (anchored: `edit`
-/// alone would match `notebook_edit`).
-const QWEN_CODE: HookFormat = HookFormat {
-    settings: ".qwen/settings.json",
-    event: "PostToolUse",
-    matcher: "^(write_file|edit)$",
-    command: "ctxgraph hook run --agent qwen-code",
-    answer: Answer::AdditionalContext { event_name: None },
-};
-
 pub fn run(args: HookArgs) -> Result<ExitCode, CliError> {
     match args.command {
         Some(HookCommand::Run(run)) => run_hook(run),
         Some(HookCommand::FilesRegex(regex)) => files_regex(regex),
         None if args.install => install(args.agent, args.cwd),
         None => {
-            let out = render::json(&entry_settings(supported(args.agent)?))?;
+            let out = render::json(&entry_settings(args.agent, supported(args.agent)?))?;
             write_stdout(out.as_bytes())?;
             Ok(ExitCode::SUCCESS)
         }
     }
 }
 
-/// The agents whose hook format is implemented; the others are described in docs/hooks.md.
+/// The agent's hook format ([`Profile::hook`](ctxgraph_db::profile::Profile::hook)); an
+/// agent without one is described in docs/hooks.md.
 fn supported(agent: Agent) -> Result<&'static HookFormat, CliError> {
-    match agent {
-        Agent::ClaudeCode => return Ok(&CLAUDE_CODE),
-        Agent::Gemini => return Ok(&GEMINI),
-        Agent::QwenCode => return Ok(&QWEN_CODE),
-        _ => {}
-    }
-    Err(CliError::Usage(format!(
-        "ctxgraph has no hook for {agent} yet (docs/hooks.md says what it offers); \
-         its pre-commit hook and `ctxgraph lint --agent {agent}` check the same files"
-    )))
+    profile(agent).hook().ok_or_else(|| {
+        CliError::Usage(format!(
+            "ctxgraph has no hook for {agent} yet (docs/hooks.md says what it offers); \
+             its pre-commit hook and `ctxgraph lint --agent {agent}` check the same files"
+        ))
+    })
+}
+
+/// The command an agent's hook entry runs.
+fn hook_command(agent: Agent) -> String {
+    format!("ctxgraph hook run --agent {agent}")
 }
 
 /// The hook entry, as the agent's settings file holds it.
-fn hook_entry(format: &HookFormat) -> Value {
+fn hook_entry(agent: Agent, format: &HookFormat) -> Value {
     json!({
         "matcher": format.matcher,
-        "hooks": [{ "type": "command", "command": format.command }]
+        "hooks": [{ "type": "command", "command": hook_command(agent) }]
     })
 }
 
 /// A whole settings file holding only the entry: what `ctxgraph hook` prints.
-fn entry_settings(format: &HookFormat) -> Value {
-    json!({ "hooks": { format.event: [hook_entry(format)] } })
+fn entry_settings(agent: Agent, format: &HookFormat) -> Value {
+    json!({ "hooks": { format.event: [hook_entry(agent, format)] } })
 }
 
 /// `hook --install`: the entry merged into the agent's project settings under `cwd`.
@@ -133,7 +79,7 @@ fn install(agent: Agent, cwd: Option<PathBuf>) -> Result<ExitCode, CliError> {
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Value::Object(Map::new()),
         Err(source) => return Err(CliError::ReadInput { path: file, source }),
     };
-    let message = if merge_entry(&mut settings, format).map_err(|at| {
+    let message = if merge_entry(&mut settings, agent, format).map_err(|at| {
         CliError::Usage(format!(
             "{}: {at} is not what {} reads there; nothing was changed",
             file.display(),
@@ -143,9 +89,9 @@ fn install(agent: Agent, cwd: Option<PathBuf>) -> Result<ExitCode, CliError> {
         let mut bytes = serde_json::to_vec_pretty(&settings).map_err(|e| CliError::Output(e.into()))?;
         bytes.push(b'\n');
         atomic::write(&file, &bytes, Access::Umask).map_err(CliError::Output)?;
-        format!("added the {} hook ({}) to {}\n", format.event, format.command, file.display())
+        format!("added the {} hook ({}) to {}\n", format.event, hook_command(agent), file.display())
     } else {
-        format!("{} already runs {}\n", file.display(), format.command)
+        format!("{} already runs {}\n", file.display(), hook_command(agent))
     };
     write_stdout(message.as_bytes())?;
     Ok(ExitCode::SUCCESS)
@@ -154,7 +100,8 @@ fn install(agent: Agent, cwd: Option<PathBuf>) -> Result<ExitCode, CliError> {
 /// Adds the entry to `settings.hooks.<event>` unless an entry there already runs the
 /// command; every other key and hook is kept as it was. `Ok(false)`: already there. `Err`:
 /// the member (named) that is not the object or array the agent's settings have there.
-fn merge_entry(settings: &mut Value, format: &HookFormat) -> Result<bool, String> {
+fn merge_entry(settings: &mut Value, agent: Agent, format: &HookFormat) -> Result<bool, String> {
+    let command = hook_command(agent);
     let root = settings.as_object_mut().ok_or("the file's top level")?;
     let hooks = root.entry("hooks").or_insert_with(|| Value::Object(Map::new()));
     let hooks = hooks.as_object_mut().ok_or("`hooks`")?;
@@ -163,12 +110,12 @@ fn merge_entry(settings: &mut Value, format: &HookFormat) -> Result<bool, String
     let runs_ours = |entry: &Value| {
         entry["hooks"]
             .as_array()
-            .is_some_and(|hooks| hooks.iter().any(|h| h["command"].as_str() == Some(format.command)))
+            .is_some_and(|hooks| hooks.iter().any(|h| h["command"].as_str() == Some(command.as_str())))
     };
     if event.iter().any(runs_ours) {
         return Ok(false);
     }
-    event.push(hook_entry(format));
+    event.push(hook_entry(agent, format));
     Ok(true)
 }
 
@@ -264,14 +211,14 @@ fn run_hook(args: HookRunArgs) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The findings as the agent's hook answer ([`Answer`]).
+/// The findings as the agent's hook answer ([`HookAnswer`]).
 fn answer(format: &HookFormat, reason: String) -> Value {
     match format.answer {
-        Answer::Block => json!({ "decision": "block", "reason": reason }),
-        Answer::AdditionalContext { event_name: Some(event) } => {
+        HookAnswer::Block => json!({ "decision": "block", "reason": reason }),
+        HookAnswer::AdditionalContext { event_name: Some(event) } => {
             json!({ "hookSpecificOutput": { "hookEventName": event, "additionalContext": reason } })
         }
-        Answer::AdditionalContext { event_name: None } => {
+        HookAnswer::AdditionalContext { event_name: None } => {
             json!({ "hookSpecificOutput": { "additionalContext": reason } })
         }
     }
@@ -303,6 +250,11 @@ fn is_agent_file(
 mod tests {
     use super::*;
 
+    fn claude_code() -> (Agent, &'static HookFormat) {
+        let agent: Agent = "claude-code".parse().expect("an agent");
+        (agent, profile(agent).hook().expect("Claude Code has a hook"))
+    }
+
     #[test]
     fn merging_keeps_every_other_key_and_hook_and_is_idempotent() {
         let mut settings = json!({
@@ -312,21 +264,23 @@ mod tests {
                 "PostToolUse": [{ "matcher": "Write", "hooks": [{ "type": "command", "command": "b" }] }]
             }
         });
-        assert_eq!(merge_entry(&mut settings, &CLAUDE_CODE), Ok(true));
+        let (agent, format) = claude_code();
+        assert_eq!(merge_entry(&mut settings, agent, format), Ok(true));
         let once = settings.clone();
-        assert_eq!(merge_entry(&mut settings, &CLAUDE_CODE), Ok(false));
+        assert_eq!(merge_entry(&mut settings, agent, format), Ok(false));
         assert_eq!(settings, once);
         assert_eq!(settings["model"], "x");
         assert_eq!(settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"], "a");
         let post = settings["hooks"]["PostToolUse"].as_array().unwrap();
         assert_eq!(post.len(), 2);
         assert_eq!(post[0]["hooks"][0]["command"], "b");
-        assert_eq!(post[1], hook_entry(&CLAUDE_CODE));
+        assert_eq!(post[1], hook_entry(agent, format));
     }
 
     #[test]
     fn a_settings_shape_claude_code_would_not_read_is_refused_by_name() {
-        let merge = |mut v: Value| merge_entry(&mut v, &CLAUDE_CODE);
+        let (agent, format) = claude_code();
+        let merge = |mut v: Value| merge_entry(&mut v, agent, format);
         assert_eq!(merge(json!([])), Err("the file's top level".to_owned()));
         assert_eq!(merge(json!({"hooks": []})), Err("`hooks`".to_owned()));
         assert_eq!(merge(json!({"hooks": {"PostToolUse": {}}})), Err("`hooks.PostToolUse`".to_owned()));

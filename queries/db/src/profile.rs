@@ -9,6 +9,7 @@
 //! text: the byte ranges and hashes are computed here, once, for every agent.
 
 use std::any::Any;
+use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -19,6 +20,7 @@ use crate::agent::Agent;
 use crate::db::{Db, Workspace};
 use crate::hash::ContentHash;
 use crate::lint::{Budget, Finding};
+use crate::system::System;
 use crate::tokens::TokenCounter;
 
 /// Where an agent puts a block of its context.
@@ -392,6 +394,45 @@ pub struct About {
     pub files: &'static [&'static str],
 }
 
+/// A folder's rules file that only one agent reads ([`Profile::own_rules_file`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OwnRulesFile {
+    /// Its file name (`GEMINI.md`).
+    pub name: &'static str,
+    /// How to give it the same rules as the `AGENTS.md` beside it, in the agent's terms.
+    pub hint: &'static str,
+}
+
+/// One agent's after-tool hook, as its own documentation describes it (docs/hooks.md):
+/// where `ctxgraph hook --install` puts the entry and how `ctxgraph hook run` answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HookFormat {
+    /// The project settings file the entry goes in, relative to the project.
+    pub settings: &'static str,
+    /// The event that runs after a tool call.
+    pub event: &'static str,
+    /// The tools whose calls write a file, as the agent's matcher (a regular expression
+    /// over the tool name) names them.
+    pub matcher: &'static str,
+    /// How the findings go back to the model.
+    pub answer: HookAnswer,
+}
+
+/// An agent's way for an after-tool hook to hand the model text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HookAnswer {
+    /// `{"decision": "block", "reason": …}`: the reason reaches the model after the tool's
+    /// result (the write stays done).
+    Block,
+    /// `{"hookSpecificOutput": {["hookEventName": …,] "additionalContext": …}}`: appended to
+    /// the tool's result (the agent's `decision: deny` would replace the result instead,
+    /// hiding that the write happened).
+    AdditionalContext {
+        /// The `hookEventName` the agent wants echoed, if any.
+        event_name: Option<&'static str>,
+    },
+}
+
 /// One agent's answers. Every method is a read of salsa queries: a warm engine re-executes
 /// none of them when nothing changed.
 pub trait Profile: Sync {
@@ -427,6 +468,32 @@ pub trait Profile: Sync {
     /// The stand-in for the agent's own wording that recorded fixtures and `check` snapshots
     /// keep (`<prose:blake3=…>` tokens), when the agent has words of its own.
     fn fingerprints(&self) -> Option<Arc<dyn Any + Send + Sync>> {
+        None
+    }
+
+    /// The agent's own wording for [`Request::wording`], found in its installation (at
+    /// `explicit`, the `--agent-path`, or where the environment `vars` point) and read
+    /// through `fs`; placeholders inside when there is none. `None` for an agent whose text
+    /// has no sentence of its own.
+    fn wording(
+        &self,
+        fs: &dyn System,
+        explicit: Option<&Path>,
+        vars: &BTreeMap<String, String>,
+    ) -> Option<Arc<dyn Any + Send + Sync>> {
+        let _ = (fs, explicit, vars);
+        None
+    }
+
+    /// The file name only this agent reads as a folder's rules, where the others read
+    /// `AGENTS.md` or `CLAUDE.md` (CG013 compares them).
+    fn own_rules_file(&self) -> Option<&'static OwnRulesFile> {
+        None
+    }
+
+    /// How the agent runs a command after its model edits a file, when it has hooks
+    /// (`ctxgraph hook`).
+    fn hook(&self) -> Option<&'static HookFormat> {
         None
     }
 

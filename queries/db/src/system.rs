@@ -82,6 +82,20 @@ pub trait System: Send + Sync + std::fmt::Debug {
     fn kind_and_change(&self, path: &Path) -> (FileKind, Option<std::time::SystemTime>) {
         (self.kind(path), None)
     }
+    /// A regular file's length in bytes, following symlinks.
+    fn file_len(&self, path: &Path) -> io::Result<u64> {
+        Ok(self.read(path)?.len() as u64)
+    }
+    /// Up to `buf.len()` bytes of a regular file from `offset` (`pread`); 0 past the end.
+    /// For files too big for [`System::read`], such as an agent's bundled executable, which
+    /// is searched for the agent's own wording a window at a time.
+    fn read_at(&self, path: &Path, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        let bytes = self.read(path)?;
+        let start = usize::try_from(offset).unwrap_or(usize::MAX).min(bytes.len());
+        let end = start.saturating_add(buf.len()).min(bytes.len());
+        buf[..end - start].copy_from_slice(&bytes[start..end]);
+        Ok(end - start)
+    }
 }
 
 /// An in-memory file system for tests: files, directories and symlinks, with files that

@@ -12,6 +12,7 @@
 //! [`Fate`], so `build --format json` and `explain` can say why a file is in or out.
 
 pub mod config;
+pub mod installation;
 pub mod profile;
 pub mod wording;
 

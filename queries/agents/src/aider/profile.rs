@@ -107,6 +107,15 @@ impl Profile for Aider {
         &ABOUT
     }
 
+    fn wording(
+        &self,
+        fs: &dyn ctxgraph_db::system::System,
+        explicit: Option<&Path>,
+        vars: &std::collections::BTreeMap<String, String>,
+    ) -> Option<std::sync::Arc<dyn std::any::Any + Send + Sync>> {
+        Some(std::sync::Arc::new(super::installation::wording(fs, explicit, vars)))
+    }
+
     fn attaches_on_read(&self) -> bool {
         false
     }
@@ -175,11 +184,7 @@ impl Profile for Aider {
             root: Some(ctx.root.clone()),
             left_out,
             settings,
-            wording: if sends_wording {
-                crate::claude_code::profile::wording_source(&wording.source)
-            } else {
-                WordingSource::None
-            },
+            wording: if sends_wording { wording.source.clone() } else { WordingSource::None },
         };
         let mut layout = frame.layout(self, builder);
         if ctx.is_unordered() {

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::claude_code::prose::ProseSource;
+use ctxgraph_db::profile::WordingSource;
 
 /// One release's fingerprint of the sentences: figures, not text.
 struct Release {
@@ -32,20 +32,20 @@ pub struct Wording {
     /// AI4: the opening of the read-only message, its final newline included.
     pub read_only_prefix: String,
     /// Where it came from.
-    pub source: ProseSource,
+    pub source: WordingSource,
 }
 
 impl Wording {
     /// Whether the text holds a placeholder rather than Aider's words.
     pub fn is_unavailable(&self) -> bool {
-        matches!(self.source, ProseSource::Unavailable { .. })
+        matches!(self.source, WordingSource::Unavailable { .. })
     }
 
     /// A placeholder, with the reason it is used.
     pub fn unavailable(reason: impl Into<String>) -> Wording {
         Wording {
             read_only_prefix: "<read-only files introduction: Aider's wording unavailable>\n".to_owned(),
-            source: ProseSource::Unavailable { reason: reason.into() },
+            source: WordingSource::Unavailable { reason: reason.into() },
         }
     }
 
@@ -59,7 +59,7 @@ impl Wording {
         let release = RELEASES.iter().find(|r| r.version == RECORDED_VERSION).expect("recorded version");
         Wording {
             read_only_prefix: format!("<prose:blake3={}>", release.blake3),
-            source: ProseSource::Fingerprints,
+            source: WordingSource::Fingerprints,
         }
     }
 
@@ -87,7 +87,7 @@ impl Wording {
             .ok_or_else(|| format!("no string matching Aider {version}'s read-only introduction"))?;
         Ok(Wording {
             read_only_prefix: found.to_owned(),
-            source: ProseSource::Installation { path: path.to_path_buf(), version: version.to_owned() },
+            source: WordingSource::Installation { path: path.to_path_buf(), version: version.to_owned() },
         })
     }
 }

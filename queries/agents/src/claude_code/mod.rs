@@ -11,6 +11,7 @@
 
 pub mod approval;
 pub mod fate;
+pub mod installation;
 pub mod markdown;
 mod nearby;
 pub mod profile;
@@ -29,7 +30,7 @@ use ctxgraph_db::worktree::worktree;
 
 pub use approval::{Approval, ApprovalState};
 pub use nearby::{ReadAttachment, read_attachment, reads_in_session, reminder as nearby_reminder};
-pub use prose::{Prose, ProseSource};
+pub use prose::Prose;
 
 /// CC5: an import at this level or deeper is not loaded (the file itself is level 0, its
 /// imports level 1): four levels of imports are followed.

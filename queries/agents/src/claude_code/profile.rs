@@ -16,7 +16,7 @@ use ctxgraph_db::tokens::TokenCounter;
 
 use super::approval::{APPROVAL_KEY, ApprovalState};
 use super::nearby::{read_attachment, reminder};
-use super::{Fate, MemoryFile, Prose, ProseSource, claude_md_context, entry};
+use super::{Fate, MemoryFile, Prose, claude_md_context, entry};
 
 /// Claude Code 2.1.332.
 pub struct ClaudeCode;
@@ -32,17 +32,6 @@ fn prose(request: &Request) -> std::borrow::Cow<'_, Prose> {
         || std::borrow::Cow::Owned(Prose::unavailable("Claude Code's installation was not looked for")),
         std::borrow::Cow::Borrowed,
     )
-}
-
-/// Where the prose came from, in the shared terms.
-pub fn wording_source(source: &ProseSource) -> WordingSource {
-    match source {
-        ProseSource::Installation { path, version } => {
-            WordingSource::Installation { path: path.clone(), version: version.clone() }
-        }
-        ProseSource::Fingerprints => WordingSource::Fingerprints,
-        ProseSource::Unavailable { reason } => WordingSource::Unavailable { reason: reason.clone() },
-    }
 }
 
 fn fate_word(fate: &Fate) -> (&'static str, &'static str) {
@@ -81,9 +70,31 @@ const ABOUT: About = About {
     files: &["CLAUDE.md", "CLAUDE.local.md", ".claude/CLAUDE.md", ".claude/rules/**"],
 };
 
+/// `PostToolUse` in `.claude/settings.json`, after the tools that write a file; the findings
+/// go back as a `block` decision's reason, which the model reads after the tool's result.
+static HOOK: ctxgraph_db::profile::HookFormat = ctxgraph_db::profile::HookFormat {
+    settings: ".claude/settings.json",
+    event: "PostToolUse",
+    matcher: "Write|Edit|MultiEdit",
+    answer: ctxgraph_db::profile::HookAnswer::Block,
+};
+
 impl Profile for ClaudeCode {
     fn about(&self) -> &'static About {
         &ABOUT
+    }
+
+    fn wording(
+        &self,
+        fs: &dyn ctxgraph_db::system::System,
+        explicit: Option<&Path>,
+        vars: &std::collections::BTreeMap<String, String>,
+    ) -> Option<std::sync::Arc<dyn std::any::Any + Send + Sync>> {
+        Some(std::sync::Arc::new(super::installation::prose(fs, explicit, vars)))
+    }
+
+    fn hook(&self) -> Option<&'static ctxgraph_db::profile::HookFormat> {
+        Some(&HOOK)
     }
 
     fn fingerprints(&self) -> Option<std::sync::Arc<dyn std::any::Any + Send + Sync>> {
@@ -133,7 +144,7 @@ impl Profile for ClaudeCode {
                 from: Some(ctx.approval.config.clone())
                     .filter(|_| ctx.approval.state != ApprovalState::NoConfig),
             }],
-            wording: wording_source(&prose.source),
+            wording: prose.source.clone(),
         };
         Ok(frame.layout(self, builder))
     }

@@ -5,8 +5,8 @@
 
 use std::sync::LazyLock;
 
+use ctxgraph_db::profile::WordingSource;
 use regex::bytes::Regex;
-use serde::Serialize;
 
 use super::Kind;
 
@@ -41,26 +41,6 @@ const RELEASES: &[Release] = &[Release {
 /// The Claude Code version the recorded cases come from.
 pub const RECORDED_VERSION: &str = "2.1.332";
 
-/// Where the prose came from.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case", tag = "from")]
-pub enum ProseSource {
-    /// Read from this installation and verified against the table.
-    Installation {
-        /// The file the strings were found in.
-        path: std::path::PathBuf,
-        /// The version whose fingerprints they match.
-        version: String,
-    },
-    /// Stand-ins: `<prose:blake3=…>` tokens, what recorded fixtures keep instead.
-    Fingerprints,
-    /// Not available; the text carries placeholders.
-    Unavailable {
-        /// Why, in words.
-        reason: String,
-    },
-}
-
 /// The strings Claude Code puts around the rule files.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Prose {
@@ -69,7 +49,7 @@ pub struct Prose {
     /// After each path, by kind: project, local, user.
     labels: [String; 3],
     /// Where they came from.
-    pub source: ProseSource,
+    pub source: WordingSource,
 }
 
 impl Prose {
@@ -80,7 +60,7 @@ impl Prose {
 
     /// Whether the text holds placeholders rather than Claude Code's words.
     pub fn is_unavailable(&self) -> bool {
-        matches!(self.source, ProseSource::Unavailable { .. })
+        matches!(self.source, WordingSource::Unavailable { .. })
     }
 
     /// Placeholders, with the reason they are used.
@@ -89,7 +69,7 @@ impl Prose {
         Prose {
             preamble: "<preamble: Claude Code's wording unavailable>".to_owned(),
             labels: [label("project"), label("local"), label("user")],
-            source: ProseSource::Unavailable { reason: reason.into() },
+            source: WordingSource::Unavailable { reason: reason.into() },
         }
     }
 
@@ -106,7 +86,7 @@ impl Prose {
         Prose {
             preamble: token(&release.preamble),
             labels: release.labels.each_ref().map(token),
-            source: ProseSource::Fingerprints,
+            source: WordingSource::Fingerprints,
         }
     }
 
@@ -155,7 +135,7 @@ impl Prose {
                     return Prose {
                         preamble: text(preamble),
                         labels: labels.each_ref().map(|l| text(l)),
-                        source: ProseSource::Installation {
+                        source: WordingSource::Installation {
                             path: path.to_path_buf(),
                             version: release.version.to_owned(),
                         },
@@ -199,6 +179,8 @@ mod tests {
         let prose = Prose::from_bundle(bundle, std::path::Path::new("/b"), None);
         assert!(prose.is_unavailable(), "{prose:?}");
         let prose = Prose::from_bundle(b"nothing here", std::path::Path::new("/b"), Some("9.9.9"));
-        assert!(matches!(prose.source, ProseSource::Unavailable { ref reason } if reason.contains("9.9.9")));
+        assert!(
+            matches!(prose.source, WordingSource::Unavailable { ref reason } if reason.contains("9.9.9"))
+        );
     }
 }

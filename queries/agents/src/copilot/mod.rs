@@ -14,6 +14,7 @@
 pub mod explain;
 pub mod frontmatter;
 pub mod imports;
+pub mod installation;
 pub mod nearby;
 pub mod profile;
 pub mod prose;
@@ -33,7 +34,7 @@ use ctxgraph_db::worktree::worktree;
 pub use frontmatter::FrontMatter;
 pub use imports::{Import, Outcome};
 pub use nearby::{CopilotRead, copilot_read};
-pub use prose::{Prose, ProseSource, RECORDED_VERSION};
+pub use prose::{Prose, RECORDED_VERSION};
 
 /// The file Copilot reads from the repository's and the working directory's `.github`.
 pub const REPO_FILE: &str = "copilot-instructions.md";

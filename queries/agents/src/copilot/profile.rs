@@ -11,14 +11,14 @@ use ctxgraph_db::lint::{Budget, Finding};
 use ctxgraph_db::profile::AgentFate;
 use ctxgraph_db::profile::{
     About, Frame, LayoutBuilder, LeftOut, Part, Placement as Where, Profile, ProfileError, ReadLayout,
-    Request, Setting, Source, Status, WordingSource,
+    Request, Setting, Source, Status,
 };
 use ctxgraph_db::tokens::{BytesPerFour, TokenCounter};
 
 use super::nearby::reminder;
 use super::{
-    DEFAULT_MAX_PROMPT_TOKENS, Fate, Import, Kind, Outcome, Placement, Prose, ProseSource, RuleFile,
-    copilot_context, copilot_read,
+    DEFAULT_MAX_PROMPT_TOKENS, Fate, Import, Kind, Outcome, Placement, Prose, RuleFile, copilot_context,
+    copilot_read,
 };
 
 /// GitHub Copilot CLI 1.0.102.
@@ -30,17 +30,6 @@ fn prose(request: &Request) -> Cow<'_, Prose> {
         || Cow::Owned(Prose::unavailable("Copilot CLI's installation was not looked for")),
         Cow::Borrowed,
     )
-}
-
-/// Where the prose came from, in the shared terms.
-fn wording_source(source: &ProseSource) -> WordingSource {
-    match source {
-        ProseSource::Installation { path, version } => {
-            WordingSource::Installation { path: path.clone(), version: version.clone() }
-        }
-        ProseSource::Fingerprints => WordingSource::Fingerprints,
-        ProseSource::Unavailable { reason } => WordingSource::Unavailable { reason: reason.clone() },
-    }
 }
 
 fn rule(file: &RuleFile) -> &'static str {
@@ -119,6 +108,15 @@ impl Profile for Copilot {
         &ABOUT
     }
 
+    fn wording(
+        &self,
+        fs: &dyn ctxgraph_db::system::System,
+        explicit: Option<&Path>,
+        vars: &std::collections::BTreeMap<String, String>,
+    ) -> Option<std::sync::Arc<dyn std::any::Any + Send + Sync>> {
+        Some(std::sync::Arc::new(super::installation::prose(fs, explicit, vars)))
+    }
+
     fn fingerprints(&self) -> Option<std::sync::Arc<dyn std::any::Any + Send + Sync>> {
         Some(std::sync::Arc::new(Prose::fingerprints()))
     }
@@ -170,7 +168,7 @@ impl Profile for Copilot {
                     from: None,
                 },
             ],
-            wording: wording_source(&prose.source),
+            wording: prose.source.clone(),
         };
         let mut layout = frame.layout(self, builder);
         // CP13 with the crude count a layout has (`fate` and `lint` take the host's counter).
@@ -203,7 +201,7 @@ impl Profile for Copilot {
             builder.block(part(sent, text, Where::AfterToolResult));
         }
         let left = read.files.iter().filter(|f| f.fate != Fate::Sent).map(left_out).collect();
-        let mut layout = builder.read(self.agent(), file, left, wording_source(&prose.source));
+        let mut layout = builder.read(self.agent(), file, left, prose.source.clone());
         layout.note.clone_from(&read.refused);
         Some(Ok(layout))
     }

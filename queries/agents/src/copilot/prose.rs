@@ -5,8 +5,8 @@
 
 use std::sync::LazyLock;
 
+use ctxgraph_db::profile::WordingSource;
 use regex::bytes::Regex;
-use serde::Serialize;
 
 /// One prose string's fingerprint: figures, not text.
 #[derive(Clone, Copy, Debug)]
@@ -52,26 +52,6 @@ pub const RECORDED_VERSION: &str = "1.0.102";
 /// the table's lines (a format fact, the marker CP9 escapes on reads).
 const TABLE_ANCHOR: &str = "&lt;imported_custom_instruction";
 
-/// Where the prose came from.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case", tag = "from")]
-pub enum ProseSource {
-    /// Read from this installation and verified against the table.
-    Installation {
-        /// The file the strings were found in.
-        path: std::path::PathBuf,
-        /// The version whose fingerprints they match.
-        version: String,
-    },
-    /// Stand-ins: `<prose:blake3=…>` tokens, what recorded fixtures keep instead.
-    Fingerprints,
-    /// Not available; the text carries placeholders.
-    Unavailable {
-        /// Why, in words.
-        reason: String,
-    },
-}
-
 /// The strings Copilot puts around the rule files.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Prose {
@@ -82,13 +62,13 @@ pub struct Prose {
     /// CP11: after it.
     pub read_after: String,
     /// Where they came from.
-    pub source: ProseSource,
+    pub source: WordingSource,
 }
 
 impl Prose {
     /// Whether the text holds placeholders rather than Copilot's words.
     pub fn is_unavailable(&self) -> bool {
-        matches!(self.source, ProseSource::Unavailable { .. })
+        matches!(self.source, WordingSource::Unavailable { .. })
     }
 
     /// Placeholders, with the reason they are used.
@@ -97,7 +77,7 @@ impl Prose {
             table_intro: "<table introduction and header: Copilot's wording unavailable>".to_owned(),
             read_before: "<before the file name: Copilot's wording unavailable> ".to_owned(),
             read_after: " <after the file name: Copilot's wording unavailable>".to_owned(),
-            source: ProseSource::Unavailable { reason: reason.into() },
+            source: WordingSource::Unavailable { reason: reason.into() },
         }
     }
 
@@ -116,7 +96,7 @@ impl Prose {
             table_intro: token(&release.table_intro),
             read_before: token(&release.read_before),
             read_after: token(&release.read_after),
-            source: ProseSource::Fingerprints,
+            source: WordingSource::Fingerprints,
         }
     }
 
@@ -223,7 +203,7 @@ impl Scan {
                     table_intro: text(&table),
                     read_before: text(&before),
                     read_after: text(&after),
-                    source: ProseSource::Installation {
+                    source: WordingSource::Installation {
                         path: path.to_path_buf(),
                         version: release.version.to_owned(),
                     },

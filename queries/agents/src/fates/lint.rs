@@ -1,17 +1,16 @@
 //! `lint --agent all`: findings about what each agent sees (CG005, a likely secret in any
 //! file an agent sends) and what one agent sees and the others do not (CG012, CG013),
 //! `docs/lint.md`, read off every agent's layout. Each agent's own findings are in its folder
-//! (codex/lint.rs, gemini/lint.rs).
+//! (`<agent>/lint.rs`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
-use crate::gemini;
 use ctxgraph_db::db::{Db, Workspace};
-use ctxgraph_db::files::file_text;
+use ctxgraph_db::files::{file_bytes, file_text};
 use ctxgraph_db::lint::{Code, Finding, Location, SECRET_HINT};
 use ctxgraph_db::path;
-use ctxgraph_db::profile::Layout;
+use ctxgraph_db::profile::{Layout, Profile};
 use ctxgraph_db::secrets::find_secrets;
 
 /// CG005 for every agent: each file a layout sends, or inlines into what it sends (an
@@ -57,8 +56,14 @@ pub fn secret_findings(db: &dyn Db, layouts: &[Layout]) -> Vec<Finding> {
 }
 
 /// CG012 and CG013: what one agent sees and the others do not, read off every agent's
-/// layout (the agents that would not start here are left out by the caller).
-pub fn cross_agent_findings(db: &dyn Db, ws: Workspace, layouts: &[Layout]) -> Vec<Finding> {
+/// layout (the agents that would not start here are left out by the caller) and the
+/// `profiles`' [own rules files](Profile::own_rules_file).
+pub fn cross_agent_findings(
+    db: &dyn Db,
+    ws: Workspace,
+    profiles: &[&dyn Profile],
+    layouts: &[Layout],
+) -> Vec<Finding> {
     let root = ctxgraph_db::worktree::worktree(db, ws).root.clone();
     let mut sent: BTreeMap<PathBuf, Vec<&'static str>> = BTreeMap::new();
     for layout in layouts {
@@ -86,34 +91,42 @@ pub fn cross_agent_findings(db: &dyn Db, ws: Workspace, layouts: &[Layout]) -> V
             }
         }
     }
+    // Node's `readFile(p, "utf-8")`, as the agents read them: lossy, a byte order mark kept.
     let text = |path: &Path| -> String {
-        gemini::imports::read_text(db, path)
-            .map(|t| ctxgraph_db::js::js_trim(&t).to_owned())
+        file_bytes(db, db.files().get(db, path))
+            .as_ref()
+            .map(|bytes| ctxgraph_db::js::js_trim(&String::from_utf8_lossy(&bytes[..])).to_owned())
             .unwrap_or_default()
     };
     let mut findings = single_agent_rules(db, ws, &sent, &sharing, &text);
-    // CG013: GEMINI.md beside AGENTS.md or CLAUDE.md (CG002 covers AGENTS.md and CLAUDE.md).
+    // CG013: an agent's own rules file beside AGENTS.md or CLAUDE.md (CG002 covers AGENTS.md
+    // and CLAUDE.md).
     let mut dirs: Vec<PathBuf> = sent.keys().filter_map(|p| p.parent().map(Path::to_path_buf)).collect();
     dirs.sort();
     dirs.dedup();
-    for dir in dirs {
-        let gemini_md = dir.join(gemini::settings::DEFAULT_CONTEXT_FILENAME);
-        if !exists(db, &gemini_md) {
-            continue;
-        }
-        for other in ["AGENTS.md", "CLAUDE.md"].map(|name| dir.join(name)) {
-            if exists(db, &other) && !same_rules(db, &gemini_md, &other, &text) {
-                findings.push(Finding::about_file(
-                    Code::AgentFilesDrift,
-                    format!(
-                        "{} and {} give different rules: Gemini CLI reads GEMINI.md, the other agents {}",
-                        path::display(&gemini_md),
-                        path::display(&other),
-                        other.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()
-                    ),
-                    &gemini_md,
-                    "keep one file: make GEMINI.md `@./AGENTS.md` (Gemini inlines it), or a symlink",
-                ));
+    for profile in profiles {
+        let Some(own) = profile.own_rules_file() else { continue };
+        for dir in &dirs {
+            let own_file = dir.join(own.name);
+            if !exists(db, &own_file) {
+                continue;
+            }
+            for other in ["AGENTS.md", "CLAUDE.md"].map(|name| dir.join(name)) {
+                if exists(db, &other) && !same_rules(db, &own_file, &other, &text) {
+                    findings.push(Finding::about_file(
+                        Code::AgentFilesDrift,
+                        format!(
+                            "{} and {} give different rules: {} reads {}, the other agents {}",
+                            path::display(&own_file),
+                            path::display(&other),
+                            profile.title(),
+                            own.name,
+                            other.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()
+                        ),
+                        &own_file,
+                        own.hint,
+                    ));
+                }
             }
         }
     }

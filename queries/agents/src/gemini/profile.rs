@@ -88,9 +88,32 @@ const ABOUT: About = About {
     files: &["GEMINI.md", ".gemini/settings.json"],
 };
 
+/// GEMINI.md (`context.fileName`'s default), which the other agents do not read.
+static OWN_RULES_FILE: ctxgraph_db::profile::OwnRulesFile = ctxgraph_db::profile::OwnRulesFile {
+    name: super::settings::DEFAULT_CONTEXT_FILENAME,
+    hint: "keep one file: make GEMINI.md `@./AGENTS.md` (Gemini inlines it), or a symlink",
+};
+
+/// Gemini CLI 0.61.0 (its bundled docs/hooks/reference.md): `AfterTool` in
+/// `.gemini/settings.json`, after the file tools `write_file` and `replace`.
+static HOOK: ctxgraph_db::profile::HookFormat = ctxgraph_db::profile::HookFormat {
+    settings: ".gemini/settings.json",
+    event: "AfterTool",
+    matcher: "write_file|replace",
+    answer: ctxgraph_db::profile::HookAnswer::AdditionalContext { event_name: Some("AfterTool") },
+};
+
 impl Profile for Gemini {
     fn about(&self) -> &'static About {
         &ABOUT
+    }
+
+    fn hook(&self) -> Option<&'static ctxgraph_db::profile::HookFormat> {
+        Some(&HOOK)
+    }
+
+    fn own_rules_file(&self) -> Option<&'static ctxgraph_db::profile::OwnRulesFile> {
+        Some(&OWN_RULES_FILE)
     }
 
     fn layout(

@@ -74,7 +74,7 @@ pub const RECORDED_VERSION: &str = "0.24.4";
 
 /// Where Qwen's wording came from: Claude Code's three cases (installation, fingerprints,
 /// unavailable).
-pub use crate::claude_code::ProseSource as WordingFrom;
+use ctxgraph_db::profile::WordingSource;
 
 /// One piece of a template.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -90,7 +90,7 @@ pub struct Wording {
     auto: Vec<Piece>,
     fixed: Vec<Piece>,
     /// Where it came from.
-    pub source: WordingFrom,
+    pub source: WordingSource,
 }
 
 impl Wording {
@@ -99,25 +99,25 @@ impl Wording {
         Wording {
             auto: Vec::new(),
             fixed: Vec::new(),
-            source: WordingFrom::Unavailable { reason: reason.into() },
+            source: WordingSource::Unavailable { reason: reason.into() },
         }
     }
 
     /// Tokens instead of the text (what fixtures and `check` snapshots keep).
     pub fn fingerprints() -> Wording {
-        Wording { auto: Vec::new(), fixed: Vec::new(), source: WordingFrom::Fingerprints }
+        Wording { auto: Vec::new(), fixed: Vec::new(), source: WordingSource::Fingerprints }
     }
 
     /// Whether the text holds placeholders.
     pub fn is_unavailable(&self) -> bool {
-        matches!(self.source, WordingFrom::Unavailable { .. })
+        matches!(self.source, WordingSource::Unavailable { .. })
     }
 
     /// QW3: the file Qwen writes for `language` (`None`: auto), trimmed as the context block
     /// carries it.
     pub fn written(&self, language: Option<&str>) -> String {
         match &self.source {
-            WordingFrom::Installation { .. } => {
+            WordingSource::Installation { .. } => {
                 let pieces = if language.is_some() { &self.fixed } else { &self.auto };
                 let language = language.unwrap_or("auto");
                 let text: String = pieces
@@ -130,7 +130,7 @@ impl Wording {
                     .collect();
                 ctxgraph_db::js::js_trim(&text).to_owned()
             }
-            WordingFrom::Fingerprints => {
+            WordingSource::Fingerprints => {
                 let release = recorded();
                 let known = match language {
                     None => Some(release.auto_written.blake3),
@@ -148,7 +148,8 @@ impl Wording {
                     }
                 }
             }
-            WordingFrom::Unavailable { .. } => format!(
+            // `None` is never a wording's source; it reads as unavailable.
+            WordingSource::Unavailable { .. } | WordingSource::None => format!(
                 "<output-language file for {}: Qwen Code's wording unavailable>",
                 language.unwrap_or("auto")
             ),
@@ -174,7 +175,7 @@ impl Wording {
         Some(Wording {
             auto: pieces(auto)?,
             fixed: pieces(fixed)?,
-            source: WordingFrom::Installation {
+            source: WordingSource::Installation {
                 path: path.to_path_buf(),
                 version: release.version.to_owned(),
             },

@@ -12,6 +12,7 @@
 
 pub mod explain;
 pub mod imports;
+pub mod installation;
 pub mod language;
 pub mod markdown;
 pub mod nearby;
@@ -30,7 +31,7 @@ use ctxgraph_db::files::{File, dir_listing, real_path};
 use ctxgraph_db::js::js_trim;
 use ctxgraph_db::system::{EntryKind, FileKind};
 
-pub use language::{Wording, WordingFrom};
+pub use language::Wording;
 pub use rules::{Rule, RuleFate};
 pub use settings::{QWEN_DIR, Settings, qwen_dir, qwen_settings};
 

@@ -119,9 +119,32 @@ const ABOUT: About = About {
     ],
 };
 
+/// Qwen Code 0.24.4 (its bundled qc-helper/docs/features/hooks.md): `PostToolUse` in
+/// `.qwen/settings.json`, after the runtime tool ids `write_file` and `edit` (anchored:
+/// `edit` alone would match `notebook_edit`).
+static HOOK: ctxgraph_db::profile::HookFormat = ctxgraph_db::profile::HookFormat {
+    settings: ".qwen/settings.json",
+    event: "PostToolUse",
+    matcher: "^(write_file|edit)$",
+    answer: ctxgraph_db::profile::HookAnswer::AdditionalContext { event_name: None },
+};
+
 impl Profile for QwenCode {
     fn about(&self) -> &'static About {
         &ABOUT
+    }
+
+    fn wording(
+        &self,
+        fs: &dyn ctxgraph_db::system::System,
+        explicit: Option<&Path>,
+        vars: &std::collections::BTreeMap<String, String>,
+    ) -> Option<std::sync::Arc<dyn std::any::Any + Send + Sync>> {
+        Some(std::sync::Arc::new(super::installation::wording(fs, explicit, vars)))
+    }
+
+    fn hook(&self) -> Option<&'static ctxgraph_db::profile::HookFormat> {
+        Some(&HOOK)
     }
 
     fn fingerprints(&self) -> Option<std::sync::Arc<dyn std::any::Any + Send + Sync>> {
@@ -178,11 +201,7 @@ impl Profile for QwenCode {
                     from: settings.output_language_from.clone(),
                 },
             ],
-            wording: if ctx.has_wording() {
-                crate::claude_code::profile::wording_source(&wording.source)
-            } else {
-                WordingSource::None
-            },
+            wording: if ctx.has_wording() { wording.source.clone() } else { WordingSource::None },
         };
         Ok(frame.layout(self, builder))
     }

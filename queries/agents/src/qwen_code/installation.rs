@@ -1,0 +1,65 @@
+//! QW3: finding Qwen Code's local installation and reading its wording (the templates of the
+//! output-language file) from its bundle (the recognition itself is
+//! [`Wording::from_bundle`]).
+//!
+//! Where to look, first found wins: `--agent-path PATH`, `$CTXGRAPH_QWEN_CODE`, then `qwen`
+//! on `$PATH`. A path may be the package directory (`…/@qwen-code/qwen-code`), a file in it
+//! (`cli-entry.js`), or the link npm puts in `bin`. The package is only read, never run.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use ctxgraph_db::system::System;
+
+use super::Wording;
+use super::language::RECORDED_VERSION;
+use crate::installation::{self, Lookup};
+
+/// How Qwen Code's installation is named.
+pub const LOOKUP: Lookup =
+    Lookup { title: "Qwen Code", flag: "--agent-path", env: "CTXGRAPH_QWEN_CODE", binary: "qwen" };
+
+/// Qwen Code's wording from the installation at `explicit`, or found through `vars`;
+/// placeholders when there is none, or it does not match.
+pub fn wording(fs: &dyn System, explicit: Option<&Path>, vars: &BTreeMap<String, String>) -> Wording {
+    let start = match LOOKUP.start(fs, explicit, vars) {
+        Ok(start) => start,
+        Err(reason) => return Wording::unavailable(reason),
+    };
+    let Some(package) = package_dir(fs, &start) else {
+        return Wording::unavailable(format!(
+            "{}: no @qwen-code/qwen-code package found there",
+            start.display()
+        ));
+    };
+    let version = installation::package_version(fs, &package);
+    let mut chunks = installation::entries_starting_with(fs, &package.join("chunks"), "");
+    chunks.push(package.join("cli.js"));
+    chunks.sort();
+    for chunk in chunks.iter().filter(|p| p.extension().is_some_and(|e| e == "js")) {
+        let Ok(bytes) = fs.read(chunk) else { continue };
+        if let Some(wording) = Wording::from_bundle(&bytes, chunk, version.as_deref()) {
+            return wording;
+        }
+    }
+    Wording::unavailable(format!(
+        "{}: no output-language templates matching Qwen Code {RECORDED_VERSION}'s fingerprints",
+        package.display(),
+    ))
+}
+
+/// The package directory a path leads to (through symlinks, up to three folders up).
+fn package_dir(fs: &dyn System, start: &Path) -> Option<PathBuf> {
+    let real = fs.canonicalize(start).ok()?;
+    let dirs: Vec<&Path> = if installation::is_dir(fs, &real) {
+        vec![&real]
+    } else {
+        real.ancestors().skip(1).take(3).collect()
+    };
+    dirs.into_iter()
+        .find(|dir| {
+            installation::read_text(fs, &dir.join("package.json"))
+                .is_some_and(|text| text.contains("\"@qwen-code/qwen-code\""))
+        })
+        .map(Path::to_path_buf)
+}
