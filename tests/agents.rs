@@ -21,7 +21,7 @@ use ctxgraph_db::agent::Agent;
 use ctxgraph_db::db::Workspace;
 use ctxgraph_db::hash::ContentHash;
 use ctxgraph_db::path::normalize;
-use ctxgraph_db::profile::{Block, Layout, Placement, Request, WordingSource};
+use ctxgraph_db::profile::{Block, InstallationSearch, Layout, Placement, Request, WordingSource};
 use ctxgraph_db::system::{MemorySystem, System};
 use ctxgraph_engine::profiles::profile;
 use ctxgraph_engine::{Engine, HostEnv, O200k, OsSystem};
@@ -702,11 +702,11 @@ fn aider_wording_is_read_from_the_installed_package() {
     use ctxgraph_agents::aider::Wording;
 
     let launcher = ctxgraph_test_support::aider::installed();
-    let wording = ctxgraph_agents::aider::installation::wording(
-        &OsSystem,
-        Some(&launcher),
-        &std::collections::BTreeMap::new(),
-    );
+    let wording = ctxgraph_agents::aider::installation::wording(&InstallationSearch {
+        fs: &OsSystem,
+        explicit: Some(&launcher),
+        vars: &std::collections::BTreeMap::new(),
+    });
     assert!(
         matches!(&wording.source, WordingSource::Installation { version, .. } if version == "0.86.2"),
         "{:?}",
@@ -728,16 +728,19 @@ fn aider_wording_is_read_from_the_installed_package() {
 /// AI9: no installation, or a path without the package, is a placeholder with the reason.
 #[test]
 fn aider_wording_without_an_installation_is_a_placeholder() {
-    let none =
-        ctxgraph_agents::aider::installation::wording(&OsSystem, None, &std::collections::BTreeMap::new());
+    let none = ctxgraph_agents::aider::installation::wording(&InstallationSearch {
+        fs: &OsSystem,
+        explicit: None,
+        vars: &std::collections::BTreeMap::new(),
+    });
     assert!(none.is_unavailable() && none.read_only_prefix.contains("unavailable"), "{none:?}");
     assert!(format!("{:?}", none.source).contains("--agent-path"));
     let scratch = tempfile::tempdir().expect("temp dir");
-    let elsewhere = ctxgraph_agents::aider::installation::wording(
-        &OsSystem,
-        Some(scratch.path()),
-        &std::collections::BTreeMap::new(),
-    );
+    let elsewhere = ctxgraph_agents::aider::installation::wording(&InstallationSearch {
+        fs: &OsSystem,
+        explicit: Some(scratch.path()),
+        vars: &std::collections::BTreeMap::new(),
+    });
     assert!(format!("{:?}", elsewhere.source).contains("no aider package"), "{elsewhere:?}");
 }
 
@@ -747,11 +750,11 @@ fn aider_wording_without_an_installation_is_a_placeholder() {
 #[test]
 fn copilot_wording_is_read_from_the_installed_package() {
     let launcher = ctxgraph_test_support::copilot::installed();
-    let prose = ctxgraph_agents::copilot::installation::prose(
-        &OsSystem,
-        Some(&launcher),
-        &std::collections::BTreeMap::new(),
-    );
+    let prose = ctxgraph_agents::copilot::installation::prose(&InstallationSearch {
+        fs: &OsSystem,
+        explicit: Some(&launcher),
+        vars: &std::collections::BTreeMap::new(),
+    });
     assert!(
         matches!(&prose.source, WordingSource::Installation { version, .. } if version == "1.0.102"),
         "{:?}",
@@ -778,13 +781,16 @@ fn copilot_wording_without_an_installation_is_a_placeholder() {
     let scratch = tempfile::tempdir().expect("temp dir");
     let fake = scratch.path().join("copilot");
     std::fs::write(&fake, vec![b'x'; 2 * 1024 * 1024]).expect("write");
-    let prose = ctxgraph_agents::copilot::installation::prose(
-        &OsSystem,
-        Some(&fake),
-        &std::collections::BTreeMap::new(),
-    );
+    let prose = ctxgraph_agents::copilot::installation::prose(&InstallationSearch {
+        fs: &OsSystem,
+        explicit: Some(&fake),
+        vars: &std::collections::BTreeMap::new(),
+    });
     assert!(prose.is_unavailable() && prose.table_intro.contains("unavailable"), "{prose:?}");
-    let none =
-        ctxgraph_agents::copilot::installation::prose(&OsSystem, None, &std::collections::BTreeMap::new());
+    let none = ctxgraph_agents::copilot::installation::prose(&InstallationSearch {
+        fs: &OsSystem,
+        explicit: None,
+        vars: &std::collections::BTreeMap::new(),
+    });
     assert!(matches!(none.source, WordingSource::Unavailable { ref reason } if reason.contains("--copilot")));
 }

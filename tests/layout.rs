@@ -174,7 +174,7 @@ fn production_sources(root: &Path) -> Vec<PathBuf> {
             let skipped = ["target", "tests", "benches", "examples", "fuzz", "test-support", ".git"];
             if path.is_dir() && !skipped.contains(&name.as_str()) && !name.starts_with('.') {
                 pending.push(path);
-            } else if name.ends_with(".rs")
+            } else if path.extension().is_some_and(|e| e == "rs")
                 && name != "tests.rs"
                 && path.components().any(|c| c.as_os_str() == "src")
             {

@@ -4,11 +4,11 @@
 //! the real file system ([`Profile::wording`](ctxgraph_db::profile::Profile::wording)),
 //! tests a memory one.
 
-use std::collections::BTreeMap;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
+use ctxgraph_db::profile::InstallationSearch;
 use ctxgraph_db::system::{FileKind, System};
 
 /// How an agent's installation is named: the first that gives a path wins.
@@ -27,16 +27,13 @@ pub struct Lookup {
 impl Lookup {
     /// Where to start looking: `explicit` (`--agent-path`), the environment variable, then
     /// the binary on `$PATH`; the reason in words when none gives a path.
-    pub fn start(
-        &self,
-        fs: &dyn System,
-        explicit: Option<&Path>,
-        vars: &BTreeMap<String, String>,
-    ) -> Result<PathBuf, String> {
-        explicit
+    pub fn start(&self, search: &InstallationSearch<'_>) -> Result<PathBuf, String> {
+        let vars = search.vars;
+        search
+            .explicit
             .map(Path::to_path_buf)
             .or_else(|| vars.get(self.env).filter(|v| !v.is_empty()).map(PathBuf::from))
-            .or_else(|| on_path(fs, vars.get("PATH")?, self.binary))
+            .or_else(|| on_path(search.fs, vars.get("PATH")?, self.binary))
             .ok_or_else(|| {
                 format!(
                     "no {} installation (give {} PATH, set {}, or put `{}` on PATH)",
@@ -157,6 +154,8 @@ pub fn scan_windows(
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use ctxgraph_db::system::MemorySystem;
 
     use super::*;
@@ -200,11 +199,13 @@ mod tests {
         let lookup = Lookup { title: "Aider", flag: "--agent-path", env: "CTXGRAPH_AIDER", binary: "aider" };
         let fs = MemorySystem::new();
         fs.write_file("/venv/bin/aider", b"#!".to_vec());
-        let none = lookup.start(&fs, None, &BTreeMap::new()).expect_err("nothing named");
+        let search = |vars| InstallationSearch { fs: &fs, explicit: None, vars };
+        let empty = BTreeMap::new();
+        let none = lookup.start(&search(&empty)).expect_err("nothing named");
         assert!(none.contains("CTXGRAPH_AIDER") && none.contains("`aider` on PATH"), "{none}");
         let vars = BTreeMap::from([("PATH".to_owned(), "/usr/bin:/venv/bin".to_owned())]);
-        assert_eq!(lookup.start(&fs, None, &vars), Ok(PathBuf::from("/venv/bin/aider")));
+        assert_eq!(lookup.start(&search(&vars)), Ok(PathBuf::from("/venv/bin/aider")));
         let vars = BTreeMap::from([("CTXGRAPH_AIDER".to_owned(), "/elsewhere".to_owned())]);
-        assert_eq!(lookup.start(&fs, None, &vars), Ok(PathBuf::from("/elsewhere")));
+        assert_eq!(lookup.start(&search(&vars)), Ok(PathBuf::from("/elsewhere")));
     }
 }

@@ -394,6 +394,21 @@ pub struct About {
     pub files: &'static [&'static str],
 }
 
+/// An agent's own sentences, as its profile reads them from [`Request::wording`]: each
+/// profile knows its own type.
+pub type Wording = Arc<dyn Any + Send + Sync>;
+
+/// Where to look for an agent's installation ([`Profile::wording`]).
+#[derive(Clone, Copy, Debug)]
+pub struct InstallationSearch<'a> {
+    /// The file system to read it through.
+    pub fs: &'a dyn System,
+    /// The installation the user named (`--agent-path`), first.
+    pub explicit: Option<&'a Path>,
+    /// The environment (the agent's `CTXGRAPH_…` variable, `PATH`).
+    pub vars: &'a BTreeMap<String, String>,
+}
+
 /// A folder's rules file that only one agent reads ([`Profile::own_rules_file`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OwnRulesFile {
@@ -471,17 +486,11 @@ pub trait Profile: Sync {
         None
     }
 
-    /// The agent's own wording for [`Request::wording`], found in its installation (at
-    /// `explicit`, the `--agent-path`, or where the environment `vars` point) and read
-    /// through `fs`; placeholders inside when there is none. `None` for an agent whose text
-    /// has no sentence of its own.
-    fn wording(
-        &self,
-        fs: &dyn System,
-        explicit: Option<&Path>,
-        vars: &BTreeMap<String, String>,
-    ) -> Option<Arc<dyn Any + Send + Sync>> {
-        let _ = (fs, explicit, vars);
+    /// The agent's own wording for [`Request::wording`], found in its installation and
+    /// accepted by hash; placeholders inside when there is none. `None` for an agent whose
+    /// text has no sentence of its own.
+    fn wording(&self, search: &InstallationSearch<'_>) -> Option<Wording> {
+        let _ = search;
         None
     }
 

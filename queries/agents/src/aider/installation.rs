@@ -7,9 +7,9 @@
 //! virtual environment (pip's, pipx's), or the `aider` launcher in its `bin` (symlinks
 //! followed). The package is only read, never run.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use ctxgraph_db::profile::InstallationSearch;
 use ctxgraph_db::system::System;
 
 use super::Wording;
@@ -20,10 +20,11 @@ use crate::installation::{self, Lookup};
 pub const LOOKUP: Lookup =
     Lookup { title: "Aider", flag: "--agent-path", env: "CTXGRAPH_AIDER", binary: "aider" };
 
-/// Aider's wording from the installation at `explicit`, or found through `vars`; a
+/// Aider's wording from the installation `search` finds; a
 /// placeholder when there is none, or it does not match.
-pub fn wording(fs: &dyn System, explicit: Option<&Path>, vars: &BTreeMap<String, String>) -> Wording {
-    let start = match LOOKUP.start(fs, explicit, vars) {
+pub fn wording(search: &InstallationSearch<'_>) -> Wording {
+    let fs = search.fs;
+    let start = match LOOKUP.start(search) {
         Ok(start) => start,
         Err(reason) => return Wording::unavailable(reason),
     };

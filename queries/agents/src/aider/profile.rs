@@ -109,11 +109,9 @@ impl Profile for Aider {
 
     fn wording(
         &self,
-        fs: &dyn ctxgraph_db::system::System,
-        explicit: Option<&Path>,
-        vars: &std::collections::BTreeMap<String, String>,
-    ) -> Option<std::sync::Arc<dyn std::any::Any + Send + Sync>> {
-        Some(std::sync::Arc::new(super::installation::wording(fs, explicit, vars)))
+        search: &ctxgraph_db::profile::InstallationSearch<'_>,
+    ) -> Option<ctxgraph_db::profile::Wording> {
+        Some(std::sync::Arc::new(super::installation::wording(search)))
     }
 
     fn attaches_on_read(&self) -> bool {

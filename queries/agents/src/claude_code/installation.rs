@@ -6,10 +6,10 @@
 //! package directory, or the launcher stub npm links into `bin`: from a stub, the bundle
 //! is the platform package beside it (`@anthropic-ai/claude-code-<platform>/claude`).
 
-use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
+use ctxgraph_db::profile::InstallationSearch;
 use ctxgraph_db::system::System;
 
 use super::Prose;
@@ -26,10 +26,11 @@ const MIN_BUNDLE_BYTES: u64 = 1024 * 1024;
 const WINDOW: usize = 16 * 1024 * 1024;
 const OVERLAP: usize = 16 * 1024;
 
-/// Claude Code's prose from the installation at `explicit`, or found through `vars`;
+/// Claude Code's prose from the installation `search` finds;
 /// placeholders when there is none, or it does not match.
-pub fn prose(fs: &dyn System, explicit: Option<&Path>, vars: &BTreeMap<String, String>) -> Prose {
-    let start = match LOOKUP.start(fs, explicit, vars) {
+pub fn prose(search: &InstallationSearch<'_>) -> Prose {
+    let fs = search.fs;
+    let start = match LOOKUP.start(search) {
         Ok(start) => start,
         Err(reason) => return Prose::unavailable(reason),
     };

@@ -86,11 +86,9 @@ impl Profile for ClaudeCode {
 
     fn wording(
         &self,
-        fs: &dyn ctxgraph_db::system::System,
-        explicit: Option<&Path>,
-        vars: &std::collections::BTreeMap<String, String>,
-    ) -> Option<std::sync::Arc<dyn std::any::Any + Send + Sync>> {
-        Some(std::sync::Arc::new(super::installation::prose(fs, explicit, vars)))
+        search: &ctxgraph_db::profile::InstallationSearch<'_>,
+    ) -> Option<ctxgraph_db::profile::Wording> {
+        Some(std::sync::Arc::new(super::installation::prose(search)))
     }
 
     fn hook(&self) -> Option<&'static ctxgraph_db::profile::HookFormat> {

@@ -9,11 +9,11 @@
 //! launcher, either package directory, the executable, the runtime itself, or a folder the
 //! executable unpacked the archive into (`~/.cache/copilot/pkg/<platform>/<version>`).
 
-use std::collections::BTreeMap;
 use std::io::{Read, Seek, SeekFrom};
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
+use ctxgraph_db::profile::InstallationSearch;
 use ctxgraph_db::system::System;
 
 use super::Prose;
@@ -33,10 +33,11 @@ const ASSET: &[u8] = b"\x0b\x00\x00\x00\x00\x00\x00\x00copilot.tgz";
 const WINDOW: usize = 16 * 1024 * 1024;
 const OVERLAP: usize = 64 * 1024;
 
-/// Copilot's wording from the installation at `explicit`, or found through `vars`;
+/// Copilot's wording from the installation `search` finds;
 /// placeholders when there is none, or it does not match.
-pub fn prose(fs: &dyn System, explicit: Option<&Path>, vars: &BTreeMap<String, String>) -> Prose {
-    let start = match LOOKUP.start(fs, explicit, vars) {
+pub fn prose(search: &InstallationSearch<'_>) -> Prose {
+    let fs = search.fs;
+    let start = match LOOKUP.start(search) {
         Ok(start) => start,
         Err(reason) => return Prose::unavailable(reason),
     };

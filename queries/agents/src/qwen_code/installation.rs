@@ -6,9 +6,9 @@
 //! on `$PATH`. A path may be the package directory (`…/@qwen-code/qwen-code`), a file in it
 //! (`cli-entry.js`), or the link npm puts in `bin`. The package is only read, never run.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use ctxgraph_db::profile::InstallationSearch;
 use ctxgraph_db::system::System;
 
 use super::Wording;
@@ -19,10 +19,11 @@ use crate::installation::{self, Lookup};
 pub const LOOKUP: Lookup =
     Lookup { title: "Qwen Code", flag: "--agent-path", env: "CTXGRAPH_QWEN_CODE", binary: "qwen" };
 
-/// Qwen Code's wording from the installation at `explicit`, or found through `vars`;
+/// Qwen Code's wording from the installation `search` finds;
 /// placeholders when there is none, or it does not match.
-pub fn wording(fs: &dyn System, explicit: Option<&Path>, vars: &BTreeMap<String, String>) -> Wording {
-    let start = match LOOKUP.start(fs, explicit, vars) {
+pub fn wording(search: &InstallationSearch<'_>) -> Wording {
+    let fs = search.fs;
+    let start = match LOOKUP.start(search) {
         Ok(start) => start,
         Err(reason) => return Wording::unavailable(reason),
     };

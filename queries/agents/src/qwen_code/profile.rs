@@ -136,11 +136,9 @@ impl Profile for QwenCode {
 
     fn wording(
         &self,
-        fs: &dyn ctxgraph_db::system::System,
-        explicit: Option<&Path>,
-        vars: &std::collections::BTreeMap<String, String>,
-    ) -> Option<std::sync::Arc<dyn std::any::Any + Send + Sync>> {
-        Some(std::sync::Arc::new(super::installation::wording(fs, explicit, vars)))
+        search: &ctxgraph_db::profile::InstallationSearch<'_>,
+    ) -> Option<ctxgraph_db::profile::Wording> {
+        Some(std::sync::Arc::new(super::installation::wording(search)))
     }
 
     fn hook(&self) -> Option<&'static ctxgraph_db::profile::HookFormat> {
