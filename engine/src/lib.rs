@@ -700,6 +700,7 @@ impl Engine {
 
     /// `lint --agent`: one agent's findings (codex: CG014, gemini: CG015), or with `None`
     /// opencode's lint and every agent's, with the cross-agent checks (CG012, CG013).
+    /// opencode's alone is [`Engine::lint`], whose errors keep their place in the file.
     pub fn agents_lint(
         &self,
         ws: Workspace,
@@ -708,16 +709,16 @@ impl Engine {
     ) -> Result<Vec<Finding>, EngineError> {
         use ctxgraph_agents::fates::budget::rule_budget_findings;
         use ctxgraph_agents::fates::lint::{cross_agent_findings, secret_findings};
+        if agent == Some(Agent::Opencode) {
+            return self.lint(ws, budget);
+        }
         let mut findings = if let Some(agent) = agent {
             let profile = profiles::profile(agent);
             let mut own = profile.lint(&self.db, ws, &O200k, budget)?;
-            // CG005 and CG007 over what this agent sends (opencode's lint has its own, with
-            // the files its read tool attaches).
-            if agent != Agent::Opencode {
-                let layout = profile.layout(&self.db, ws, &profile::Request::default())?;
-                own.extend(secret_findings(&self.db, std::slice::from_ref(&layout)));
-                own.extend(rule_budget_findings(&layout, &O200k, budget));
-            }
+            // CG005 and CG007 over what this agent sends.
+            let layout = profile.layout(&self.db, ws, &profile::Request::default())?;
+            own.extend(secret_findings(&self.db, std::slice::from_ref(&layout)));
+            own.extend(rule_budget_findings(&layout, &O200k, budget));
             own
         } else {
             let mut all = Vec::new();

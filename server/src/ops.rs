@@ -371,10 +371,7 @@ impl Host {
             total: params.max_total_tokens.unwrap_or(defaults.total),
             rule: params.max_rule_tokens.unwrap_or(defaults.rule),
         };
-        Ok(LintReply(match agents_param(params.agent.as_deref())? {
-            Some(Agent::Opencode) => self.engine.lint(ws, budget)?,
-            agent => self.engine.agents_lint(ws, agent, budget)?,
-        }))
+        Ok(LintReply(self.engine.agents_lint(ws, agents_param(params.agent.as_deref())?, budget)?))
     }
 
     /// `config` / `context_config`: the merged config, secrets masked.

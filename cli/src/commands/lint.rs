@@ -38,10 +38,7 @@ pub fn findings(
     agent: Option<Agent>,
     budget: Budget,
 ) -> Result<Vec<Finding>, CliError> {
-    Ok(match agent {
-        Some(Agent::Opencode) => engine.lint(ws, budget)?,
-        agent => engine.agents_lint(ws, agent, budget)?,
-    })
+    Ok(engine.agents_lint(ws, agent, budget)?)
 }
 
 /// The lowest severity `--deny` fails on.
