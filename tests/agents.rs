@@ -299,7 +299,21 @@ const AGENTS: &[Row] = &[
         refusal: Refusal::WouldNotStart,
         extra: None,
     },
+    Row {
+        agent: Agent::Auggie,
+        folder: "auggie",
+        start: Start::Whole("oracle.request"),
+        reads: Reads::Nothing(auggie_reads_are_not_recorded),
+        refusal: Refusal::Never,
+        extra: None,
+    },
 ];
+
+/// Auggie's reads go to Augment's server, and its fake cannot ask for a tool call
+/// (`capture_auggie.sh` has no `-R`): a case with a read has nothing to compare with.
+fn auggie_reads_are_not_recorded(_: &str, read: &str, _: &Layout) -> Result<(), String> {
+    Err(format!("{read}: Auggie's reads cannot be recorded; give its cases no `read`"))
+}
 
 /// `--- NAME: AGENT sent … --- ctxgraph built …` when `got` is not the recording.
 fn compare(row: &Row, name: &str, expected: &str, got: &str) -> Result<(), String> {
@@ -446,7 +460,7 @@ fn system_then_user(row: &Row, dir: &Path, layout: &Layout, run: &Path) -> Resul
         let placed = match block.placement {
             Placement::SystemMessage => in_system,
             Placement::FirstUserMessage => !in_system,
-            Placement::ToolResult | Placement::AfterToolResult => false,
+            Placement::ToolResult | Placement::AfterToolResult | Placement::ServerRequest => false,
         };
         if !placed {
             return Err(format!(

@@ -68,6 +68,7 @@ fn schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
 struct BuildArgs {
     /// Whose context, by its `--agent` name (default opencode: its system prompt).
     #[serde(default)]
+    #[schemars(schema_with = "crate::protocol::agent_name")]
     agent: Option<String>,
     /// opencode's: the model whose prompt to build, as `provider/model` (default: the
     /// config's).
@@ -86,6 +87,7 @@ struct ExplainArgs {
     /// Whose reasons, by `--agent` name, or `all` (with `target`: every agent side by side);
     /// default opencode.
     #[serde(default)]
+    #[schemars(schema_with = "crate::protocol::agent_name_or_all")]
     agent: Option<String>,
     /// `text` (default) or `json`.
     #[serde(default)]
@@ -99,6 +101,7 @@ struct LintArgs {
     /// Whose rules to check, by `--agent` name, or `all` (with the cross-agent checks
     /// CG012–CG015); default opencode.
     #[serde(default)]
+    #[schemars(schema_with = "crate::protocol::agent_name_or_all")]
     agent: Option<String>,
     /// The token budget of the whole system text (default 8192).
     #[serde(default)]
@@ -119,6 +122,7 @@ struct NearbyArgs {
     file: PathBuf,
     /// Whose read, by its `--agent` name (default opencode).
     #[serde(default)]
+    #[schemars(schema_with = "crate::protocol::agent_name")]
     agent: Option<String>,
     /// A session opened with `session_open` (opencode's): the read happens in its state
     /// (N2–N7).
@@ -325,7 +329,7 @@ impl Server {
     }
 
     #[tool(
-        description = "The exact context a coding agent sends for this workspace, byte for byte: by default opencode's system prompt (rule files, instructions, the environment block, the workspace memory when memory.enabled is set); with `agent`, that agent's text (codex, claude-code, gemini, copilot, qwen-code, kilo, cline, continue, aider).",
+        description = "The exact context a coding agent sends for this workspace, byte for byte: by default opencode's system prompt (rule files, instructions, the environment block, the workspace memory when memory.enabled is set); with `agent` (the names its schema lists), that agent's text.",
         input_schema = schema::<BuildArgs>(),
         annotations(read_only_hint = true, open_world_hint = false)
     )]

@@ -866,3 +866,17 @@ pub const METHODS: &[Method] = &[
         other_replies: &[],
     },
 ];
+
+/// An `agent` parameter's schema: one of the names `--agent` takes, from the registry.
+pub fn agent_name(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({ "type": "string", "enum": agent_names().collect::<Vec<_>>() })
+}
+
+/// An `agent` parameter that also takes `all`.
+pub fn agent_name_or_all(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({ "type": "string", "enum": agent_names().chain(["all"]).collect::<Vec<_>>() })
+}
+
+fn agent_names() -> impl Iterator<Item = &'static str> {
+    ctxgraph_engine::Agent::ALL.iter().map(|a| a.name())
+}

@@ -49,6 +49,12 @@
 # or more is captured four times more, and every other order seen is kept as oracle.user-2, …
 # A case with `refused = true` expects Aider to exit with 2 before any request (oracle.refused).
 #
+# Auggie 0.36.0: more/capture_auggie.sh -C <run.cwd> <case> <scratch>, then keep
+# oracle.request: the rule-bearing fields of its chat-stream request to Augment's server
+# (user_guidelines, workspace_guidelines, rules, skills, in the request's order) as
+# JSON.stringify writes them, with the run directory written as `<run>` and the built-in
+# rule's text (Auggie's own) as `<prose:blake3=HASH>`.
+#
 # Qwen Code: more/capture_qwen.sh -C <run.cwd> [-R <run.read>] on a copy of the case with
 # `<run>` replaced (absolute imports; the script copies `above/` beside the git root), then
 # keep two texts with the run directory written as `<run>`: oracle.system, the system message
@@ -620,6 +626,32 @@ PY
   return 0
 }
 
+record_auggie() {  # case dir, scratch out
+  local dir=$1 out=$2 cwd
+  cwd=$(python3 -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb")).get("run", {}).get("cwd", "."))' "$dir/case.toml")
+  "$ORACLE/more/capture_auggie.sh" -C "$cwd" "$dir" "$out" >"$out.log" 2>&1 || true
+  grep -q 'auggie rc=0' "$out/stderr" || { cat "$out.log" "$out/stderr" >&2; echo "auggie failed on $dir" >&2; return 1; }
+  python3 - "$out" "$dir" <<'PY'
+import glob, json, sys
+from blake3 import blake3
+out, case = sys.argv[1], sys.argv[2]
+run = out + "/run"
+reqs = [json.load(open(f, encoding="utf-8")) for f in glob.glob(out + "/aug/req-*.json")]
+chats = [r for r in reqs if isinstance(r, dict) and "rules" in r]
+if len(chats) != 1:
+    sys.exit("expected one chat-stream request in %s, found %d" % (out, len(chats)))
+req = chats[0]
+fields = {k: req[k] for k in ("user_guidelines", "workspace_guidelines", "rules", "skills")}
+builtin = fields["rules"][0]
+if builtin.get("path") != "non-interactive-prompt.md":
+    sys.exit("the first rule is not the built-in one in " + out)
+builtin["content"] = "<prose:blake3=%s>" % blake3(builtin["content"].encode()).hexdigest()
+text = json.dumps(fields, ensure_ascii=False, separators=(",", ":")).replace(run, "<run>")
+with open(case + "/oracle.request", "w", encoding="utf-8", newline="") as f:
+    f.write(text)
+PY
+}
+
 for id in "${IDS[@]}"; do
   agent=${id%%/*}
   case $agent in
@@ -632,6 +664,7 @@ for id in "${IDS[@]}"; do
     cline) record_cline "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     continue) record_continue "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     aider) record_aider "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
+    auggie) record_auggie "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     *) echo "record-agents.sh: no recorder for $agent yet" >&2; exit 1 ;;
   esac
   echo "recorded $id"

@@ -70,6 +70,9 @@ pub fn build(args: BuildArgs) -> Result<ExitCode, CliError> {
         eprintln_styled(&format!("warning: {note}"));
     }
     warn_unordered(&layout.blocks);
+    if let Some(how) = ctxgraph_engine::profiles::profile(agent).prompt_built_by_server() {
+        eprintln_styled(&format!("note: {how}"));
+    }
     match args.format {
         Format::Text => write_verbatim(layout.text.as_bytes())?,
         Format::Json => write_json(&ctxgraph_server::render::profile::LayoutView::new(&layout))?,

@@ -105,7 +105,7 @@ fn without_offsets_the_scan_finds_every_text() {
     let bin = opencode::installed();
     let bytes = std::fs::read(&bin).expect("read the executable");
     let table = known_assets(opencode::VERSION).expect("table");
-    let texts = ctxgraph_engine::installation::extract(&bytes, table);
+    let texts = ctxgraph_db::js_literals::extract(&bytes, table);
     let missing: Vec<&String> = table.keys().filter(|name| !texts.contains_key(*name)).collect();
     assert!(missing.is_empty(), "the scan missed {missing:?}");
 }

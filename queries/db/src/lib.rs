@@ -16,6 +16,7 @@ pub mod files;
 pub mod hash;
 pub mod installation;
 pub mod js;
+pub mod js_literals;
 pub mod jsonc;
 pub mod lines;
 pub mod lint;

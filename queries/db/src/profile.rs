@@ -36,6 +36,9 @@ pub enum Placement {
     ToolResult,
     /// A message of its own, right after a tool's result.
     AfterToolResult,
+    /// A field of the request the agent sends to its own server, which builds the model
+    /// prompt there (Auggie): what reaches the model is the server's doing.
+    ServerRequest,
 }
 
 impl Placement {
@@ -46,6 +49,7 @@ impl Placement {
             Placement::FirstUserMessage => "first user message",
             Placement::ToolResult => "tool result",
             Placement::AfterToolResult => "message after the tool result",
+            Placement::ServerRequest => "request to the agent's server",
         }
     }
 }
@@ -491,6 +495,13 @@ pub trait Profile: Sync {
     /// text has no sentence of its own.
     fn wording(&self, search: &InstallationSearch<'_>) -> Option<Wording> {
         let _ = search;
+        None
+    }
+
+    /// When the agent builds no model prompt on the machine but sends its rules to its own
+    /// server, which builds it: what to tell the reader of its text, which is then that
+    /// request's fields rather than a prompt.
+    fn prompt_built_by_server(&self) -> Option<&'static str> {
         None
     }
 
