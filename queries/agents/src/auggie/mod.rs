@@ -280,18 +280,28 @@ fn walk_markdown(db: &dyn Db, dir: &Path, depth: usize, found: &mut Vec<(PathBuf
     }
 }
 
-/// AU7: every `SKILL.md` below `dir`, folder by folder in name order.
-fn walk_skills(db: &dyn Db, dir: &Path, depth: usize, found: &mut Vec<PathBuf>) {
-    if depth > 32 {
+/// AU7: every `SKILL.md` below `dir`, folder by folder in name order. Links are followed,
+/// to a folder or to a `SKILL.md`, and shown under the link's path; a folder already walked
+/// (a link back up) is not walked again.
+fn walk_skills(db: &dyn Db, dir: &Path, visited: &mut Vec<PathBuf>, found: &mut Vec<PathBuf>) {
+    let real = ctxgraph_db::files::real_path(db, dir);
+    if visited.contains(&real) || visited.len() > 4096 {
         return;
     }
+    visited.push(real);
     let mut entries: Vec<_> = dir_listing(db, db.files().get(db, dir)).iter().cloned().collect();
     entries.sort_by(|a, b| js_order(&a.name, &b.name));
     for entry in entries {
         let path = dir.join(entry.name.as_str());
-        match entry.kind {
-            EntryKind::Directory if !entry.name.starts_with('.') => walk_skills(db, &path, depth + 1, found),
-            EntryKind::File if entry.name == "SKILL.md" => found.push(path),
+        let kind = match entry.kind {
+            EntryKind::Symlink => db.files().get(db, &path).kind(db),
+            EntryKind::Directory => FileKind::Directory,
+            EntryKind::File => FileKind::File,
+            EntryKind::Other => FileKind::Other,
+        };
+        match kind {
+            FileKind::Directory if !entry.name.starts_with('.') => walk_skills(db, &path, visited, found),
+            FileKind::File if entry.name == "SKILL.md" => found.push(path),
             _ => {}
         }
     }
@@ -392,7 +402,7 @@ pub fn auggie_request(db: &dyn Db, ws: Workspace) -> AuggieRequest {
     ];
     for (folder, origin) in folders {
         let mut found = Vec::new();
-        walk_skills(db, &folder.join("skills"), 0, &mut found);
+        walk_skills(db, &folder.join("skills"), &mut Vec::new(), &mut found);
         for source in found {
             let fate = match read(db, &source) {
                 Err(reason) => Fate::Unreadable { reason },
