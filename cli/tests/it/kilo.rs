@@ -113,6 +113,35 @@ fn explain_gives_every_file_kilo_considered_its_reason() {
     assert!(text.stdout.contains("  kilo         on read (the read tool's result)\n"), "{}", text.stdout);
 }
 
+/// KI13: a config file Kilo skips whole is not silent in `explain`: the file itself, and a
+/// rule file only it names, each say why, under KI13; `kilo.json`'s entry is sent.
+#[test]
+fn explain_names_a_config_file_kilo_skips() {
+    let (_dir, root) = tree(&[
+        ("repo/AGENTS.md", "Root rules.\n"),
+        ("repo/kilo.json", "{\"instructions\": [\"docs/kept.md\"], \"unknownKey\": 1}\n"),
+        (
+            "repo/opencode.json",
+            "{\"instructions\": [\"docs/lost.md\"], \"mcp\": {\"x\": {\"command\": \"npx\"}}}\n",
+        ),
+        ("repo/docs/kept.md", "Kept.\n"),
+        ("repo/docs/lost.md", "Lost.\n"),
+    ]);
+    let built = run(&root, "repo", &["build", "--agent", "kilo"]);
+    assert!(built.stdout.contains("Kept.") && !built.stdout.contains("Lost."), "{}", built.stdout);
+    for (file, words) in [
+        ("opencode.json", ["not sent", "KI13", "mcp.x"]),
+        ("docs/lost.md", ["not sent", "KI13", "opencode.json"]),
+        ("docs/kept.md", ["sent", "KI13", "kilo.json"]),
+    ] {
+        let one = run(&root, "repo", &["explain", "--agent", "kilo", file]);
+        assert_eq!(one.code, 0, "{file}: {}", one.stderr);
+        for word in words {
+            assert!(one.stdout.contains(word), "{file}: {word} not in {}", one.stdout);
+        }
+    }
+}
+
 #[test]
 fn lint_all_counts_kilo_among_the_agents() {
     let (_dir, root) =

@@ -9,7 +9,9 @@ use ctxgraph_db::profile::{AgentFate, Status};
 /// is met twice), or why the walk never meets it (CC3, CC11).
 pub fn claude_code_fate(ctx: &ClaudeMdContext, path: &Path) -> AgentFate {
     let agent = "claude-code";
-    let mut entries: Vec<_> = ctx.files.iter().filter(|f| f.source == path).collect();
+    // A rules folder's link is answered by what it loaded (CC13).
+    let mut entries: Vec<_> =
+        ctx.files.iter().filter(|f| f.source == path || f.link.as_deref() == Some(path)).collect();
     entries.sort_by_key(|f| !f.is_sent());
     if let Some(file) = entries.first() {
         let (status, placement) = match file.fate {

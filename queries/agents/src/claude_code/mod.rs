@@ -1,6 +1,6 @@
 //! The Claude Code profile (`@anthropic-ai/claude-code` 2.1.332): the rule-file
 //! `<system-reminder>` block of the first user message, and what a Read attaches. Rule ids
-//! (CC1–CC12) are defined in `docs/profiles/claude-code.md`, each with the recorded case
+//! (CC1–CC13) are defined in `docs/profiles/claude-code.md`, each with the recorded case
 //! that confirms it.
 //!
 //! Claude Code loads the user's files from `~/.claude` (CC1), then walks every directory
@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use ctxgraph_db::db::{Db, Workspace};
-use ctxgraph_db::files::{ReadFailure, dir_listing, file_bytes};
+use ctxgraph_db::files::{ReadFailure, dir_listing, file_bytes, real_path};
 use ctxgraph_db::path;
 use ctxgraph_db::system::{EntryKind, FileKind};
 use ctxgraph_db::worktree::worktree;
@@ -182,6 +182,9 @@ pub enum Fate {
     /// CC8: an import outside the working directory, and the project has not approved
     /// external imports.
     ExternalNotApproved,
+    /// CC13: a project rule linked to a file or folder outside the working directory, and
+    /// the project has not approved external imports.
+    LinkOutside,
     /// CC5: an import [`MAX_IMPORT_DEPTH`] or more levels below the file the walk found.
     TooDeep,
     /// CC4: an import whose extension is not a text one.
@@ -209,7 +212,12 @@ pub struct MemoryFile {
     pub parent: Option<PathBuf>,
     /// Import depth: 0 for a file found by the walk.
     pub depth: usize,
-    /// The text as sent: frontmatter and comment blocks cut, trimmed (empty when not sent).
+    /// CC13: the symlink in a rules folder that named the file (`source` is its target's
+    /// real path).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link: Option<PathBuf>,
+    /// The text as sent: frontmatter and comment blocks cut; trimmed in the first
+    /// message, untrimmed in a Read's attachment (CC11); empty when not sent.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub content: String,
     /// Whether and why it is in the block.
@@ -228,6 +236,7 @@ impl MemoryFile {
     pub fn rule(&self) -> &'static str {
         let found = match (&self.parent, self.kind) {
             (Some(_), _) => "CC4",
+            (None, _) if self.link.is_some() => "CC13",
             (None, Kind::User) => "CC1",
             (None, Kind::Project | Kind::Local) => "CC3",
         };
@@ -236,6 +245,8 @@ impl MemoryFile {
             Fate::Matched { .. } | Fate::Conditional { .. } => "CC11",
             Fate::Empty => "CC9",
             Fate::ExternalNotApproved => "CC8",
+            Fate::LinkOutside => "CC13",
+            Fate::AlreadyLoaded if self.link.is_some() => "CC13",
             Fate::TooDeep | Fate::AlreadyLoaded => "CC5",
             Fate::NotText | Fate::Missing => "CC4",
         }
@@ -243,10 +254,14 @@ impl MemoryFile {
 
     /// Why the file is in the block, or why not, in words, with the rule behind it.
     pub fn reason(&self, cwd: &Path, approval: &Approval) -> String {
-        let why_here = match (&self.parent, self.kind) {
-            (Some(parent), _) => format!("imported by {} (CC4)", parent.display()),
-            (None, Kind::User) => "the user's file for every project, in ~/.claude (CC1)".to_owned(),
-            (None, Kind::Project | Kind::Local) => {
+        let why_here = match (&self.parent, self.kind, &self.link) {
+            (Some(parent), _, _) => format!("imported by {} (CC4)", parent.display()),
+            (None, _, Some(link)) => format!(
+                "the rules folder's link {} points here: Claude Code names a linked rule by its target's real path, at the link's place (CC13)",
+                link.display()
+            ),
+            (None, Kind::User, None) => "the user's file for every project, in ~/.claude (CC1)".to_owned(),
+            (None, Kind::Project | Kind::Local, None) => {
                 "a rule file in a directory from the filesystem root down to the working directory (CC3)"
                     .to_owned()
             }
@@ -271,6 +286,14 @@ impl MemoryFile {
                 self.depth
             ),
             Fate::NotText => format!("{why_here}; left out: not a text file extension (CC4)"),
+            Fate::LinkOutside => format!(
+                "{why_here}; left out: the target is outside the working directory {} and {} (CC13)",
+                cwd.display(),
+                approval.describe()
+            ),
+            Fate::AlreadyLoaded if self.link.is_some() => {
+                format!("{why_here}; not repeated: the target is already loaded (CC13)")
+            }
             Fate::AlreadyLoaded => format!("{why_here}; not repeated: already loaded (CC5)"),
             Fate::Missing => format!("{why_here}; left out: no such file (CC4)"),
             Fate::Unreadable { reason } => format!("{why_here}; left out: cannot be read ({reason})"),
@@ -326,14 +349,7 @@ pub fn claude_md_context(db: &dyn Db, ws: Workspace) -> ClaudeMdContext {
     let project = if tree.is_git() { tree.root.clone() } else { cwd.clone() };
     let approval = approval::approval(db, ws.host(db), project).clone();
     let home = ws.host(db).home(db).clone();
-    let mut loader = Loader {
-        db,
-        cwd: &cwd,
-        home: &home,
-        approved: approval.approved(),
-        seen: HashSet::new(),
-        files: Vec::new(),
-    };
+    let mut loader = Loader::new(db, &cwd, &home, approval.approved(), true);
 
     // CC1: the user's files, whose imports may go anywhere.
     loader.load(&config_dir.join("CLAUDE.md"), Kind::User, 0, None, false);
@@ -363,14 +379,24 @@ fn walk_dirs(cwd: &Path) -> Vec<PathBuf> {
 struct Loader<'a> {
     db: &'a dyn Db,
     cwd: &'a Path,
+    /// CC13: the working directory's real path, which a linked rule must stay inside (the
+    /// process's working directory is a real path).
+    real_cwd: PathBuf,
     home: &'a Path,
     /// CC8: `hasClaudeMdExternalIncludesApproved`.
     approved: bool,
+    /// CC2 trims each file's text in the first message; CC11 attaches it untrimmed.
+    trim: bool,
     seen: HashSet<PathBuf>,
     files: Vec<MemoryFile>,
 }
 
-impl Loader<'_> {
+impl<'a> Loader<'a> {
+    fn new(db: &'a dyn Db, cwd: &'a Path, home: &'a Path, approved: bool, trim: bool) -> Self {
+        let real_cwd = real_path(db, cwd);
+        Loader { db, cwd, real_cwd, home, approved, trim, seen: HashSet::new(), files: Vec::new() }
+    }
+
     fn record(
         &mut self,
         source: &Path,
@@ -384,6 +410,7 @@ impl Loader<'_> {
             kind,
             parent: parent.map(Path::to_path_buf),
             depth,
+            link: None,
             content: String::new(),
             fate,
         });
@@ -458,7 +485,8 @@ impl Loader<'_> {
             _ => Fate::Sent,
         };
         let index = self.record(source, kind, depth, parent, fate);
-        js_trim(&parsed.content).clone_into(&mut self.files[index].content);
+        let content = if self.trim { js_trim(&parsed.content) } else { &parsed.content };
+        content.clone_into(&mut self.files[index].content);
         let mut loaded = vec![index];
         let dir = source.parent().unwrap_or(source).to_path_buf();
         for import in parsed.imports {
@@ -472,26 +500,80 @@ impl Loader<'_> {
         loaded
     }
 
-    /// CC6: every `.md` file below a rules directory, recursively, names sorted; a rule
-    /// with `paths:` (and what it imports with `paths:`) is held back.
+    /// CC6: every `.md` file below a rules directory, recursively, in the listing's
+    /// order; a rule with `paths:` (and what it imports with `paths:`) is held back.
     fn rules_dir(&mut self, dir: &Path, kind: Kind) {
-        let listing = dir_listing(self.db, self.db.files().get(self.db, dir)).clone();
-        for entry in listing.iter() {
-            let child = dir.join(&entry.name);
-            let is_dir = match entry.kind {
-                EntryKind::Directory => true,
-                EntryKind::Symlink => {
-                    self.db.files().get(self.db, &child).kind(self.db) == FileKind::Directory
+        // CC13: a project's rules folder that is a link, or sits in a `.claude` that is one,
+        // and leads outside the working directory is skipped whole without approval. Told
+        // by real paths alone (no listing of the folder above, which changes with every new
+        // file there): the link is at `.claude` or `rules` when the folder holding `.claude`
+        // resolves elsewhere than the rules folder's parent's parent.
+        if kind != Kind::User && !self.approved {
+            let real = real_path(self.db, dir);
+            if real != dir && !real.starts_with(&self.real_cwd) {
+                let holder = dir.parent().and_then(Path::parent);
+                let at_claude_or_rules = holder
+                    .is_none_or(|holder| real_path(self.db, holder).join(".claude").join("rules") != real);
+                if at_claude_or_rules {
+                    self.record_link(&real, kind, dir, Fate::LinkOutside);
+                    return;
                 }
-                EntryKind::File | EntryKind::Other => false,
-            };
-            if is_dir {
-                self.rules_dir(&child, kind);
-            } else if Path::new(&entry.name).extension().is_some_and(|ext| ext == "md") {
-                // Claude Code's test is `name.endsWith(".md")`: case-sensitive, as here.
-                self.load(&child, kind, 0, None, true);
             }
         }
+        self.rules_walk(dir, kind, &mut HashSet::new());
+    }
+
+    /// CC13: Claude Code walks a rules folder by real paths: each entry is loaded (or
+    /// descended into) as its target's real path, at the entry's place; a link whose target
+    /// is outside the working directory is skipped for a project without approval of
+    /// external imports (the user's rules follow links anywhere). A folder already walked is
+    /// not walked again, so a link back up ends.
+    fn rules_walk(&mut self, dir: &Path, kind: Kind, walked: &mut HashSet<PathBuf>) {
+        let real_dir = real_path(self.db, dir);
+        if !walked.insert(real_dir.clone()) {
+            return;
+        }
+        let may_leave_cwd = kind == Kind::User || self.approved;
+        let listing = dir_listing(self.db, self.db.files().get(self.db, dir)).clone();
+        for entry in listing.iter() {
+            let child = dir.join(entry.name.as_str());
+            let (target, target_kind) = match entry.kind {
+                EntryKind::Symlink => {
+                    (real_path(self.db, &child), self.db.files().get(self.db, &child).kind(self.db))
+                }
+                EntryKind::Directory => (real_dir.join(entry.name.as_str()), FileKind::Directory),
+                EntryKind::File => (real_dir.join(entry.name.as_str()), FileKind::File),
+                EntryKind::Other => continue,
+            };
+            let linked = target != real_dir.join(entry.name.as_str());
+            let outside = linked && !may_leave_cwd && !target.starts_with(&self.real_cwd);
+            // Claude Code's test is `name.endsWith(".md")` on the entry's own name:
+            // case-sensitive, as here.
+            let markdown = Path::new(entry.name.as_str()).extension().is_some_and(|ext| ext == "md");
+            match target_kind {
+                FileKind::Directory if outside => self.record_link(&target, kind, &child, Fate::LinkOutside),
+                FileKind::Directory => self.rules_walk(&target, kind, walked),
+                FileKind::File if markdown && outside => {
+                    self.record_link(&target, kind, &child, Fate::LinkOutside);
+                }
+                FileKind::File if markdown => {
+                    let loaded = self.load(&target, kind, 0, None, true);
+                    if linked {
+                        match loaded.first() {
+                            Some(&index) => self.files[index].link = Some(child),
+                            None => self.record_link(&target, kind, &child, Fate::AlreadyLoaded),
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// CC13: a rules folder's link that loads nothing itself.
+    fn record_link(&mut self, target: &Path, kind: Kind, link: &Path, fate: Fate) {
+        let index = self.record(target, kind, 0, None, fate);
+        self.files[index].link = Some(link.to_path_buf());
     }
 }
 

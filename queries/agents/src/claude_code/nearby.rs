@@ -46,10 +46,10 @@ impl ReadAttachment {
     }
 }
 
-/// CC11: one attached file.
+/// CC11: one attached file, its text untrimmed and followed by one line break.
 pub fn reminder(file: &MemoryFile) -> String {
     format!(
-        "<system-reminder>\nContents of {}:\n\n{}\n\n</system-reminder>",
+        "<system-reminder>\nContents of {}:\n\n{}\n</system-reminder>",
         path::display(&file.source),
         file.content
     )
@@ -63,8 +63,8 @@ pub fn read_attachment(db: &dyn Db, ws: Workspace, file: PathBuf) -> ReadAttachm
     let cwd = ws.cwd(db).clone();
     let home = ws.host(db).home(db).clone();
     // Nested loads never follow imports out of the working directory (CC8).
-    let mut loader =
-        Loader { db, cwd: &cwd, home: &home, approved: false, seen: HashSet::new(), files: Vec::new() };
+    // A Read attaches each text untrimmed (CC11).
+    let mut loader = Loader::new(db, &cwd, &home, false, false);
 
     // The user's rules with `paths:`, matched from the working directory.
     loader.rules_for_read(&config_dir(db, ws).join("rules"), Kind::User, &cwd, &file, false);

@@ -40,6 +40,7 @@ fn fate_word(fate: &Fate) -> (&'static str, &'static str) {
         Fate::Empty => ("empty", "CC9"),
         Fate::Conditional { .. } => ("conditional", "CC6"),
         Fate::ExternalNotApproved => ("not_approved", "CC8"),
+        Fate::LinkOutside => ("link_outside", "CC13"),
         Fate::TooDeep => ("too_deep", "CC5"),
         Fate::NotText => ("not_text", "CC4"),
         Fate::AlreadyLoaded => ("already_loaded", "CC5"),
@@ -52,6 +53,7 @@ fn rule(file: &MemoryFile) -> &'static str {
     match (&file.parent, file.kind, &file.fate) {
         (Some(_), _, _) => "CC4",
         (None, _, Fate::Matched { .. }) => "CC11",
+        (None, _, _) if file.link.is_some() => "CC13",
         (None, super::Kind::User, _) => "CC1",
         (None, _, _) => "CC3",
     }

@@ -114,9 +114,15 @@ pub enum Fate {
     Sent,
     /// CP6: a table row only; its text is attached to views of matching files.
     Listed,
-    /// CP4: a `<custom_instruction>` with the same text was sent before it.
+    /// CP4: a `<custom_instruction>` with the same text (imports expanded) was sent
+    /// before it.
     Duplicate {
         /// The file sent first.
+        of: PathBuf,
+    },
+    /// CP4: on a view, a link to a file attached before it (the same real path).
+    SameFile {
+        /// The file attached first.
         of: PathBuf,
     },
     /// CP6: `excludeAgent: coding-agent`.
@@ -180,7 +186,7 @@ impl RuleFile {
             Fate::Sent if self.placement == Placement::Read && !self.patterns.is_empty() => "CP11",
             Fate::Sent | Fate::Unreadable { .. } => found,
             Fate::Listed => "CP7",
-            Fate::Duplicate { .. } => "CP4",
+            Fate::Duplicate { .. } | Fate::SameFile { .. } => "CP4",
             Fate::Excluded => "CP6",
             Fate::NotMatched => "CP11",
         }
@@ -220,7 +226,10 @@ impl RuleFile {
                 self.patterns.join(", ")
             ),
             Fate::Duplicate { of } => {
-                format!("left out: the same text was sent for {} (CP4)", of.display())
+                format!("left out: the same text, imports expanded, was sent for {} (CP4)", of.display())
+            }
+            Fate::SameFile { of } => {
+                format!("left out: the same file, through a link, is attached as {} (CP4)", of.display())
             }
             Fate::Excluded => "left out: its front matter excludes the coding agent (CP6)".to_owned(),
             Fate::Unreadable { reason } => format!("left out: cannot be read ({reason}) ({})", self.rule()),
@@ -402,7 +411,7 @@ pub fn copilot_context(db: &dyn Db, ws: Workspace) -> CopilotContext {
             push_named(&mut files, &dir, "GEMINI.md", Kind::Model, Level::Between);
         }
     }
-    dedupe(db, &mut files);
+    dedupe(&mut files);
 
     // CP5: the instruction folders.
     let mut folders = vec![(home.join("instructions"), Kind::Instructions, Level::Home, home.clone())];
@@ -494,20 +503,20 @@ pub fn imports_apply(source: &Path) -> bool {
     })
 }
 
-/// CP4: a `<custom_instruction>` whose text (as read, before imports) equals an earlier
-/// one's is left out.
-fn dedupe(db: &dyn Db, files: &mut [RuleFile]) {
+/// CP4: a `<custom_instruction>` whose text, imports expanded (CP9), equals an earlier
+/// one's is left out: two equal `AGENTS.md` importing different files are both sent, and so
+/// is a `GEMINI.md` (never expanded) equal to an `AGENTS.md` that imports something.
+fn dedupe(files: &mut [RuleFile]) {
     let mut first: Vec<(String, PathBuf)> = Vec::new();
     for file in files.iter_mut() {
         if file.fate != Fate::Sent {
             continue;
         }
-        let raw = read(db, &file.source).unwrap_or_default();
-        if let Some((_, of)) = first.iter().find(|(text, _)| *text == raw) {
+        if let Some((_, of)) = first.iter().find(|(text, _)| *text == file.content) {
             file.fate = Fate::Duplicate { of: of.clone() };
             file.text.clear();
         } else {
-            first.push((raw, file.source.clone()));
+            first.push((file.content.clone(), file.source.clone()));
         }
     }
 }

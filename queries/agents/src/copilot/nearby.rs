@@ -86,7 +86,27 @@ pub fn copilot_read(db: &dyn Db, ws: Workspace, target: PathBuf) -> CopilotRead 
     for dir in dir.ancestors().take_while(|d| *d != ctx.cwd && d.starts_with(&ctx.cwd)) {
         nested_dir(db, dir, &ctx.root, &relative, &mut read.files);
     }
+    attach_once(db, &mut read.files);
     read
+}
+
+/// CP4 on a view: a whole file whose real path was attached before it (a `CLAUDE.md`
+/// linked to the `AGENTS.md` beside it) is attached once; two regular files with equal
+/// text are both attached.
+fn attach_once(db: &dyn Db, files: &mut [RuleFile]) {
+    let mut attached: Vec<(PathBuf, PathBuf)> = Vec::new();
+    for file in files.iter_mut().filter(|f| f.fate == Fate::Sent && f.placement == Placement::Read) {
+        if !matches!(file.kind, Kind::Model | Kind::RepoFile) {
+            continue;
+        }
+        let real = real_path(db, &file.source);
+        if let Some((_, of)) = attached.iter().find(|(seen, _)| *seen == real) {
+            file.fate = Fate::SameFile { of: of.clone() };
+            file.text.clear();
+        } else {
+            attached.push((real, file.source.clone()));
+        }
+    }
 }
 
 /// CP12: one directory's files for a read: the repository file, AGENTS.md, CLAUDE.md,

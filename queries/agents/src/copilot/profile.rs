@@ -50,6 +50,7 @@ fn left_out(file: &RuleFile) -> LeftOut {
     let (fate, rule) = match file.fate {
         Fate::Sent | Fate::Listed => ("sent", rule(file)),
         Fate::Duplicate { .. } => ("duplicate", "CP4"),
+        Fate::SameFile { .. } => ("same_file", "CP4"),
         Fate::Excluded => ("excluded", "CP6"),
         Fate::Unreadable { .. } => ("unreadable", rule(file)),
         Fate::NotMatched => ("not_matched", if file.kind == Kind::Model { "CP12" } else { "CP11" }),

@@ -1,5 +1,5 @@
 //! The Kilo Code profile (`@kilocode/cli` 7.7.7): the rule files it puts in its system
-//! message, and the ones its read tool attaches. Rule ids (KI1–KI12) are defined in
+//! message, and the ones its read tool attaches. Rule ids (KI1–KI13) are defined in
 //! `docs/profiles/kilo.md`, each with the recorded case that confirms it.
 //!
 //! Kilo descends from opencode, and this module lives in the opencode crate because it
@@ -9,9 +9,10 @@
 //! its global paths (`~/.config/kilo`, KI1), the rule folders and `.kilocoderules` its
 //! legacy-config migration turns into instruction entries (KI4, KI8), and how it reads a rule
 //! file (a project file must stay inside the project, `{env:…}` and `{file:…}` are
-//! substituted: KI7, KI9). Kilo's config files (`kilo.json`, their `instructions`) are not
-//! modelled: the profile reads the files Kilo finds without any config.
+//! substituted: KI7, KI9), and the `instructions` of its config files (`kilo.json` beside
+//! `opencode.json`, a file failing its validation skipped whole: KI13).
 
+pub mod config;
 pub mod markdown;
 pub mod nearby;
 pub mod profile;
@@ -20,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::fs::find_up;
+use crate::fs::{find_up, glob, glob_up};
 use crate::instructions::render_block;
 use ctxgraph_db::db::{Db, Workspace, env_var};
 use ctxgraph_db::files::dir_listing;
@@ -65,6 +66,13 @@ pub enum Kind {
         /// The mode.
         mode: &'static str,
     },
+    /// KI13: a match of an `instructions` entry of a config file.
+    Config {
+        /// The entry as written.
+        entry: String,
+        /// The config file that names it (the first, when several do).
+        from: PathBuf,
+    },
 }
 
 impl Kind {
@@ -75,6 +83,7 @@ impl Kind {
             Kind::Project { .. } => "KI2",
             Kind::HomeRule | Kind::ProjectRule | Kind::Legacy => "KI4",
             Kind::ModeRule { .. } | Kind::ModeLegacy { .. } => "KI8",
+            Kind::Config { .. } => "KI13",
         }
     }
 
@@ -98,6 +107,10 @@ impl Kind {
             Kind::ModeLegacy { mode } => {
                 format!("the `{mode}` mode's .kilocoderules-{mode}, sent whatever the mode (KI8)")
             }
+            Kind::Config { entry, from } => format!(
+                "the `instructions` entry {entry:?} of {} names it, after the rule folders (KI13)",
+                path::display(from)
+            ),
         }
     }
 }
@@ -359,6 +372,7 @@ pub fn kilo_context(db: &dyn Db, ws: Workspace) -> KiloContext {
             add(&mut docs, file, Kind::ModeLegacy { mode }, &project);
         }
     }
+    config_instructions(db, &config, &home, &cwd, &stop, &project, &mut docs, &mut skipped, &add);
     // KI12: only where a folder gives more than one block does its listing order show.
     let folder_of = |doc: &Doc| match doc.kind {
         Kind::HomeRule | Kind::ProjectRule | Kind::ModeRule { .. } => {
@@ -373,4 +387,102 @@ pub fn kilo_context(db: &dyn Db, ws: Workspace) -> KiloContext {
             doc.is_sent() && folder.is_some_and(|f| sent_folders.iter().filter(|s| **s == f).count() > 1);
     }
     KiloContext { cwd, git_root, scope, global_tried, names, winner, docs, skipped }
+}
+
+/// Adds a file to the docs once, where it first comes (`kilo_context`'s `add`).
+type AddDoc<'a> = &'a dyn Fn(&mut Vec<Doc>, PathBuf, Kind, &Trust);
+
+/// KI13: the `instructions` of Kilo's config files, in merge order (each entry once, where
+/// first named), after everything else; a file that fails validation is skipped whole.
+#[allow(clippy::too_many_arguments, reason = "the walk's own state, passed down once")]
+fn config_instructions(
+    db: &dyn Db,
+    global_dir: &Path,
+    home: &Path,
+    cwd: &Path,
+    root: &Path,
+    project: &Trust,
+    docs: &mut Vec<Doc>,
+    skipped: &mut Vec<Skipped>,
+    add: AddDoc<'_>,
+) {
+    // Each entry once, where first named; a skipped file's entries apart, to say why their
+    // files are not sent.
+    // (entry, the file naming it, whether that file is global)
+    let mut entries: Vec<(String, PathBuf, bool)> = Vec::new();
+    // (entry, the skipped file naming it, why Kilo skips that file)
+    let mut lost: Vec<(String, PathBuf, String)> = Vec::new();
+    for file in config::config_files(db, global_dir, cwd, root) {
+        if let Some(why) = &file.invalid {
+            skipped.push(Skipped {
+                source: file.path.clone(),
+                fate: "invalid_config",
+                rule: "KI13",
+                reason: format!(
+                    "Kilo skips this config file whole, its `instructions` with it, and says so only in its log: {why} (KI13)"
+                ),
+            });
+            lost.extend(file.instructions.into_iter().map(|entry| (entry, file.path.clone(), why.clone())));
+            continue;
+        }
+        for entry in file.instructions {
+            if !entries.iter().any(|(seen, ..)| *seen == entry) {
+                entries.push((entry, file.path.clone(), file.global));
+            }
+        }
+    }
+    for (entry, from, global) in entries {
+        let Some((hits, absolute)) = resolve_entry(db, &entry, home, cwd, root) else { continue };
+        // The global folder's absolute entries are trusted; the rest stay inside the project.
+        let trust = if global && absolute { Trust::Trusted } else { project.clone() };
+        for hit in hits {
+            add(docs, hit, Kind::Config { entry: entry.clone(), from: from.clone() }, &trust);
+        }
+    }
+    for (entry, from, why) in lost {
+        let Some((hits, _)) = resolve_entry(db, &entry, home, cwd, root) else { continue };
+        for hit in hits.into_iter().filter(|hit| !docs.iter().any(|d| d.source == *hit)) {
+            skipped.push(Skipped {
+                reason: format!(
+                    "named by the `instructions` entry {entry:?} of {}, a config file Kilo skips whole ({why}) (KI13)",
+                    path::display(&from)
+                ),
+                source: hit,
+                fate: "config_skipped",
+                rule: "KI13",
+            });
+        }
+    }
+}
+
+/// I5 as Kilo resolves an `instructions` entry: the files it names and whether it is
+/// absolute; `None` for a URL (fetched, not read from the disk: not modelled).
+fn resolve_entry(
+    db: &dyn Db,
+    entry: &str,
+    home: &Path,
+    cwd: &Path,
+    root: &Path,
+) -> Option<(Vec<PathBuf>, bool)> {
+    if entry.starts_with("https://") || entry.starts_with("http://") {
+        return None;
+    }
+    let expanded = match entry.strip_prefix("~/") {
+        Some(rest) => path::display(&home.join(rest)),
+        None => entry.to_owned(),
+    };
+    let absolute = Path::new(&expanded).is_absolute();
+    let hits = if absolute {
+        // Only the basename is a pattern; the directory is taken literally (I5).
+        let full = path::normalize(Path::new(&expanded));
+        let dir = full.parent().map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
+        let base = full.file_name().map(|b| b.to_string_lossy().into_owned()).unwrap_or_default();
+        glob(db, dir, base, false).iter().map(|hit| hit.to_path_buf()).collect()
+    } else {
+        glob_up(db, &expanded, cwd, root)
+            .into_iter()
+            .flat_map(|(_, hits)| hits.iter().map(|hit| hit.to_path_buf()).collect::<Vec<_>>())
+            .collect()
+    };
+    Some((hits, absolute))
 }
