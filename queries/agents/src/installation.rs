@@ -91,6 +91,18 @@ pub fn entries_starting_with(fs: &dyn System, dir: &Path, prefix: &str) -> Vec<P
     found
 }
 
+/// The npm package `name` (`@scope/name`) a path leads to: the package folder itself, a
+/// file in it, or the link npm puts in `bin` (through symlinks, up to three folders up).
+pub fn npm_package_dir(fs: &dyn System, start: &Path, name: &str) -> Option<PathBuf> {
+    let real = fs.canonicalize(start).ok()?;
+    let dirs: Vec<&Path> =
+        if is_dir(fs, &real) { vec![&real] } else { real.ancestors().skip(1).take(3).collect() };
+    let quoted = format!("\"{name}\"");
+    dirs.into_iter()
+        .find(|dir| read_text(fs, &dir.join("package.json")).is_some_and(|text| text.contains(&quoted)))
+        .map(Path::to_path_buf)
+}
+
 /// A file read through [`System::read_at`]: `Read` and `Seek` over a file too big to hold.
 #[derive(Debug)]
 pub struct SystemFile<'a> {

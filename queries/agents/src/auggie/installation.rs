@@ -7,11 +7,10 @@
 //! (`augment.mjs`), or the link npm puts in `bin`. The package is only read, never run.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use ctxgraph_db::installation::AssetRecord;
 use ctxgraph_db::profile::{InstallationSearch, WordingSource};
-use ctxgraph_db::system::System;
 
 use crate::installation::{self, Lookup};
 
@@ -78,7 +77,7 @@ pub fn wording(search: &InstallationSearch<'_>) -> Wording {
         Ok(start) => start,
         Err(reason) => return Wording::unavailable(reason),
     };
-    let Some(package) = package_dir(fs, &start) else {
+    let Some(package) = installation::npm_package_dir(fs, &start, "@augmentcode/auggie") else {
         return Wording::unavailable(format!(
             "{}: no @augmentcode/auggie package found there",
             start.display()
@@ -92,22 +91,6 @@ pub fn wording(search: &InstallationSearch<'_>) -> Wording {
         }
         Err(err) => Wording::unavailable(format!("{}: {err}", bundle.display())),
     }
-}
-
-/// The package directory a path leads to (through symlinks, up to three folders up).
-fn package_dir(fs: &dyn System, start: &Path) -> Option<PathBuf> {
-    let real = fs.canonicalize(start).ok()?;
-    let dirs: Vec<&Path> = if installation::is_dir(fs, &real) {
-        vec![&real]
-    } else {
-        real.ancestors().skip(1).take(3).collect()
-    };
-    dirs.into_iter()
-        .find(|dir| {
-            installation::read_text(fs, &dir.join("package.json"))
-                .is_some_and(|text| text.contains("\"@augmentcode/auggie\""))
-        })
-        .map(Path::to_path_buf)
 }
 
 #[cfg(test)]

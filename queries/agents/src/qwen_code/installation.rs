@@ -6,10 +6,8 @@
 //! on `$PATH`. A path may be the package directory (`…/@qwen-code/qwen-code`), a file in it
 //! (`cli-entry.js`), or the link npm puts in `bin`. The package is only read, never run.
 
-use std::path::{Path, PathBuf};
 
 use ctxgraph_db::profile::InstallationSearch;
-use ctxgraph_db::system::System;
 
 use super::Wording;
 use super::language::RECORDED_VERSION;
@@ -27,7 +25,7 @@ pub fn wording(search: &InstallationSearch<'_>) -> Wording {
         Ok(start) => start,
         Err(reason) => return Wording::unavailable(reason),
     };
-    let Some(package) = package_dir(fs, &start) else {
+    let Some(package) = installation::npm_package_dir(fs, &start, "@qwen-code/qwen-code") else {
         return Wording::unavailable(format!(
             "{}: no @qwen-code/qwen-code package found there",
             start.display()
@@ -47,20 +45,4 @@ pub fn wording(search: &InstallationSearch<'_>) -> Wording {
         "{}: no output-language templates matching Qwen Code {RECORDED_VERSION}'s fingerprints",
         package.display(),
     ))
-}
-
-/// The package directory a path leads to (through symlinks, up to three folders up).
-fn package_dir(fs: &dyn System, start: &Path) -> Option<PathBuf> {
-    let real = fs.canonicalize(start).ok()?;
-    let dirs: Vec<&Path> = if installation::is_dir(fs, &real) {
-        vec![&real]
-    } else {
-        real.ancestors().skip(1).take(3).collect()
-    };
-    dirs.into_iter()
-        .find(|dir| {
-            installation::read_text(fs, &dir.join("package.json"))
-                .is_some_and(|text| text.contains("\"@qwen-code/qwen-code\""))
-        })
-        .map(Path::to_path_buf)
 }
