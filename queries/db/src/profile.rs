@@ -709,6 +709,18 @@ impl Frame {
     }
 }
 
+/// A file discovery looked at: sent (to `placement`) or not, with the rule and reason.
+pub fn looked_at(
+    agent: Agent,
+    sent: bool,
+    placement: &'static str,
+    rule: &'static str,
+    reason: String,
+) -> AgentFate {
+    let status = if sent { Status::Sent } else { Status::NotSent };
+    AgentFate { agent: agent.name(), status, placement: sent.then_some(placement), rule, reason }
+}
+
 /// What a file is when no stage of an agent's discovery sends it.
 pub fn not_sent(agent: Agent, rule: &'static str, reason: String) -> AgentFate {
     AgentFate { agent: agent.name(), status: Status::NotSent, placement: None, rule, reason }

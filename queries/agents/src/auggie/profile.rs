@@ -9,7 +9,7 @@ use ctxgraph_db::db::{Db, Workspace};
 use ctxgraph_db::lint::{Budget, Finding};
 use ctxgraph_db::profile::{
     About, AgentFate, Frame, InstallationSearch, Layout, LayoutBuilder, LeftOut, Part, Placement, Profile,
-    ProfileError, ReadLayout, Request, Source, Status, Wording as AnyWording,
+    ProfileError, ReadLayout, Request, Source, Status, Wording as AnyWording, looked_at, not_sent,
 };
 use ctxgraph_db::tokens::TokenCounter;
 
@@ -168,14 +168,14 @@ impl Profile for Auggie {
     fn fate(&self, db: &dyn Db, ws: Workspace, _: &dyn TokenCounter, file: &Path) -> AgentFate {
         let found = auggie_request(db, ws);
         if let Some(candidate) = found.candidates.iter().find(|c| c.source == file) {
-            let status = if candidate.fate == Fate::Sent { Status::Sent } else { Status::NotSent };
-            return AgentFate {
-                agent: self.agent().name(),
-                status,
-                placement: (status == Status::Sent).then_some("the chat request to Augment's server"),
-                rule: candidate.rule(),
-                reason: candidate.reason(),
-            };
+            let sent = candidate.fate == Fate::Sent;
+            return looked_at(
+                self.agent(),
+                sent,
+                "the chat request to Augment's server",
+                candidate.rule(),
+                candidate.reason(),
+            );
         }
         let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let (rule, reason) = if super::SHARED_FILES.contains(&name.as_str())
@@ -193,7 +193,7 @@ impl Profile for Auggie {
         } else {
             ("AU3", "not one of the places Auggie reads: AGENTS.md and CLAUDE.md at the repository root, .md files under .augment/rules and ~/.augment/rules, .augment-guidelines, SKILL.md files in the skills folders (AU2, AU3, AU6, AU7)".to_owned())
         };
-        ctxgraph_db::profile::not_sent(self.agent(), rule, reason)
+        not_sent(self.agent(), rule, reason)
     }
 
     fn lint(

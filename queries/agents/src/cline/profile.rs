@@ -10,7 +10,7 @@ use ctxgraph_db::db::{Db, Workspace};
 use ctxgraph_db::lint::{Budget, Finding};
 use ctxgraph_db::profile::{
     About, AgentFate, Frame, Layout, LayoutBuilder, LeftOut, Part, Placement, Profile, ProfileError,
-    ReadLayout, Request, Source, Status, WordingSource,
+    ReadLayout, Request, Source, Status, WordingSource, looked_at, not_sent,
 };
 use ctxgraph_db::tokens::TokenCounter;
 
@@ -109,14 +109,14 @@ impl Profile for Cline {
     fn fate(&self, db: &dyn Db, ws: Workspace, _: &dyn TokenCounter, file: &Path) -> AgentFate {
         let rules = cline_rules(db, ws);
         if let Some(candidate) = rules.candidates.iter().find(|c| c.source == file) {
-            let status = if candidate.fate == Fate::Sent { Status::Sent } else { Status::NotSent };
-            return AgentFate {
-                agent: self.agent().name(),
-                status,
-                placement: (status == Status::Sent).then_some("the system prompt's # Rules section"),
-                rule: candidate.rule(),
-                reason: candidate.reason(),
-            };
+            let sent = candidate.fate == Fate::Sent;
+            return looked_at(
+                self.agent(),
+                sent,
+                "the system prompt's # Rules section",
+                candidate.rule(),
+                candidate.reason(),
+            );
         }
         let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let (rule, reason) = if let Some((_, whose)) = NOT_READ.iter().find(|(known, _)| *known == name) {
@@ -130,7 +130,7 @@ impl Profile for Cline {
         } else {
             ("CL2", "not one of the places Cline reads: the workspace's AGENTS.md, .clinerules (a file, or a folder's top-level .md, .markdown and .txt files), .cline/rules (CL2, CL4)".to_owned())
         };
-        ctxgraph_db::profile::not_sent(self.agent(), rule, reason)
+        not_sent(self.agent(), rule, reason)
     }
 
     fn lint(

@@ -9,7 +9,7 @@ use ctxgraph_db::db::{Db, Workspace};
 use ctxgraph_db::lint::{Budget, Finding};
 use ctxgraph_db::profile::{
     About, AgentFate, Frame, Layout, LayoutBuilder, LeftOut, Part, Placement, Profile, ProfileError,
-    ReadLayout, Request, Source, Status, WordingSource,
+    ReadLayout, Request, Source, Status, WordingSource, looked_at, not_sent,
 };
 use ctxgraph_db::tokens::TokenCounter;
 
@@ -111,14 +111,14 @@ impl Profile for ContinueCli {
     fn fate(&self, db: &dyn Db, ws: Workspace, _: &dyn TokenCounter, file: &Path) -> AgentFate {
         let rules = continue_rules(db, ws);
         if let Some(candidate) = rules.candidates.iter().find(|c| c.source == file) {
-            let status = if candidate.fate == Fate::Sent { Status::Sent } else { Status::NotSent };
-            return AgentFate {
-                agent: self.agent().name(),
-                status,
-                placement: (status == Status::Sent).then_some("the system message's userRules block"),
-                rule: candidate.rule(),
-                reason: candidate.reason(),
-            };
+            let sent = candidate.fate == Fate::Sent;
+            return looked_at(
+                self.agent(),
+                sent,
+                "the system message's userRules block",
+                candidate.rule(),
+                candidate.reason(),
+            );
         }
         let (rule, reason) = if file.parent() == Some(rules.workspace.as_path()) {
             ("CN2", "not a file Continue reads: in the working directory only the first of AGENTS.md, AGENT.md, CLAUDE.md, CODEX.md, and .md files below .continue/rules (CN2, CN3)".to_owned())
@@ -131,7 +131,7 @@ impl Profile for ContinueCli {
             );
             ("CN1", reason)
         };
-        ctxgraph_db::profile::not_sent(self.agent(), rule, reason)
+        not_sent(self.agent(), rule, reason)
     }
 
     fn lint(

@@ -6,7 +6,6 @@
 //! on `$PATH`. A path may be the package directory (`…/@qwen-code/qwen-code`), a file in it
 //! (`cli-entry.js`), or the link npm puts in `bin`. The package is only read, never run.
 
-
 use ctxgraph_db::profile::InstallationSearch;
 
 use super::Wording;
