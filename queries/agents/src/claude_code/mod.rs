@@ -10,6 +10,7 @@
 //! `explain` can say why a file is in or out.
 
 pub mod approval;
+pub mod excludes;
 pub mod fate;
 pub mod installation;
 pub mod markdown;
@@ -193,6 +194,13 @@ pub enum Fate {
     AlreadyLoaded,
     /// CC4: an import that names nothing, or a directory.
     Missing,
+    /// CC14: a `claudeMdExcludes` pattern matches it.
+    Excluded {
+        /// The pattern.
+        pattern: String,
+        /// The settings file that holds it.
+        settings: PathBuf,
+    },
     /// Could not be read, or over 4 MiB (Claude Code skips it).
     Unreadable {
         /// Why.
@@ -249,6 +257,7 @@ impl MemoryFile {
             Fate::AlreadyLoaded if self.link.is_some() => "CC13",
             Fate::TooDeep | Fate::AlreadyLoaded => "CC5",
             Fate::NotText | Fate::Missing => "CC4",
+            Fate::Excluded { .. } => "CC14",
         }
     }
 
@@ -286,6 +295,10 @@ impl MemoryFile {
                 self.depth
             ),
             Fate::NotText => format!("{why_here}; left out: not a text file extension (CC4)"),
+            Fate::Excluded { pattern, settings } => format!(
+                "{why_here}; left out: claudeMdExcludes pattern `{pattern}` in {} matches it (CC14)",
+                settings.display()
+            ),
             Fate::LinkOutside => format!(
                 "{why_here}; left out: the target is outside the working directory {} and {} (CC13)",
                 cwd.display(),
@@ -349,7 +362,8 @@ pub fn claude_md_context(db: &dyn Db, ws: Workspace) -> ClaudeMdContext {
     let project = if tree.is_git() { tree.root.clone() } else { cwd.clone() };
     let approval = approval::approval(db, ws.host(db), project).clone();
     let home = ws.host(db).home(db).clone();
-    let mut loader = Loader::new(db, &cwd, &home, approval.approved(), true);
+    let excludes = excludes::claude_md_excludes(db, ws);
+    let mut loader = Loader::new(db, &cwd, &home, approval.approved(), true, excludes);
 
     // CC1: the user's files, whose imports may go anywhere.
     loader.load(&config_dir.join("CLAUDE.md"), Kind::User, 0, None, false);
@@ -387,14 +401,23 @@ struct Loader<'a> {
     approved: bool,
     /// CC2 trims each file's text in the first message; CC11 attaches it untrimmed.
     trim: bool,
+    /// CC14: the patterns that keep files out.
+    excludes: &'a excludes::Excludes,
     seen: HashSet<PathBuf>,
     files: Vec<MemoryFile>,
 }
 
 impl<'a> Loader<'a> {
-    fn new(db: &'a dyn Db, cwd: &'a Path, home: &'a Path, approved: bool, trim: bool) -> Self {
+    fn new(
+        db: &'a dyn Db,
+        cwd: &'a Path,
+        home: &'a Path,
+        approved: bool,
+        trim: bool,
+        excludes: &'a excludes::Excludes,
+    ) -> Self {
         let real_cwd = real_path(db, cwd);
-        Loader { db, cwd, real_cwd, home, approved, trim, seen: HashSet::new(), files: Vec::new() }
+        Loader { db, cwd, real_cwd, home, approved, trim, excludes, seen: HashSet::new(), files: Vec::new() }
     }
 
     fn record(
@@ -433,6 +456,12 @@ impl<'a> Loader<'a> {
             if is_import {
                 self.record(source, kind, depth, parent, Fate::AlreadyLoaded);
             }
+            return Vec::new();
+        }
+        if let Some(exclude) = self.excludes.matching(source) {
+            let fate =
+                Fate::Excluded { pattern: exclude.pattern.clone(), settings: exclude.settings.clone() };
+            self.record(source, kind, depth, parent, fate);
             return Vec::new();
         }
         if depth >= MAX_IMPORT_DEPTH {

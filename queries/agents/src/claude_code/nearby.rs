@@ -64,7 +64,8 @@ pub fn read_attachment(db: &dyn Db, ws: Workspace, file: PathBuf) -> ReadAttachm
     let home = ws.host(db).home(db).clone();
     // Nested loads never follow imports out of the working directory (CC8).
     // A Read attaches each text untrimmed (CC11).
-    let mut loader = Loader::new(db, &cwd, &home, false, false);
+    let excludes = super::excludes::claude_md_excludes(db, ws);
+    let mut loader = Loader::new(db, &cwd, &home, false, false, excludes);
 
     // The user's rules with `paths:`, matched from the working directory.
     loader.rules_for_read(&config_dir(db, ws).join("rules"), Kind::User, &cwd, &file, false);

@@ -46,6 +46,7 @@ fn fate_word(fate: &Fate) -> (&'static str, &'static str) {
         Fate::AlreadyLoaded => ("already_loaded", "CC5"),
         Fate::Missing => ("missing", "CC4"),
         Fate::Unreadable { .. } => ("unreadable", "CC3"),
+        Fate::Excluded { .. } => ("excluded", "CC14"),
     }
 }
 
@@ -69,7 +70,14 @@ const ABOUT: About = About {
     title: "Claude Code",
     release: "claude-code-2.1.332",
     doc: "docs/profiles/claude-code.md",
-    files: &["CLAUDE.md", "CLAUDE.local.md", ".claude/CLAUDE.md", ".claude/rules/**"],
+    files: &[
+        "CLAUDE.md",
+        "CLAUDE.local.md",
+        ".claude/CLAUDE.md",
+        ".claude/rules/**",
+        ".claude/settings.json",
+        ".claude/settings.local.json",
+    ],
 };
 
 /// `PostToolUse` in `.claude/settings.json`, after the tools that write a file; the findings

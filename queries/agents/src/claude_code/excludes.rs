@@ -1,0 +1,97 @@
+//! CC14: `claudeMdExcludes`, the user's way to keep rule files out of the block. Claude Code
+//! reads the list from `~/.claude/settings.json`, the working directory's
+//! `.claude/settings.json` and its `.claude/settings.local.json`, and drops every rule file,
+//! import or nested file (on a Read) whose absolute path a pattern matches: a glob (`*` stays
+//! within a folder, `**` crosses folders) or an absolute path.
+
+use std::path::{Path, PathBuf};
+
+use globset::{Glob, GlobBuilder, GlobMatcher};
+use serde::Serialize;
+
+use ctxgraph_db::db::{Db, Workspace};
+use ctxgraph_db::files::file_bytes;
+
+/// The settings key.
+pub const EXCLUDES_KEY: &str = "claudeMdExcludes";
+
+/// One pattern, and the settings file that gave it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Exclude {
+    /// As written.
+    pub pattern: String,
+    /// The settings file.
+    pub settings: PathBuf,
+}
+
+/// Every pattern in force, in the order the settings files were read.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Excludes {
+    patterns: Vec<Exclude>,
+}
+
+impl Excludes {
+    /// The first pattern that matches `path` (absolute).
+    pub fn matching(&self, path: &Path) -> Option<&Exclude> {
+        self.patterns.iter().find(|exclude| matcher(&exclude.pattern).is_some_and(|m| m.is_match(path)))
+    }
+}
+
+fn matcher(pattern: &str) -> Option<GlobMatcher> {
+    let glob: Glob = GlobBuilder::new(pattern).literal_separator(true).build().ok()?;
+    Some(glob.compile_matcher())
+}
+
+/// The settings files Claude Code takes the list from, in its order.
+fn settings_files(db: &dyn Db, ws: Workspace) -> [PathBuf; 3] {
+    let cwd = ws.cwd(db);
+    [
+        ws.host(db).home(db).join(".claude").join("settings.json"),
+        cwd.join(".claude").join("settings.json"),
+        cwd.join(".claude").join("settings.local.json"),
+    ]
+}
+
+/// CC14: the patterns of `ws`'s settings files. A file that is missing, not JSON, or whose
+/// key is not a list of strings gives none.
+#[salsa::tracked(returns(ref))]
+pub fn claude_md_excludes(db: &dyn Db, ws: Workspace) -> Excludes {
+    let mut patterns = Vec::new();
+    for settings in settings_files(db, ws) {
+        let file = db.files().get(db, &settings);
+        let Ok(bytes) = file_bytes(db, file) else { continue };
+        let Ok(json) = serde_json::from_slice::<serde_json::Value>(bytes) else { continue };
+        let Some(list) = json.get(EXCLUDES_KEY).and_then(serde_json::Value::as_array) else { continue };
+        for pattern in list.iter().filter_map(serde_json::Value::as_str) {
+            patterns.push(Exclude { pattern: pattern.to_owned(), settings: settings.clone() });
+        }
+    }
+    Excludes { patterns }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn excludes(patterns: &[&str]) -> Excludes {
+        Excludes {
+            patterns: patterns
+                .iter()
+                .map(|p| Exclude { pattern: (*p).to_owned(), settings: PathBuf::from("/s.json") })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn globs_match_absolute_paths_and_a_star_stays_in_its_folder() {
+        let set = excludes(&["**/rules/x.md", "/p/CLAUDE.local.md", "/p/*.md"]);
+        assert_eq!(
+            set.matching(Path::new("/home/u/p/.claude/rules/x.md")).map(|e| e.pattern.as_str()),
+            Some("**/rules/x.md")
+        );
+        assert!(set.matching(Path::new("/p/CLAUDE.local.md")).is_some());
+        assert!(set.matching(Path::new("/p/CLAUDE.md")).is_some());
+        assert!(set.matching(Path::new("/p/sub/CLAUDE.md")).is_none());
+        assert!(set.matching(Path::new("/p/.claude/rules/y.md")).is_none());
+    }
+}
