@@ -89,13 +89,18 @@ fn load(dir: &Path) -> Case {
     toml::from_str(&text).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
 }
 
-/// The capture scripts' layout: `<run>/proj` (a git repository), `<run>/home`, and the
-/// fixture's `above/` in `<run>` itself (the folder that holds the git root).
+/// The capture scripts' layout: `<run>/proj` (a git repository), `<run>/home`, the
+/// fixture's `above/` in `<run>` itself (the folder that holds the git root), and its
+/// `automemory/` as Claude Code's auto memory of `<run>/proj`.
 fn lay_out(dir: &Path, run: &Path, out: &mut dyn TreeWriter) {
     out.dir(&run.join("home"));
     copy_tree(&dir.join("above"), run, out);
     copy_tree(&dir.join("proj"), &run.join("proj"), out);
     copy_tree(&dir.join("home"), &run.join("home"), out);
+    // Claude Code's auto memory lives under a folder named after the project's path, which
+    // only the run knows (CC15): the fixture keeps it as `automemory/`.
+    let slug = ctxgraph_agents::claude_code::project_slug(&run.join("proj"));
+    copy_tree(&dir.join("automemory"), &run.join("home/.claude/projects").join(slug).join("memory"), out);
     git_worktree(&run.join("proj"), out);
 }
 
@@ -331,7 +336,10 @@ fn run_case(row: &Row, dir: &Path, disk: bool, fates: &mut Vec<Fate>) -> Result<
     let (mut engine, run, _scratch) = engine(dir, disk, &case.run.env);
     let proj = run.join("proj");
     let ws = engine.open(&normalize(&proj.join(&case.run.cwd))).map_err(|e| e.to_string())?;
-    let portable = |text: &str| text.replace(run.to_string_lossy().as_ref(), "<run>");
+    // CC15: Claude Code's auto memory sits in a folder named after the project's path.
+    let slug = ctxgraph_agents::claude_code::project_slug(&proj);
+    let portable =
+        |text: &str| text.replace(&slug, "<slug>").replace(run.to_string_lossy().as_ref(), "<run>");
     let request = request(&case, row.agent);
     let built = engine.agent_layout(ws, row.agent, &request);
     let layout = match (&row.refusal, case.run.refused) {

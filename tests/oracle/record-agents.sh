@@ -166,6 +166,12 @@ with_run() {  # case dir, scratch out
   rm -rf "$out.fix"; cp -a "$dir" "$out.fix"
   # (grep finds nothing in a case without `<run>`: not a failure.)
   { grep -rlZ -- '<run>' "$out.fix/proj" "$out.fix/home" "$out.fix/above" 2>/dev/null || true; } | xargs -0 -r sed -i "s#<run>#$out/run#g"
+  # Claude Code's auto memory of <run>/proj (CC15): its folder is named after that path.
+  if [ -d "$out.fix/automemory" ]; then
+    local slug; slug=$(python3 -c 'import re, sys; print(re.sub("[^A-Za-z0-9]", "-", sys.argv[1]))' "$out/run/proj")
+    mkdir -p "$out.fix/home/.claude/projects/$slug"
+    cp -a "$out.fix/automemory" "$out.fix/home/.claude/projects/$slug/memory"
+  fi
 }
 
 record_cc() {  # case dir, scratch out
@@ -187,6 +193,8 @@ import glob, json, re, sys, tomllib
 import blake3
 out, case = sys.argv[1], sys.argv[2]
 run = out + "/run"
+# CC15: the auto memory's folder is named after the project's path.
+slug = re.sub("[^A-Za-z0-9]", "-", run + "/proj")
 reads = tomllib.load(open(case + "/case.toml", "rb")).get("run", {}).get("reads", [])
 token = lambda text: "<prose:blake3=%s>" % blake3.blake3(text.encode()).hexdigest()
 def texts(content):
@@ -206,7 +214,7 @@ if block:
     block = "<system-reminder>\n" + token(preamble) + sep + rest
     block = re.sub(r"^(Contents of .*?)( \([^()]*\)):$", lambda m: m.group(1) + token(m.group(2)) + ":", block, flags=re.M)
 with open(case + "/oracle.out", "w", encoding="utf-8", newline="") as f:
-    f.write(block.replace(run, "<run>"))
+    f.write(block.replace(slug, "<slug>").replace(run, "<run>"))
 if reads:
     # The last request holds every Read and its result, in order.
     results = {b["tool_use_id"]: b["content"] for m in reqs[-1]["messages"] if isinstance(m["content"], list)
@@ -221,7 +229,7 @@ if reads:
         attached = result[result.find(found[0]):result.find(found[-1]) + len(found[-1])] if found else ""
         parts.append("--- read %s ---\n%s\n" % (read, attached))
     with open(case + "/oracle.read", "w", encoding="utf-8", newline="") as f:
-        f.write("".join(parts).replace(run, "<run>"))
+        f.write("".join(parts).replace(slug, "<slug>").replace(run, "<run>"))
 PY
 }
 

@@ -159,6 +159,8 @@ pub enum Kind {
     Project,
     /// `CLAUDE.local.md` and its imports (CC3).
     Local,
+    /// CC15: the auto memory's `MEMORY.md`, last.
+    AutoMemory,
 }
 
 /// What became of one file Claude Code looked at.
@@ -247,6 +249,7 @@ impl MemoryFile {
             (None, _) if self.link.is_some() => "CC13",
             (None, Kind::User) => "CC1",
             (None, Kind::Project | Kind::Local) => "CC3",
+            (None, Kind::AutoMemory) => "CC15",
         };
         match &self.fate {
             Fate::Sent | Fate::Unreadable { .. } => found,
@@ -272,6 +275,10 @@ impl MemoryFile {
             (None, Kind::User, None) => "the user's file for every project, in ~/.claude (CC1)".to_owned(),
             (None, Kind::Project | Kind::Local, None) => {
                 "a rule file in a directory from the filesystem root down to the working directory (CC3)"
+                    .to_owned()
+            }
+            (None, Kind::AutoMemory, None) => {
+                "the index of the project's auto memory in ~/.claude/projects, last in the block (CC15)"
                     .to_owned()
             }
         };
@@ -360,6 +367,7 @@ pub fn claude_md_context(db: &dyn Db, ws: Workspace) -> ClaudeMdContext {
     let config_dir = config_dir(db, ws);
     let tree = worktree(db, ws);
     let project = if tree.is_git() { tree.root.clone() } else { cwd.clone() };
+    let memory = config_dir.join("projects").join(project_slug(&project)).join("memory").join("MEMORY.md");
     let approval = approval::approval(db, ws.host(db), project).clone();
     let home = ws.host(db).home(db).clone();
     let excludes = excludes::claude_md_excludes(db, ws);
@@ -376,8 +384,35 @@ pub fn claude_md_context(db: &dyn Db, ws: Workspace) -> ClaudeMdContext {
         loader.rules_dir(&dir.join(".claude").join("rules"), Kind::Project);
         loader.load(&dir.join("CLAUDE.local.md"), Kind::Local, 0, None, false);
     }
+    // CC15: the project's auto memory, last.
+    loader.load(&memory, Kind::AutoMemory, 0, None, false);
     let files = loader.files;
     ClaudeMdContext { cwd, config_dir, approval, files }
+}
+
+/// CC15: the folder name Claude Code keeps a project's files under in `~/.claude/projects`:
+/// the project's path (the git root, else the working directory) with every character but
+/// an ASCII letter or digit written as `-`.
+pub fn project_slug(project: &Path) -> String {
+    project.to_string_lossy().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect()
+}
+
+/// CC15: how many lines of `MEMORY.md` Claude Code sends.
+pub const AUTO_MEMORY_LINES: usize = 200;
+
+/// CC15: the index's text as sent: whole up to [`AUTO_MEMORY_LINES`] lines. Past that Claude
+/// Code sends the first lines and a warning of its own with the counts; ctxgraph marks the
+/// warning's place instead of writing it.
+fn auto_memory_content(content: &str) -> String {
+    let lines: Vec<&str> = content.split('\n').collect();
+    if lines.len() <= AUTO_MEMORY_LINES {
+        return content.to_owned();
+    }
+    format!(
+        "{}\n\n<Claude Code's warning that MEMORY.md is {} lines (limit: {AUTO_MEMORY_LINES}): not reproduced>",
+        lines[..AUTO_MEMORY_LINES].join("\n"),
+        lines.len()
+    )
 }
 
 /// CC3: the directories from the filesystem root (itself excluded) down to `cwd`.
@@ -458,7 +493,9 @@ impl<'a> Loader<'a> {
             }
             return Vec::new();
         }
-        if let Some(exclude) = self.excludes.matching(source) {
+        if kind != Kind::AutoMemory
+            && let Some(exclude) = self.excludes.matching(source)
+        {
             let fate =
                 Fate::Excluded { pattern: exclude.pattern.clone(), settings: exclude.settings.clone() };
             self.record(source, kind, depth, parent, fate);
@@ -515,6 +552,11 @@ impl<'a> Loader<'a> {
         };
         let index = self.record(source, kind, depth, parent, fate);
         let content = if self.trim { js_trim(&parsed.content) } else { &parsed.content };
+        if kind == Kind::AutoMemory {
+            // CC15: the index's imports are not followed, and only its first lines are sent.
+            self.files[index].content = auto_memory_content(content);
+            return vec![index];
+        }
         content.clone_into(&mut self.files[index].content);
         let mut loaded = vec![index];
         let dir = source.parent().unwrap_or(source).to_path_buf();

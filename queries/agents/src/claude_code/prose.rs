@@ -21,8 +21,9 @@ struct Fingerprint {
 struct Release {
     version: &'static str,
     preamble: Fingerprint,
-    /// `(project, local, user)` labels, each with its leading space and parentheses.
-    labels: [Fingerprint; 3],
+    /// `(project, local, user, auto-memory)` labels, each with its leading space and
+    /// parentheses.
+    labels: [Fingerprint; 4],
 }
 
 const RELEASES: &[Release] = &[Release {
@@ -35,6 +36,7 @@ const RELEASES: &[Release] = &[Release {
         Fingerprint { blake3: "d6183f2c5b695bf9601fe7ec9322bb9b122095d0085b161eee9c8656c92b1dcb", len: 50 },
         Fingerprint { blake3: "82a4491d8f817e7965648db5fa7c9e06f090a9b242f18293e387e8dfdc374c11", len: 54 },
         Fingerprint { blake3: "9dac420290bb54fbb487ded9f72447e22e5fe16b70990c6feb6d972875632748", len: 54 },
+        Fingerprint { blake3: "50719a2a1c4bbf6c170aa7bc113e8526e9c549a14aa4f2e4450d934f5ca51219", len: 52 },
     ],
 }];
 
@@ -47,7 +49,7 @@ pub struct Prose {
     /// The sentence before the first entry.
     pub preamble: String,
     /// After each path, by kind: project, local, user.
-    labels: [String; 3],
+    labels: [String; 4],
     /// Where they came from.
     pub source: WordingSource,
 }
@@ -68,7 +70,7 @@ impl Prose {
         let label = |kind: &str| format!(" (<{kind} label: Claude Code's wording unavailable>)");
         Prose {
             preamble: "<preamble: Claude Code's wording unavailable>".to_owned(),
-            labels: [label("project"), label("local"), label("user")],
+            labels: [label("project"), label("local"), label("user"), label("auto-memory")],
             source: WordingSource::Unavailable { reason: reason.into() },
         }
     }
@@ -125,8 +127,8 @@ impl Prose {
             for case in CASE.captures_iter(&caps[2]) {
                 by_kind.insert(case[1].to_vec(), case[2].to_vec());
             }
-            let labels =
-                [&b"Project"[..], b"Local", b"User"].map(|k| by_kind.get(k).cloned().unwrap_or_default());
+            let labels = [&b"Project"[..], b"Local", b"User", b"AutoMem"]
+                .map(|k| by_kind.get(k).cloned().unwrap_or_default());
             for release in &releases {
                 let matches = fits(&release.preamble, preamble)
                     && release.labels.iter().zip(&labels).all(|(f, text)| fits(f, text));
@@ -160,6 +162,7 @@ fn label_index(kind: Kind) -> usize {
         Kind::Project => 0,
         Kind::Local => 1,
         Kind::User => 2,
+        Kind::AutoMemory => 3,
     }
 }
 
