@@ -31,6 +31,11 @@ use serde::Deserialize;
 /// Where in-memory runs live.
 const MEMORY_RUN: &str = "/tmp/agents/run";
 
+/// The host's date in every case (`Date.toDateString()`), and the line pi writes for it,
+/// which recordings keep as `<date>` (the day they were made is not the test's).
+const HOST_DATE: &str = "Sun Nov 29 2026";
+const PI_DATE_LINE: (&str, &str) = ("\nCurrent date: 2026-11-29\n", "\nCurrent date: <date>\n");
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Case {
@@ -118,8 +123,12 @@ fn engine(dir: &Path, disk: bool, env: &[String]) -> (Engine, PathBuf, Option<te
     let home = run.join("home");
     let mut vars: std::collections::BTreeMap<String, String> =
         [("HOME".to_owned(), home.to_string_lossy().into_owned())].into();
-    vars.extend(env.iter().filter_map(|kv| kv.split_once('=')).map(|(k, v)| (k.to_owned(), v.to_owned())));
-    let env = HostEnv { vars, home, platform: "linux".to_owned(), date: String::new() };
+    vars.extend(
+        env.iter()
+            .filter_map(|kv| kv.split_once('='))
+            .map(|(k, v)| (k.to_owned(), v.replace("<run>", &run.to_string_lossy()))),
+    );
+    let env = HostEnv { vars, home, platform: "linux".to_owned(), date: HOST_DATE.to_owned() };
     (Engine::new(system, env), run, scratch)
 }
 
@@ -299,6 +308,14 @@ const AGENTS: &[Row] = &[
         refusal: Refusal::WouldNotStart,
         extra: None,
     },
+    Row {
+        agent: Agent::Pi,
+        folder: "pi",
+        start: Start::Whole("oracle.system"),
+        reads: Reads::Nothing(pi_read_holds_only_the_file),
+        refusal: Refusal::Never,
+        extra: Some(pi_sends_nothing_from_above_the_run),
+    },
 ];
 
 /// `--- NAME: AGENT sent … --- ctxgraph built …` when `got` is not the recording.
@@ -317,7 +334,9 @@ fn run_case(row: &Row, dir: &Path, disk: bool, fates: &mut Vec<Fate>) -> Result<
     let (mut engine, run, _scratch) = engine(dir, disk, &case.run.env);
     let proj = run.join("proj");
     let ws = engine.open(&normalize(&proj.join(&case.run.cwd))).map_err(|e| e.to_string())?;
-    let portable = |text: &str| text.replace(run.to_string_lossy().as_ref(), "<run>");
+    let portable = |text: &str| {
+        text.replace(run.to_string_lossy().as_ref(), "<run>").replace(PI_DATE_LINE.0, PI_DATE_LINE.1)
+    };
     let request = request(&case, row.agent);
     let built = engine.agent_layout(ws, row.agent, &request);
     let layout = match (&row.refusal, case.run.refused) {
@@ -537,6 +556,39 @@ fn continue_read_holds_only_the_file(recorded: &str, read: &str, _: &Layout) -> 
         return Err(format!("the recorded Read result holds more than the file: {recorded:?}"));
     }
     Ok(())
+}
+
+/// PI11: the real read tool's result held the file's text and nothing else.
+fn pi_read_holds_only_the_file(recorded: &str, _: &str, _: &Layout) -> Result<(), String> {
+    if recorded.trim_end_matches('\n') == "<file>" {
+        Ok(())
+    } else {
+        Err(format!("the recorded read result holds more than the file: {recorded:?}"))
+    }
+}
+
+/// pi walks up to `/` (PI2): the recordings were made with nothing above the run directory,
+/// and a case can only match where that holds too. A file above it (on disk, a machine's
+/// `/tmp/AGENTS.md`) is named here rather than shown as a diff.
+fn pi_sends_nothing_from_above_the_run(
+    _: &Engine,
+    _: Workspace,
+    case: &Case,
+    layout: &Layout,
+) -> Result<(), String> {
+    let depth = Path::new(&case.run.cwd)
+        .components()
+        .filter(|c| matches!(c, std::path::Component::Normal(_)))
+        .count();
+    let run = layout.cwd.ancestors().nth(depth + 1).ok_or("the working directory is not below <run>/proj")?;
+    match layout.sent_files().find(|file| !file.starts_with(run)) {
+        Some(file) => Err(format!(
+            "{} is above the run directory {}: pi sends it (PI2), and the cases were recorded with nothing there; remove it to run them",
+            file.display(),
+            run.display()
+        )),
+        None => Ok(()),
+    }
 }
 
 /// One agent's verdict on a file a case considered, where it was met.

@@ -25,6 +25,7 @@ mod index;
 pub mod installation;
 pub mod mcp;
 mod os;
+pub mod pi;
 pub mod prepare;
 pub mod profiles;
 pub mod qwen_code;

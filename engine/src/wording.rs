@@ -22,6 +22,7 @@ pub fn load(
         Agent::Copilot => Some(Arc::new(crate::copilot::copilot_prose(explicit, vars))),
         Agent::QwenCode => Some(Arc::new(crate::qwen_code::qwen_code_wording(explicit, vars))),
         Agent::Aider => Some(Arc::new(crate::aider::aider_wording(explicit, vars))),
+        Agent::Pi => Some(Arc::new(crate::pi::pi_wording(explicit, vars))),
         Agent::Opencode | Agent::Codex | Agent::Gemini | Agent::Kilo | Agent::Cline | Agent::Continue => None,
     }
 }

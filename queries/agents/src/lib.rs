@@ -14,4 +14,5 @@ pub mod continue_cli;
 pub mod copilot;
 pub mod fates;
 pub mod gemini;
+pub mod pi;
 pub mod qwen_code;

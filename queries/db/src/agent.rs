@@ -28,11 +28,13 @@ pub enum Agent {
     Continue,
     /// Aider 0.86.2: the `ctxgraph_agents::aider` profile.
     Aider,
+    /// pi 0.73.1 (`@mariozechner/pi-coding-agent`): the `ctxgraph_agents::pi` profile.
+    Pi,
 }
 
 impl Agent {
     /// Every agent, in the order help texts list them.
-    pub const ALL: [Agent; 10] = [
+    pub const ALL: [Agent; 11] = [
         Agent::Opencode,
         Agent::Codex,
         Agent::ClaudeCode,
@@ -43,6 +45,7 @@ impl Agent {
         Agent::Cline,
         Agent::Continue,
         Agent::Aider,
+        Agent::Pi,
     ];
 
     /// The name `--agent` takes.
@@ -58,6 +61,7 @@ impl Agent {
             Agent::Cline => "cline",
             Agent::Continue => "continue",
             Agent::Aider => "aider",
+            Agent::Pi => "pi",
         }
     }
 }
