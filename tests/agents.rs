@@ -827,3 +827,41 @@ fn copilot_wording_without_an_installation_is_a_placeholder() {
         matches!(none.source, CopilotProseSource::Unavailable { ref reason } if reason.contains("--copilot"))
     );
 }
+
+/// PI10: the real pi 0.73.1 package's wording, put together from its files, is what the
+/// recordings' tokens stand for, and a layout with it is the recording with pi's words in.
+/// The package is installed from the npm registry into the test cache once, under the lock
+/// every test binary shares (test-support).
+#[test]
+fn pi_wording_is_read_from_the_installed_package() {
+    use ctxgraph_agents::pi::Wording;
+    use ctxgraph_db::profile::WordingSource;
+
+    let package = ctxgraph_test_support::pi::installed();
+    let loaded =
+        ctxgraph_engine::wording::load(Agent::Pi, Some(&package), &std::collections::BTreeMap::default())
+            .expect("pi has wording of its own");
+    let wording = (loaded.as_ref() as &dyn std::any::Any).downcast_ref::<Wording>().expect("a pi Wording");
+    assert!(!wording.is_unavailable(), "{}: {:?}", package.display(), wording.source);
+    let dir = case_dirs("pi").into_iter().find(|d| d.ends_with("PI-13")).expect("PI-13");
+    let case = load(&dir);
+    let (mut engine, run, _scratch) = engine(&dir, false, &[]);
+    let ws = engine.open(&run.join("proj").join(&case.run.cwd)).expect("open");
+    let request = Request { settings: Vec::new(), wording: Some(loaded.clone()) };
+    let layout = engine.agent_layout(ws, Agent::Pi, &request).expect("layout");
+    assert!(matches!(layout.wording, WordingSource::Installation { ref version, .. } if version == "0.73.1"));
+    check_blocks(&layout.text, &layout.blocks).expect("blocks");
+    let fingerprints = Wording::fingerprints();
+    let text = layout
+        .text
+        .replace(&wording.base_prompt, &fingerprints.base_prompt)
+        .replace(&wording.skills_intro, &fingerprints.skills_intro)
+        .replace(run.to_string_lossy().as_ref(), "<run>")
+        .replace(PI_DATE_LINE.0, PI_DATE_LINE.1);
+    assert_eq!(text, recorded(&dir, "oracle.system"));
+    // Without an installation: marked placeholders, never pi's words.
+    let none = ctxgraph_engine::wording::load(Agent::Pi, None, &std::collections::BTreeMap::default())
+        .expect("pi has wording of its own");
+    let none = (none.as_ref() as &dyn std::any::Any).downcast_ref::<Wording>().expect("a pi Wording");
+    assert!(none.is_unavailable() && none.base_prompt.starts_with("<pi's base prompt"));
+}

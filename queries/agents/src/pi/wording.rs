@@ -176,6 +176,23 @@ fn string_literals(js: &str) -> Vec<String> {
     found
 }
 
+/// The string literals of an array literal whose `[` was just passed, up to its `]` (a `]`
+/// inside a literal, as in `edits[]`, does not close it).
+fn array_literals(js: &str) -> Vec<String> {
+    let mut in_string = false;
+    let mut escaped = false;
+    for (i, c) in js.char_indices() {
+        match (in_string, escaped, c) {
+            (true, true, _) => escaped = false,
+            (true, false, '\\') => escaped = true,
+            (_, _, '"') => in_string = !in_string,
+            (false, _, ']') => return string_literals(&js[..i]),
+            _ => {}
+        }
+    }
+    Vec::new()
+}
+
 /// The text of `js` from `open` up to the first `close` after it.
 fn between<'a>(js: &'a str, open: &str, close: &str) -> Option<&'a str> {
     let start = js.find(open)? + open.len();
@@ -194,8 +211,8 @@ fn base_prompt(system_prompt_js: &str, tools_js: &[Vec<u8>], dir: &str) -> Resul
         if let Some(snippet) = between(&js, "promptSnippet: ", ",\n").and_then(|s| string_literals(s).pop()) {
             tools.push(format!("- {name}: {snippet}"));
         }
-        if let Some(list) = between(&js, "promptGuidelines: [", "]") {
-            tool_guidelines.extend(string_literals(list));
+        if let Some(at) = js.find("promptGuidelines: [") {
+            tool_guidelines.extend(array_literals(&js[at + "promptGuidelines: [".len()..]));
         }
     }
     // `addGuideline("…")` calls in order: the bash-only one (no grep, find or ls tool), the
@@ -261,6 +278,7 @@ mod tests {
     #[test]
     fn literals_and_templates_are_read_and_a_mismatch_is_refused() {
         assert_eq!(string_literals(r#"x("a\"b", 'c', "d\ne")"#), ["a\"b", "d\ne"]);
+        assert_eq!(array_literals(r#""edits[] \"x\"", "b"], "c""#), ["edits[] \"x\"", "b"]);
         let js = "let prompt = `Tools:\n${toolsList}\n${guidelines} ${readmePath}`;".to_owned()
             + r#"addGuideline("B"); addGuideline("G"); addGuideline("C"); addGuideline("P");"#;
         let tool = b"promptSnippet: \"Read\",\n promptGuidelines: [\"Use read.\"],".to_vec();
