@@ -80,6 +80,13 @@
 # `<system-reminder>`; empty when nothing is appended). Every request must carry the same
 # system message. Kilo's own prompt around them is not kept; the parts carry no sentence of
 # Kilo's own (the label is opencode's format marker).
+# pi 0.73.1: more/capture_pi.sh -C <run.cwd> [-R <run.read>] on a copy of the case with `<run>`
+# replaced (run.env too: $PI_CODING_AGENT_DIR), refused when a context file sits above the
+# run directory (pi's walk goes to `/`); then keep oracle.system, pi's whole system message
+# (every request must carry the same), with pi's base prompt (when no SYSTEM.md replaced it;
+# its package folder written `<pi>` before hashing) and the skills introduction as
+# `<prose:blake3=HASH>`, the date as `<date>`, the run directory as `<run>`; with run.read,
+# oracle.read: the read result with the file's own text written as `<file>`.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)

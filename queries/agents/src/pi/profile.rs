@@ -87,17 +87,6 @@ fn left_out(ctx: &PiContext) -> Vec<LeftOut> {
     files.chain(skills).chain(extensions).collect()
 }
 
-/// PI15: the note a layout carries when extensions may change it.
-fn extensions_note(ctx: &PiContext) -> Option<String> {
-    (!ctx.extensions.is_empty()).then(|| {
-        let names: Vec<String> = ctx.extensions.iter().map(|p| ctxgraph_db::path::display(p)).collect();
-        format!(
-            "pi loads {} as code at start, and an extension can rewrite this message: ctxgraph cannot predict what it does (PI15)",
-            names.join(", ")
-        )
-    })
-}
-
 impl Profile for Pi {
     fn about(&self) -> &'static About {
         &ABOUT
@@ -162,9 +151,9 @@ impl Profile for Pi {
             settings: Vec::new(),
             wording: crate::claude_code::profile::wording_source(&wording.source),
         };
-        let mut layout = frame.layout(self, builder);
-        layout.note = extensions_note(ctx);
-        Ok(layout)
+        // PI15: extensions are in `left_out` (fate `unpredictable`), `explain` and `lint`
+        // (CG022); `note` is kept for an agent that would send none of the text.
+        Ok(frame.layout(self, builder))
     }
 
     fn read(
