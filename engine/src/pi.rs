@@ -7,7 +7,7 @@
 //! in it (`dist/cli.js`), or the link npm puts in `bin`. The package is only read, never run.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use ctxgraph_agents::pi::Wording;
 use ctxgraph_agents::pi::wording::{PackageFiles, RECORDED_VERSION, SKILLS_JS, SYSTEM_PROMPT_JS, tool_files};
@@ -18,23 +18,13 @@ pub const PI_ENV: &str = "CTXGRAPH_PI";
 /// pi's wording from the installation at `explicit`, or found through `vars` (`CTXGRAPH_PI`,
 /// `PATH`); placeholders when there is none, or it does not match.
 pub fn pi_wording(explicit: Option<&Path>, vars: &std::collections::BTreeMap<String, String>) -> Wording {
-    let named = explicit
-        .map(Path::to_path_buf)
-        .or_else(|| vars.get(PI_ENV).filter(|v| !v.is_empty()).map(PathBuf::from))
-        .or_else(|| {
-            let path = vars.get("PATH")?;
-            std::env::split_paths(path).map(|dir| dir.join("pi")).find(|c| c.is_file())
-        });
-    let Some(start) = named else {
-        return Wording::unavailable(format!(
-            "no pi installation (give --agent-path PATH, set {PI_ENV}, or put `pi` on PATH)"
-        ));
-    };
-    let Some(dir) = package_dir(&start) else {
-        return Wording::unavailable(format!(
-            "{}: no @mariozechner/pi-coding-agent package found there",
-            start.display()
-        ));
+    let dir = match crate::wording::npm_package(
+        explicit,
+        vars,
+        ("pi", PI_ENV, "pi", "@mariozechner/pi-coding-agent"),
+    ) {
+        Ok(dir) => dir,
+        Err(why) => return Wording::unavailable(why),
     };
     let read =
         |rel: &str| fs::read(dir.join(rel)).map_err(|err| format!("{}: {err}", dir.join(rel).display()));
@@ -56,17 +46,4 @@ pub fn pi_wording(explicit: Option<&Path>, vars: &std::collections::BTreeMap<Str
             Wording::unavailable(format!("{}: {why} (pi {RECORDED_VERSION}'s is known)", dir.display()))
         }
     }
-}
-
-/// The package directory a path leads to (through symlinks, up to three folders up).
-fn package_dir(start: &Path) -> Option<PathBuf> {
-    let real = fs::canonicalize(start).ok()?;
-    let dirs: Vec<&Path> =
-        if real.is_dir() { vec![&real] } else { real.ancestors().skip(1).take(3).collect() };
-    dirs.into_iter()
-        .find(|dir| {
-            fs::read_to_string(dir.join("package.json"))
-                .is_ok_and(|text| text.contains("\"@mariozechner/pi-coding-agent\""))
-        })
-        .map(Path::to_path_buf)
 }

@@ -20,23 +20,13 @@ pub fn qwen_code_wording(
     explicit: Option<&Path>,
     vars: &std::collections::BTreeMap<String, String>,
 ) -> Wording {
-    let named = explicit
-        .map(Path::to_path_buf)
-        .or_else(|| vars.get(QWEN_CODE_ENV).filter(|v| !v.is_empty()).map(PathBuf::from))
-        .or_else(|| {
-            let path = vars.get("PATH")?;
-            std::env::split_paths(path).map(|dir| dir.join("qwen")).find(|c| c.is_file())
-        });
-    let Some(start) = named else {
-        return Wording::unavailable(format!(
-            "no Qwen Code installation (give --agent-path PATH, set {QWEN_CODE_ENV}, or put `qwen` on PATH)"
-        ));
-    };
-    let Some(package) = package_dir(&start) else {
-        return Wording::unavailable(format!(
-            "{}: no @qwen-code/qwen-code package found there",
-            start.display()
-        ));
+    let package = match crate::wording::npm_package(
+        explicit,
+        vars,
+        ("Qwen Code", QWEN_CODE_ENV, "qwen", "@qwen-code/qwen-code"),
+    ) {
+        Ok(dir) => dir,
+        Err(why) => return Wording::unavailable(why),
     };
     let version = fs::read_to_string(package.join("package.json"))
         .ok()
@@ -58,17 +48,4 @@ pub fn qwen_code_wording(
         package.display(),
         ctxgraph_agents::qwen_code::language::RECORDED_VERSION
     ))
-}
-
-/// The package directory a path leads to (through symlinks, up to three folders up).
-fn package_dir(start: &Path) -> Option<PathBuf> {
-    let real = fs::canonicalize(start).ok()?;
-    let dirs: Vec<&Path> =
-        if real.is_dir() { vec![&real] } else { real.ancestors().skip(1).take(3).collect() };
-    dirs.into_iter()
-        .find(|dir| {
-            fs::read_to_string(dir.join("package.json"))
-                .is_ok_and(|text| text.contains("\"@qwen-code/qwen-code\""))
-        })
-        .map(Path::to_path_buf)
 }

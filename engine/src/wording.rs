@@ -26,3 +26,30 @@ pub fn load(
         Agent::Opencode | Agent::Codex | Agent::Gemini | Agent::Kilo | Agent::Cline | Agent::Continue => None,
     }
 }
+
+/// The folder of the npm package `package` an agent's wording is read from: `explicit`
+/// (`--agent-path`), else `$ENV` (`env`), else `bin` on `$PATH`; a path may be the package
+/// folder, a file in it, or the link npm puts in `bin` (symlinks followed, up to three
+/// folders up). Why not, in words naming `title`, when there is none.
+pub(crate) fn npm_package(
+    explicit: Option<&Path>,
+    vars: &BTreeMap<String, String>,
+    (title, env, bin, package): (&str, &str, &str, &str),
+) -> Result<std::path::PathBuf, String> {
+    let start = explicit
+        .map(Path::to_path_buf)
+        .or_else(|| vars.get(env).filter(|v| !v.is_empty()).map(std::path::PathBuf::from))
+        .or_else(|| std::env::split_paths(vars.get("PATH")?).map(|dir| dir.join(bin)).find(|c| c.is_file()))
+        .ok_or_else(|| {
+            format!("no {title} installation (give --agent-path PATH, set {env}, or put `{bin}` on PATH)")
+        })?;
+    let not_found = || format!("{}: no {package} package found there", start.display());
+    let real = std::fs::canonicalize(&start).map_err(|_| not_found())?;
+    let dirs: Vec<&Path> =
+        if real.is_dir() { vec![&real] } else { real.ancestors().skip(1).take(3).collect() };
+    let named = format!("\"{package}\"");
+    dirs.into_iter()
+        .find(|dir| std::fs::read_to_string(dir.join("package.json")).is_ok_and(|text| text.contains(&named)))
+        .map(Path::to_path_buf)
+        .ok_or_else(not_found)
+}
