@@ -662,9 +662,13 @@ token = lambda text: "<prose:blake3=%s>" % blake3.blake3(text.encode()).hexdiges
 def text(content):
     return content if isinstance(content, str) else "".join(b.get("text", "") for b in content or [])
 def first_text(*paths):
+    # pi's resolvePromptInput: the first that exists; one that cannot be read is its own path.
     for p in paths:
         if os.path.exists(p):
-            return open(p, encoding="utf-8", errors="replace").read()
+            try:
+                return open(p, encoding="utf-8", errors="replace").read()
+            except OSError:
+                return p
     return ""
 reqs = sorted(glob.glob(out + "/cap/req-*.json"), key=lambda f: int(f.rsplit("-", 1)[1].split(".")[0]))
 reqs = [json.load(open(f, encoding="utf-8")) for f in reqs]

@@ -208,11 +208,40 @@ fn load(db: &dyn Db, path: &Path) -> Skill {
     skill
 }
 
+/// PI13: the plain `skills` entries of a `settings.json` (not the `!`, `+`, `-` or glob
+/// patterns), resolved against `base` (`~` is the home folder): a file is itself, a folder
+/// is searched as a `.pi` skills folder. A file that is missing or not a JSON object gives
+/// none.
+fn settings_entries(db: &dyn Db, settings: &Path, base: &Path, home: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(bytes) = file_bytes(db, db.files().get(db, settings)) else { return };
+    let Ok(serde_json::Value::Object(map)) = serde_json::from_slice::<serde_json::Value>(bytes) else {
+        return;
+    };
+    let Some(serde_json::Value::Array(list)) = map.get("skills") else { return };
+    let is_pattern = |s: &str| s.starts_with(['!', '+', '-']) || s.contains(['*', '?']);
+    for entry in list.iter().filter_map(serde_json::Value::as_str).filter(|s| !is_pattern(s)) {
+        let trimmed = ctxgraph_db::js::js_trim(entry);
+        let path = match trimmed.strip_prefix('~') {
+            Some(rest) => home.join(rest.trim_start_matches('/')),
+            None => ctxgraph_db::path::resolve(base, trimmed),
+        };
+        match db.files().get(db, &path).kind(db) {
+            FileKind::File if trimmed.ends_with(".md") => out.push(path),
+            FileKind::Directory => entries(db, &path, true, 0, out),
+            _ => {}
+        }
+    }
+}
+
 /// PI12–PI14 in `ws`: every skill file in pi's order, each with its fate.
 pub fn skills(db: &dyn Db, ws: Workspace, cwd: &Path, agent_dir: &Path, git_root: Option<&Path>) -> Skills {
     let home = ws.host(db).home(db);
     let home_agents = home.join(".agents").join("skills");
     let mut paths = Vec::new();
+    // Project settings' entries, then the project's folders, then the global settings'
+    // entries, then the global folders (pi's precedence ranks 0–3).
+    let project = cwd.join(CONFIG_DIR);
+    settings_entries(db, &project.join("settings.json"), &project, home, &mut paths);
     entries(db, &cwd.join(CONFIG_DIR).join("skills"), true, 0, &mut paths);
     for dir in cwd.ancestors() {
         let candidate = dir.join(".agents").join("skills");
@@ -223,8 +252,12 @@ pub fn skills(db: &dyn Db, ws: Workspace, cwd: &Path, agent_dir: &Path, git_root
             break;
         }
     }
+    settings_entries(db, &agent_dir.join("settings.json"), agent_dir, home, &mut paths);
     entries(db, &agent_dir.join("skills"), true, 0, &mut paths);
     entries(db, &home_agents, false, 0, &mut paths);
+    // The same path met twice is one entry (pi's map of resources by path).
+    let mut unique = std::collections::HashSet::new();
+    paths.retain(|path| unique.insert(path.clone()));
 
     let mut found: Vec<Skill> = Vec::new();
     let mut seen: Vec<(PathBuf, PathBuf)> = Vec::new();
