@@ -226,7 +226,7 @@ fn settings_entries(db: &dyn Db, settings: &Path, base: &Path, home: &Path, out:
             None => ctxgraph_db::path::resolve(base, trimmed),
         };
         match db.files().get(db, &path).kind(db) {
-            FileKind::File if trimmed.ends_with(".md") => out.push(path),
+            FileKind::File if path.extension().is_some_and(|e| e == "md") => out.push(path),
             FileKind::Directory => entries(db, &path, true, 0, out),
             _ => {}
         }
