@@ -316,6 +316,14 @@ const AGENTS: &[Row] = &[
         refusal: Refusal::Never,
         extra: Some(pi_sends_nothing_from_above_the_run),
     },
+    Row {
+        agent: Agent::Auggie,
+        folder: "auggie",
+        start: Start::Whole("oracle.json"),
+        reads: Reads::Nothing(auggie_reads_are_not_recorded),
+        refusal: Refusal::Never,
+        extra: None,
+    },
 ];
 
 /// `--- NAME: AGENT sent … --- ctxgraph built …` when `got` is not the recording.
@@ -565,6 +573,11 @@ fn pi_read_holds_only_the_file(recorded: &str, _: &str, _: &Layout) -> Result<()
     } else {
         Err(format!("the recorded read result holds more than the file: {recorded:?}"))
     }
+}
+
+/// Auggie's fake server cannot ask for a tool call, so no case can record a read.
+fn auggie_reads_are_not_recorded(_: &str, _: &str, _: &Layout) -> Result<(), String> {
+    Err("an Auggie case cannot record a read (fake_augment.py asks for no tool call)".to_owned())
 }
 
 /// pi walks up to `/` (PI2): the recordings were made with nothing above the run directory,

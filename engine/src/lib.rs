@@ -16,6 +16,7 @@
 
 pub mod aider;
 pub mod atomic;
+pub mod auggie;
 mod changes;
 pub mod claude_code;
 pub mod copilot;

@@ -23,6 +23,7 @@ pub fn load(
         Agent::QwenCode => Some(Arc::new(crate::qwen_code::qwen_code_wording(explicit, vars))),
         Agent::Aider => Some(Arc::new(crate::aider::aider_wording(explicit, vars))),
         Agent::Pi => Some(Arc::new(crate::pi::pi_wording(explicit, vars))),
+        Agent::Auggie => Some(Arc::new(crate::auggie::auggie_prose(explicit, vars))),
         Agent::Opencode | Agent::Codex | Agent::Gemini | Agent::Kilo | Agent::Cline | Agent::Continue => None,
     }
 }

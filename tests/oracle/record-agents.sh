@@ -87,6 +87,10 @@
 # its package folder written `<pi>` before hashing) and the skills introduction as
 # `<prose:blake3=HASH>`, the date as `<date>`, the run directory as `<run>`; with run.read,
 # oracle.read: the read result with the file's own text written as `<file>`.
+# Auggie 0.36.0: more/capture_auggie.sh -C <run.cwd> against fake_augment.py, then keep
+# oracle.json: the chat-stream request's user_guidelines, workspace_guidelines, rules and
+# skills (in the request's order, as json.dumps(indent=2)), Auggie's own
+# non-interactive-prompt.md rule's content as `<prose:blake3=HASH>`, the run directory as `<run>`.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -712,6 +716,34 @@ if conf.get("read"):
 PY
 }
 
+record_auggie() {  # case dir, scratch out
+  local dir=$1 out=$2 cwd
+  cwd=$(python3 -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb")).get("run", {}).get("cwd", "."))' "$dir/case.toml")
+  with_run "$dir" "$out"
+  "$ORACLE/more/capture_auggie.sh" -C "$cwd" "$out.fix" "$out" >"$out.log" 2>&1 || true
+  grep -q 'auggie rc=0' "$out/stderr" || { cat "$out.log" "$out/stderr" >&2; echo "auggie failed on $dir" >&2; return 1; }
+  python3 - "$out" "$dir" <<'PY'
+import glob, json, sys
+import blake3
+out, case = sys.argv[1], sys.argv[2]
+run = out + "/run"
+token = lambda text: "<prose:blake3=%s>" % blake3.blake3(text.encode()).hexdigest()
+streams = [f for f in sorted(glob.glob(out + "/aug/req-*.json"), key=lambda f: int(f.rsplit("-", 1)[1].split(".")[0]))
+           if open(f[:-len(".json")] + ".path").read().strip() == "/chat-stream"]
+if not streams:
+    sys.exit("no chat-stream request captured in " + out)
+req = json.load(open(streams[0], encoding="utf-8"))
+fields = {k: req[k] for k in req if k in ("user_guidelines", "workspace_guidelines", "rules", "skills")}
+if list(fields) != ["user_guidelines", "workspace_guidelines", "rules", "skills"]:
+    sys.exit("the request's rule-bearing fields are not in the expected order in " + out)
+for rule in fields["rules"]:
+    if rule.get("path") == "non-interactive-prompt.md":
+        rule["content"] = token(rule["content"])
+with open(case + "/oracle.json", "w", encoding="utf-8", newline="") as f:
+    f.write(json.dumps(fields, indent=2, ensure_ascii=False).replace(run, "<run>"))
+PY
+}
+
 for id in "${IDS[@]}"; do
   agent=${id%%/*}
   case $agent in
@@ -723,6 +755,7 @@ for id in "${IDS[@]}"; do
     kilo) record_kilo "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     cline) record_cline "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     continue) record_continue "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
+    auggie) record_auggie "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     pi) record_pi "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     aider) record_aider "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     *) echo "record-agents.sh: no recorder for $agent yet" >&2; exit 1 ;;

@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 pub mod aider;
+pub mod auggie;
 pub mod claude_code;
 pub mod cline;
 pub mod codex;

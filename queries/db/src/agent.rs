@@ -30,11 +30,13 @@ pub enum Agent {
     Aider,
     /// pi 0.73.1 (`@mariozechner/pi-coding-agent`): the `ctxgraph_agents::pi` profile.
     Pi,
+    /// Auggie 0.36.0 (`@augmentcode/auggie`): the `ctxgraph_agents::auggie` profile.
+    Auggie,
 }
 
 impl Agent {
     /// Every agent, in the order help texts list them.
-    pub const ALL: [Agent; 11] = [
+    pub const ALL: [Agent; 12] = [
         Agent::Opencode,
         Agent::Codex,
         Agent::ClaudeCode,
@@ -46,6 +48,7 @@ impl Agent {
         Agent::Continue,
         Agent::Aider,
         Agent::Pi,
+        Agent::Auggie,
     ];
 
     /// The name `--agent` takes.
@@ -62,6 +65,7 @@ impl Agent {
             Agent::Continue => "continue",
             Agent::Aider => "aider",
             Agent::Pi => "pi",
+            Agent::Auggie => "auggie",
         }
     }
 }
