@@ -34,7 +34,7 @@ const ABOUT: About = About {
         ".pi/SYSTEM.md",
         ".pi/APPEND_SYSTEM.md",
         ".pi/skills/**",
-        ".agents/skills/**",
+        ".agents/skills/**/SKILL.md",
         ".pi/extensions/**",
         ".pi/settings.json",
     ],
