@@ -426,11 +426,11 @@ fn every_agent_answers_alike_on_every_surface() {
             .insert(keys.filter(|k| !matches!(k.as_str(), "note" | "opencode")).cloned().collect::<Vec<_>>());
         let reads_attach =
             ctxgraph_engine::profiles::profile(agent.parse().expect("an agent's name")).attaches_on_read();
-        if !reads_attach {
+        if reads_attach {
+            assert!(nearby.get("note").is_none(), "{nearby}");
+        } else {
             assert_eq!(nearby["blocks"], json!([]), "{agent}");
             assert!(nearby["note"].as_str().is_some_and(|n| n.contains("attaches nothing")), "{nearby}");
-        } else {
-            assert!(nearby.get("note").is_none(), "{nearby}");
         }
         if ["opencode", "claude-code", "gemini", "copilot", "kilo"].contains(&agent) {
             assert_ne!(nearby["blocks"], json!([]), "{agent} attaches the nested rules: {nearby}");
