@@ -31,6 +31,11 @@ use serde::Deserialize;
 /// Where in-memory runs live.
 const MEMORY_RUN: &str = "/tmp/agents/run";
 
+/// The host's date in every case (`Date.toDateString()`), and the line pi writes for it,
+/// which recordings keep as `<date>` (the day they were made is not the test's).
+const HOST_DATE: &str = "Sun Nov 29 2026";
+const PI_DATE_LINE: (&str, &str) = ("\nCurrent date: 2026-11-29\n", "\nCurrent date: <date>\n");
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Case {
@@ -123,8 +128,12 @@ fn engine(dir: &Path, disk: bool, env: &[String]) -> (Engine, PathBuf, Option<te
     let home = run.join("home");
     let mut vars: std::collections::BTreeMap<String, String> =
         [("HOME".to_owned(), home.to_string_lossy().into_owned())].into();
-    vars.extend(env.iter().filter_map(|kv| kv.split_once('=')).map(|(k, v)| (k.to_owned(), v.to_owned())));
-    let env = HostEnv { vars, home, platform: "linux".to_owned(), date: String::new() };
+    vars.extend(
+        env.iter()
+            .filter_map(|kv| kv.split_once('='))
+            .map(|(k, v)| (k.to_owned(), v.replace("<run>", &run.to_string_lossy()))),
+    );
+    let env = HostEnv { vars, home, platform: "linux".to_owned(), date: HOST_DATE.to_owned() };
     (Engine::new(system, env), run, scratch)
 }
 
@@ -305,6 +314,14 @@ const AGENTS: &[Row] = &[
         extra: None,
     },
     Row {
+        agent: Agent::Pi,
+        folder: "pi",
+        start: Start::Whole("oracle.system"),
+        reads: Reads::Nothing(pi_read_holds_only_the_file),
+        refusal: Refusal::Never,
+        extra: Some(pi_sends_nothing_from_above_the_run),
+    },
+    Row {
         agent: Agent::Auggie,
         folder: "auggie",
         start: Start::Whole("oracle.request"),
@@ -338,8 +355,11 @@ fn run_case(row: &Row, dir: &Path, disk: bool, fates: &mut Vec<Fate>) -> Result<
     let ws = engine.open(&normalize(&proj.join(&case.run.cwd))).map_err(|e| e.to_string())?;
     // CC15: Claude Code's auto memory sits in a folder named after the project's path.
     let slug = ctxgraph_agents::claude_code::project_slug(&proj);
-    let portable =
-        |text: &str| text.replace(&slug, "<slug>").replace(run.to_string_lossy().as_ref(), "<run>");
+    let portable = |text: &str| {
+        text.replace(&slug, "<slug>")
+            .replace(run.to_string_lossy().as_ref(), "<run>")
+            .replace(PI_DATE_LINE.0, PI_DATE_LINE.1)
+    };
     let request = request(&case, row.agent);
     let built = engine.agent_layout(ws, row.agent, &request);
     let layout = match (&row.refusal, case.run.refused) {
@@ -559,6 +579,39 @@ fn continue_read_holds_only_the_file(recorded: &str, read: &str, _: &Layout) -> 
         return Err(format!("the recorded Read result holds more than the file: {recorded:?}"));
     }
     Ok(())
+}
+
+/// PI11: the real read tool's result held the file's text and nothing else.
+fn pi_read_holds_only_the_file(recorded: &str, _: &str, _: &Layout) -> Result<(), String> {
+    if recorded.trim_end_matches('\n') == "<file>" {
+        Ok(())
+    } else {
+        Err(format!("the recorded read result holds more than the file: {recorded:?}"))
+    }
+}
+
+/// pi walks up to `/` (PI2): the recordings were made with nothing above the run directory,
+/// and a case can only match where that holds too. A file above it (on disk, a machine's
+/// `/tmp/AGENTS.md`) is named here rather than shown as a diff.
+fn pi_sends_nothing_from_above_the_run(
+    _: &Engine,
+    _: Workspace,
+    case: &Case,
+    layout: &Layout,
+) -> Result<(), String> {
+    let depth = Path::new(&case.run.cwd)
+        .components()
+        .filter(|c| matches!(c, std::path::Component::Normal(_)))
+        .count();
+    let run = layout.cwd.ancestors().nth(depth + 1).ok_or("the working directory is not below <run>/proj")?;
+    match layout.sent_files().find(|file| !file.starts_with(run)) {
+        Some(file) => Err(format!(
+            "{} is above the run directory {}: pi sends it (PI2), and the cases were recorded with nothing there; remove it to run them",
+            file.display(),
+            run.display()
+        )),
+        None => Ok(()),
+    }
 }
 
 /// One agent's verdict on a file a case considered, where it was met.
@@ -815,4 +868,42 @@ fn copilot_wording_without_an_installation_is_a_placeholder() {
         vars: &std::collections::BTreeMap::new(),
     });
     assert!(matches!(none.source, WordingSource::Unavailable { ref reason } if reason.contains("--copilot")));
+}
+
+/// PI10: the real pi 0.73.1 package's wording, put together from its files, is what the
+/// recordings' tokens stand for, and a layout with it is the recording with pi's words in.
+/// The package is installed from the npm registry into the test cache once, under the lock
+/// every test binary shares (test-support).
+#[test]
+fn pi_wording_is_read_from_the_installed_package() {
+    use ctxgraph_agents::pi::Wording;
+    use ctxgraph_db::profile::WordingSource;
+
+    let package = ctxgraph_test_support::pi::installed();
+    let loaded =
+        ctxgraph_engine::wording::load(Agent::Pi, Some(&package), &std::collections::BTreeMap::default())
+            .expect("pi has wording of its own");
+    let wording = (loaded.as_ref() as &dyn std::any::Any).downcast_ref::<Wording>().expect("a pi Wording");
+    assert!(!wording.is_unavailable(), "{}: {:?}", package.display(), wording.source);
+    let dir = case_dirs("pi").into_iter().find(|d| d.ends_with("PI-13")).expect("PI-13");
+    let case = load(&dir);
+    let (mut engine, run, _scratch) = engine(&dir, false, &[]);
+    let ws = engine.open(&run.join("proj").join(&case.run.cwd)).expect("open");
+    let request = Request { settings: Vec::new(), wording: Some(loaded.clone()) };
+    let layout = engine.agent_layout(ws, Agent::Pi, &request).expect("layout");
+    assert!(matches!(layout.wording, WordingSource::Installation { ref version, .. } if version == "0.73.1"));
+    check_blocks(&layout.text, &layout.blocks).expect("blocks");
+    let fingerprints = Wording::fingerprints();
+    let text = layout
+        .text
+        .replace(&wording.base_prompt, &fingerprints.base_prompt)
+        .replace(&wording.skills_intro, &fingerprints.skills_intro)
+        .replace(run.to_string_lossy().as_ref(), "<run>")
+        .replace(PI_DATE_LINE.0, PI_DATE_LINE.1);
+    assert_eq!(text, recorded(&dir, "oracle.system"));
+    // Without an installation: marked placeholders, never pi's words.
+    let none = ctxgraph_engine::wording::load(Agent::Pi, None, &std::collections::BTreeMap::default())
+        .expect("pi has wording of its own");
+    let none = (none.as_ref() as &dyn std::any::Any).downcast_ref::<Wording>().expect("a pi Wording");
+    assert!(none.is_unavailable() && none.base_prompt.starts_with("<pi's base prompt"));
 }

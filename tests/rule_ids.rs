@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 use regex::Regex;
 
 /// A rule or case id of `docs/opencode/` (see `docs/opencode/README.md#citing`), or a rule
-/// id of another agent's profile (`CX`, `GM`, `CC`, `CP`, `QW`, `KI`, `CL`, `CN`, `AI`, `AU` and a number, on `docs/profiles/<agent>.md`).
-const ID: &str = r"(?:CX|GM|CC|CP|QW|KI|CL|CN|AI|AU)[1-9][0-9]?|(?:INS|RD|SYS|FS|CTX|CFG|CMP|MSG|E)-[0-9]{2}|[PFCVJSRIBANKXGL][1-9][0-9]?(?:\.[1-9][0-9]?|a)?";
+/// id of another agent's profile (`CX`, `GM`, `CC`, `CP`, `QW`, `KI`, `CL`, `CN`, `AI`, `PI`, `AU` and a number, on `docs/profiles/<agent>.md`).
+const ID: &str = r"(?:CX|GM|CC|CP|QW|KI|CL|CN|AI|PI|AU)[1-9][0-9]?|(?:INS|RD|SYS|FS|CTX|CFG|CMP|MSG|E)-[0-9]{2}|[PFCVJSRIBANKXGL][1-9][0-9]?(?:\.[1-9][0-9]?|a)?";
 /// A lint code of `docs/lint.md`.
 const LINT_CODE: &str = r"CG[0-9]{3}";
 
@@ -164,7 +164,7 @@ pub(crate) fn definitions(root: &Path, problems: &mut Vec<String>) -> BTreeMap<S
     }
     // The other agents' profiles: `### <a id="cx1"></a>CX1 · …` on docs/profiles/<agent>.md.
     let agent = Regex::new(
-        r#"<a id="((?:cx|gm|cc|cp|qw|ki|cl|cn|ai|au)[1-9][0-9]?)"></a>((?:CX|GM|CC|CP|QW|KI|CL|CN|AI|AU)[1-9][0-9]?) "#,
+        r#"<a id="((?:cx|gm|cc|cp|qw|ki|cl|cn|ai|pi|au)[1-9][0-9]?)"></a>((?:CX|GM|CC|CP|QW|KI|CL|CN|AI|PI|AU)[1-9][0-9]?) "#,
     )
     .expect("regex");
     let mut pages: Vec<_> = fs::read_dir(root.join("docs/profiles"))

@@ -21,6 +21,7 @@ pub static PROFILES: &[&dyn Profile] = &[
     &ctxgraph_agents::cline::profile::Cline,
     &ctxgraph_agents::continue_cli::profile::ContinueCli,
     &ctxgraph_agents::aider::profile::Aider,
+    &ctxgraph_agents::pi::profile::Pi,
     &ctxgraph_agents::auggie::profile::Auggie,
 ];
 

@@ -9,7 +9,7 @@
 //! - [`tree`]: copying fixture directories (files, directories, symlinks) to memory or disk.
 //! - [`sandbox`]: the fixed, locked directory whose path token counts depend on.
 //! - [`http`]: a scripted HTTP/1.1 server on 127.0.0.1, bounded in connections and time.
-//! - [`opencode`], [`copilot`], [`qwen_code`], [`aider`]: the real packages, installed from npm
+//! - [`opencode`], [`copilot`], [`qwen_code`], [`aider`], [`pi`]: the real packages, installed from npm
 //!   (Aider: the Python package index, into a virtual environment) once, for tests that read their texts.
 //! - [`monorepo`]: the benchmarks' synthetic monorepo (up to 100 000 files) on disk.
 
@@ -25,6 +25,7 @@ pub mod fixture;
 pub mod http;
 pub mod monorepo;
 pub mod opencode;
+pub mod pi;
 pub mod pip;
 pub mod precommit;
 pub mod qwen_code;

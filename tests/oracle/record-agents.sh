@@ -86,6 +86,13 @@
 # `<system-reminder>`; empty when nothing is appended). Every request must carry the same
 # system message. Kilo's own prompt around them is not kept; the parts carry no sentence of
 # Kilo's own (the label is opencode's format marker).
+# pi 0.73.1: more/capture_pi.sh -C <run.cwd> [-R <run.read>] on a copy of the case with `<run>`
+# replaced (run.env too: $PI_CODING_AGENT_DIR), refused when a context file sits above the
+# run directory (pi's walk goes to `/`); then keep oracle.system, pi's whole system message
+# (every request must carry the same), with pi's base prompt (when no SYSTEM.md replaced it;
+# its package folder written `<pi>` before hashing) and the skills introduction as
+# `<prose:blake3=HASH>`, the date as `<date>`, the run directory as `<run>`; with run.read,
+# oracle.read: the read result with the file's own text written as `<file>`.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -634,6 +641,91 @@ PY
   return 0
 }
 
+record_pi() {  # case dir, scratch out
+  local dir=$1 out=$2 args=() env=() d
+  mapfile -t args < <(python3 - "$dir/case.toml" <<'PY'
+import sys, tomllib
+run = tomllib.load(open(sys.argv[1], "rb")).get("run", {})
+print("-C"); print(run.get("cwd", "."))
+if run.get("read"):
+    print("-R"); print(run["read"])
+PY
+)
+  mapfile -t env < <(python3 -c 'import sys, tomllib; sys.stdout.write("".join(e.replace("<run>", sys.argv[2]) + "\n" for e in tomllib.load(open(sys.argv[1], "rb")).get("run", {}).get("env", [])))' "$dir/case.toml" "$out/run")
+  # pi walks to `/`: a context file above the run directory would be in the recording.
+  d=$out
+  while :; do
+    for n in AGENTS.md AGENTS.MD CLAUDE.md CLAUDE.MD; do
+      [ -e "$d/$n" ] && { echo "record-agents.sh: $d/$n is above the run and pi would send it" >&2; return 1; }
+    done
+    [ "$d" = / ] && break; d=$(dirname "$d")
+  done
+  with_run "$dir" "$out"
+  env "${env[@]}" "$ORACLE/more/capture_pi.sh" "${args[@]}" "$out.fix" "$out" >"$out.log" 2>&1 || true
+  grep -q 'pi rc=0' "$out/stderr" || { cat "$out.log" "$out/stderr" >&2; echo "pi failed on $dir" >&2; return 1; }
+  python3 - "$out" "$dir" "${AO_CACHE:-/tmp/agent-oracle-more}/pi/node_modules/@mariozechner/pi-coding-agent" <<'PY'
+import glob, json, os, re, sys, tomllib
+import blake3
+out, case, package = sys.argv[1], sys.argv[2], sys.argv[3]
+run = out + "/run"
+conf = tomllib.load(open(case + "/case.toml", "rb")).get("run", {})
+cwd = os.path.normpath(os.path.join(run, "proj", conf.get("cwd", ".")))
+env = dict(e.replace("<run>", run).split("=", 1) for e in conf.get("env", []))
+agent_dir = env.get("PI_CODING_AGENT_DIR", run + "/home/.pi/agent")
+token = lambda text: "<prose:blake3=%s>" % blake3.blake3(text.encode()).hexdigest()
+def text(content):
+    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content or [])
+def first_text(*paths):
+    # pi's resolvePromptInput: the first that exists; one that cannot be read is its own path.
+    for p in paths:
+        if os.path.exists(p):
+            try:
+                return open(p, encoding="utf-8", errors="replace").read()
+            except OSError:
+                return p
+    return ""
+reqs = sorted(glob.glob(out + "/cap/req-*.json"), key=lambda f: int(f.rsplit("-", 1)[1].split(".")[0]))
+reqs = [json.load(open(f, encoding="utf-8")) for f in reqs]
+reqs = [r for r in reqs if r.get("messages")]
+if not reqs:
+    sys.exit("no chat request captured in " + out)
+systems = {r["messages"][0]["content"] for r in reqs if r["messages"][0].get("role") == "system"}
+if len(systems) != 1:
+    sys.exit("the requests' system messages differ (or there is none) in " + out)
+system = systems.pop()
+# pi's own wording, kept as tokens: the skills introduction (the lines between the blank line
+# that opens the skills part and <available_skills>), and the base prompt when no SYSTEM.md
+# replaced it (up to the first part that follows it), its package folder written as <pi>.
+k = system.find("\n\n<available_skills>\n")
+skills_at = -1
+custom = first_text(cwd + "/.pi/SYSTEM.md", agent_dir + "/SYSTEM.md")
+append = first_text(cwd + "/.pi/APPEND_SYSTEM.md", agent_dir + "/APPEND_SYSTEM.md")
+if k >= 0:
+    skills_at = system.rfind("\n\n", 0, k)
+    system = system[:skills_at + 2] + token(system[skills_at + 2:k]) + system[k:]
+if not custom:
+    ends = [system.find(m) for m in ("\n\n" + append if append else None, "\n\n# Project Context\n\n") if m]
+    ends += [skills_at, system.rfind("\nCurrent date: ")]
+    end = min(e for e in ends if e >= 0)
+    system = token(system[:end].replace(package, "<pi>")) + system[end:]
+elif not system.startswith(custom):
+    sys.exit("the system message does not start with the SYSTEM.md in " + out)
+system, n = re.subn(r"\nCurrent date: \d{4}-\d{2}-\d{2}\nCurrent working directory: ", "\nCurrent date: <date>\nCurrent working directory: ", system)
+if n != 1:
+    sys.exit("no date line in " + out)
+def write(name, data):
+    with open(case + "/" + name, "w", encoding="utf-8", newline="") as f:
+        f.write(data.replace(run, "<run>"))
+write("oracle.system", system)
+if conf.get("read"):
+    results = [text(m.get("content")) for m in reqs[-1]["messages"] if m.get("role") == "tool"]
+    if not results:
+        sys.exit("no read result in " + out)
+    own = open(os.path.join(run, "proj", conf["read"]), encoding="utf-8").read()
+    write("oracle.read", results[0].replace(own.rstrip("\n"), "<file>"))
+PY
+}
+
 record_auggie() {  # case dir, scratch out
   local dir=$1 out=$2 cwd
   cwd=$(python3 -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb")).get("run", {}).get("cwd", "."))' "$dir/case.toml")
@@ -671,6 +763,7 @@ for id in "${IDS[@]}"; do
     kilo) record_kilo "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     cline) record_cline "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     continue) record_continue "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
+    pi) record_pi "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     aider) record_aider "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     auggie) record_auggie "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     *) echo "record-agents.sh: no recorder for $agent yet" >&2; exit 1 ;;

@@ -95,6 +95,8 @@ fn explain_says_which_list_named_a_file_and_that_the_order_is_not_stable() {
     let agents = report["agents"].as_array().expect("agents");
     let aider = agents.iter().find(|a| a["agent"] == "aider").expect("aider in explain --agent all");
     assert_eq!(aider["status"], "sent", "{report:#}");
+    let order: Vec<&str> = agents.iter().filter_map(|a| a["agent"].as_str()).collect();
+    assert_eq!(order, ctxgraph_db::agent::Agent::ALL.map(ctxgraph_db::agent::Agent::name), "{report:#}");
 }
 
 #[test]

@@ -425,7 +425,9 @@ fn every_agent_answers_alike_on_every_surface() {
         let keys = nearby.as_object().expect("object").keys();
         shapes
             .insert(keys.filter(|k| !matches!(k.as_str(), "note" | "opencode")).cloned().collect::<Vec<_>>());
-        if ctxgraph_engine::profiles::profile(agent.parse().expect("an agent")).attaches_on_read() {
+        let reads_attach =
+            ctxgraph_engine::profiles::profile(agent.parse().expect("an agent's name")).attaches_on_read();
+        if reads_attach {
             assert!(nearby.get("note").is_none(), "{nearby}");
         } else {
             assert_eq!(nearby["blocks"], json!([]), "{agent}");

@@ -40,7 +40,7 @@ fn explain_all_shows_one_file_in_every_agent() {
         statuses,
         [
             "not_sent", "not_sent", "not_sent", "on_read", "on_read", "not_sent", "not_sent", "not_sent",
-            "not_sent", "not_sent", "not_sent"
+            "not_sent", "not_sent", "not_sent", "not_sent"
         ],
         "{report:#}"
     );

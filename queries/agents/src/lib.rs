@@ -16,4 +16,5 @@ pub mod copilot;
 pub mod fates;
 pub mod gemini;
 pub mod installation;
+pub mod pi;
 pub mod qwen_code;

@@ -28,13 +28,15 @@ pub enum Agent {
     Continue,
     /// Aider 0.86.2: the `ctxgraph_agents::aider` profile.
     Aider,
-    /// Auggie 0.36.0: the `ctxgraph_agents::auggie` profile.
+    /// pi 0.73.1 (`@mariozechner/pi-coding-agent`): the `ctxgraph_agents::pi` profile.
+    Pi,
+    /// Auggie 0.36.0 (`@augmentcode/auggie`): the `ctxgraph_agents::auggie` profile.
     Auggie,
 }
 
 impl Agent {
     /// Every agent, in the order help texts list them.
-    pub const ALL: [Agent; 11] = [
+    pub const ALL: [Agent; 12] = [
         Agent::Opencode,
         Agent::Codex,
         Agent::ClaudeCode,
@@ -45,6 +47,7 @@ impl Agent {
         Agent::Cline,
         Agent::Continue,
         Agent::Aider,
+        Agent::Pi,
         Agent::Auggie,
     ];
 
@@ -61,6 +64,7 @@ impl Agent {
             Agent::Cline => "cline",
             Agent::Continue => "continue",
             Agent::Aider => "aider",
+            Agent::Pi => "pi",
             Agent::Auggie => "auggie",
         }
     }
