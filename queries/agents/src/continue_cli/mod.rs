@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use ctxgraph_db::db::{Db, Workspace};
-use ctxgraph_db::files::{dir_listing, file_bytes};
+use ctxgraph_db::files::{dir_listing_by_name, file_bytes};
 use ctxgraph_db::system::FileKind;
 
 /// CN2: the agent file names, first found wins.
@@ -177,16 +177,17 @@ fn read_text(db: &dyn Db, path: &Path) -> Result<String, String> {
 }
 
 /// CN3: Node's `readdirSync(dir, { recursive: true })`: a folder's entries, then each
-/// sub-folder's (links to folders followed) in the order met, as paths; ctxgraph lists each
-/// folder by name where Node takes the file system's order. Each path comes with whether
-/// other entries share its folder.
+/// sub-folder's (links to folders followed) in the order met, as paths. Each folder comes
+/// sorted by name whatever the disk lists: libuv's `scandir` sorts with `strcmp` (captured:
+/// `a, z, b, m, sub/` listed on tmpfs came as a, b, m, z, sub/s). Each path comes with
+/// whether other entries share its folder.
 fn walk(db: &dyn Db, root: &Path) -> Vec<(PathBuf, bool)> {
     let mut found = Vec::new();
     let mut queue = vec![(root.to_path_buf(), 0)];
     let mut next = 0;
     while let Some((dir, depth)) = queue.get(next).cloned() {
         next += 1;
-        let listing = dir_listing(db, db.files().get(db, &dir));
+        let listing = dir_listing_by_name(db, db.files().get(db, &dir));
         let md = listing.iter().filter(|e| e.name.ends_with(".md")).count();
         for entry in listing.iter() {
             let path = dir.join(entry.name.as_str());
