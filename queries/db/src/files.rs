@@ -251,7 +251,8 @@ pub fn decode_utf8(bytes: &[u8]) -> DecodedText {
 }
 
 /// The entries of a directory in the file system's listing order (`readdir`'s, not sorted:
-/// what an agent does with that order is its profile's business, [`ListingRule`]).
+/// what an agent does with that order is its profile's business,
+/// [`Listed`](crate::profile::Listed)).
 /// Unreadable or missing directories list as empty (glob treats them so). The order is part
 /// of the answer, so a rename or a new file that re-orders the listing re-runs what read it.
 #[salsa::tracked(returns(ref))]
@@ -269,23 +270,4 @@ pub fn dir_listing_by_name(db: &dyn Db, dir: File) -> Vec<DirEntry> {
     let mut entries = dir_listing(db, dir).to_vec();
     entries.sort();
     entries
-}
-
-/// What an agent does with a directory's listing order at one place, as captured from its
-/// binary (`explain` and `lint` name the places where the disk decides).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ListingRule {
-    /// The files come in the listing's order: another disk, another order.
-    AsListed,
-    /// The files come in the listing's reverse order: another disk, another order.
-    Reversed,
-    /// The agent sorts the names: the disk does not matter.
-    Sorted,
-}
-
-impl ListingRule {
-    /// The order depends on the disk the files are on.
-    pub fn follows_disk(self) -> bool {
-        !matches!(self, ListingRule::Sorted)
-    }
 }

@@ -68,11 +68,14 @@ pub enum Code {
     /// CG021: one SKILL.md under two paths (through a symlink): opencode lists it under
     /// either, so the skills block changes between starts (B5.7).
     SkillUnderTwoPaths,
+    /// CG022: two or more rule files of one agent ordered by a directory's listing, so
+    /// their order differs on another disk.
+    ListingOrder,
 }
 
 impl Code {
     /// Every code in id order: SARIF's rule table indexes into it.
-    pub const ALL: [Code; 21] = [
+    pub const ALL: [Code; 22] = [
         Code::ShadowedRuleFile,
         Code::AgentsBesideClaude,
         Code::OutsideRepository,
@@ -94,6 +97,7 @@ impl Code {
         Code::SkillListingOverBudget,
         Code::SkillNotLoaded,
         Code::SkillUnderTwoPaths,
+        Code::ListingOrder,
     ];
 
     /// `CG001`…: what output, `--format json` and SARIF `ruleId` show.
@@ -120,6 +124,7 @@ impl Code {
             Code::SkillListingOverBudget => "CG019",
             Code::SkillNotLoaded => "CG020",
             Code::SkillUnderTwoPaths => "CG021",
+            Code::ListingOrder => "CG022",
         }
     }
 
@@ -147,6 +152,7 @@ impl Code {
             Code::SkillListingOverBudget => "skill-listing-over-budget",
             Code::SkillNotLoaded => "skill-not-loaded",
             Code::SkillUnderTwoPaths => "skill-under-two-paths",
+            Code::ListingOrder => "listing-order",
         }
     }
 
@@ -189,6 +195,9 @@ impl Code {
             Code::SkillNotLoaded => "A SKILL.md is dropped by opencode",
             Code::SkillUnderTwoPaths => {
                 "One skill under two paths, so opencode's skills block changes between its starts"
+            }
+            Code::ListingOrder => {
+                "Rule files are sent in the order the disk lists them, which differs between machines"
             }
         }
     }

@@ -114,6 +114,69 @@ pub struct Block {
     /// change between starts. `check` compares such a set without its order.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub unordered: bool,
+    /// The block's place among the blocks beside it with the same `listed.dir` comes from
+    /// that directory's listing (`readdir` order): the same on this disk, another on a
+    /// teammate's or in CI. `check` compares such a run without its order, `explain` and
+    /// `lint` (CG022) say so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub listed: Option<Listed>,
+}
+
+/// Where a block's position comes from a directory's listing, and how the agent uses it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Listed {
+    /// The directory whose listing orders the run (a rules folder, a glob's level).
+    pub dir: PathBuf,
+    /// What the agent does with the listing.
+    pub order: ListedOrder,
+}
+
+/// What an agent does with a directory's listing order, where the disk decides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum ListedOrder {
+    /// The files come as listed (depth first where the agent descends).
+    AsListed,
+    /// The files come in reverse listing order.
+    Reversed,
+    /// Several directories are read concurrently: the order changes from run to run.
+    Race,
+}
+
+impl Listed {
+    /// One sentence for `explain`: where the block's position comes from.
+    pub fn describe(&self, agent: &str) -> String {
+        let dir = crate::path::display(&self.dir);
+        match self.order {
+            ListedOrder::AsListed => format!(
+                "its place among the files of {dir} is the order the file system lists them in, which {agent} keeps: another disk lists them in another order"
+            ),
+            ListedOrder::Reversed => format!(
+                "its place among the files of {dir} is the reverse of the order the file system lists them in, which {agent} keeps: another disk lists them in another order"
+            ),
+            ListedOrder::Race => format!(
+                "its place among the matches below {dir} is a race: {agent} reads sibling folders concurrently and keeps what arrives first"
+            ),
+        }
+    }
+}
+
+impl Layout {
+    /// Marks each block whose file `listed` names, where two or more blocks share one
+    /// directory: a lone file has no order to depend on.
+    pub fn mark_listed(&mut self, listed: impl Fn(&Path) -> Option<Listed>) {
+        let found: Vec<Option<Listed>> =
+            self.blocks.iter().map(|b| b.source.path().and_then(&listed)).collect();
+        for (block, mark) in self.blocks.iter_mut().zip(&found) {
+            let shared =
+                mark.as_ref().is_some_and(|m| found.iter().flatten().filter(|o| o.dir == m.dir).count() > 1);
+            if shared {
+                block.listed.clone_from(mark);
+            }
+        }
+    }
 }
 
 /// A file the agent looked at and did not send.
@@ -540,6 +603,7 @@ impl LayoutBuilder {
             inlines: part.inlines,
             unstable: None,
             unordered: false,
+            listed: None,
         });
         self
     }

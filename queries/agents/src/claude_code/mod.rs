@@ -214,6 +214,10 @@ pub struct MemoryFile {
     /// Whether and why it is in the block.
     #[serde(flatten)]
     pub fate: Fate,
+    /// CC6: the rules directory whose listing order placed it (found by that walk, or
+    /// imported by a file it found).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub listed_in: Option<PathBuf>,
 }
 
 impl MemoryFile {
@@ -332,6 +336,7 @@ pub fn claude_md_context(db: &dyn Db, ws: Workspace) -> ClaudeMdContext {
         approved: approval.approved(),
         seen: HashSet::new(),
         files: Vec::new(),
+        listing: None,
     };
 
     // CC1: the user's files, whose imports may go anywhere.
@@ -367,6 +372,8 @@ struct Loader<'a> {
     approved: bool,
     seen: HashSet<PathBuf>,
     files: Vec<MemoryFile>,
+    /// CC6: the rules directory being walked, whose listing orders what it finds.
+    listing: Option<PathBuf>,
 }
 
 impl Loader<'_> {
@@ -385,6 +392,7 @@ impl Loader<'_> {
             depth,
             content: String::new(),
             fate,
+            listed_in: self.listing.clone(),
         });
         self.files.len() - 1
     }
@@ -471,9 +479,21 @@ impl Loader<'_> {
         loaded
     }
 
-    /// CC6: every `.md` file below a rules directory, recursively, names sorted; a rule
-    /// with `paths:` (and what it imports with `paths:`) is held back.
+    /// CC6: every `.md` file below a rules directory, recursively, in the file system's
+    /// listing order, depth first; a rule with `paths:` (and what it imports with `paths:`)
+    /// is held back.
     fn rules_dir(&mut self, dir: &Path, kind: Kind) {
+        let outermost = self.listing.is_none();
+        if outermost {
+            self.listing = Some(dir.to_path_buf());
+        }
+        self.rules_dir_entries(dir, kind);
+        if outermost {
+            self.listing = None;
+        }
+    }
+
+    fn rules_dir_entries(&mut self, dir: &Path, kind: Kind) {
         let listing = dir_listing(self.db, self.db.files().get(self.db, dir)).clone();
         for entry in listing.iter() {
             let child = dir.join(&entry.name);
@@ -485,7 +505,7 @@ impl Loader<'_> {
                 EntryKind::File | EntryKind::Other => false,
             };
             if is_dir {
-                self.rules_dir(&child, kind);
+                self.rules_dir_entries(&child, kind);
             } else if Path::new(&entry.name).extension().is_some_and(|ext| ext == "md") {
                 // Claude Code's test is `name.endsWith(".md")`: case-sensitive, as here.
                 self.load(&child, kind, 0, None, true);

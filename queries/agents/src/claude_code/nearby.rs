@@ -63,8 +63,15 @@ pub fn read_attachment(db: &dyn Db, ws: Workspace, file: PathBuf) -> ReadAttachm
     let cwd = ws.cwd(db).clone();
     let home = ws.host(db).home(db).clone();
     // Nested loads never follow imports out of the working directory (CC8).
-    let mut loader =
-        Loader { db, cwd: &cwd, home: &home, approved: false, seen: HashSet::new(), files: Vec::new() };
+    let mut loader = Loader {
+        db,
+        cwd: &cwd,
+        home: &home,
+        approved: false,
+        seen: HashSet::new(),
+        files: Vec::new(),
+        listing: None,
+    };
 
     // The user's rules with `paths:`, matched from the working directory.
     loader.rules_for_read(&config_dir(db, ws).join("rules"), Kind::User, &cwd, &file, false);

@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use ctxgraph_db::collate::locale_compare;
 use ctxgraph_db::db::{Db, Workspace};
-use ctxgraph_db::files::{dir_listing, dir_listing_by_name, file_text};
+use ctxgraph_db::files::{dir_listing, file_text};
 use ctxgraph_db::system::{EntryKind, FileKind};
 
 /// The workspace's rules file or folder.
@@ -236,9 +236,9 @@ fn discover(db: &dyn Db, place: &Path) -> Vec<PathBuf> {
             if name == CLINERULES || is_rule_name(&name) { vec![place.to_path_buf()] } else { Vec::new() }
         }
         FileKind::Directory => {
-            // Node's `readdir` (libuv `scandir`) sorts names with `strcmp`, whatever the disk
-            // lists, so a folder's files come by name.
-            let listing = dir_listing_by_name(db, file);
+            // As listed: of three same-titled files listed `a, z, b, m` on tmpfs, Cline 3.0.65
+            // kept `m`, the last listed (CL7).
+            let listing = dir_listing(db, file);
             let mut found: Vec<PathBuf> = listing
                 .iter()
                 .filter(|e| e.kind == EntryKind::File && is_rule_name(&e.name))
