@@ -152,7 +152,7 @@ fn render_agent(
     let entry = |text: &str, block: &ctxgraph_db::profile::Block, id: String| {
         BlockEntry::new(id, &content_hash(&placeholders.apply(text)), placeholders.apply(&block.reason))
     };
-    let (text, placed) = set_order(&layout);
+    let (text, placed) = layout.sets_in_one_order();
     // A block of a listed run says so in its id, which the snapshot's header and a change's
     // sources show: its place was not compared.
     let id = |block: &ctxgraph_db::profile::Block| {
@@ -183,44 +183,4 @@ fn render_agent(
         }
     }
     Ok(Rendered { body, blocks })
-}
-
-/// The layout's text with each set of blocks the agent sends in no stable order put in one
-/// order of ctxgraph's (by source, then text), so a snapshot compares such a set without its
-/// order: naming the files in another order, as the agent's own order may be any, changes
-/// nothing. A set is a run of contiguous blocks that are all
-/// [`unordered`](ctxgraph_db::profile::Block::unordered) (Aider's read-only files), or all
-/// [`listed`](ctxgraph_db::profile::Block::listed) from one directory (a rules folder the
-/// agent takes in the disk's listing order, which another machine lists otherwise); the text
-/// between a run's blocks stays where it was. Every block with its text, in the new order.
-fn set_order(layout: &ctxgraph_db::profile::Layout) -> (String, Vec<(&ctxgraph_db::profile::Block, &str)>) {
-    use ctxgraph_db::profile::Block;
-    let same_set = |a: &Block, b: &Block| {
-        (a.unordered && b.unordered && b.range.start == a.range.end)
-            || a.listed.as_ref().is_some_and(|l| b.listed.as_ref().is_some_and(|m| m.dir == l.dir))
-    };
-    let mut text = String::with_capacity(layout.text.len());
-    let mut placed = Vec::with_capacity(layout.blocks.len());
-    let mut at = 0;
-    let mut blocks = layout.blocks.iter().peekable();
-    while let Some(block) = blocks.next() {
-        text.push_str(&layout.text[at..block.range.start]);
-        let mut set = vec![block];
-        while let Some(next) = blocks.next_if(|n| same_set(set[set.len() - 1], n)) {
-            set.push(next);
-        }
-        let gaps: Vec<&str> =
-            set.windows(2).map(|w| &layout.text[w[0].range.end..w[1].range.start]).collect();
-        set.sort_by_key(|b| (b.source.display(), layout.text_of(b)));
-        for (i, block) in set.iter().enumerate() {
-            if i > 0 {
-                text.push_str(gaps[i - 1]);
-            }
-            text.push_str(layout.text_of(block));
-            placed.push((*block, layout.text_of(block)));
-        }
-        at = set.iter().map(|b| b.range.end).max().unwrap_or(at);
-    }
-    text.push_str(&layout.text[at..]);
-    (text, placed)
 }

@@ -634,5 +634,8 @@ for id in "${IDS[@]}"; do
     aider) record_aider "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     *) echo "record-agents.sh: no recorder for $agent yet" >&2; exit 1 ;;
   esac
+  # The order the disk listed each folder of the run in (Claude Code, Kilo and Cline take
+  # some folders as listed): the runners lay the case out in that order.
+  python3 "$HERE/listing.py" "$SCRATCH/${id//\//_}/run" "$CASES/$id" proj=proj home=home .=above
   echo "recorded $id"
 done

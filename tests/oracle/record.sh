@@ -116,7 +116,9 @@ EOF
   # ---- optional: run opencode as an unprivileged user with real mode-000 files.  capture.sh is
   # unchanged; ORACLE_CACHE points at a scratch cache whose "opencode" is a wrapper that chowns
   # the scratch run dir to the user, chmods the unreadable files 000 and drops privileges.
-  local -a cenv=()
+  # The order this disk lists each folder of the run in goes to the case's listing.txt:
+  # the runners lay the case out in it (opencode's glob takes a folder reverse-listed).
+  local -a cenv=(ORACLE_LISTING_OF="$dir")
   if [ -n "$ORACLE_USER" ]; then
     [ "$(id -u)" = 0 ] || die "$id: needs root to run opencode as $ORACLE_USER"
     id -u "$ORACLE_USER" >/dev/null 2>&1 ||

@@ -164,6 +164,45 @@ impl Listed {
 }
 
 impl Layout {
+    /// The layout's text with each set of blocks the agent sends in no stable order put in one
+    /// order of ctxgraph's (by source, then text), so a snapshot compares such a set without its
+    /// order: naming the files in another order, as the agent's own order may be any, changes
+    /// nothing. A set is a run of contiguous blocks that are all
+    /// [`unordered`](Block::unordered) (Aider's read-only files), or all
+    /// [`listed`](Block::listed) from one directory (a rules folder the
+    /// agent takes in the disk's listing order, which another machine lists otherwise); the text
+    /// between a run's blocks stays where it was. Every block with its text, in the new order.
+    pub fn sets_in_one_order(&self) -> (String, Vec<(&Block, &str)>) {
+        let same_set = |a: &Block, b: &Block| {
+            (a.unordered && b.unordered && b.range.start == a.range.end)
+                || a.listed.as_ref().is_some_and(|l| b.listed.as_ref().is_some_and(|m| m.dir == l.dir))
+        };
+        let mut text = String::with_capacity(self.text.len());
+        let mut placed = Vec::with_capacity(self.blocks.len());
+        let mut at = 0;
+        let mut blocks = self.blocks.iter().peekable();
+        while let Some(block) = blocks.next() {
+            text.push_str(&self.text[at..block.range.start]);
+            let mut set = vec![block];
+            while let Some(next) = blocks.next_if(|n| same_set(set[set.len() - 1], n)) {
+                set.push(next);
+            }
+            let gaps: Vec<&str> =
+                set.windows(2).map(|w| &self.text[w[0].range.end..w[1].range.start]).collect();
+            set.sort_by_key(|b| (b.source.display(), self.text_of(b)));
+            for (i, block) in set.iter().enumerate() {
+                if i > 0 {
+                    text.push_str(gaps[i - 1]);
+                }
+                text.push_str(self.text_of(block));
+                placed.push((*block, self.text_of(block)));
+            }
+            at = set.iter().map(|b| b.range.end).max().unwrap_or(at);
+        }
+        text.push_str(&self.text[at..]);
+        (text, placed)
+    }
+
     /// Marks each block whose file `listed` names, where two or more blocks share one
     /// directory: a lone file has no order to depend on.
     pub fn mark_listed(&mut self, listed: impl Fn(&Path) -> Option<Listed>) {

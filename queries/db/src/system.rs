@@ -105,6 +105,16 @@ pub enum ListingOrder {
     OldestFirst,
     /// By name, byte order.
     ByName,
+    /// By a hash of the name, as ext4 lists a directory (its hash is seeded per file system;
+    /// this one is FNV-1a, unseeded): neither sorted nor creation order, the same every run.
+    Hashed,
+}
+
+/// FNV-1a, 64 bits: a fixed hash of a name for [`ListingOrder::Hashed`] (std's hasher is
+/// seeded per process, and no crate here offers a fixed one this small).
+fn name_hash(name: &str) -> u64 {
+    name.bytes()
+        .fold(0xcbf2_9ce4_8422_2325, |hash, byte| (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3))
 }
 
 /// Every path of a [`MemorySystem`]: looked up by hash, as a real file system's lookups of
@@ -336,6 +346,7 @@ impl System for MemorySystem {
             ListingOrder::NewestFirst => entries.sort_by_key(|(created, _)| std::cmp::Reverse(*created)),
             ListingOrder::OldestFirst => entries.sort_by_key(|(created, _)| *created),
             ListingOrder::ByName => {}
+            ListingOrder::Hashed => entries.sort_by_key(|(_, entry)| name_hash(&entry.name)),
         }
         if let Some(names) = nodes.listed_as.get(&real) {
             let place = |entry: &DirEntry| names.iter().position(|n| *n == entry.name).unwrap_or(names.len());
@@ -393,6 +404,13 @@ mod tests {
         assert_eq!(listing(&fs, "/r"), ["c.md", "b.md", "a.md"]);
         fs.set_listing_order(ListingOrder::ByName);
         assert_eq!(listing(&fs, "/"), ["r"]);
+        fs.write_file("/h/a.md", "");
+        fs.write_file("/h/b.md", "");
+        fs.write_file("/h/c.md", "");
+        fs.set_listing_order(ListingOrder::Hashed);
+        let hashed = listing(&fs, "/h");
+        assert_ne!(hashed, ["a.md", "b.md", "c.md"]);
+        assert_ne!(hashed, ["c.md", "b.md", "a.md"]);
     }
 
     #[test]

@@ -210,7 +210,7 @@ fn entry_path(entry: &str, cwd: &Path, home: &Path) -> PathBuf {
 /// included, symlinks to files kept, symlinked directories not descended into.
 fn files_below(db: &dyn Db, dir: &Path, out: &mut Vec<PathBuf>) {
     // Aider keeps read-only files in a set (unordered): by name, for a stable answer.
-    for entry in dir_listing_by_name(db, db.files().get(db, dir)).iter() {
+    for entry in &dir_listing_by_name(db, db.files().get(db, dir)) {
         let path = dir.join(entry.name.as_str());
         match entry.kind {
             EntryKind::Directory => files_below(db, &path, out),

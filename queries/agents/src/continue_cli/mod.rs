@@ -189,7 +189,7 @@ fn walk(db: &dyn Db, root: &Path) -> Vec<(PathBuf, bool)> {
         next += 1;
         let listing = dir_listing_by_name(db, db.files().get(db, &dir));
         let md = listing.iter().filter(|e| e.name.ends_with(".md")).count();
-        for entry in listing.iter() {
+        for entry in &listing {
             let path = dir.join(entry.name.as_str());
             found.push((path.clone(), md > 1));
             if depth < MAX_DEPTH && db.files().get(db, &path).kind(db) == FileKind::Directory {

@@ -525,7 +525,7 @@ pub fn walk_folder(db: &dyn Db, dir: &Path, kind: Kind) -> Vec<PathBuf> {
 fn walk(db: &dyn Db, dir: &Path, suffix: &str, out: &mut Vec<PathBuf>) {
     // Copilot sorts: `a, z, b, m, sub/` listed on tmpfs came as a, b, m, sub/s, z (CP5).
     let listing = dir_listing_by_name(db, db.files().get(db, dir));
-    for entry in listing.iter() {
+    for entry in &listing {
         let name = entry.name.as_str();
         if name.starts_with('.') {
             continue;
