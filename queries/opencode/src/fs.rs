@@ -95,8 +95,21 @@ pub fn glob(db: &dyn Db, cwd: PathBuf, pattern: String, dot: bool) -> Arc<[Arc<P
     // The first occurrence of a path stays where it was found (brace alternatives and `**`
     // can find one file twice).
     let mut seen = std::collections::HashSet::new();
-    let matches: Vec<Arc<Path>> =
+    let mut matches: Vec<Arc<Path>> =
         matches.into_iter().filter(|file| seen.insert(*file)).map(|file| Arc::clone(file.path(db))).collect();
+    // node-glob walks all of a pattern's brace alternatives at once: matches in one
+    // directory, literal names included (`{a,b}.md`, X-brace), come in its reverse listing
+    // order, not in the alternatives' order.
+    if glob_order(&matches) == GlobOrder::ReverseListing
+        && let Some(dir) = matches[0].parent()
+    {
+        let listing = dir_listing(db, db.files().get(db, dir));
+        let place = |m: &Arc<Path>| {
+            let name = m.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            listing.iter().position(|e| e.name == name)
+        };
+        matches.sort_by_key(|m| std::cmp::Reverse(place(m)));
+    }
     matches.into()
 }
 
