@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ctxgraph_db::system::{MemorySystem, System};
+use ctxgraph_db::system::{ListingOrder, MemorySystem, System};
 use ctxgraph_engine::{Engine, EngineError, HostEnv, OsSystem};
 use ctxgraph_opencode::instructions::{Origin, SystemPaths};
 use ctxgraph_opencode::prompt::{Block, ModelRef, Prompt};
@@ -359,6 +359,16 @@ pub fn lay_out_config_case(dir: &Path, run: &Path, git: bool, env: &BTreeMap<Str
         vars.insert(name.clone(), value.replace("<RUN>", &run_text));
     }
     HostEnv { vars, home: run.join("home"), platform: "linux".to_owned(), date: DATE.to_owned() }
+}
+
+/// The two `System` backends over a run laid out on disk at `run`: the disk itself, and the
+/// same tree copied into memory at the same path, listed in an order neither sorted nor
+/// reverse-sorted (so a query that assumes a sorted listing is caught).
+pub fn both_backends(run: &Path) -> [(&'static str, Arc<dyn System>); 2] {
+    let fs = MemorySystem::new();
+    copy_tree(run, run, &mut MemoryWriter(&fs));
+    fs.set_listing_order(ListingOrder::Hashed);
+    [("disk", Arc::new(OsSystem)), ("memory", Arc::new(fs))]
 }
 
 /// `capture.sh`'s environment for a run rooted at `run_dir`, with the provider it injects.
