@@ -105,16 +105,41 @@ pub fn render(scenario: &Scenario, repo: &Path) -> Result<Rendered, EngineError>
             .collect(),
     };
     let layout = portable.layout(scenario.section);
-    let mut blocks: Vec<BlockEntry> = layout
+    // F4: the matches of one `instructions` glob come in an order the disk decides (or a
+    // race): such a run is pinned in one order of ctxgraph's, and its blocks say so.
+    let paths = engine.system_paths(ws)?;
+    let listed: Vec<Option<ctxgraph_db::profile::Listed>> = layout
         .blocks
         .iter()
         .map(|placed| {
-            let id = placed.source.as_ref().unwrap_or(&placed.id).to_string();
+            let source = prompt.blocks.get(placed.index)?.source.as_deref()?;
+            paths.listed(Path::new(source))
+        })
+        .collect();
+    let parts: Vec<_> = layout
+        .blocks
+        .iter()
+        .zip(&listed)
+        .map(|(placed, listed)| {
+            let key = (placed.source.as_deref().unwrap_or(&placed.id).to_owned(), placed.hash.to_string());
+            (placed.range.clone(), listed.as_ref().map(|l| l.dir.clone()), key)
+        })
+        .collect();
+    let (text, order) = ctxgraph_db::profile::sets_in_one_order(&layout.text, &parts);
+    let mut blocks: Vec<BlockEntry> = order
+        .into_iter()
+        .map(|i| {
+            let placed = &layout.blocks[i];
+            let source = placed.source.as_ref().unwrap_or(&placed.id).to_string();
+            let id = match &listed[i] {
+                Some(listed) => in_a_set(&source, listed, &placeholders),
+                None => source,
+            };
             BlockEntry::new(id, &placed.hash.to_string(), format!("{}: {}", placed.rule, placed.reason))
         })
         .collect();
 
-    let mut body = layout.text;
+    let mut body = text;
     for read in &scenario.reads {
         let nearby = engine.nearby(ws, read)?;
         let shown = placeholders.path(read);
@@ -153,15 +178,10 @@ fn render_agent(
         BlockEntry::new(id, &content_hash(&placeholders.apply(text)), placeholders.apply(&block.reason))
     };
     let (text, placed) = layout.sets_in_one_order();
-    // A block of a listed run says so in its id, which the snapshot's header and a change's
-    // sources show: its place was not compared.
     let id = |block: &ctxgraph_db::profile::Block| {
         let source = placeholders.apply(&block.source.display());
         match &block.listed {
-            Some(listed) => format!(
-                "{source} (one of a set: its order is {}'s listing, compared without it)",
-                placeholders.path(&listed.dir)
-            ),
+            Some(listed) => in_a_set(&source, listed, placeholders),
             None => source,
         }
     };
@@ -183,4 +203,16 @@ fn render_agent(
         }
     }
     Ok(Rendered { body, blocks })
+}
+
+/// A block of a listed run says so in its id, which the snapshot's header and a change's
+/// sources show: its place was not compared.
+fn in_a_set(source: &str, listed: &ctxgraph_db::profile::Listed, placeholders: &Placeholders) -> String {
+    let dir = placeholders.path(&listed.dir);
+    match listed.order {
+        ctxgraph_db::profile::ListedOrder::Race => {
+            format!("{source} (one of a set: its order below {dir} is a race, compared without it)")
+        }
+        _ => format!("{source} (one of a set: its order is {dir}'s listing, compared without it)"),
+    }
 }

@@ -122,6 +122,43 @@ pub struct Block {
     pub listed: Option<Listed>,
 }
 
+/// `text` with each run of consecutive parts that share a set (`Some`, equal) put in the
+/// order of their sort keys; the text between a run's parts stays where it was, so a run
+/// keeps its length and everything after it its place. Each part is its byte range in
+/// `text`, its set and its sort key. Returns the text and the parts' indexes in their new
+/// order. What `check` pins where an agent's order is not the same on every disk or start.
+pub fn sets_in_one_order<S: PartialEq, K: Ord>(
+    text: &str,
+    parts: &[(Range<usize>, Option<S>, K)],
+) -> (String, Vec<usize>) {
+    let mut out = String::with_capacity(text.len());
+    let mut order = Vec::with_capacity(parts.len());
+    let mut at = 0;
+    let mut i = 0;
+    while i < parts.len() {
+        let (range, set, _) = &parts[i];
+        out.push_str(&text[at..range.start]);
+        let len = match set {
+            Some(set) => parts[i..].iter().take_while(|(_, s, _)| s.as_ref() == Some(set)).count(),
+            None => 1,
+        };
+        let run: Vec<usize> = (i..i + len).collect();
+        let mut sorted = run.clone();
+        sorted.sort_by(|&a, &b| parts[a].2.cmp(&parts[b].2));
+        for (k, &part) in sorted.iter().enumerate() {
+            if k > 0 {
+                out.push_str(&text[parts[run[k - 1]].0.end..parts[run[k]].0.start]);
+            }
+            out.push_str(&text[parts[part].0.clone()]);
+            order.push(part);
+        }
+        at = parts[i + len - 1].0.end;
+        i += len;
+    }
+    out.push_str(&text[at..]);
+    (out, order)
+}
+
 /// Where a block's position comes from a directory's listing, and how the agent uses it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -169,38 +206,34 @@ impl Layout {
     /// order: naming the files in another order, as the agent's own order may be any, changes
     /// nothing. A set is a run of contiguous blocks that are all
     /// [`unordered`](Block::unordered) (Aider's read-only files), or all
-    /// [`listed`](Block::listed) from one directory (a rules folder the
-    /// agent takes in the disk's listing order, which another machine lists otherwise); the text
-    /// between a run's blocks stays where it was. Every block with its text, in the new order.
+    /// [`listed`](Block::listed) from one directory (a rules folder the agent takes in the
+    /// disk's listing order, which another machine lists otherwise). Every block with its
+    /// text, in the new order.
     pub fn sets_in_one_order(&self) -> (String, Vec<(&Block, &str)>) {
-        let same_set = |a: &Block, b: &Block| {
-            (a.unordered && b.unordered && b.range.start == a.range.end)
-                || a.listed.as_ref().is_some_and(|l| b.listed.as_ref().is_some_and(|m| m.dir == l.dir))
-        };
-        let mut text = String::with_capacity(self.text.len());
-        let mut placed = Vec::with_capacity(self.blocks.len());
-        let mut at = 0;
-        let mut blocks = self.blocks.iter().peekable();
-        while let Some(block) = blocks.next() {
-            text.push_str(&self.text[at..block.range.start]);
-            let mut set = vec![block];
-            while let Some(next) = blocks.next_if(|n| same_set(set[set.len() - 1], n)) {
-                set.push(next);
-            }
-            let gaps: Vec<&str> =
-                set.windows(2).map(|w| &self.text[w[0].range.end..w[1].range.start]).collect();
-            set.sort_by_key(|b| (b.source.display(), self.text_of(b)));
-            for (i, block) in set.iter().enumerate() {
-                if i > 0 {
-                    text.push_str(gaps[i - 1]);
-                }
-                text.push_str(self.text_of(block));
-                placed.push((*block, self.text_of(block)));
-            }
-            at = set.iter().map(|b| b.range.end).max().unwrap_or(at);
+        #[derive(PartialEq)]
+        enum Set<'a> {
+            Unordered(usize),
+            Listed(&'a Path),
         }
-        text.push_str(&self.text[at..]);
-        (text, placed)
+        // Unordered blocks form one set while each starts where the one before ended.
+        let mut unordered_run = 0;
+        let mut sets = Vec::with_capacity(self.blocks.len());
+        for (i, block) in self.blocks.iter().enumerate() {
+            let set = if block.unordered {
+                if i == 0
+                    || !self.blocks[i - 1].unordered
+                    || self.blocks[i - 1].range.end != block.range.start
+                {
+                    unordered_run += 1;
+                }
+                Some(Set::Unordered(unordered_run))
+            } else {
+                block.listed.as_ref().map(|l| Set::Listed(&l.dir))
+            };
+            sets.push((block.range.clone(), set, (block.source.display(), self.text_of(block))));
+        }
+        let (text, order) = sets_in_one_order(&self.text, &sets);
+        (text, order.into_iter().map(|i| (&self.blocks[i], self.text_of(&self.blocks[i]))).collect())
     }
 
     /// Marks each block whose file `listed` names, where two or more blocks share one
