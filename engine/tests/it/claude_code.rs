@@ -138,6 +138,8 @@ fn two_listing_orders_differ_as_text_and_agree_as_sets() {
     assert_ne!(newest.text, by_name.text);
     let listed: Vec<_> = newest.blocks.iter().filter_map(|b| b.listed.as_ref()).collect();
     assert_eq!(listed.len(), 3, "{:?}", newest.blocks);
-    assert!(listed.iter().all(|l| l.order == ListedOrder::AsListed && l.dir == Path::new("/repo/.claude/rules")));
+    assert!(
+        listed.iter().all(|l| l.order == ListedOrder::AsListed && l.dir == Path::new("/repo/.claude/rules"))
+    );
     assert_eq!(newest.sets_in_one_order().0, by_name.sets_in_one_order().0);
 }
