@@ -6,6 +6,8 @@
 # 7.7.7, Cline 3.0.65 and Continue CLI 1.5.47 through the same oracle's more/; Aider 0.86.2
 # through its capture_aider.sh).
 # Expected outputs never come from anywhere else.
+# After each capture, listing.py writes the case's listing.txt: the order the disk listed each
+# folder of the agent's run in (its `readdir` order), which the runners lay the case out in.
 #
 # usage: tests/oracle/record-agents.sh [codex/ID...]    (no argument: every case)
 #   AGENTS_ORACLE   the oracle directory (default: ../shared/oracle/agents beside the repo,

@@ -11,7 +11,8 @@
 # [run].git_commit dirs), give every [run].git_head_only dir a `.git` holding only `HEAD`,
 # then run capture.sh -m full (and -m read -R FILE per [run].reads entry)
 # with -C cwd, -H home/, -g global/ and [run].env exported, ORACLE_MODEL unset (model
-# fake/fake-model), and render the snapshot.  Cases with `oracle_error` in case.toml are expected
+# fake/fake-model), and render the snapshot; capture.sh writes the case's listing.txt (the
+# order the disk listed each folder of the run in, ORACLE_LISTING_OF).  Cases with `oracle_error` in case.toml are expected
 # to make opencode fail: the failure is checked and no snapshot is written.  Cases with
 # [run].oracle_user chmod 000 the [run].unreadable files and run opencode as that unprivileged
 # user (created if missing; needs root).  Re-runnable and idempotent; any capture failure aborts.
