@@ -495,6 +495,21 @@ mod tests {
         assert_eq!(names(glob(&db, at(""), "src/*".into(), false)), Vec::<String>::new());
     }
 
+    /// F4: one directory's matches in its reverse listing order (MemorySystem lists newest
+    /// first, so the reverse is creation order), brace alternatives included; matches in
+    /// sibling folders are a race.
+    #[test]
+    fn one_directory_is_reverse_listed_and_sibling_folders_race() {
+        let db = db(&["d/b.md", "d/c.md", "d/a.md", "x/one.md", "y/two.md"]);
+        let star = glob(&db, at(""), "d/*.md".into(), false);
+        assert_eq!(names(star), ["d/b.md", "d/c.md", "d/a.md"]);
+        assert_eq!(glob_order(star), GlobOrder::ReverseListing);
+        let braces = glob(&db, at(""), "d/{a,b}.md".into(), false);
+        assert_eq!(names(braces), ["d/b.md", "d/a.md"]);
+        assert_eq!(glob_order(glob(&db, at(""), "{x,y}/*.md".into(), false)), GlobOrder::Race);
+        assert_eq!(glob_order(glob(&db, at(""), "**/one.md".into(), false)), GlobOrder::Single);
+    }
+
     #[test]
     fn fs_08_glob_up_visits_every_level_nearest_first() {
         let db = db(&["root.md", "a/b/leaf.md"]);
