@@ -495,7 +495,7 @@ mod tests {
         assert_eq!(names(glob(&db, at(""), "src/*".into(), false)), Vec::<String>::new());
     }
 
-    /// F4: one directory's matches in its reverse listing order (MemorySystem lists newest
+    /// F4: one directory's matches in its reverse listing order (`MemorySystem` lists newest
     /// first, so the reverse is creation order), brace alternatives included; matches in
     /// sibling folders are a race.
     #[test]
