@@ -9,8 +9,11 @@
 //! `oracle.read`; Cline's and Continue's `oracle.system` (their rules section) and, for a
 //! read, `oracle.read` (the tool's result with the file as `<file>`: nothing attached); Aider's
 //! `oracle.user` and, for each other order of its read-only files seen in repeated captures,
-//! `oracle.user-N`. Each case runs on both `System` backends and must match byte for byte
-//! (Aider's files in any order, since its own order is a Python set's).
+//! `oracle.user-N`; `listing.txt`, the order the disk listed the run's folders in. Each case
+//! runs on both `System` backends, laid out in that order (in memory every other folder in an
+//! order neither sorted nor reverse-sorted), and must match byte for byte (Aider's files in
+//! any order, since its own order is a Python set's; on a disk that cannot list a folder as
+//! recorded, the runs of blocks its listing orders as a set).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -26,6 +29,7 @@ use ctxgraph_db::system::{MemorySystem, System};
 use ctxgraph_engine::profiles::profile;
 use ctxgraph_engine::{Engine, HostEnv, O200k, OsSystem};
 use ctxgraph_test_support::tree::{DiskWriter, MemoryWriter, TreeWriter, copy_tree, git_worktree};
+use ctxgraph_tests::listing::{self, Listing};
 use serde::Deserialize;
 
 /// Where in-memory runs live.
@@ -109,21 +113,44 @@ fn lay_out(dir: &Path, run: &Path, out: &mut dyn TreeWriter) {
     git_worktree(&run.join("proj"), out);
 }
 
-/// An engine over the case laid out on `backend`, with HOME inside the run as the capture
-/// scripts set it, and the case's `env` (`KEY=VALUE`) among the host's variables.
-fn engine(dir: &Path, disk: bool, env: &[String]) -> (Engine, PathBuf, Option<tempfile::TempDir>) {
-    let (system, run, scratch): (Arc<dyn System>, PathBuf, _) = if disk {
+/// Where a folder of `listing.txt` (`proj/…`, `home/…`, `above/…`) lies in the run.
+fn in_run(run: &Path, dir: &str) -> PathBuf {
+    match dir.split_once('/').map_or((dir, ""), |(top, rest)| (top, rest)) {
+        ("above", rest) => run.join(rest),
+        (top, rest) => run.join(top).join(rest),
+    }
+}
+
+/// A case laid out: the engine over it, the run directory, and whether the folders list as
+/// they did for the agent (false on a disk that lists them otherwise: listing-ordered runs
+/// are then compared as sets).
+struct Laid {
+    engine: Engine,
+    run: PathBuf,
+    listed_as_recorded: bool,
+    _scratch: Option<tempfile::TempDir>,
+}
+
+/// An engine over the case laid out on `backend`, every folder listed as the agent's disk
+/// listed it (`listing.txt`; other folders, in memory, in an order neither sorted nor
+/// reverse-sorted), with HOME inside the run as the capture scripts set it, and the case's
+/// `env` (`KEY=VALUE`) among the host's variables.
+fn engine(dir: &Path, disk: bool, env: &[String]) -> Laid {
+    let listing = Listing::of(dir);
+    let (system, run, scratch, listed_as_recorded): (Arc<dyn System>, PathBuf, _, bool) = if disk {
         let scratch = tempfile::tempdir().expect("temp dir");
         let run = std::fs::canonicalize(scratch.path()).expect("canonical temp dir");
         lay_out(dir, &run, &mut DiskWriter);
         substitute_run(dir, &run, &mut DiskWriter);
-        (Arc::new(OsSystem), run, Some(scratch))
+        let listed = listing.on_disk(&|d| in_run(&run, d));
+        (Arc::new(OsSystem), run, Some(scratch), listed)
     } else {
         let fs = MemorySystem::new();
         let run = PathBuf::from(MEMORY_RUN);
         lay_out(dir, &run, &mut MemoryWriter(&fs));
         substitute_run(dir, &run, &mut MemoryWriter(&fs));
-        (Arc::new(fs), run, None)
+        listing.in_memory(&fs, &|d| in_run(&run, d));
+        (Arc::new(fs), run, None, true)
     };
     let home = run.join("home");
     let mut vars: std::collections::BTreeMap<String, String> =
@@ -134,7 +161,7 @@ fn engine(dir: &Path, disk: bool, env: &[String]) -> (Engine, PathBuf, Option<te
             .map(|(k, v)| (k.to_owned(), v.replace("<run>", &run.to_string_lossy()))),
     );
     let env = HostEnv { vars, home, platform: "linux".to_owned(), date: HOST_DATE.to_owned() };
-    (Engine::new(system, env), run, scratch)
+    Laid { engine: Engine::new(system, env), run, listed_as_recorded, _scratch: scratch }
 }
 
 /// The case's `-c` settings as the profile's request takes them.
@@ -350,16 +377,10 @@ fn compare(row: &Row, name: &str, expected: &str, got: &str) -> Result<(), Strin
 /// reads against `oracle.read`, and the fate of every file considered (see [`check_fates`]).
 fn run_case(row: &Row, dir: &Path, disk: bool, fates: &mut Vec<Fate>) -> Result<(), String> {
     let case = load(dir);
-    let (mut engine, run, _scratch) = engine(dir, disk, &case.run.env);
+    let Laid { mut engine, run, listed_as_recorded, _scratch } = engine(dir, disk, &case.run.env);
     let proj = run.join("proj");
     let ws = engine.open(&normalize(&proj.join(&case.run.cwd))).map_err(|e| e.to_string())?;
-    // CC15: Claude Code's auto memory sits in a folder named after the project's path.
-    let slug = ctxgraph_agents::claude_code::project_slug(&proj);
-    let portable = |text: &str| {
-        text.replace(&slug, "<slug>")
-            .replace(run.to_string_lossy().as_ref(), "<run>")
-            .replace(PI_DATE_LINE.0, PI_DATE_LINE.1)
-    };
+    let portable = |text: &str| portable(text, &run);
     let request = request(&case, row.agent);
     let built = engine.agent_layout(ws, row.agent, &request);
     let layout = match (&row.refusal, case.run.refused) {
@@ -393,9 +414,12 @@ fn run_case(row: &Row, dir: &Path, disk: bool, fates: &mut Vec<Fate>) -> Result<
     let mut considered = layout.considered();
     match row.start {
         Start::Whole(name) => {
-            diffs.extend(compare(row, name, &recorded(dir, name), &portable(&layout.text)).err());
+            let (expected, got) = comparable(&layout, &recorded(dir, name), &run, listed_as_recorded);
+            diffs.extend(compare(row, name, &expected, &got).err());
         }
-        Start::SystemThenUser => diffs.extend(system_then_user(row, dir, &layout, &run).err()),
+        Start::SystemThenUser => {
+            diffs.extend(system_then_user(row, dir, &layout, &run, listed_as_recorded).err());
+        }
         Start::AnyOrder => diffs.extend(any_order(dir, &layout, &portable).err()),
     }
     match &row.reads {
@@ -470,17 +494,41 @@ fn run_case(row: &Row, dir: &Path, disk: bool, fates: &mut Vec<Fate>) -> Result<
     if diffs.is_empty() { Ok(()) } else { Err(diffs.join("\n")) }
 }
 
+/// The recording and ctxgraph's text, run directory written `<run>`; where the disk lists a
+/// folder otherwise than the agent's disk did, each run of blocks that folder's listing
+/// orders put in one order in both (`listing::as_sets`).
+fn comparable(layout: &Layout, expected: &str, run: &Path, listed_as_recorded: bool) -> (String, String) {
+    if !listed_as_recorded
+        && let Some((theirs, ours)) =
+            listing::as_sets(layout, &expected.replace("<run>", &run.to_string_lossy()))
+    {
+        return (portable(&theirs, run), portable(&ours, run));
+    }
+    (expected.to_owned(), portable(&layout.text, run))
+}
+
+/// A text as the recordings keep it: the run directory as `<run>`, the folder Claude Code
+/// names after the project's path as `<slug>` (CC15), pi's date line with `<date>`.
+fn portable(text: &str, run: &Path) -> String {
+    let slug = ctxgraph_agents::claude_code::project_slug(&run.join("proj"));
+    text.replace(&slug, "<slug>")
+        .replace(run.to_string_lossy().as_ref(), "<run>")
+        .replace(PI_DATE_LINE.0, PI_DATE_LINE.1)
+}
+
 /// [`Start::SystemThenUser`].
-fn system_then_user(row: &Row, dir: &Path, layout: &Layout, run: &Path) -> Result<(), String> {
-    let run = run.to_string_lossy();
+fn system_then_user(
+    row: &Row,
+    dir: &Path,
+    layout: &Layout,
+    run_dir: &Path,
+    listed_as_recorded: bool,
+) -> Result<(), String> {
+    let run = run_dir.to_string_lossy();
     let (system, user) = (recorded(dir, "oracle.system"), recorded(dir, "oracle.user"));
     let parts: Vec<&str> = [system.as_str(), user.as_str()].into_iter().filter(|p| !p.is_empty()).collect();
-    compare(
-        row,
-        "oracle.system + oracle.user",
-        &parts.join("\n\n"),
-        &layout.text.replace(run.as_ref(), "<run>"),
-    )?;
+    let (expected, got) = comparable(layout, &parts.join("\n\n"), run_dir, listed_as_recorded);
+    compare(row, "oracle.system + oracle.user", &expected, &got)?;
     // The system part's end in the layout's text, the run directory written out.
     let system_end = system.replace("<run>", &run).len();
     for block in &layout.blocks {
@@ -725,7 +773,7 @@ fn qwen_code_fingerprints_are_the_installed_wording() {
 
     let dir = case_dirs("qwen-code").into_iter().find(|d| d.ends_with("QW-07")).expect("QW-07");
     let case = load(&dir);
-    let (mut engine, run, _scratch) = engine(&dir, false, &[]);
+    let Laid { mut engine, run, .. } = engine(&dir, false, &[]);
     let ws = engine.open(&run.join("proj").join(&case.run.cwd)).expect("open");
     let request = Request { settings: Vec::new(), wording: Some(loaded.clone()) };
     let layout = engine.agent_layout(ws, Agent::QwenCode, &request).expect("layout");
@@ -791,7 +839,7 @@ fn aider_wording_is_read_from_the_installed_package() {
     assert_eq!(token, Wording::fingerprints().read_only_prefix);
 
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("agents/aider/AI-04");
-    let (mut engine, run, _scratch) = engine(&dir, false, &[]);
+    let Laid { mut engine, run, .. } = engine(&dir, false, &[]);
     let ws = engine.open(&run.join("proj")).expect("workspace");
     let request = Request { settings: Vec::new(), wording: Some(Arc::new(wording.clone())) };
     let layout = engine.agent_layout(ws, Agent::Aider, &request).expect("layout");
@@ -842,7 +890,7 @@ fn copilot_wording_is_read_from_the_installed_package() {
     assert_eq!(token(&prose.read_after), fingerprints.read_after);
 
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("agents/copilot/CP-01");
-    let (mut engine, run, _scratch) = engine(&dir, false, &[]);
+    let Laid { mut engine, run, .. } = engine(&dir, false, &[]);
     let ws = engine.open(&run.join("proj")).expect("workspace");
     let section = copilot_context(engine.db(), ws).section(&prose);
     let tokens = section.replace(&prose.table_intro, &fingerprints.table_intro);
@@ -887,7 +935,7 @@ fn pi_wording_is_read_from_the_installed_package() {
     assert!(!wording.is_unavailable(), "{}: {:?}", package.display(), wording.source);
     let dir = case_dirs("pi").into_iter().find(|d| d.ends_with("PI-13")).expect("PI-13");
     let case = load(&dir);
-    let (mut engine, run, _scratch) = engine(&dir, false, &[]);
+    let Laid { mut engine, run, .. } = engine(&dir, false, &[]);
     let ws = engine.open(&run.join("proj").join(&case.run.cwd)).expect("open");
     let request = Request { settings: Vec::new(), wording: Some(loaded.clone()) };
     let layout = engine.agent_layout(ws, Agent::Pi, &request).expect("layout");

@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ctxgraph_db::system::{MemorySystem, System};
+use ctxgraph_db::system::{ListingOrder, MemorySystem, System};
 use ctxgraph_engine::{Engine, EngineError, HostEnv, OsSystem};
 use ctxgraph_opencode::instructions::{Origin, SystemPaths};
 use ctxgraph_opencode::prompt::{Block, ModelRef, Prompt};
@@ -24,6 +24,10 @@ use ctxgraph_test_support::tree::{
     DiskWriter, MemoryWriter, TreeWriter, copy_tree, copy_tree_to_disk, git_worktree,
 };
 use serde::Deserialize;
+
+pub mod listing;
+
+use listing::Listing;
 
 /// The date the harness pins; rendered as `<DATE>` like the oracle's output.
 const DATE: &str = "Sun Nov 29 2026";
@@ -157,18 +161,22 @@ pub enum Outcome {
     Skipped(&'static str),
 }
 
-/// Runs `case` on `backend`, rendering the prompt in the oracle snapshot format. When
-/// `expected` is given, blocks matched by one glob pattern at one directory level are put
-/// in the order the oracle printed them (the one deviation ctxgraph allows: that order
-/// is node-glob's walk order, which depends on the file system; ctxgraph sorts it).
+/// Runs `case` on `backend`, rendering the prompt in the oracle snapshot format. The case is
+/// laid out with each folder listed as the oracle's disk listed it (`listing.txt`; in memory,
+/// every other folder in an order neither sorted nor reverse-sorted). Where a disk cannot
+/// list a folder so (ext4 lists by a hash seeded per file system) and `expected` is given,
+/// the blocks one glob call matched at one level, whose order follows the listing (F4), are
+/// put in the order the oracle printed them: compared as a set.
 pub fn run(case: &Case, backend: Backend, expected: Option<&str>) -> Outcome {
     let scratch;
+    let mut listed_as_recorded = true;
     let (system, run_dir): (Arc<dyn System>, PathBuf) = match backend {
         Backend::Memory => (memory_system(case), PathBuf::from(MEMORY_RUN)),
         Backend::Disk => {
             scratch = tempfile::tempdir().expect("temp dir");
             let run_dir = std::fs::canonicalize(scratch.path()).expect("canonical temp dir");
             lay_out(case, &run_dir, &mut DiskWriter);
+            listed_as_recorded = Listing::of(&case.dir).on_disk(&|d| in_run(&run_dir, d));
             for path in &case.run.unreadable {
                 if !make_unreadable(&run_dir.join("proj").join(path)) {
                     return Outcome::Skipped("unreadable files are readable here (running as root)");
@@ -196,8 +204,8 @@ pub fn run(case: &Case, backend: Backend, expected: Option<&str>) -> Outcome {
         };
     let normalize = |text: &str| normalize(text, &run_dir);
     let system = match expected {
-        Some(expected) => in_oracle_glob_order(&prompt, &paths, expected, &normalize),
-        None => normalize(&prompt.text()),
+        Some(expected) if !listed_as_recorded => in_oracle_glob_order(&prompt, &paths, expected, &normalize),
+        _ => normalize(&prompt.text()),
     };
     let mut out = String::new();
     section(&mut out, "system", &system);
@@ -244,6 +252,8 @@ pub fn open_with_env(case: &Case, backend: Backend, extra: BTreeMap<String, Stri
             let scratch = tempfile::tempdir().expect("temp dir");
             let run_dir = std::fs::canonicalize(scratch.path()).expect("canonical temp dir");
             lay_out(case, &run_dir, &mut DiskWriter);
+            // As recorded where this disk can list so (tmpfs; the recording's own ext4).
+            Listing::of(&case.dir).on_disk(&|d| in_run(&run_dir, d));
             (Arc::new(OsSystem) as Arc<dyn System>, run_dir, Some(scratch))
         }
     };
@@ -262,7 +272,17 @@ fn memory_system(case: &Case) -> Arc<dyn System> {
     for path in &case.run.unreadable {
         fs.set_unreadable(run_dir.join("proj").join(path));
     }
+    Listing::of(&case.dir).in_memory(&fs, &|d| in_run(&run_dir, d));
     Arc::new(fs)
+}
+
+/// Where a folder of a case's `listing.txt` (`proj/…`, `home/…`, `global/…`) lies in the
+/// run `capture.sh` lays out.
+fn in_run(run_dir: &Path, dir: &str) -> PathBuf {
+    match dir.split_once('/').map_or((dir, ""), |(top, rest)| (top, rest)) {
+        ("global", rest) => run_dir.join("config/opencode").join(rest),
+        (top, rest) => run_dir.join(top).join(rest),
+    }
 }
 
 /// An engine over the case laid out in memory, and the workspace of its `cwd`, for tests
@@ -339,6 +359,16 @@ pub fn lay_out_config_case(dir: &Path, run: &Path, git: bool, env: &BTreeMap<Str
         vars.insert(name.clone(), value.replace("<RUN>", &run_text));
     }
     HostEnv { vars, home: run.join("home"), platform: "linux".to_owned(), date: DATE.to_owned() }
+}
+
+/// The two `System` backends over a run laid out on disk at `run`: the disk itself, and the
+/// same tree copied into memory at the same path, listed in an order neither sorted nor
+/// reverse-sorted (so a query that assumes a sorted listing is caught).
+pub fn both_backends(run: &Path) -> [(&'static str, Arc<dyn System>); 2] {
+    let fs = MemorySystem::new();
+    copy_tree(run, run, &mut MemoryWriter(&fs));
+    fs.set_listing_order(ListingOrder::Hashed);
+    [("disk", Arc::new(OsSystem)), ("memory", Arc::new(fs))]
 }
 
 /// `capture.sh`'s environment for a run rooted at `run_dir`, with the provider it injects.

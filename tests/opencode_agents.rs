@@ -5,11 +5,10 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
 
-use ctxgraph_engine::{Engine, OsSystem};
+use ctxgraph_engine::Engine;
 use ctxgraph_opencode::agents::{Agent, AgentPrompt};
-use ctxgraph_tests::{lay_out_config_case, recorded_cases};
+use ctxgraph_tests::{both_backends, lay_out_config_case, recorded_cases};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -91,30 +90,35 @@ fn agent_fixtures_match_the_oracle() {
         let temp = tempfile::tempdir().expect("temp");
         let run = std::fs::canonicalize(temp.path()).expect("canonical");
         let env = lay_out_config_case(&dir, &run, case.git, &case.env);
-        let mut engine = Engine::new(Arc::new(OsSystem), env);
-        let ws = engine.open(&run.join("proj").join(&case.cwd)).expect("open");
-        let agents = engine.agents(ws).expect("agents");
-        let ours = agents.get(&case.agent);
-        match (head, ours) {
-            ("exit: 0", Some(agent)) => {
-                let expected: Value = serde_json::from_str(stdout).expect("oracle json");
-                let tools = expected["tools"].as_object().expect("tools").clone();
-                let got = debug_agent(agent, &tools, &expected["prompt"]);
-                let got = serde_json::to_string_pretty(&got)
-                    .expect("json")
-                    .replace(&*run.to_string_lossy(), "<RUN>");
-                let got: Value = serde_json::from_str(&got).expect("json");
-                if got != expected {
+        for (backend, system) in both_backends(&run) {
+            let mut engine = Engine::new(system, env.clone());
+            let ws = engine.open(&run.join("proj").join(&case.cwd)).expect("open");
+            let agents = engine.agents(ws).expect("agents");
+            let ours = agents.get(&case.agent);
+            match (head, ours) {
+                ("exit: 0", Some(agent)) => {
+                    let expected: Value = serde_json::from_str(stdout).expect("oracle json");
+                    let tools = expected["tools"].as_object().expect("tools").clone();
+                    let got = debug_agent(agent, &tools, &expected["prompt"]);
+                    let got = serde_json::to_string_pretty(&got)
+                        .expect("json")
+                        .replace(&*run.to_string_lossy(), "<RUN>");
+                    let got: Value = serde_json::from_str(&got).expect("json");
+                    if got != expected {
+                        failures.push(format!(
+                            "{id} ({backend}): ctxgraph\n{}\nopencode\n{}",
+                            serde_json::to_string_pretty(&got).expect("json"),
+                            stdout
+                        ));
+                    }
+                }
+                ("exit: 1", None) => {}
+                (head, ours) => {
                     failures.push(format!(
-                        "{id}: ctxgraph\n{}\nopencode\n{}",
-                        serde_json::to_string_pretty(&got).expect("json"),
-                        stdout
+                        "{id} ({backend}): opencode {head}, ctxgraph found the agent: {}",
+                        ours.is_some()
                     ));
                 }
-            }
-            ("exit: 1", None) => {}
-            (head, ours) => {
-                failures.push(format!("{id}: opencode {head}, ctxgraph found the agent: {}", ours.is_some()));
             }
         }
     }

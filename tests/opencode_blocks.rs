@@ -6,15 +6,14 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
 
+use ctxgraph_engine::Engine;
 use ctxgraph_engine::installation::Locate;
 use ctxgraph_engine::mcp::McpConnector;
-use ctxgraph_engine::{Engine, OsSystem};
 use ctxgraph_opencode::mcp::mcp_block;
 use ctxgraph_opencode::references::references_block;
 use ctxgraph_test_support::opencode;
-use ctxgraph_tests::{lay_out_config_case, normalize, recorded_cases};
+use ctxgraph_tests::{both_backends, lay_out_config_case, normalize, recorded_cases};
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -48,19 +47,21 @@ fn references_and_mcp_blocks_match_the_oracle() {
         let mut env = lay_out_config_case(&dir, &run, true, &BTreeMap::new());
         env.vars.insert("CTXGRAPH_MCP_FIXTURE".to_owned(), fixture_server.display().to_string());
         env.vars.insert("PATH".to_owned(), std::env::var("PATH").unwrap_or_default());
-        let mut engine = Engine::new(Arc::new(OsSystem), env);
-        engine.load_installation(&Locate::Flag(opencode::installed()));
-        let ws = engine.open(&run.join("proj")).expect("open");
-        engine.fetch_mcp(ws, &connector).expect("connect");
-        let references = references_block(engine.db(), ws)
-            .as_ref()
-            .map_or("(none)".to_owned(), |b| hash_first_line(&b.text));
-        let mcp = mcp_block(engine.db(), ws, "build".to_owned())
-            .as_ref()
-            .map_or("(none)".to_owned(), |b| b.text.to_string());
-        let got = normalize(&format!("=== references\n{references}\n=== mcp\n{mcp}\n"), &run);
-        if got != expected {
-            failures.push(format!("{id}: ctxgraph\n{got}\nopencode\n{expected}"));
+        for (backend, system) in both_backends(&run) {
+            let mut engine = Engine::new(system, env.clone());
+            engine.load_installation(&Locate::Flag(opencode::installed()));
+            let ws = engine.open(&run.join("proj")).expect("open");
+            engine.fetch_mcp(ws, &connector).expect("connect");
+            let references = references_block(engine.db(), ws)
+                .as_ref()
+                .map_or("(none)".to_owned(), |b| hash_first_line(&b.text));
+            let mcp = mcp_block(engine.db(), ws, "build".to_owned())
+                .as_ref()
+                .map_or("(none)".to_owned(), |b| b.text.to_string());
+            let got = normalize(&format!("=== references\n{references}\n=== mcp\n{mcp}\n"), &run);
+            if got != expected {
+                failures.push(format!("{id} ({backend}): ctxgraph\n{got}\nopencode\n{expected}"));
+            }
         }
     }
     assert!(count >= 7, "the cases are missing");

@@ -105,16 +105,41 @@ pub fn render(scenario: &Scenario, repo: &Path) -> Result<Rendered, EngineError>
             .collect(),
     };
     let layout = portable.layout(scenario.section);
-    let mut blocks: Vec<BlockEntry> = layout
+    // F4: the matches of one `instructions` glob come in an order the disk decides (or a
+    // race): such a run is pinned in one order of ctxgraph's, and its blocks say so.
+    let paths = engine.system_paths(ws)?;
+    let listed: Vec<Option<ctxgraph_db::profile::Listed>> = layout
         .blocks
         .iter()
         .map(|placed| {
-            let id = placed.source.as_ref().unwrap_or(&placed.id).to_string();
+            let source = prompt.blocks.get(placed.index)?.source.as_deref()?;
+            paths.listed(Path::new(source))
+        })
+        .collect();
+    let parts: Vec<_> = layout
+        .blocks
+        .iter()
+        .zip(&listed)
+        .map(|(placed, listed)| {
+            let key = (placed.source.as_deref().unwrap_or(&placed.id).to_owned(), placed.hash.to_string());
+            (placed.range.clone(), listed.as_ref().map(|l| l.dir.clone()), key)
+        })
+        .collect();
+    let (text, order) = ctxgraph_db::profile::sets_in_one_order(&layout.text, &parts);
+    let mut blocks: Vec<BlockEntry> = order
+        .into_iter()
+        .map(|i| {
+            let placed = &layout.blocks[i];
+            let source = placed.source.as_ref().unwrap_or(&placed.id).to_string();
+            let id = match &listed[i] {
+                Some(listed) => in_a_set(&source, listed, &placeholders),
+                None => source,
+            };
             BlockEntry::new(id, &placed.hash.to_string(), format!("{}: {}", placed.rule, placed.reason))
         })
         .collect();
 
-    let mut body = layout.text;
+    let mut body = text;
     for read in &scenario.reads {
         let nearby = engine.nearby(ws, read)?;
         let shown = placeholders.path(read);
@@ -152,11 +177,16 @@ fn render_agent(
     let entry = |text: &str, block: &ctxgraph_db::profile::Block, id: String| {
         BlockEntry::new(id, &content_hash(&placeholders.apply(text)), placeholders.apply(&block.reason))
     };
-    let (text, placed) = set_order(&layout);
-    let mut blocks: Vec<BlockEntry> = placed
-        .iter()
-        .map(|(block, text)| entry(text, block, placeholders.apply(&block.source.display())))
-        .collect();
+    let (text, placed) = layout.sets_in_one_order();
+    let id = |block: &ctxgraph_db::profile::Block| {
+        let source = placeholders.apply(&block.source.display());
+        match &block.listed {
+            Some(listed) => in_a_set(&source, listed, placeholders),
+            None => source,
+        }
+    };
+    let mut blocks: Vec<BlockEntry> =
+        placed.iter().map(|(block, text)| entry(text, block, id(block))).collect();
     let mut body = placeholders.apply(&text);
     for read in reads {
         let shown = placeholders.path(read);
@@ -175,34 +205,14 @@ fn render_agent(
     Ok(Rendered { body, blocks })
 }
 
-/// The layout's text with each set of blocks the agent sends in no stable order (Aider's
-/// read-only files, [`Block::unordered`](ctxgraph_db::profile::Block::unordered)) put in one
-/// order of ctxgraph's (by source, then text), so a snapshot compares such a set without its
-/// order: naming the files in another order, as the agent's own order may be any, changes
-/// nothing. Every block with its text, in the new order.
-fn set_order(layout: &ctxgraph_db::profile::Layout) -> (String, Vec<(&ctxgraph_db::profile::Block, &str)>) {
-    let mut text = String::with_capacity(layout.text.len());
-    let mut placed = Vec::with_capacity(layout.blocks.len());
-    let mut at = 0;
-    let mut blocks = layout.blocks.iter().peekable();
-    while let Some(block) = blocks.next() {
-        text.push_str(&layout.text[at..block.range.start]);
-        let mut set = vec![block];
-        if block.unordered {
-            // A set is a run of contiguous unordered blocks.
-            while let Some(next) =
-                blocks.next_if(|n| n.unordered && n.range.start == set[set.len() - 1].range.end)
-            {
-                set.push(next);
-            }
-            set.sort_by_key(|b| (b.source.display(), layout.text_of(b)));
+/// A block of a listed run says so in its id, which the snapshot's header and a change's
+/// sources show: its place was not compared.
+fn in_a_set(source: &str, listed: &ctxgraph_db::profile::Listed, placeholders: &Placeholders) -> String {
+    let dir = placeholders.path(&listed.dir);
+    match listed.order {
+        ctxgraph_db::profile::ListedOrder::Race => {
+            format!("{source} (one of a set: its order below {dir} is a race, compared without it)")
         }
-        for block in &set {
-            text.push_str(layout.text_of(block));
-            placed.push((*block, layout.text_of(block)));
-        }
-        at = set.iter().map(|b| b.range.end).max().unwrap_or(at);
+        _ => format!("{source} (one of a set: its order is {dir}'s listing, compared without it)"),
     }
-    text.push_str(&layout.text[at..]);
-    (text, placed)
 }

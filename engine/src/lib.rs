@@ -465,7 +465,16 @@ impl Engine {
     /// One agent's verdict on `path` (`explain --agent NAME FILE`).
     pub fn file_fate(&self, ws: Workspace, agent: Agent, path: &Path) -> AgentFate {
         let path = ctxgraph_db::path::resolve(ws.cwd(&self.db), path);
-        profiles::profile(agent).fate(&self.db, ws, &O200k, &path)
+        let profile = profiles::profile(agent);
+        let mut fate = profile.fate(&self.db, ws, &O200k, &path);
+        // Where the block's place comes from a directory's listing, explain says so.
+        let listed = profile.layout(&self.db, ws, &profile::Request::default()).ok().and_then(|layout| {
+            layout.blocks.iter().find(|b| b.source.path() == Some(path.as_path()))?.listed.clone()
+        });
+        if let Some(listed) = listed {
+            fate.reason = format!("{}; {}", fate.reason, listed.describe(agent.name()));
+        }
+        fate
     }
 
     /// What `agent` sends from `ws` ([`profile::Layout`]: its exact text, every block placed,
@@ -709,16 +718,22 @@ impl Engine {
     ) -> Result<Vec<Finding>, EngineError> {
         use ctxgraph_agents::fates::budget::rule_budget_findings;
         use ctxgraph_agents::fates::lint::{cross_agent_findings, secret_findings};
+        use ctxgraph_agents::fates::listing::listing_findings;
         if agent == Some(Agent::Opencode) {
-            return self.lint(ws, budget);
+            let mut own = self.lint(ws, budget)?;
+            let layout =
+                profiles::profile(Agent::Opencode).layout(&self.db, ws, &profile::Request::default())?;
+            own.extend(listing_findings(&layout));
+            return Ok(own);
         }
         let mut findings = if let Some(agent) = agent {
             let profile = profiles::profile(agent);
             let mut own = profile.lint(&self.db, ws, &O200k, budget)?;
-            // CG005 and CG007 over what this agent sends.
+            // CG005 and CG007 over what this agent sends, CG022 where the disk orders it.
             let layout = profile.layout(&self.db, ws, &profile::Request::default())?;
             own.extend(secret_findings(&self.db, std::slice::from_ref(&layout)));
             own.extend(rule_budget_findings(&layout, &O200k, budget));
+            own.extend(listing_findings(&layout));
             own
         } else {
             let mut all = Vec::new();
@@ -733,6 +748,7 @@ impl Engine {
                         all.push(over);
                     }
                 }
+                all.extend(listing_findings(&layout));
                 layouts.push(layout);
             }
             // CG005 once per secret, naming every agent that sends it; opencode's own

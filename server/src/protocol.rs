@@ -388,7 +388,7 @@ impl JsonSchema for ExplainReply {
     }
 }
 
-/// The lint findings for the workspace (CG001–CG021), as `ctxgraph lint --format json`
+/// The lint findings for the workspace (CG001–CG022), as `ctxgraph lint --format json`
 /// reports them.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -20,6 +20,7 @@
 # captured; "opencode run failed" on stderr when opencode itself failed.
 # ORACLE_MODEL (default fake-model) is the model id under provider `fake` (B1 picks the model
 # prompt by it); ORACLE_AGENT, when set, is passed as --agent.
+# ORACLE_LISTING_OF (a case directory), when set, gets the run's listing.txt (listing.py).
 # ORACLE_RUN_TIMEOUT (seconds, default 120) bounds the opencode run; a busy machine needs more
 # than the ~5 s an idle one takes.
 set -euo pipefail
@@ -44,6 +45,10 @@ RUN=$(mktemp -d "$ORACLE_CACHE/run.XXXXXX")
 SERVER=
 finish() {
   [ -z "$SERVER" ] || { kill "$SERVER" 2>/dev/null || true; wait "$SERVER" 2>/dev/null || true; }
+  # ORACLE_LISTING_OF=CASE: write CASE/listing.txt, the order this disk listed the run's
+  # folders in (listing.py), before the run is removed.
+  [ -z "${ORACLE_LISTING_OF:-}" ] ||
+    python3 "$HERE/listing.py" "$RUN" "$ORACLE_LISTING_OF" proj=proj home=home config/opencode=global
   rm -rf "$RUN"
 }
 trap finish EXIT

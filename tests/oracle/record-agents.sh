@@ -6,6 +6,8 @@
 # 7.7.7, Cline 3.0.65 and Continue CLI 1.5.47 through the same oracle's more/; Aider 0.86.2
 # through its capture_aider.sh).
 # Expected outputs never come from anywhere else.
+# After each capture, listing.py writes the case's listing.txt: the order the disk listed each
+# folder of the agent's run in (its `readdir` order), which the runners lay the case out in.
 #
 # usage: tests/oracle/record-agents.sh [codex/ID...]    (no argument: every case)
 #   AGENTS_ORACLE   the oracle directory (default: ../shared/oracle/agents beside the repo,
@@ -768,5 +770,8 @@ for id in "${IDS[@]}"; do
     auggie) record_auggie "$CASES/$id" "$SCRATCH/${id//\//_}" ;;
     *) echo "record-agents.sh: no recorder for $agent yet" >&2; exit 1 ;;
   esac
+  # The order the disk listed each folder of the run in (Claude Code, Kilo and Cline take
+  # some folders as listed): the runners lay the case out in that order.
+  python3 "$HERE/listing.py" "$SCRATCH/${id//\//_}/run" "$CASES/$id" proj=proj home=home .=above
   echo "recorded $id"
 done

@@ -11,7 +11,8 @@
 # [run].git_commit dirs), give every [run].git_head_only dir a `.git` holding only `HEAD`,
 # then run capture.sh -m full (and -m read -R FILE per [run].reads entry)
 # with -C cwd, -H home/, -g global/ and [run].env exported, ORACLE_MODEL unset (model
-# fake/fake-model), and render the snapshot.  Cases with `oracle_error` in case.toml are expected
+# fake/fake-model), and render the snapshot; capture.sh writes the case's listing.txt (the
+# order the disk listed each folder of the run in, ORACLE_LISTING_OF).  Cases with `oracle_error` in case.toml are expected
 # to make opencode fail: the failure is checked and no snapshot is written.  Cases with
 # [run].oracle_user chmod 000 the [run].unreadable files and run opencode as that unprivileged
 # user (created if missing; needs root).  Re-runnable and idempotent; any capture failure aborts.
@@ -116,7 +117,9 @@ EOF
   # ---- optional: run opencode as an unprivileged user with real mode-000 files.  capture.sh is
   # unchanged; ORACLE_CACHE points at a scratch cache whose "opencode" is a wrapper that chowns
   # the scratch run dir to the user, chmods the unreadable files 000 and drops privileges.
-  local -a cenv=()
+  # The order this disk lists each folder of the run in goes to the case's listing.txt:
+  # the runners lay the case out in it (opencode's glob takes a folder reverse-listed).
+  local -a cenv=(ORACLE_LISTING_OF="$dir")
   if [ -n "$ORACLE_USER" ]; then
     [ "$(id -u)" = 0 ] || die "$id: needs root to run opencode as $ORACLE_USER"
     id -u "$ORACLE_USER" >/dev/null 2>&1 ||

@@ -34,6 +34,8 @@ fn rule_files_below_the_working_directory_are_attached_on_read() {
         "#);
 }
 
+/// The glob's two matches come in the reverse of the order the (in-memory, newest first)
+/// listing gives them: b.md was written first, so it is listed last and loaded first (F4).
 #[test]
 fn instructions_entries_load_after_the_project_files() {
     assert_snapshot!(explain(r#"
@@ -48,8 +50,8 @@ fn instructions_entries_load_after_the_project_files() {
         A.
     "#), @r#"
         /repo/AGENTS.md [project] loaded #2
-        /repo/docs/a.md [instructions] loaded #3
-        /repo/docs/b.md [instructions] loaded #4
+        /repo/docs/b.md [instructions] loaded #3
+        /repo/docs/a.md [instructions] loaded #4
         "#);
 }
 

@@ -91,3 +91,55 @@ fn an_unrelated_file_changes_nothing() {
     let (after, executed) = w.change(ChangeEvent::Modified(READ.into()));
     assert_eq!((after, executed), (before, counts(&[])));
 }
+
+/// A 200-file rules folder that lists newest first (tmpfs): a new file takes the first place
+/// in the block, and the warm turn lists that folder again and nothing else.
+#[test]
+fn a_new_rule_file_relists_only_its_folder_and_takes_its_listed_place() {
+    fn block(engine: &mut Engine) -> String {
+        let ws = engine.open(Path::new(CWD)).expect("cwd");
+        claude_md_context(engine.db(), ws).reminder(&Prose::fingerprints()).unwrap_or_default()
+    }
+    let fs = Arc::new(MemorySystem::new());
+    fs.init_git_repo("/repo");
+    for i in 0..200 {
+        fs.write_file(format!("/repo/pkg/.claude/rules/r{i:03}.md"), format!("rule {i}\n"));
+    }
+    let mut w = World::new(fs, block);
+    let (first, _) = w.build();
+    assert!(first.find("rule 199").unwrap() < first.find("rule 0\n").unwrap(), "newest first");
+    w.fs.write_file("/repo/pkg/.claude/rules/a-new.md", "the new rule\n");
+    let (text, executed) = w.change(ChangeEvent::Created("/repo/pkg/.claude/rules/a-new.md".into()));
+    assert!(text.find("the new rule").unwrap() < text.find("rule 199").unwrap(), "listed first: {text}");
+    assert_eq!(executed.get("dir_listing"), Some(&1), "{executed:?}");
+    assert_eq!(executed.get("file_bytes"), Some(&1), "{executed:?}");
+}
+
+/// Two disks that list one rules folder in different orders: Claude Code's text differs,
+/// every block of the folder is marked `listed`, and the text with each listed run in one
+/// order (what `check` pins) is the same.
+#[test]
+fn two_listing_orders_differ_as_text_and_agree_as_sets() {
+    use ctxgraph_db::profile::{ListedOrder, Request};
+    use ctxgraph_db::system::ListingOrder;
+    let layout = |order: ListingOrder| {
+        let fs = Arc::new(MemorySystem::new());
+        fs.init_git_repo("/repo");
+        fs.write_file("/repo/CLAUDE.md", "root\n");
+        for name in ["b", "c", "a"] {
+            fs.write_file(format!("/repo/.claude/rules/{name}.md"), format!("rule {name}\n"));
+        }
+        fs.set_listing_order(order);
+        let mut engine = Engine::new(fs, crate::agent_world::host());
+        let ws = engine.open(Path::new("/repo")).expect("cwd");
+        engine.agent_layout(ws, ctxgraph_db::agent::Agent::ClaudeCode, &Request::default()).expect("layout")
+    };
+    let (newest, by_name) = (layout(ListingOrder::NewestFirst), layout(ListingOrder::ByName));
+    assert_ne!(newest.text, by_name.text);
+    let listed: Vec<_> = newest.blocks.iter().filter_map(|b| b.listed.as_ref()).collect();
+    assert_eq!(listed.len(), 3, "{:?}", newest.blocks);
+    assert!(
+        listed.iter().all(|l| l.order == ListedOrder::AsListed && l.dir == Path::new("/repo/.claude/rules"))
+    );
+    assert_eq!(newest.sets_in_one_order().0, by_name.sets_in_one_order().0);
+}

@@ -250,15 +250,24 @@ pub fn decode_utf8(bytes: &[u8]) -> DecodedText {
     DecodedText { text: Arc::from(decoded.as_ref()), had_bom, lossy }
 }
 
-/// The entries of a directory, sorted by name. Unreadable or missing directories list as
-/// empty (glob treats them so).
+/// The entries of a directory in the file system's listing order (`readdir`'s, not sorted:
+/// what an agent does with that order is its profile's business,
+/// [`Listed`](crate::profile::Listed)).
+/// Unreadable or missing directories list as empty (glob treats them so). The order is part
+/// of the answer, so a rename or a new file that re-orders the listing re-runs what read it.
 #[salsa::tracked(returns(ref))]
 pub fn dir_listing(db: &dyn Db, dir: File) -> Arc<[DirEntry]> {
     let _ = dir.revision(db);
     if dir.kind(db) != FileKind::Directory {
         return Arc::from([]);
     }
-    let mut entries = db.system().read_dir(dir.path(db)).unwrap_or_default();
+    Arc::from(db.system().read_dir(dir.path(db)).unwrap_or_default())
+}
+
+/// [`dir_listing`] sorted by name (byte order): for the places an agent sorts itself, and
+/// for the places whose order has not been captured from the agent yet.
+pub fn dir_listing_by_name(db: &dyn Db, dir: File) -> Vec<DirEntry> {
+    let mut entries = dir_listing(db, dir).to_vec();
     entries.sort();
-    Arc::from(entries)
+    entries
 }

@@ -68,6 +68,9 @@ pub enum Code {
     /// CG021: one SKILL.md under two paths (through a symlink): opencode lists it under
     /// either, so the skills block changes between starts (B5.7).
     SkillUnderTwoPaths,
+    /// CG022: two or more rule files of one agent ordered by a directory's listing, so
+    /// their order differs on another disk.
+    ListingOrder,
     /// CG023: code the agent runs at start (pi's extensions) can rewrite what it sends, so
     /// no prediction of it is certain.
     UnpredictableExtension,
@@ -75,7 +78,7 @@ pub enum Code {
 
 impl Code {
     /// Every code in id order: SARIF's rule table indexes into it.
-    pub const ALL: [Code; 22] = [
+    pub const ALL: [Code; 23] = [
         Code::ShadowedRuleFile,
         Code::AgentsBesideClaude,
         Code::OutsideRepository,
@@ -97,6 +100,7 @@ impl Code {
         Code::SkillListingOverBudget,
         Code::SkillNotLoaded,
         Code::SkillUnderTwoPaths,
+        Code::ListingOrder,
         Code::UnpredictableExtension,
     ];
 
@@ -124,6 +128,7 @@ impl Code {
             Code::SkillListingOverBudget => "CG019",
             Code::SkillNotLoaded => "CG020",
             Code::SkillUnderTwoPaths => "CG021",
+            Code::ListingOrder => "CG022",
             Code::UnpredictableExtension => "CG023",
         }
     }
@@ -152,6 +157,7 @@ impl Code {
             Code::SkillListingOverBudget => "skill-listing-over-budget",
             Code::SkillNotLoaded => "skill-not-loaded",
             Code::SkillUnderTwoPaths => "skill-under-two-paths",
+            Code::ListingOrder => "listing-order",
             Code::UnpredictableExtension => "unpredictable-extension",
         }
     }
@@ -195,6 +201,9 @@ impl Code {
             Code::SkillNotLoaded => "A SKILL.md is dropped by opencode",
             Code::SkillUnderTwoPaths => {
                 "One skill under two paths, so opencode's skills block changes between its starts"
+            }
+            Code::ListingOrder => {
+                "Rule files are sent in the order the disk lists them, which differs between machines"
             }
             Code::UnpredictableExtension => {
                 "Code the agent runs at start can rewrite what it sends, so no prediction is certain"

@@ -120,6 +120,141 @@ pub struct Block {
     /// change between starts. `check` compares such a set without its order.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub unordered: bool,
+    /// The block's place among the blocks beside it with the same `listed.dir` comes from
+    /// that directory's listing (`readdir` order): the same on this disk, another on a
+    /// teammate's or in CI. `check` compares such a run without its order, `explain` and
+    /// `lint` (CG022) say so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub listed: Option<Listed>,
+}
+
+/// `text` with each run of consecutive parts that share a set (`Some`, equal) put in the
+/// order of their sort keys; the text between a run's parts stays where it was, so a run
+/// keeps its length and everything after it its place. Each part is its byte range in
+/// `text`, its set and its sort key. Returns the text and the parts' indexes in their new
+/// order. What `check` pins where an agent's order is not the same on every disk or start.
+pub fn sets_in_one_order<S: PartialEq, K: Ord>(
+    text: &str,
+    parts: &[(Range<usize>, Option<S>, K)],
+) -> (String, Vec<usize>) {
+    let mut out = String::with_capacity(text.len());
+    let mut order = Vec::with_capacity(parts.len());
+    let mut at = 0;
+    let mut i = 0;
+    while i < parts.len() {
+        let (range, set, _) = &parts[i];
+        out.push_str(&text[at..range.start]);
+        let len = match set {
+            Some(set) => parts[i..].iter().take_while(|(_, s, _)| s.as_ref() == Some(set)).count(),
+            None => 1,
+        };
+        let run: Vec<usize> = (i..i + len).collect();
+        let mut sorted = run.clone();
+        sorted.sort_by(|&a, &b| parts[a].2.cmp(&parts[b].2));
+        for (k, &part) in sorted.iter().enumerate() {
+            if k > 0 {
+                out.push_str(&text[parts[run[k - 1]].0.end..parts[run[k]].0.start]);
+            }
+            out.push_str(&text[parts[part].0.clone()]);
+            order.push(part);
+        }
+        at = parts[i + len - 1].0.end;
+        i += len;
+    }
+    out.push_str(&text[at..]);
+    (out, order)
+}
+
+/// Where a block's position comes from a directory's listing, and how the agent uses it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Listed {
+    /// The directory whose listing orders the run (a rules folder, a glob's level).
+    pub dir: PathBuf,
+    /// What the agent does with the listing.
+    pub order: ListedOrder,
+}
+
+/// What an agent does with a directory's listing order, where the disk decides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum ListedOrder {
+    /// The files come as listed (depth first where the agent descends).
+    AsListed,
+    /// The files come in reverse listing order.
+    Reversed,
+    /// Several directories are read concurrently: the order changes from run to run.
+    Race,
+}
+
+impl Listed {
+    /// One sentence for `explain`: where the block's position comes from.
+    pub fn describe(&self, agent: &str) -> String {
+        let dir = crate::path::display(&self.dir);
+        match self.order {
+            ListedOrder::AsListed => format!(
+                "its place among the files of {dir} is the order the file system lists them in, which {agent} keeps: another disk lists them in another order"
+            ),
+            ListedOrder::Reversed => format!(
+                "its place among the files of {dir} is the reverse of the order the file system lists them in, which {agent} keeps: another disk lists them in another order"
+            ),
+            ListedOrder::Race => format!(
+                "its place among the matches below {dir} is a race: {agent} reads sibling folders concurrently and keeps what arrives first"
+            ),
+        }
+    }
+}
+
+impl Layout {
+    /// The layout's text with each set of blocks the agent sends in no stable order put in one
+    /// order of ctxgraph's (by source, then text), so a snapshot compares such a set without its
+    /// order: naming the files in another order, as the agent's own order may be any, changes
+    /// nothing. A set is a run of contiguous blocks that are all
+    /// [`unordered`](Block::unordered) (Aider's read-only files), or all
+    /// [`listed`](Block::listed) from one directory (a rules folder the agent takes in the
+    /// disk's listing order, which another machine lists otherwise). Every block with its
+    /// text, in the new order.
+    pub fn sets_in_one_order(&self) -> (String, Vec<(&Block, &str)>) {
+        #[derive(PartialEq)]
+        enum Set<'a> {
+            Unordered(usize),
+            Listed(&'a Path),
+        }
+        // Unordered blocks form one set while each starts where the one before ended.
+        let mut unordered_run = 0;
+        let mut sets = Vec::with_capacity(self.blocks.len());
+        for (i, block) in self.blocks.iter().enumerate() {
+            let set = if block.unordered {
+                if i == 0
+                    || !self.blocks[i - 1].unordered
+                    || self.blocks[i - 1].range.end != block.range.start
+                {
+                    unordered_run += 1;
+                }
+                Some(Set::Unordered(unordered_run))
+            } else {
+                block.listed.as_ref().map(|l| Set::Listed(&l.dir))
+            };
+            sets.push((block.range.clone(), set, (block.source.display(), self.text_of(block))));
+        }
+        let (text, order) = sets_in_one_order(&self.text, &sets);
+        (text, order.into_iter().map(|i| (&self.blocks[i], self.text_of(&self.blocks[i]))).collect())
+    }
+
+    /// Marks each block whose file `listed` names, where two or more blocks share one
+    /// directory: a lone file has no order to depend on.
+    pub fn mark_listed(&mut self, listed: impl Fn(&Path) -> Option<Listed>) {
+        let found: Vec<Option<Listed>> =
+            self.blocks.iter().map(|b| b.source.path().and_then(&listed)).collect();
+        for (block, mark) in self.blocks.iter_mut().zip(&found) {
+            let shared =
+                mark.as_ref().is_some_and(|m| found.iter().flatten().filter(|o| o.dir == m.dir).count() > 1);
+            if shared {
+                block.listed.clone_from(mark);
+            }
+        }
+    }
 }
 
 /// A file the agent looked at and did not send.
@@ -627,6 +762,7 @@ impl LayoutBuilder {
             inlines: part.inlines,
             unstable: None,
             unordered: false,
+            listed: None,
         });
         self
     }

@@ -71,7 +71,9 @@ pub trait System: Send + Sync + std::fmt::Debug {
     fn kind(&self, path: &Path) -> FileKind;
     /// The whole file, as bytes. Directories fail with `IsADirectory`.
     fn read(&self, path: &Path) -> io::Result<Vec<u8>>;
-    /// The entries of a directory, in any order (callers sort).
+    /// The entries of a directory in the file system's own listing (`readdir`) order, not
+    /// sorted: agents differ in what they do with that order (some send files as listed,
+    /// some reversed, some sorted), so each profile applies its agent's rule.
     fn read_dir(&self, path: &Path) -> io::Result<Vec<DirEntry>>;
     /// `realpath`: absolute, symlinks resolved.
     fn canonicalize(&self, path: &Path) -> io::Result<PathBuf>;
@@ -99,10 +101,34 @@ pub trait System: Send + Sync + std::fmt::Debug {
 }
 
 /// An in-memory file system for tests: files, directories and symlinks, with files that
-/// can be made unreadable (as `chmod 000` would for a non-root user).
+/// can be made unreadable (as `chmod 000` would for a non-root user), listed in an order
+/// the test chooses ([`ListingOrder`], newest first by default).
 #[derive(Debug, Default)]
 pub struct MemorySystem {
     nodes: RwLock<Nodes>,
+}
+
+/// The order a [`MemorySystem`] lists a directory's entries in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ListingOrder {
+    /// Newest entry first, as tmpfs lists: a fixture written in name order lists reversed,
+    /// so a query that assumes a sorted listing is caught.
+    #[default]
+    NewestFirst,
+    /// Oldest entry first (creation order).
+    OldestFirst,
+    /// By name, byte order.
+    ByName,
+    /// By a hash of the name, as ext4 lists a directory (its hash is seeded per file system;
+    /// this one is FNV-1a, unseeded): neither sorted nor creation order, the same every run.
+    Hashed,
+}
+
+/// FNV-1a, 64 bits: a fixed hash of a name for [`ListingOrder::Hashed`] (std's hasher is
+/// seeded per process, and no crate here offers a fixed one this small).
+fn name_hash(name: &str) -> u64 {
+    name.bytes()
+        .fold(0xcbf2_9ce4_8422_2325, |hash, byte| (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3))
 }
 
 /// Every path of a [`MemorySystem`]: looked up by hash, as a real file system's lookups of
@@ -114,6 +140,13 @@ struct Nodes {
     by_path: HashMap<PathBuf, Node>,
     /// The keys of `by_path`, in order.
     sorted: BTreeSet<PathBuf>,
+    /// When each path was created (a counter): a rewrite keeps its entry's place, a
+    /// removal and re-creation makes it new, as on a real file system.
+    created: HashMap<PathBuf, u64>,
+    next: u64,
+    order: ListingOrder,
+    /// Directories listed in an order a test gave: these names first, in this order.
+    listed_as: HashMap<PathBuf, Vec<CompactString>>,
 }
 
 impl Nodes {
@@ -123,6 +156,8 @@ impl Nodes {
 
     fn insert(&mut self, path: PathBuf, node: Node) {
         if self.by_path.insert(path.clone(), node).is_none() {
+            self.next += 1;
+            self.created.insert(path.clone(), self.next);
             self.sorted.insert(path);
         }
     }
@@ -140,6 +175,7 @@ impl Nodes {
             self.sorted.range(path.to_path_buf()..).take_while(|p| p.starts_with(path)).cloned().collect();
         for p in below {
             self.sorted.remove(&p);
+            self.created.remove(&p);
             self.by_path.remove(&p);
         }
     }
@@ -200,6 +236,19 @@ impl MemorySystem {
         if let Some(Node::File { readable, .. }) = self.write().by_path.get_mut(path.as_ref()) {
             *readable = false;
         }
+    }
+
+    /// Lists every directory in `order` from now on (those given
+    /// [`MemorySystem::set_listing`] excepted).
+    pub fn set_listing_order(&self, order: ListingOrder) {
+        self.write().order = order;
+    }
+
+    /// Lists `dir` with these names first, in this order (a listing captured on a real
+    /// disk); entries not named follow in the [`ListingOrder`].
+    pub fn set_listing<S: AsRef<str>>(&self, dir: impl AsRef<Path>, names: &[S]) {
+        let names = names.iter().map(|n| CompactString::new(n.as_ref())).collect();
+        self.write().listed_as.insert(dir.as_ref().to_path_buf(), names);
     }
 
     /// Deletes a path and everything below it, like `rm -r`.
@@ -290,7 +339,7 @@ impl System for MemorySystem {
             return Err(io::ErrorKind::NotADirectory.into());
         }
         let nodes = self.read_nodes();
-        let entries = nodes
+        let mut entries: Vec<(u64, DirEntry)> = nodes
             .sorted
             .range(real.clone()..)
             .skip_while(|p| **p == real)
@@ -304,10 +353,20 @@ impl System for MemorySystem {
                     Node::Directory => EntryKind::Directory,
                     Node::Symlink(_) => EntryKind::Symlink,
                 };
-                Some(DirEntry { name, kind })
+                Some((nodes.created.get(p).copied().unwrap_or_default(), DirEntry { name, kind }))
             })
             .collect();
-        Ok(entries)
+        match nodes.order {
+            ListingOrder::NewestFirst => entries.sort_by_key(|(created, _)| std::cmp::Reverse(*created)),
+            ListingOrder::OldestFirst => entries.sort_by_key(|(created, _)| *created),
+            ListingOrder::ByName => {}
+            ListingOrder::Hashed => entries.sort_by_key(|(_, entry)| name_hash(&entry.name)),
+        }
+        if let Some(names) = nodes.listed_as.get(&real) {
+            let place = |entry: &DirEntry| names.iter().position(|n| *n == entry.name).unwrap_or(names.len());
+            entries.sort_by_key(|(_, entry)| place(entry));
+        }
+        Ok(entries.into_iter().map(|(_, entry)| entry).collect())
     }
 
     fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
@@ -331,8 +390,41 @@ mod tests {
         assert_eq!(fs.kind(Path::new("/r/a")), FileKind::Inaccessible);
         assert_eq!(fs.kind(Path::new("/r/loop/loop/CLAUDE.md")), FileKind::File);
         assert_eq!(fs.canonicalize(Path::new("/r/loop/AGENTS.md")).unwrap(), Path::new("/r/CLAUDE.md"));
+        fs.set_listing_order(ListingOrder::ByName);
         let names: Vec<_> = fs.read_dir(Path::new("/r")).unwrap().into_iter().map(|e| e.name).collect();
         assert_eq!(names, ["AGENTS.md", "CLAUDE.md", "a", "b", "loop"]);
+    }
+
+    fn listing(fs: &MemorySystem, dir: &str) -> Vec<String> {
+        fs.read_dir(Path::new(dir)).unwrap().into_iter().map(|e| e.name.to_string()).collect()
+    }
+
+    #[test]
+    fn listings_come_newest_first_unless_told_otherwise() {
+        let fs = MemorySystem::new();
+        for name in ["b.md", "c.md", "a.md"] {
+            fs.write_file(format!("/r/{name}"), "x");
+        }
+        assert_eq!(listing(&fs, "/r"), ["a.md", "c.md", "b.md"]);
+        // A rewrite keeps its place; a removal and re-creation is new again.
+        fs.write_file("/r/c.md", "y");
+        assert_eq!(listing(&fs, "/r"), ["a.md", "c.md", "b.md"]);
+        fs.remove("/r/b.md");
+        fs.write_file("/r/b.md", "z");
+        assert_eq!(listing(&fs, "/r"), ["b.md", "a.md", "c.md"]);
+        fs.set_listing_order(ListingOrder::OldestFirst);
+        assert_eq!(listing(&fs, "/r"), ["c.md", "a.md", "b.md"]);
+        fs.set_listing("/r", &["c.md", "b.md"]);
+        assert_eq!(listing(&fs, "/r"), ["c.md", "b.md", "a.md"]);
+        fs.set_listing_order(ListingOrder::ByName);
+        assert_eq!(listing(&fs, "/"), ["r"]);
+        fs.write_file("/h/a.md", "");
+        fs.write_file("/h/b.md", "");
+        fs.write_file("/h/c.md", "");
+        fs.set_listing_order(ListingOrder::Hashed);
+        let hashed = listing(&fs, "/h");
+        assert_ne!(hashed, ["a.md", "b.md", "c.md"]);
+        assert_ne!(hashed, ["c.md", "b.md", "a.md"]);
     }
 
     #[test]

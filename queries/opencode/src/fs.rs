@@ -69,9 +69,12 @@ pub fn up(
 /// F4 `glob(pattern, {cwd, absolute: true, include: "file", dot})`: absolute paths of the
 /// non-directory entries under `cwd` that match the minimatch `pattern`.
 ///
-/// Order: node-glob returns its walk order, which depends on the file system; we sort
-/// each call's matches by path (README, deviations). Each match is its `File` input's own
-/// path (`Arc`): the lists of every level of every working directory's walk share them.
+/// Order: node-glob's walk order, which follows the file system's listing: one directory's
+/// matches come in *reverse* listing order (captured on tmpfs and ext4, where the listing is
+/// newest first and hash order), so they are kept so here; matches in sibling directories of
+/// a `**` arrive in an order that varies from run to run ([`GlobOrder::Race`]), kept here in
+/// the same walk order. Each match is its `File` input's own path (`Arc`): the lists of every
+/// level of every working directory's walk share them.
 #[salsa::tracked(returns(ref))]
 pub fn glob(db: &dyn Db, cwd: PathBuf, pattern: String, dot: bool) -> Arc<[Arc<Path>]> {
     // node-glob resolves `..` in its cwd lexically and returns resolved paths.
@@ -89,10 +92,51 @@ pub fn glob(db: &dyn Db, cwd: PathBuf, pattern: String, dot: bool) -> Arc<[Arc<P
         let mut walker = GlobWalk { db, dot, raw: &raw, segments: &segments, out: &mut matches };
         walker.visit(&start, 0);
     }
-    let mut matches: Vec<Arc<Path>> = matches.into_iter().map(|file| Arc::clone(file.path(db))).collect();
-    matches.sort();
-    matches.dedup();
+    // The first occurrence of a path stays where it was found (brace alternatives and `**`
+    // can find one file twice).
+    let mut seen = std::collections::HashSet::new();
+    let mut matches: Vec<Arc<Path>> =
+        matches.into_iter().filter(|file| seen.insert(*file)).map(|file| Arc::clone(file.path(db))).collect();
+    // node-glob walks all of a pattern's brace alternatives at once: matches in one
+    // directory, literal names included (`{a,b}.md`, X-brace), come in its reverse listing
+    // order, not in the alternatives' order.
+    if glob_order(&matches) == GlobOrder::ReverseListing
+        && let Some(dir) = matches[0].parent()
+    {
+        let listing = dir_listing(db, db.files().get(db, dir));
+        let place = |m: &Arc<Path>| {
+            let name = m.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            listing.iter().position(|e| e.name == name)
+        };
+        matches.sort_by_key(|m| std::cmp::Reverse(place(m)));
+    }
     matches.into()
+}
+
+/// How the order of one glob call's matches is decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GlobOrder {
+    /// At most one match: no order to decide.
+    Single,
+    /// All in one directory: that directory's reverse listing order, the same on every run
+    /// on this disk, another on a disk that lists in another order.
+    ReverseListing,
+    /// In several directories: node-glob reads them concurrently and returns what arrives
+    /// first, an order that changed between runs of the same binary on the same files.
+    Race,
+}
+
+/// How `matches` (one [`glob`] call's answer) came to be in their order.
+pub fn glob_order(matches: &[Arc<Path>]) -> GlobOrder {
+    let mut parents = matches.iter().map(|m| m.parent());
+    let Some(first) = parents.next() else { return GlobOrder::Single };
+    if matches.len() == 1 {
+        GlobOrder::Single
+    } else if parents.all(|p| p == first) {
+        GlobOrder::ReverseListing
+    } else {
+        GlobOrder::Race
+    }
 }
 
 /// The key of one `**` walk: the pattern's segments from that `**` on, and whether that
@@ -134,7 +178,7 @@ fn glob_below<'db>(db: &'db dyn Db, dir: File, rest: GlobStarRest<'db>, dot: boo
     // Zero directories: the rest of the pattern right here.
     walker.visit(dir_path, 1);
     let mut below_children: Vec<&'db [File]> = Vec::new();
-    for entry in dir_listing(db, dir).iter() {
+    for entry in dir_listing(db, dir).iter().rev() {
         if entry.name.starts_with('.') && !dot {
             continue;
         }
@@ -274,7 +318,8 @@ impl GlobWalk<'_> {
             }
             Segment::Literal(name) => self.visit(&dir.join(name), index + 1),
             Segment::Pattern { source, matcher } => {
-                for entry in self.listing(dir).iter() {
+                // node-glob processes a directory's entries last listed first.
+                for entry in self.listing(dir).iter().rev() {
                     if self.dot_allows(&entry.name, source) && matcher.is_match(&entry.name) {
                         let child = dir.join(&entry.name);
                         self.db.files().get_listed(self.db, &child, entry.kind);
@@ -448,6 +493,21 @@ mod tests {
         assert_eq!(names(glob(&db, at(""), "*.ts".into(), false)), ["foo.ts"]);
         assert_eq!(names(glob(&db, at(""), "src/**".into(), false)), ["src/a/b.ts"]);
         assert_eq!(names(glob(&db, at(""), "src/*".into(), false)), Vec::<String>::new());
+    }
+
+    /// F4: one directory's matches in its reverse listing order (`MemorySystem` lists newest
+    /// first, so the reverse is creation order), brace alternatives included; matches in
+    /// sibling folders are a race.
+    #[test]
+    fn one_directory_is_reverse_listed_and_sibling_folders_race() {
+        let db = db(&["d/b.md", "d/c.md", "d/a.md", "x/one.md", "y/two.md"]);
+        let star = glob(&db, at(""), "d/*.md".into(), false);
+        assert_eq!(names(star), ["d/b.md", "d/c.md", "d/a.md"]);
+        assert_eq!(glob_order(star), GlobOrder::ReverseListing);
+        let braces = glob(&db, at(""), "d/{a,b}.md".into(), false);
+        assert_eq!(names(braces), ["d/b.md", "d/a.md"]);
+        assert_eq!(glob_order(glob(&db, at(""), "{x,y}/*.md".into(), false)), GlobOrder::Race);
+        assert_eq!(glob_order(glob(&db, at(""), "**/one.md".into(), false)), GlobOrder::Single);
     }
 
     #[test]

@@ -179,12 +179,32 @@ pub enum GlobMode {
 pub struct GlobLevel {
     /// The directory.
     pub dir: PathBuf,
-    /// Its matches, sorted (opencode's order is unspecified within one level): the `glob`
-    /// memo's own list, shared by every working directory whose walk passes here.
+    /// Its matches in node-glob's order (F4: one directory's reversed listing, or a race
+    /// across sibling folders, [`crate::fs::glob_order`]): the `glob` memo's own list,
+    /// shared by every working directory whose walk passes here.
     pub matches: Arc<[Arc<Path>]>,
 }
 
 impl SystemPaths {
+    /// F4: where the position of `path`'s block comes from a directory's listing: the first
+    /// glob call (one entry at one level) that matched it along with other files.
+    pub fn listed(&self, path: &Path) -> Option<ctxgraph_db::profile::Listed> {
+        use crate::fs::{GlobOrder, glob_order};
+        use ctxgraph_db::profile::{Listed, ListedOrder};
+        let level = self
+            .expansions
+            .iter()
+            .flat_map(|e| &e.levels)
+            .find(|level| level.matches.iter().any(|m| **m == *path))?;
+        match glob_order(&level.matches) {
+            GlobOrder::Single => None,
+            GlobOrder::ReverseListing => {
+                Some(Listed { dir: path.parent()?.to_path_buf(), order: ListedOrder::Reversed })
+            }
+            GlobOrder::Race => Some(Listed { dir: level.dir.clone(), order: ListedOrder::Race }),
+        }
+    }
+
     /// Whether discovery produced `path` at all (duplicates count).
     pub fn contains(&self, path: &Path) -> bool {
         self.candidates.iter().any(|c| *c.path == *path)

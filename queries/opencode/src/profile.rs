@@ -116,6 +116,10 @@ impl Profile for Opencode {
         for (block, placed) in layout.blocks.iter_mut().zip(prompt.blocks.iter()) {
             block.unstable.clone_from(&placed.unstable_reason);
         }
+        // F4: the matches of one `instructions` glob come in an order the disk decides.
+        if let Ok(paths) = crate::instructions::system_paths(db, ws) {
+            layout.mark_listed(|path| paths.listed(path));
+        }
         Ok(layout)
     }
 

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use ctxgraph_db::db::{Db, Workspace};
-use ctxgraph_db::files::{dir_listing, file_bytes, real_path};
+use ctxgraph_db::files::{dir_listing_by_name, file_bytes, real_path};
 use ctxgraph_db::system::{EntryKind, FileKind};
 use ctxgraph_db::worktree::worktree;
 
@@ -210,7 +210,8 @@ fn entry_path(entry: &str, cwd: &Path, home: &Path) -> PathBuf {
 /// AI6: every file below `dir` as Python's `Path.rglob("*")` finds it: hidden names
 /// included, symlinks to files kept, symlinked directories not descended into.
 fn files_below(db: &dyn Db, dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in dir_listing(db, db.files().get(db, dir)).iter() {
+    // Aider keeps read-only files in a set (unordered): by name, for a stable answer.
+    for entry in &dir_listing_by_name(db, db.files().get(db, dir)) {
         let path = dir.join(entry.name.as_str());
         match entry.kind {
             EntryKind::Directory => files_below(db, &path, out),

@@ -233,6 +233,10 @@ pub struct MemoryFile {
     /// Whether and why it is in the block.
     #[serde(flatten)]
     pub fate: Fate,
+    /// CC6: the rules directory whose listing order placed it (found by that walk, or
+    /// imported by a file it found).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub listed_in: Option<PathBuf>,
 }
 
 impl MemoryFile {
@@ -440,6 +444,8 @@ struct Loader<'a> {
     excludes: &'a excludes::Excludes,
     seen: HashSet<PathBuf>,
     files: Vec<MemoryFile>,
+    /// CC6: the rules directory being walked, whose listing orders what it finds.
+    listing: Option<PathBuf>,
 }
 
 impl<'a> Loader<'a> {
@@ -452,7 +458,18 @@ impl<'a> Loader<'a> {
         excludes: &'a excludes::Excludes,
     ) -> Self {
         let real_cwd = real_path(db, cwd);
-        Loader { db, cwd, real_cwd, home, approved, trim, excludes, seen: HashSet::new(), files: Vec::new() }
+        Loader {
+            db,
+            cwd,
+            real_cwd,
+            home,
+            approved,
+            trim,
+            excludes,
+            seen: HashSet::new(),
+            files: Vec::new(),
+            listing: None,
+        }
     }
 
     fn record(
@@ -471,6 +488,7 @@ impl<'a> Loader<'a> {
             link: None,
             content: String::new(),
             fate,
+            listed_in: self.listing.clone(),
         });
         self.files.len() - 1
     }
@@ -571,8 +589,9 @@ impl<'a> Loader<'a> {
         loaded
     }
 
-    /// CC6: every `.md` file below a rules directory, recursively, in the listing's
-    /// order; a rule with `paths:` (and what it imports with `paths:`) is held back.
+    /// CC6: every `.md` file below a rules directory, recursively, in the file system's
+    /// listing order, depth first; a rule with `paths:` (and what it imports with `paths:`)
+    /// is held back.
     fn rules_dir(&mut self, dir: &Path, kind: Kind) {
         // CC13: a project's rules folder that is a link, or sits in a `.claude` that is one,
         // and leads outside the working directory is skipped whole without approval. Told
@@ -591,7 +610,15 @@ impl<'a> Loader<'a> {
                 }
             }
         }
+        // CC6: what the walk finds is placed by this folder's listing (named on its blocks).
+        let outermost = self.listing.is_none();
+        if outermost {
+            self.listing = Some(dir.to_path_buf());
+        }
         self.rules_walk(dir, kind, &mut HashSet::new());
+        if outermost {
+            self.listing = None;
+        }
     }
 
     /// CC13: Claude Code walks a rules folder by real paths: each entry is loaded (or

@@ -9,8 +9,8 @@ use ctxgraph_db::db::{Db, Workspace};
 use ctxgraph_db::lint::{Budget, Finding};
 use ctxgraph_db::profile::AgentFate;
 use ctxgraph_db::profile::{
-    About, Frame, LayoutBuilder, LeftOut, Part, Placement, Profile, ProfileError, ReadLayout, Request,
-    Setting, Source, Status, WordingSource,
+    About, Frame, LayoutBuilder, LeftOut, Listed, ListedOrder, Part, Placement, Profile, ProfileError,
+    ReadLayout, Request, Setting, Source, Status, WordingSource,
 };
 use ctxgraph_db::tokens::TokenCounter;
 
@@ -154,7 +154,13 @@ impl Profile for ClaudeCode {
             }],
             wording: prose.source.clone(),
         };
-        Ok(frame.layout(self, builder))
+        let mut layout = frame.layout(self, builder);
+        // CC6: a rules directory's files come in its listing order.
+        layout.mark_listed(|path| {
+            let file = entries.iter().find(|(f, _)| f.source == path)?.0;
+            Some(Listed { dir: file.listed_in.clone()?, order: ListedOrder::AsListed })
+        });
+        Ok(layout)
     }
 
     fn read(

@@ -236,6 +236,8 @@ fn discover(db: &dyn Db, place: &Path) -> Vec<PathBuf> {
             if name == CLINERULES || is_rule_name(&name) { vec![place.to_path_buf()] } else { Vec::new() }
         }
         FileKind::Directory => {
+            // As listed: of three same-titled files listed `a, z, b, m` on tmpfs, Cline 3.0.65
+            // kept `m`, the last listed (CL7).
             let listing = dir_listing(db, file);
             let mut found: Vec<PathBuf> = listing
                 .iter()

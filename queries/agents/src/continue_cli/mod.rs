@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use ctxgraph_db::db::{Db, Workspace};
-use ctxgraph_db::files::{dir_listing, file_bytes};
+use ctxgraph_db::files::{dir_listing_by_name, file_bytes};
 use ctxgraph_db::system::FileKind;
 
 /// CN2: the agent file names, first found wins.
@@ -81,10 +81,6 @@ pub struct Candidate {
     /// What became of it.
     #[serde(flatten)]
     pub fate: Fate,
-    /// CN3: other rule files sit in the same folder, and Continue takes a folder's files in
-    /// the order the file system lists them (ctxgraph: by name).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub listing_order: bool,
 }
 
 impl Candidate {
@@ -177,20 +173,18 @@ fn read_text(db: &dyn Db, path: &Path) -> Result<String, String> {
 }
 
 /// CN3: Node's `readdirSync(dir, { recursive: true })`: a folder's entries, then each
-/// sub-folder's (links to folders followed) in the order met, as paths; ctxgraph lists each
-/// folder by name where Node takes the file system's order. Each path comes with whether
-/// other entries share its folder.
-fn walk(db: &dyn Db, root: &Path) -> Vec<(PathBuf, bool)> {
+/// sub-folder's (links to folders followed) in the order met, as paths. Each folder comes
+/// sorted by name whatever the disk lists: libuv's `scandir` sorts with `strcmp` (captured:
+/// `a, z, b, m, sub/` listed on tmpfs came as a, b, m, z, sub/s; CN-09 on ext4).
+fn walk(db: &dyn Db, root: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut queue = vec![(root.to_path_buf(), 0)];
     let mut next = 0;
     while let Some((dir, depth)) = queue.get(next).cloned() {
         next += 1;
-        let listing = dir_listing(db, db.files().get(db, &dir));
-        let md = listing.iter().filter(|e| e.name.ends_with(".md")).count();
-        for entry in listing.iter() {
+        for entry in &dir_listing_by_name(db, db.files().get(db, &dir)) {
             let path = dir.join(entry.name.as_str());
-            found.push((path.clone(), md > 1));
+            found.push(path.clone());
             if depth < MAX_DEPTH && db.files().get(db, &path).kind(db) == FileKind::Directory {
                 queue.push((path, depth + 1));
             }
@@ -213,13 +207,8 @@ pub fn continue_rules(db: &dyn Db, ws: Workspace) -> ContinueRules {
         if db.files().get(db, &path).kind(db) == FileKind::Missing {
             continue;
         }
-        let mut candidate = Candidate {
-            source: path.clone(),
-            kind: Kind::Agent,
-            text: String::new(),
-            fate: Fate::Sent,
-            listing_order: false,
-        };
+        let mut candidate =
+            Candidate { source: path.clone(), kind: Kind::Agent, text: String::new(), fate: Fate::Sent };
         if let Some(by) = &first {
             candidate.fate = Fate::Shadowed { by: by.clone() };
         } else {
@@ -244,19 +233,14 @@ pub fn continue_rules(db: &dyn Db, ws: Workspace) -> ContinueRules {
         if db.files().get(db, &dir).kind(db) == FileKind::Missing {
             continue;
         }
-        for (path, shares_folder) in walk(db, &dir) {
+        for path in walk(db, &dir) {
             if !path.to_string_lossy().ends_with(".md")
                 || db.files().get(db, &path).kind(db) != FileKind::File
             {
                 continue;
             }
-            let mut candidate = Candidate {
-                source: path.clone(),
-                kind,
-                text: String::new(),
-                fate: Fate::Sent,
-                listing_order: shares_folder,
-            };
+            let mut candidate =
+                Candidate { source: path.clone(), kind, text: String::new(), fate: Fate::Sent };
             match read_text(db, &path) {
                 Err(reason) => candidate.fate = Fate::Unreadable { reason },
                 Ok(content) => {

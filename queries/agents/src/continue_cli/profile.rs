@@ -85,16 +85,7 @@ impl Profile for ContinueCli {
             settings: Vec::new(),
             wording: WordingSource::None,
         };
-        let mut layout = frame.layout(self, builder);
-        for (block, candidate) in layout.blocks.iter_mut().zip(&sent) {
-            if candidate.listing_order {
-                block.unstable = Some(
-                    "other rule files share its folder, and Continue takes them in the order the file system lists them (CN3)"
-                        .to_owned(),
-                );
-            }
-        }
-        Ok(layout)
+        Ok(frame.layout(self, builder))
     }
 
     fn read(

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use ctxgraph_db::db::{Db, Host, Workspace, env_var};
-use ctxgraph_db::files::{dir_listing, file_bytes, file_text, real_path};
+use ctxgraph_db::files::{dir_listing_by_name, file_bytes, file_text, real_path};
 use ctxgraph_db::path;
 use ctxgraph_db::system::{EntryKind, FileKind};
 use ctxgraph_db::tokens::TokenCounter;
@@ -448,7 +448,8 @@ pub fn find_name(db: &dyn Db, dir: &Path, name: &str) -> Option<PathBuf> {
     if is_file(&exact) {
         return Some(exact);
     }
-    let listing = dir_listing(db, db.files().get(db, dir));
+    // Which of several case variants wins has not been captured: by name, as before.
+    let listing = dir_listing_by_name(db, db.files().get(db, dir));
     listing
         .iter()
         .filter(|e| e.name.as_str() != name && e.name.eq_ignore_ascii_case(name))
@@ -532,8 +533,9 @@ pub fn walk_folder(db: &dyn Db, dir: &Path, kind: Kind) -> Vec<PathBuf> {
 }
 
 fn walk(db: &dyn Db, dir: &Path, suffix: &str, out: &mut Vec<PathBuf>) {
-    let listing = dir_listing(db, db.files().get(db, dir));
-    for entry in listing.iter() {
+    // Copilot sorts: `a, z, b, m, sub/` listed on tmpfs came as a, b, m, sub/s, z (CP5).
+    let listing = dir_listing_by_name(db, db.files().get(db, dir));
+    for entry in &listing {
         let name = entry.name.as_str();
         if name.starts_with('.') {
             continue;

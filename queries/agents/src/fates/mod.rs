@@ -4,3 +4,4 @@
 
 pub mod budget;
 pub mod lint;
+pub mod listing;

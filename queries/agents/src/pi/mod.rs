@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use ctxgraph_db::db::{Db, Workspace, env_var};
-use ctxgraph_db::files::{dir_listing, file_bytes};
+use ctxgraph_db::files::{dir_listing_by_name, file_bytes};
 use ctxgraph_db::system::FileKind;
 use ctxgraph_db::worktree::worktree;
 
@@ -260,7 +260,7 @@ pub fn agent_dir(db: &dyn Db, ws: Workspace) -> PathBuf {
 
 /// PI15: the `.ts` and `.js` files (and folders with an index) of an extensions folder.
 fn extensions_in(db: &dyn Db, dir: &Path) -> Vec<PathBuf> {
-    dir_listing(db, db.files().get(db, dir))
+    dir_listing_by_name(db, db.files().get(db, dir))
         .iter()
         .filter(|entry| !entry.name.starts_with('.') && entry.name.as_str() != "node_modules")
         .map(|entry| dir.join(entry.name.as_str()))

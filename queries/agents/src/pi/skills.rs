@@ -9,7 +9,7 @@ use saphyr::{LoadableYamlNode, Scalar, Yaml};
 use serde::Serialize;
 
 use ctxgraph_db::db::{Db, Workspace};
-use ctxgraph_db::files::{dir_listing, file_bytes, real_path};
+use ctxgraph_db::files::{dir_listing_by_name, file_bytes, real_path};
 use ctxgraph_db::system::FileKind;
 
 use super::CONFIG_DIR;
@@ -115,13 +115,13 @@ fn entries(db: &dyn Db, dir: &Path, loose: bool, depth: usize, out: &mut Vec<Pat
     if depth > MAX_DEPTH || kind(dir) != FileKind::Directory {
         return;
     }
-    let listing = dir_listing(db, db.files().get(db, dir));
+    let listing = dir_listing_by_name(db, db.files().get(db, dir));
     let skill = dir.join("SKILL.md");
     if listing.iter().any(|e| e.name.as_str() == "SKILL.md") && kind(&skill) == FileKind::File {
         out.push(skill);
         return;
     }
-    for entry in listing.iter() {
+    for entry in &listing {
         if entry.name.starts_with('.') || entry.name.as_str() == "node_modules" {
             continue;
         }

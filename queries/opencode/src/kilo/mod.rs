@@ -125,7 +125,7 @@ pub struct Doc {
     /// How it was read.
     pub read: Read,
     /// KI12: its folder gives more than one block, which Kilo takes in the file system's
-    /// order (ctxgraph sorts them by name).
+    /// listing order (the disk decides).
     pub listed_with_others: bool,
 }
 

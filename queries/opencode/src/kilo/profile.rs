@@ -8,8 +8,8 @@ use ctxgraph_db::agent::Agent;
 use ctxgraph_db::db::{Db, Workspace};
 use ctxgraph_db::lint::{Budget, Finding};
 use ctxgraph_db::profile::{
-    About, AgentFate, Frame, Layout, LayoutBuilder, LeftOut, Part, Placement, Profile, ProfileError,
-    ReadLayout, Request, Source, Status, WordingSource,
+    About, AgentFate, Frame, Layout, LayoutBuilder, LeftOut, Listed, ListedOrder, Part, Placement, Profile,
+    ProfileError, ReadLayout, Request, Source, Status, WordingSource,
 };
 use ctxgraph_db::tokens::TokenCounter;
 
@@ -41,9 +41,6 @@ const ABOUT: About = About {
         "opencode.json",
     ],
 };
-
-/// KI12: why a block's place among its folder's rules may differ from Kilo's.
-const FOLDER_ORDER: &str = "Kilo takes a rule folder's files in the order the file system lists them; ctxgraph sorts them by name (KI12)";
 
 /// A file read at start-up and not sent, as one word and a reason.
 fn doc_left_out(doc: &Doc) -> LeftOut {
@@ -91,11 +88,11 @@ impl Profile for Kilo {
             wording: WordingSource::None,
         };
         let mut layout = frame.layout(self, builder);
-        for (block, (doc, _)) in layout.blocks.iter_mut().zip(&sent) {
-            if doc.listed_with_others {
-                block.unstable = Some(FOLDER_ORDER.to_owned());
-            }
-        }
+        // KI12: a rule folder's files come as the file system lists them.
+        layout.mark_listed(|file| {
+            let doc = sent.iter().find(|(doc, _)| doc.source == file && doc.listed_with_others)?;
+            Some(Listed { dir: doc.0.source.parent()?.to_path_buf(), order: ListedOrder::AsListed })
+        });
         Ok(layout)
     }
 
