@@ -955,3 +955,29 @@ fn pi_wording_is_read_from_the_installed_package() {
     let none = (none.as_ref() as &dyn std::any::Any).downcast_ref::<Wording>().expect("a pi Wording");
     assert!(none.is_unavailable() && none.base_prompt.starts_with("<pi's base prompt"));
 }
+
+/// AU8: Auggie's built-in rule is read from the installed package (its `augment.mjs`) and is
+/// what the recordings keep as a token.
+#[test]
+fn auggie_wording_is_read_from_the_installed_package() {
+    use ctxgraph_agents::auggie::installation::Wording;
+
+    let package = ctxgraph_test_support::auggie::installed();
+    let loaded =
+        ctxgraph_engine::wording::load(Agent::Auggie, Some(&package), &std::collections::BTreeMap::default())
+            .expect("Auggie has wording of its own");
+    let wording =
+        (loaded.as_ref() as &dyn std::any::Any).downcast_ref::<Wording>().expect("an Auggie Wording");
+    assert!(
+        matches!(&wording.source, WordingSource::Installation { version, .. } if version == "0.36.0"),
+        "{}: {:?}",
+        package.display(),
+        wording.source
+    );
+    let token = format!("<prose:blake3={}>", blake3::hash(wording.builtin.as_bytes()).to_hex());
+    assert_eq!(token, Wording::fingerprints().builtin);
+    let none = ctxgraph_engine::wording::load(Agent::Auggie, None, &std::collections::BTreeMap::default())
+        .expect("Auggie has wording of its own");
+    let none = (none.as_ref() as &dyn std::any::Any).downcast_ref::<Wording>().expect("an Auggie Wording");
+    assert!(none.builtin.contains("unavailable") && none.builtin != wording.builtin, "{none:?}");
+}

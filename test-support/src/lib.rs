@@ -19,6 +19,7 @@
 #![allow(clippy::missing_panics_doc)]
 
 pub mod aider;
+pub mod auggie;
 pub mod copilot;
 pub mod debian;
 pub mod fixture;

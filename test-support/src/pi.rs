@@ -10,7 +10,7 @@ use crate::opencode::NpmPackage;
 pub const VERSION: &str = "0.73.1";
 
 /// The installed package directory (`…/node_modules/@mariozechner/pi-coding-agent`):
-/// `$CTXGRAPH_TEST_PI` when set (used as is), else in `$ORACLE_CACHE/qwen-code`
+/// `$CTXGRAPH_TEST_PI` when set (used as is), else in `$ORACLE_CACHE/pi`
 /// (`ORACLE_CACHE` defaulting to `/tmp/oracle`), installed there first when missing.
 pub fn installed() -> PathBuf {
     if let Some(path) = std::env::var_os("CTXGRAPH_TEST_PI") {
