@@ -662,26 +662,35 @@ pub trait Profile: Sync {
     fn layout(&self, db: &dyn Db, ws: Workspace, request: &Request) -> Result<Layout, ProfileError>;
 
     /// What the agent attaches when its model reads `file` (absolute) right after start-up;
-    /// `None` when the agent attaches nothing on reads.
+    /// `None` (the default) when the agent attaches nothing on reads, which
+    /// [`Profile::attaches_on_read`] then says.
     fn read(
         &self,
         db: &dyn Db,
         ws: Workspace,
         file: &Path,
         request: &Request,
-    ) -> Option<Result<ReadLayout, ProfileError>>;
+    ) -> Option<Result<ReadLayout, ProfileError>> {
+        let _ = (db, ws, file, request);
+        None
+    }
 
     /// `file`'s fate in this agent (`explain --agent NAME FILE`, `explain --agent all`).
     fn fate(&self, db: &dyn Db, ws: Workspace, counter: &dyn TokenCounter, file: &Path) -> AgentFate;
 
     /// This agent's own lint findings (`lint --agent NAME`); `budget` in `counter`'s tokens.
+    /// None by default: `lint --agent all` still includes the agent in CG005, CG007, CG012,
+    /// CG013 and CG022.
     fn lint(
         &self,
         db: &dyn Db,
         ws: Workspace,
         counter: &dyn TokenCounter,
         budget: Budget,
-    ) -> Result<Vec<Finding>, ProfileError>;
+    ) -> Result<Vec<Finding>, ProfileError> {
+        let _ = (db, ws, counter, budget);
+        Ok(Vec::new())
+    }
 
     /// Checks `-c` settings against [`Profile::settings`].
     fn check_settings(&self, request: &Request) -> Result<(), ProfileError> {

@@ -9,8 +9,8 @@ use ctxgraph_db::agent::Agent;
 use ctxgraph_db::db::{Db, Workspace};
 use ctxgraph_db::lint::{Budget, Finding};
 use ctxgraph_db::profile::{
-    About, AgentFate, Frame, Layout, LayoutBuilder, LeftOut, Part, Placement, Profile, ProfileError,
-    ReadLayout, Request, Setting, Source, Status, WordingSource,
+    About, AgentFate, Frame, Layout, LayoutBuilder, LeftOut, Part, Placement, Profile, ProfileError, Request,
+    Setting, Source, Status, WordingSource,
 };
 use ctxgraph_db::tokens::TokenCounter;
 
@@ -115,6 +115,8 @@ impl Profile for Aider {
     }
 
     fn attaches_on_read(&self) -> bool {
+        // Aider has no read tool of its own that attaches anything: files reach the model
+        // only when added to the chat.
         false
     }
 
@@ -192,18 +194,6 @@ impl Profile for Aider {
             }
         }
         Ok(layout)
-    }
-
-    fn read(
-        &self,
-        _: &dyn Db,
-        _: Workspace,
-        _: &Path,
-        _: &Request,
-    ) -> Option<Result<ReadLayout, ProfileError>> {
-        // Aider has no read tool of its own that attaches anything: files reach the model
-        // only when added to the chat.
-        None
     }
 
     fn fate(&self, db: &dyn Db, ws: Workspace, _: &dyn TokenCounter, file: &Path) -> AgentFate {

@@ -6,10 +6,9 @@ use std::path::Path;
 
 use ctxgraph_db::agent::Agent;
 use ctxgraph_db::db::{Db, Workspace};
-use ctxgraph_db::lint::{Budget, Finding};
 use ctxgraph_db::profile::{
     About, AgentFate, Frame, InstallationSearch, Layout, LayoutBuilder, LeftOut, Part, Placement, Profile,
-    ProfileError, ReadLayout, Request, Source, Status, Wording as AnyWording, looked_at, not_sent,
+    ProfileError, Request, Source, Status, Wording as AnyWording, looked_at, not_sent,
 };
 use ctxgraph_db::tokens::TokenCounter;
 
@@ -77,6 +76,8 @@ impl Profile for Auggie {
     }
 
     fn attaches_on_read(&self) -> bool {
+        // AU9: a read's result goes to Augment's server with nothing of Auggie's added on the
+        // machine; what the server then puts in the prompt is not observable here.
         false
     }
 
@@ -153,18 +154,6 @@ impl Profile for Auggie {
         Ok(frame.layout(self, builder))
     }
 
-    fn read(
-        &self,
-        _: &dyn Db,
-        _: Workspace,
-        _: &Path,
-        _: &Request,
-    ) -> Option<Result<ReadLayout, ProfileError>> {
-        // AU9: a read's result goes to Augment's server with nothing of Auggie's added on the
-        // machine; what the server then puts in the prompt is not observable here.
-        None
-    }
-
     fn fate(&self, db: &dyn Db, ws: Workspace, _: &dyn TokenCounter, file: &Path) -> AgentFate {
         let found = auggie_request(db, ws);
         if let Some(candidate) = found.candidates.iter().find(|c| c.source == file) {
@@ -194,16 +183,5 @@ impl Profile for Auggie {
             ("AU3", "not one of the places Auggie reads: AGENTS.md and CLAUDE.md at the repository root, .md files under .augment/rules and ~/.augment/rules, .augment-guidelines, SKILL.md files in the skills folders (AU2, AU3, AU6, AU7)".to_owned())
         };
         not_sent(self.agent(), rule, reason)
-    }
-
-    fn lint(
-        &self,
-        _: &dyn Db,
-        _: Workspace,
-        _: &dyn TokenCounter,
-        _: Budget,
-    ) -> Result<Vec<Finding>, ProfileError> {
-        // No check of Auggie's own yet; `lint --agent all` includes it in CG012/CG013.
-        Ok(Vec::new())
     }
 }

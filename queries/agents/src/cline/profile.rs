@@ -7,10 +7,9 @@ use std::path::Path;
 
 use ctxgraph_db::agent::Agent;
 use ctxgraph_db::db::{Db, Workspace};
-use ctxgraph_db::lint::{Budget, Finding};
 use ctxgraph_db::profile::{
-    About, AgentFate, Frame, Layout, LayoutBuilder, LeftOut, Part, Placement, Profile, ProfileError,
-    ReadLayout, Request, Source, Status, WordingSource, looked_at, not_sent,
+    About, AgentFate, Frame, Layout, LayoutBuilder, LeftOut, Part, Placement, Profile, ProfileError, Request,
+    Source, Status, WordingSource, looked_at, not_sent,
 };
 use ctxgraph_db::tokens::TokenCounter;
 
@@ -55,6 +54,7 @@ impl Profile for Cline {
     }
 
     fn attaches_on_read(&self) -> bool {
+        // CL10: a read_files result carries the file's lines and nothing else.
         false
     }
 
@@ -95,17 +95,6 @@ impl Profile for Cline {
         Ok(layout)
     }
 
-    fn read(
-        &self,
-        _: &dyn Db,
-        _: Workspace,
-        _: &Path,
-        _: &Request,
-    ) -> Option<Result<ReadLayout, ProfileError>> {
-        // CL10: a read_files result carries the file's lines and nothing else.
-        None
-    }
-
     fn fate(&self, db: &dyn Db, ws: Workspace, _: &dyn TokenCounter, file: &Path) -> AgentFate {
         let rules = cline_rules(db, ws);
         if let Some(candidate) = rules.candidates.iter().find(|c| c.source == file) {
@@ -131,16 +120,5 @@ impl Profile for Cline {
             ("CL2", "not one of the places Cline reads: the workspace's AGENTS.md, .clinerules (a file, or a folder's top-level .md, .markdown and .txt files), .cline/rules (CL2, CL4)".to_owned())
         };
         not_sent(self.agent(), rule, reason)
-    }
-
-    fn lint(
-        &self,
-        _: &dyn Db,
-        _: Workspace,
-        _: &dyn TokenCounter,
-        _: Budget,
-    ) -> Result<Vec<Finding>, ProfileError> {
-        // No check of Cline's own yet; `lint --agent all` includes it in CG012/CG013.
-        Ok(Vec::new())
     }
 }

@@ -7,8 +7,8 @@ use ctxgraph_db::db::{Db, Workspace};
 use ctxgraph_db::lint::{Budget, Finding};
 use ctxgraph_db::profile::AgentFate;
 use ctxgraph_db::profile::{
-    About, Frame, LayoutBuilder, LeftOut, Part, Placement, Profile, ProfileError, ReadLayout, Request,
-    Setting, Source, Status, WordingSource,
+    About, Frame, LayoutBuilder, LeftOut, Part, Placement, Profile, ProfileError, Request, Setting, Source,
+    Status, WordingSource,
 };
 use ctxgraph_db::tokens::TokenCounter;
 
@@ -70,6 +70,8 @@ impl Profile for Codex {
     }
 
     fn attaches_on_read(&self) -> bool {
+        // Codex attaches nothing when its model reads a file: every rule file is in the
+        // first message (CX2).
         false
     }
 
@@ -112,18 +114,6 @@ impl Profile for Codex {
             wording: WordingSource::None,
         };
         Ok(frame.layout(self, builder))
-    }
-
-    fn read(
-        &self,
-        _: &dyn Db,
-        _: Workspace,
-        _: &Path,
-        _: &Request,
-    ) -> Option<Result<ReadLayout, ProfileError>> {
-        // Codex attaches nothing when its model reads a file: every rule file is in the
-        // first message (CX2).
-        None
     }
 
     fn fate(&self, db: &dyn Db, ws: Workspace, _: &dyn TokenCounter, file: &Path) -> AgentFate {

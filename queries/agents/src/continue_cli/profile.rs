@@ -6,10 +6,9 @@ use std::path::Path;
 
 use ctxgraph_db::agent::Agent;
 use ctxgraph_db::db::{Db, Workspace};
-use ctxgraph_db::lint::{Budget, Finding};
 use ctxgraph_db::profile::{
-    About, AgentFate, Frame, Layout, LayoutBuilder, LeftOut, Part, Placement, Profile, ProfileError,
-    ReadLayout, Request, Source, Status, WordingSource, looked_at, not_sent,
+    About, AgentFate, Frame, Layout, LayoutBuilder, LeftOut, Part, Placement, Profile, ProfileError, Request,
+    Source, Status, WordingSource, looked_at, not_sent,
 };
 use ctxgraph_db::tokens::TokenCounter;
 
@@ -47,6 +46,7 @@ impl Profile for ContinueCli {
     }
 
     fn attaches_on_read(&self) -> bool {
+        // CN8: a Read result carries the file and nothing else; globs: rules are not attached.
         false
     }
 
@@ -88,17 +88,6 @@ impl Profile for ContinueCli {
         Ok(frame.layout(self, builder))
     }
 
-    fn read(
-        &self,
-        _: &dyn Db,
-        _: Workspace,
-        _: &Path,
-        _: &Request,
-    ) -> Option<Result<ReadLayout, ProfileError>> {
-        // CN8: a Read result carries the file and nothing else; globs: rules are not attached.
-        None
-    }
-
     fn fate(&self, db: &dyn Db, ws: Workspace, _: &dyn TokenCounter, file: &Path) -> AgentFate {
         let rules = continue_rules(db, ws);
         if let Some(candidate) = rules.candidates.iter().find(|c| c.source == file) {
@@ -123,16 +112,5 @@ impl Profile for ContinueCli {
             ("CN1", reason)
         };
         not_sent(self.agent(), rule, reason)
-    }
-
-    fn lint(
-        &self,
-        _: &dyn Db,
-        _: Workspace,
-        _: &dyn TokenCounter,
-        _: Budget,
-    ) -> Result<Vec<Finding>, ProfileError> {
-        // No check of Continue's own yet; `lint --agent all` includes it in CG012/CG013.
-        Ok(Vec::new())
     }
 }

@@ -9,8 +9,8 @@ use ctxgraph_db::agent::Agent;
 use ctxgraph_db::db::{Db, Workspace};
 use ctxgraph_db::lint::{Budget, Code, Finding};
 use ctxgraph_db::profile::{
-    About, AgentFate, Frame, Layout, LayoutBuilder, LeftOut, Part, Placement, Profile, ProfileError,
-    ReadLayout, Request, Source, Status,
+    About, AgentFate, Frame, Layout, LayoutBuilder, LeftOut, Part, Placement, Profile, ProfileError, Request,
+    Source, Status,
 };
 use ctxgraph_db::tokens::TokenCounter;
 
@@ -93,6 +93,7 @@ impl Profile for Pi {
     }
 
     fn attaches_on_read(&self) -> bool {
+        // PI11: the read tool's result is the file's text and nothing else.
         false
     }
 
@@ -161,17 +162,6 @@ impl Profile for Pi {
         // PI15: extensions are in `left_out` (fate `unpredictable`), `explain` and `lint`
         // (CG023); `note` is kept for an agent that would send none of the text.
         Ok(frame.layout(self, builder))
-    }
-
-    fn read(
-        &self,
-        _: &dyn Db,
-        _: Workspace,
-        _: &Path,
-        _: &Request,
-    ) -> Option<Result<ReadLayout, ProfileError>> {
-        // PI11: the read tool's result is the file's text and nothing else.
-        None
     }
 
     fn fate(&self, db: &dyn Db, ws: Workspace, _: &dyn TokenCounter, file: &Path) -> AgentFate {
