@@ -12,7 +12,7 @@
 //! env = { OPENCODE_DISABLE_CLAUDE_CODE = "1" } # values may use <repo> and <home>
 //! date = "2026-01-01"                         # the default
 //! platform = "linux"                          # linux | darwin | win32; the default is linux
-//! agent = "opencode"                          # opencode (the default) | codex | claude-code | gemini | copilot | qwen-code | kilo | cline | continue | aider: whose context is pinned
+//! agent = "opencode"                          # any `--agent` name (default opencode): whose context is pinned
 //! mcp = true                                  # connect to the config's MCP servers (default: off)
 //! ```
 //!

@@ -129,9 +129,8 @@ pub struct BuildArgs {
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
 
-    /// Whose context to build: opencode, Codex, Claude Code, Gemini CLI, Copilot CLI, Qwen
-    /// Code, Kilo Code, Cline, Continue or Aider
-    #[arg(long, value_parser = agent_parser(), default_value = "opencode")]
+    /// Whose context to build (every agent of the registry, [`agents_help`]).
+    #[arg(long, value_parser = agent_parser(), default_value = "opencode", help = agents_help("Whose context to build", ""))]
     pub agent: Agent,
 
     /// A setting of that agent's own, as its `-c KEY=VALUE` takes it (codex:
@@ -245,9 +244,8 @@ pub struct NearbyArgs {
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 
-    /// Whose read to reproduce: opencode, Codex, Claude Code, Gemini CLI, Copilot CLI, Qwen
-    /// Code, Kilo Code, Cline, Continue or Aider
-    #[arg(long, value_parser = agent_parser(), default_value = "opencode")]
+    /// Whose read to reproduce (every agent of the registry, [`agents_help`]).
+    #[arg(long, value_parser = agent_parser(), default_value = "opencode", help = agents_help("Whose read to reproduce", ""))]
     pub agent: Agent,
 
     #[command(flatten)]
@@ -397,6 +395,16 @@ pub struct InstallationArgs {
     pub path: Option<PathBuf>,
 }
 
+/// `--agent`'s help: `what`, then every agent of the profile registry by its title, then
+/// `tail`; read from the registry, so a new agent is named without an edit here.
+fn agents_help(what: &str, tail: &str) -> String {
+    let titles: Vec<&str> = ctxgraph_engine::profiles::PROFILES.iter().map(|p| p.title()).collect();
+    match titles.split_last() {
+        Some((last, rest)) => format!("{what}: {} or {last}{tail}", rest.join(", ")),
+        None => format!("{what}{tail}"),
+    }
+}
+
 /// `--agent NAME`: any agent of the profile registry, by its name. The names come from
 /// [`Agent::ALL`], so a new profile needs no edit here.
 fn agent_parser() -> impl clap::builder::TypedValueParser<Value = Agent> {
@@ -451,9 +459,13 @@ pub struct ExplainArgs {
     /// A file, an `instructions` entry, or a URL
     pub target: Option<String>,
 
-    /// Whose reasons to give: opencode, Codex, Claude Code, Gemini CLI, Copilot CLI, Qwen
-    /// Code, Kilo Code, Cline, Continue or Aider, or (with a FILE) all of them side by side
-    #[arg(long, value_parser = agents_parser(), default_value = "opencode")]
+    /// Whose reasons to give (every agent of the registry, or `all`).
+    #[arg(
+        long,
+        value_parser = agents_parser(),
+        default_value = "opencode",
+        help = agents_help("Whose reasons to give", ", or (with a FILE) all of them side by side")
+    )]
     pub agent: AgentsArg,
 
     /// The directory the agent would be started in [default: the current directory]
@@ -497,10 +509,13 @@ pub struct ExplainArgs {
 /// Exits 1 when a finding is at or above the --deny level, 0 otherwise.
 #[derive(Debug, Args)]
 pub struct LintArgs {
-    /// Whose rules to check: opencode's (the default), Codex, Claude Code, Gemini CLI,
-    /// Copilot CLI, Qwen Code, Kilo Code, Cline, Continue or Aider, or all of them together
-    /// with the cross-agent checks (CG012–CG015)
-    #[arg(long, value_parser = agents_parser(), default_value = "opencode")]
+    /// Whose rules to check (every agent of the registry, or `all`).
+    #[arg(
+        long,
+        value_parser = agents_parser(),
+        default_value = "opencode",
+        help = agents_help("Whose rules to check", ", or all of them together with the cross-agent checks (CG012–CG015)")
+    )]
     pub agent: AgentsArg,
 
     /// The directory the agent would be started in [default: the current directory]

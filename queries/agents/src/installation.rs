@@ -208,16 +208,17 @@ mod tests {
 
     #[test]
     fn nothing_named_says_where_to_name_it() {
-        let lookup = Lookup { title: "Aider", flag: "--agent-path", env: "CTXGRAPH_AIDER", binary: "aider" };
+        let lookup =
+            Lookup { title: "Some Agent", flag: "--agent-path", env: "CTXGRAPH_SOME", binary: "some" };
         let fs = MemorySystem::new();
-        fs.write_file("/venv/bin/aider", b"#!".to_vec());
+        fs.write_file("/venv/bin/some", b"#!".to_vec());
         let search = |vars| InstallationSearch { fs: &fs, explicit: None, vars };
         let empty = BTreeMap::new();
         let none = lookup.start(&search(&empty)).expect_err("nothing named");
-        assert!(none.contains("CTXGRAPH_AIDER") && none.contains("`aider` on PATH"), "{none}");
+        assert!(none.contains("CTXGRAPH_SOME") && none.contains("`some` on PATH"), "{none}");
         let vars = BTreeMap::from([("PATH".to_owned(), "/usr/bin:/venv/bin".to_owned())]);
-        assert_eq!(lookup.start(&search(&vars)), Ok(PathBuf::from("/venv/bin/aider")));
-        let vars = BTreeMap::from([("CTXGRAPH_AIDER".to_owned(), "/elsewhere".to_owned())]);
+        assert_eq!(lookup.start(&search(&vars)), Ok(PathBuf::from("/venv/bin/some")));
+        let vars = BTreeMap::from([("CTXGRAPH_SOME".to_owned(), "/elsewhere".to_owned())]);
         assert_eq!(lookup.start(&search(&vars)), Ok(PathBuf::from("/elsewhere")));
     }
 }
