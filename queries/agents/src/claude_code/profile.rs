@@ -6,7 +6,6 @@ use std::path::Path;
 
 use ctxgraph_db::agent::Agent;
 use ctxgraph_db::db::{Db, Workspace};
-use ctxgraph_db::lint::{Budget, Finding};
 use ctxgraph_db::profile::AgentFate;
 use ctxgraph_db::profile::{
     About, Frame, LayoutBuilder, LeftOut, Listed, ListedOrder, Part, Placement, Profile, ProfileError,
@@ -198,16 +197,5 @@ impl Profile for ClaudeCode {
 
     fn fate(&self, db: &dyn Db, ws: Workspace, _: &dyn TokenCounter, file: &Path) -> AgentFate {
         super::fate::claude_code_fate(claude_md_context(db, ws), file)
-    }
-
-    fn lint(
-        &self,
-        _: &dyn Db,
-        _: Workspace,
-        _: &dyn TokenCounter,
-        _: Budget,
-    ) -> Result<Vec<Finding>, ProfileError> {
-        // No check of Claude Code's own yet; `lint --agent all` includes it in CG012/CG013.
-        Ok(Vec::new())
     }
 }

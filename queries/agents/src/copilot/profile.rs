@@ -7,7 +7,6 @@ use std::path::Path;
 
 use ctxgraph_db::agent::Agent;
 use ctxgraph_db::db::{Db, Workspace};
-use ctxgraph_db::lint::{Budget, Finding};
 use ctxgraph_db::profile::AgentFate;
 use ctxgraph_db::profile::{
     About, Frame, LayoutBuilder, LeftOut, Part, Placement as Where, Profile, ProfileError, ReadLayout,
@@ -207,16 +206,5 @@ impl Profile for Copilot {
 
     fn fate(&self, db: &dyn Db, ws: Workspace, _: &dyn TokenCounter, file: &Path) -> AgentFate {
         super::explain::file_fate(copilot_context(db, ws), file)
-    }
-
-    fn lint(
-        &self,
-        _: &dyn Db,
-        _: Workspace,
-        _: &dyn TokenCounter,
-        _: Budget,
-    ) -> Result<Vec<Finding>, ProfileError> {
-        // No check of Copilot's own yet; `lint --agent all` includes it in CG012/CG013.
-        Ok(Vec::new())
     }
 }

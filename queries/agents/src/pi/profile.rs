@@ -10,7 +10,7 @@ use ctxgraph_db::db::{Db, Workspace};
 use ctxgraph_db::lint::{Budget, Code, Finding};
 use ctxgraph_db::profile::{
     About, AgentFate, Frame, Layout, LayoutBuilder, LeftOut, Part, Placement, Profile, ProfileError, Request,
-    Source, Status,
+    Source, Status, looked_at,
 };
 use ctxgraph_db::tokens::TokenCounter;
 
@@ -167,24 +167,19 @@ impl Profile for Pi {
     fn fate(&self, db: &dyn Db, ws: Workspace, _: &dyn TokenCounter, file: &Path) -> AgentFate {
         let ctx = pi_context(db, ws);
         if let Some(candidate) = ctx.candidates().find(|c| c.source == file) {
-            let status = if candidate.fate == Fate::Sent { Status::Sent } else { Status::NotSent };
-            return AgentFate {
-                agent: self.agent().name(),
-                status,
-                placement: (status == Status::Sent).then_some("pi's system message"),
-                rule: candidate.rule(),
-                reason: candidate.reason(),
-            };
+            let sent = candidate.fate == Fate::Sent;
+            return looked_at(
+                self.agent(),
+                sent,
+                "pi's system message",
+                candidate.rule(),
+                candidate.reason(),
+            );
         }
         if let Some(skill) = ctx.skills.found.iter().find(|s| s.path == file) {
-            let status = if skill.fate == SkillFate::Listed { Status::Sent } else { Status::NotSent };
-            return AgentFate {
-                agent: self.agent().name(),
-                status,
-                placement: (status == Status::Sent).then_some("pi's system message, <available_skills>"),
-                rule: skill.rule(),
-                reason: skill.reason(),
-            };
+            let listed = skill.fate == SkillFate::Listed;
+            let placement = "pi's system message, <available_skills>";
+            return looked_at(self.agent(), listed, placement, skill.rule(), skill.reason());
         }
         if ctx.extensions.iter().any(|e| file.starts_with(e)) {
             return ctxgraph_db::profile::not_sent(self.agent(), "PI15", extension_reason());
