@@ -31,15 +31,31 @@ pub struct Excludes {
 }
 
 impl Excludes {
-    /// The first pattern that matches `path` (absolute).
-    pub fn matching(&self, path: &Path) -> Option<&Exclude> {
-        self.patterns.iter().find(|exclude| matcher(&exclude.pattern).is_some_and(|m| m.is_match(path)))
+    /// The patterns compiled, once per walk (a pattern that is not a glob matches nothing).
+    pub fn matcher(&self) -> ExcludeMatcher<'_> {
+        let globs = self
+            .patterns
+            .iter()
+            .filter_map(|exclude| {
+                let glob: Glob = GlobBuilder::new(&exclude.pattern).literal_separator(true).build().ok()?;
+                Some((glob.compile_matcher(), exclude))
+            })
+            .collect();
+        ExcludeMatcher { globs }
     }
 }
 
-fn matcher(pattern: &str) -> Option<GlobMatcher> {
-    let glob: Glob = GlobBuilder::new(pattern).literal_separator(true).build().ok()?;
-    Some(glob.compile_matcher())
+/// [`Excludes`] ready to match paths.
+#[derive(Debug)]
+pub struct ExcludeMatcher<'a> {
+    globs: Vec<(GlobMatcher, &'a Exclude)>,
+}
+
+impl ExcludeMatcher<'_> {
+    /// The first pattern that matches `path` (absolute).
+    pub fn matching(&self, path: &Path) -> Option<&Exclude> {
+        self.globs.iter().find(|(glob, _)| glob.is_match(path)).map(|(_, exclude)| *exclude)
+    }
 }
 
 /// The settings files Claude Code takes the list from, in its order.
@@ -84,7 +100,8 @@ mod tests {
 
     #[test]
     fn globs_match_absolute_paths_and_a_star_stays_in_its_folder() {
-        let set = excludes(&["**/rules/x.md", "/p/CLAUDE.local.md", "/p/*.md"]);
+        let excludes = excludes(&["**/rules/x.md", "/p/CLAUDE.local.md", "/p/*.md"]);
+        let set = excludes.matcher();
         assert_eq!(
             set.matching(Path::new("/home/u/p/.claude/rules/x.md")).map(|e| e.pattern.as_str()),
             Some("**/rules/x.md")

@@ -441,7 +441,7 @@ struct Loader<'a> {
     /// CC2 trims each file's text in the first message; CC11 attaches it untrimmed.
     trim: bool,
     /// CC14: the patterns that keep files out.
-    excludes: &'a excludes::Excludes,
+    excludes: excludes::ExcludeMatcher<'a>,
     seen: HashSet<PathBuf>,
     files: Vec<MemoryFile>,
     /// CC6: the rules directory being walked, whose listing orders what it finds.
@@ -465,7 +465,7 @@ impl<'a> Loader<'a> {
             home,
             approved,
             trim,
-            excludes,
+            excludes: excludes.matcher(),
             seen: HashSet::new(),
             files: Vec::new(),
             listing: None,
