@@ -126,31 +126,49 @@ pub struct Candidate {
     pub fate: Fate,
 }
 
-impl Candidate {
-    /// The rule behind the fate.
-    pub fn rule(&self) -> &'static str {
-        match (&self.fate, self.place) {
-            (Fate::Symlink, _) => "AU5",
-            (Fate::Manual, _) => "AU4",
-            (Fate::Unreadable { .. }, _) => "AU5",
-            (_, Place::Shared) => "AU2",
-            (_, Place::Workspace | Place::User) => "AU3",
-            (_, Place::Guidelines) => "AU6",
-            (_, Place::Skill) => "AU7",
+impl Place {
+    /// The rule that finds a file here.
+    pub fn rule(self) -> &'static str {
+        match self {
+            Place::Shared => "AU2",
+            Place::Workspace | Place::User => "AU3",
+            Place::Guidelines => "AU6",
+            Place::Skill => "AU7",
         }
     }
 
-    /// Why the file is in the request, or why not, with the rule behind it.
-    pub fn reason(&self) -> String {
-        let found = match self.place {
+    /// Where the file was found, in words, with [`Place::rule`].
+    fn found(self) -> &'static str {
+        match self {
             Place::Shared => "a rule file at the repository root (AU2)",
             Place::Workspace => "a rule in the repository's .augment/rules (AU3)",
             Place::User => "a rule in ~/.augment/rules (AU3)",
             Place::Guidelines => "the repository's .augment-guidelines, sent as workspace_guidelines (AU6)",
             Place::Skill => "a skill's SKILL.md (AU7)",
-        };
+        }
+    }
+
+    /// Why a file found here is in the request.
+    pub fn sent_reason(self) -> String {
+        format!("{}, sent to Augment's server in the chat request", self.found())
+    }
+}
+
+impl Candidate {
+    /// The rule behind the fate.
+    pub fn rule(&self) -> &'static str {
         match &self.fate {
-            Fate::Sent => format!("{found}, sent to Augment's server in the chat request"),
+            Fate::Symlink | Fate::Unreadable { .. } => "AU5",
+            Fate::Manual => "AU4",
+            Fate::Sent | Fate::Incomplete { .. } | Fate::Shadowed { .. } => self.place.rule(),
+        }
+    }
+
+    /// Why the file is in the request, or why not, with the rule behind it.
+    pub fn reason(&self) -> String {
+        let found = self.place.found();
+        match &self.fate {
+            Fate::Sent => self.place.sent_reason(),
             Fate::Manual => {
                 format!("{found}, but `type: manual`: Auggie sends it only when the user names it (AU4)")
             }

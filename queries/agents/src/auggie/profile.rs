@@ -13,7 +13,7 @@ use ctxgraph_db::profile::{
 use ctxgraph_db::tokens::TokenCounter;
 
 use super::installation::Wording;
-use super::{Candidate, Fate, auggie_request};
+use super::{Candidate, Fate, Place, auggie_request};
 
 /// Auggie 0.36.0.
 pub struct Auggie;
@@ -103,35 +103,18 @@ impl Profile for Auggie {
             found.guidelines.as_ref().filter(|(_, text)| !text.is_empty()).map(|(path, text)| {
                 (path, format!("\"workspace_guidelines\":{}", json_text(&text.as_str().into())))
             });
-        let mut parts: Vec<(&Path, String, &'static str, String)> = Vec::new();
-        if let Some((path, text)) = guidelines {
-            let reason = found
-                .candidates
-                .iter()
-                .find(|c| c.source == *path)
-                .map(Candidate::reason)
-                .unwrap_or_default();
-            parts.push((path, text, "AU6", reason));
-        }
-        for rule in &found.rules {
-            let reason = found
-                .candidates
-                .iter()
-                .find(|c| c.source == rule.source)
-                .map(Candidate::reason)
-                .unwrap_or_default();
-            let id = if rule.place == super::Place::Shared { "AU2" } else { "AU3" };
-            parts.push((&rule.source, json_text(&rule.json()), id, reason));
-        }
-        for skill in &found.skills {
-            let reason = found
-                .candidates
-                .iter()
-                .find(|c| c.source == skill.source)
-                .map(Candidate::reason)
-                .unwrap_or_default();
-            parts.push((&skill.source, json_text(&skill.json()), "AU7", reason));
-        }
+        // Each file's entry, in the text's order: the guidelines, the rules, the skills.
+        let guidelines = guidelines.map(|(path, text)| (path.as_path(), text, Place::Guidelines));
+        let rules =
+            found.rules.iter().map(|rule| (rule.source.as_path(), json_text(&rule.json()), rule.place));
+        let skills =
+            found.skills.iter().map(|skill| (skill.source.as_path(), json_text(&skill.json()), Place::Skill));
+        let parts: Vec<(&Path, String, &'static str, String)> = guidelines
+            .into_iter()
+            .chain(rules)
+            .chain(skills)
+            .map(|(path, text, place)| (path, text, place.rule(), place.sent_reason()))
+            .collect();
         for (path, text, rule, reason) in &parts {
             builder.block(Part {
                 source: Source::File(path.to_path_buf()),
