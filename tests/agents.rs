@@ -175,7 +175,7 @@ fn request(case: &Case, agent: Agent) -> Request {
             (key.to_owned(), value.to_owned())
         })
         .collect();
-    Request { settings, wording: profile(agent).fingerprints() }
+    Request { settings, wording: profile(agent).fingerprints(), ..Request::default() }
 }
 
 /// Every block of a layout is the bytes its range names, and its hash is theirs.
@@ -775,7 +775,7 @@ fn qwen_code_fingerprints_are_the_installed_wording() {
     let case = load(&dir);
     let Laid { mut engine, run, .. } = engine(&dir, false, &[]);
     let ws = engine.open(&run.join("proj").join(&case.run.cwd)).expect("open");
-    let request = Request { settings: Vec::new(), wording: Some(loaded.clone()) };
+    let request = Request { settings: Vec::new(), wording: Some(loaded.clone()), ..Request::default() };
     let layout = engine.agent_layout(ws, Agent::QwenCode, &request).expect("layout");
     assert!(matches!(layout.wording, WordingSource::Installation { ref version, .. } if version == "0.24.4"));
     check_blocks(&layout.text, &layout.blocks).expect("blocks");
@@ -841,7 +841,8 @@ fn aider_wording_is_read_from_the_installed_package() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("agents/aider/AI-04");
     let Laid { mut engine, run, .. } = engine(&dir, false, &[]);
     let ws = engine.open(&run.join("proj")).expect("workspace");
-    let request = Request { settings: Vec::new(), wording: Some(Arc::new(wording.clone())) };
+    let request =
+        Request { settings: Vec::new(), wording: Some(Arc::new(wording.clone())), ..Request::default() };
     let layout = engine.agent_layout(ws, Agent::Aider, &request).expect("layout");
     assert!(matches!(layout.wording, ctxgraph_db::profile::WordingSource::Installation { .. }));
     let expected = std::fs::read_to_string(dir.join("oracle.user")).expect("oracle.user");
@@ -937,7 +938,7 @@ fn pi_wording_is_read_from_the_installed_package() {
     let case = load(&dir);
     let Laid { mut engine, run, .. } = engine(&dir, false, &[]);
     let ws = engine.open(&run.join("proj").join(&case.run.cwd)).expect("open");
-    let request = Request { settings: Vec::new(), wording: Some(loaded.clone()) };
+    let request = Request { settings: Vec::new(), wording: Some(loaded.clone()), ..Request::default() };
     let layout = engine.agent_layout(ws, Agent::Pi, &request).expect("layout");
     assert!(matches!(layout.wording, WordingSource::Installation { ref version, .. } if version == "0.73.1"));
     check_blocks(&layout.text, &layout.blocks).expect("blocks");

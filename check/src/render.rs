@@ -172,7 +172,7 @@ fn render_agent(
     placeholders: &Placeholders,
 ) -> Result<Rendered, EngineError> {
     let profile = ctxgraph_engine::profiles::profile(agent);
-    let request = Request { settings: Vec::new(), wording: profile.fingerprints() };
+    let request = Request { settings: Vec::new(), wording: profile.fingerprints(), ..Request::default() };
     let layout = engine.agent_layout(ws, agent, &request)?;
     let entry = |text: &str, block: &ctxgraph_db::profile::Block, id: String| {
         BlockEntry::new(id, &content_hash(&placeholders.apply(text)), placeholders.apply(&block.reason))

@@ -141,7 +141,8 @@ pub struct BuildArgs {
     #[command(flatten)]
     pub installation: InstallationArgs,
 
-    /// Which part of the system text to print
+    /// Which part of what the agent sends to print (each agent builds `rules`; the others are
+    /// named per value)
     #[arg(long, value_enum, default_value_t = SectionArg::System)]
     pub section: SectionArg,
 
@@ -374,11 +375,32 @@ pub struct ServeArgs {
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum SectionArg {
+    /// The contiguous text that carries the rule files (opencode: its system prompt from the
+    /// environment block to the last instruction block)
+    #[value(name = "rules", alias = "system")]
     System,
+    /// opencode: its environment block
     Environment,
+    /// opencode: its instruction blocks
     Instructions,
-    /// The whole system message: model or agent prompt … user.system
+    /// opencode: the whole system message, model or agent prompt … user.system
     Message,
+    /// The whole first request, every block in send order (Claude Code, Codex)
+    Request,
+}
+
+impl SectionArg {
+    /// The section a profile builds.
+    pub fn section(self) -> ctxgraph_db::profile::Section {
+        use ctxgraph_db::profile::Section;
+        match self {
+            SectionArg::System => Section::Rules,
+            SectionArg::Environment => Section::Environment,
+            SectionArg::Instructions => Section::Instructions,
+            SectionArg::Message => Section::Message,
+            SectionArg::Request => Section::Request,
+        }
+    }
 }
 
 /// Where an agent's own wording (Claude Code's preamble and labels, Copilot's table

@@ -297,7 +297,7 @@ impl Host {
                 ctxgraph_engine::wording::load(agent, None, &ctxgraph_engine::HostEnv::from_process().vars)
             })
             .clone();
-        Request { settings: Vec::new(), wording }
+        Request { settings: Vec::new(), wording, ..Request::default() }
     }
 
     /// `nearby` / `context_nearby`: what a read attaches in any agent's context, in a

@@ -33,6 +33,11 @@ fn opencode(args: BuildArgs) -> Result<ExitCode, CliError> {
         SectionArg::Environment => Section::Environment,
         SectionArg::Instructions => Section::Instructions,
         SectionArg::Message => Section::Message,
+        SectionArg::Request => {
+            return Err(CliError::Usage(
+                "--section request: opencode builds only rules, environment, instructions, message".into(),
+            ));
+        }
     };
     let prompt = if section == Section::Message {
         super::load_installation(&mut engine, &args.message);

@@ -1,6 +1,7 @@
 //! `ctxgraph nearby`: what any agent attaches when its model reads a file, through the one
 //! read answer every surface gives ([`ctxgraph_engine::Engine::read`]).
 
+use ctxgraph_db::profile::Section;
 use std::process::ExitCode;
 
 use ctxgraph_db::agent::Agent;
@@ -15,7 +16,7 @@ use crate::output::write_verbatim;
 pub fn run(args: NearbyArgs) -> Result<ExitCode, CliError> {
     let agent = args.agent;
     let env = HostEnv::from_process();
-    let request = super::profiles::request(agent, &[], &args.installation, &env)?;
+    let request = super::profiles::request(agent, Section::Rules, &[], &args.installation, &env)?;
     let point = match &args.message {
         Some(id) => ReadPoint::InMessage { message: id.clone(), before_part: None },
         None => ReadPoint::NextStep,

@@ -7,17 +7,18 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use ctxgraph_db::agent::Agent;
-use ctxgraph_db::profile::{Block, Request, WordingSource};
+use ctxgraph_db::profile::{Block, Request, Section, WordingSource};
 use ctxgraph_engine::HostEnv;
 use serde::Serialize;
 
-use crate::args::{BuildArgs, Format, InstallationArgs, SectionArg};
+use crate::args::{BuildArgs, Format, InstallationArgs};
 use crate::error::CliError;
 use crate::output::{eprintln_styled, write_verbatim};
 
 /// The request for `agent`: its `-c` settings and its own wording from the installation.
 pub(super) fn request(
     agent: Agent,
+    section: Section,
     settings: &[String],
     installation: &InstallationArgs,
     env: &HostEnv,
@@ -32,7 +33,7 @@ pub(super) fn request(
         })
         .collect::<Result<_, _>>()?;
     let wording = ctxgraph_engine::wording::load(agent, installation.path.as_deref(), &env.vars);
-    Ok(Request { settings, wording: wording.map(|w| w as Arc<_>) })
+    Ok(Request { section, settings, wording: wording.map(|w| w as Arc<_>) })
 }
 
 pub(super) fn warn_unavailable(agent: Agent, wording: &WordingSource) {
@@ -56,13 +57,11 @@ fn warn_unordered(blocks: &[Block]) {
 
 pub fn build(args: BuildArgs) -> Result<ExitCode, CliError> {
     let agent = args.agent;
-    if args.model.is_some() || !matches!(args.section, SectionArg::System) {
-        return Err(CliError::Usage(format!(
-            "--model and --section describe opencode's system text; {agent} has neither"
-        )));
+    if args.model.is_some() {
+        return Err(CliError::Usage(format!("--model describes opencode's system text; {agent} has none")));
     }
     let env = HostEnv::from_process();
-    let request = request(agent, &args.agent_config, &args.installation, &env)?;
+    let request = request(agent, args.section.section(), &args.agent_config, &args.installation, &env)?;
     let (engine, ws) = super::open_with(env, args.cwd)?;
     let layout = engine.agent_layout(ws, agent, &request)?;
     warn_unavailable(agent, &layout.wording);

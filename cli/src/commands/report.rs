@@ -150,8 +150,13 @@ fn gather(
     let mut files: Vec<PathBuf> = Vec::new();
     for &agent in agents {
         let profile = ctxgraph_engine::profiles::profile(agent);
-        let request =
-            super::profiles::request(agent, &[], &crate::args::InstallationArgs { path: None }, env)?;
+        let request = super::profiles::request(
+            agent,
+            ctxgraph_db::profile::Section::Rules,
+            &[],
+            &crate::args::InstallationArgs { path: None },
+            env,
+        )?;
         let layout = match engine.agent_layout(ws, agent, &request) {
             Ok(layout) => layout,
             Err(err) => {

@@ -487,10 +487,46 @@ pub enum ProfileError {
     Setting(String),
 }
 
+/// Which part of what an agent sends a layout covers. Every profile builds
+/// [`Section::Rules`]; [`Profile::sections`] names the others it builds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Section {
+    /// The contiguous text that carries the rule files, with the agent's own wrappers
+    /// around it (opencode: its system prompt from the environment block to the last
+    /// instruction block; Codex: its AGENTS.md message; Claude Code: its CLAUDE.md reminder).
+    #[default]
+    Rules,
+    /// opencode's environment block alone.
+    Environment,
+    /// opencode's instruction blocks alone.
+    Instructions,
+    /// opencode's whole system message: the model's or the agent's prompt to `user.system`.
+    Message,
+    /// The whole first request, every block the agent sends before the user's prompt in
+    /// send order, each with its placement.
+    Request,
+}
+
+impl Section {
+    /// Its `--section` name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Section::Rules => "rules",
+            Section::Environment => "environment",
+            Section::Instructions => "instructions",
+            Section::Message => "message",
+            Section::Request => "request",
+        }
+    }
+}
+
 /// What a caller passes with a question: the agent's command-line settings and its own
 /// wording, loaded from the installation by the engine (I/O stays out of queries).
 #[derive(Clone, Default)]
 pub struct Request {
+    /// Which part of the request to lay out.
+    pub section: Section,
     /// `-c KEY=VALUE` settings, as the agent's own command line takes them.
     pub settings: Vec<(String, String)>,
     /// The agent's sentences, of the type its profile defines; `None`: not loaded, the
@@ -501,6 +537,7 @@ pub struct Request {
 impl std::fmt::Debug for Request {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Request")
+            .field("section", &self.section)
             .field("settings", &self.settings)
             .field("wording", &self.wording.as_ref().map(|_| "…"))
             .finish()
@@ -657,8 +694,13 @@ pub trait Profile: Sync {
         &[]
     }
 
+    /// The sections [`Profile::layout`] builds besides [`Section::Rules`] (none by default).
+    fn sections(&self) -> &'static [Section] {
+        &[]
+    }
+
     /// What the agent sends from `ws`, the request's settings already checked against
-    /// [`Profile::settings`].
+    /// [`Profile::settings`] and its section against [`Profile::sections`].
     fn layout(&self, db: &dyn Db, ws: Workspace, request: &Request) -> Result<Layout, ProfileError>;
 
     /// What the agent attaches when its model reads `file` (absolute) right after start-up;
@@ -692,8 +734,21 @@ pub trait Profile: Sync {
         Ok(Vec::new())
     }
 
-    /// Checks `-c` settings against [`Profile::settings`].
+    /// Checks `-c` settings against [`Profile::settings`], and the section against
+    /// [`Profile::sections`].
     fn check_settings(&self, request: &Request) -> Result<(), ProfileError> {
+        if request.section != Section::Rules && !self.sections().contains(&request.section) {
+            let built: Vec<&str> = std::iter::once(Section::Rules)
+                .chain(self.sections().iter().copied())
+                .map(Section::name)
+                .collect();
+            return Err(ProfileError::Setting(format!(
+                "--section {}: {} builds only {}",
+                request.section.name(),
+                self.title(),
+                built.join(", ")
+            )));
+        }
         let known = self.settings();
         for (key, _) in &request.settings {
             if !known.contains(&key.as_str()) {
