@@ -195,6 +195,17 @@ impl Profile for ClaudeCode {
         Some(Ok(builder.read(self.agent(), file, left, WordingSource::None)))
     }
 
+    fn session_costs(
+        &self,
+        db: &dyn Db,
+        _: Workspace,
+        session: ctxgraph_db::files::File,
+    ) -> Option<
+        Result<ctxgraph_db::session_costs::SessionOccurrences, ctxgraph_db::session_costs::SessionFileError>,
+    > {
+        Some(super::session::transcript_occurrences(db, session).clone())
+    }
+
     fn fate(&self, db: &dyn Db, ws: Workspace, _: &dyn TokenCounter, file: &Path) -> AgentFate {
         super::fate::claude_code_fate(claude_md_context(db, ws), file)
     }
