@@ -8,7 +8,6 @@
 //! `snapshots/` under names of its own.
 
 mod agents;
-mod cc_sessions;
 mod config;
 mod conformance;
 mod explain_agrees;
@@ -19,4 +18,5 @@ mod opencode_blocks;
 mod queries;
 mod rule_ids;
 mod session;
+mod session_rules;
 mod skills;

@@ -1,9 +1,10 @@
-//! `session rules --agent claude-code` against the real Claude Code 2.1.332: every recorded
+//! `session rules`. Claude Code 2.1.332 first: every recorded
 //! session in `agents/claude-code/sessions/<case>/` (recorded by `oracle/cc_sessions.py`),
 //! on both `System` backends. The transcript is Claude Code's own, its wording replaced by
 //! placeholders of the same length; `expected.json` holds, per main-loop request, the bytes
 //! of each rule file the captured request body carried, computed by the recorder from the
-//! request bodies, not from the transcript and not by ctxgraph.
+//! request bodies, not from the transcript and not by ctxgraph. The last test is opencode's
+//! `session rules` over one of its recorded sessions.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -99,4 +100,32 @@ fn a_cut_transcript_is_refused_at_its_line() {
     let err = engine.session_costs(ws, Agent::ClaudeCode, Path::new("session.jsonl")).expect_err("cut");
     let message = err.to_string();
     assert!(message.contains("/tmp/cc-sessions/session.jsonl:4: not JSON"), "{message}");
+}
+
+/// opencode's `session rules` over the manual-compaction recording (`tests/session/e04…`,
+/// recorded from opencode 1.18.33): the read's rule piece, as the export holds the read's
+/// output, rides in every later step, is gone from the first step after the compaction (whose
+/// real request, `next-1.json`, carries no rule), and comes back with the read after it.
+#[test]
+fn an_opencode_session_carries_a_read_rule_until_the_compaction() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("session/e04_manual_then_reread");
+    let export = std::fs::read_to_string(dir.join("export.json")).expect("export");
+    let value: serde_json::Value = serde_json::from_str(&export).expect("JSON");
+    let output = value["messages"][1]["parts"][1]["state"]["output"].as_str().expect("the read's output");
+    let start = output.find("Instructions from: ").expect("the reminder");
+    let piece = &output[start..output.rfind("\n</system-reminder>").expect("its end")];
+    let next = std::fs::read_to_string(dir.join("next-1.json")).expect("next-1.json");
+    assert!(!next.contains("Instructions from: "), "the request after the compaction carries no rule");
+
+    let fs = MemorySystem::new();
+    let root = PathBuf::from("/tmp/oc-sessions");
+    fs.write_file(root.join("export.json"), export);
+    let mut engine = Engine::new(Arc::new(fs), HostEnv::fixed(root.join("home")));
+    let ws = engine.open(&root).expect("open");
+    let costs = engine.session_costs(ws, Agent::Opencode, Path::new("export.json")).expect("session rules");
+    let bytes: Vec<u64> = costs.steps.iter().map(|s| s.files.iter().map(|f| f.bytes).sum()).collect();
+    let piece = piece.len() as u64;
+    assert_eq!(bytes, [0, piece, piece, 0, piece], "one step per assistant message but the summary");
+    assert!(costs.steps[3].after_compaction);
+    assert_eq!(costs.total[0].path, Path::new("<PROJ>/sub/AGENTS.md"));
 }
