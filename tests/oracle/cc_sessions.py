@@ -107,6 +107,36 @@ CASES = {
         ],
         "prompts": ["start", "again"],
     },
+    # A skill and a command invoked through the Skill tool, with an output style: the
+    # style's body in the first message and its reminder after every tool result.
+    "skills-style": {
+        "files": {
+            "proj/CLAUDE.md": "SESS-ROOT3: root.\n",
+            "proj/.claude/skills/deploy/SKILL.md":
+                "---\nname: deploy-app\ndescription: SESS-SKILL deploys the app.\n---\n# Deploy\nSESS-SKILL-BODY: run make deploy.\n",
+            "proj/.claude/commands/hello.md": "---\ndescription: SESS-CMD says hello.\n---\nSay hello to $ARGUMENTS. SESS-CMD-BODY\n",
+            "proj/.claude/output-styles/terse.md":
+                "---\nname: Terse Style\ndescription: short answers\n---\nSESS-STYLE-BODY: Answer in one line.\n",
+            "proj/.claude/settings.local.json": "{\"outputStyle\": \"Terse Style\"}\n",
+            "proj/src/a.ts": "x\n",
+        },
+        "changed": {},
+        # The texts Claude Code sends for an invoked skill or command: the skill's folder
+        # line and body (front matter cut), the command's body with its argument.
+        "bodies": {
+            ROOT + "/proj/.claude/skills/deploy/SKILL.md":
+                "Base directory for this skill: " + ROOT + "/proj/.claude/skills/deploy\n\n# Deploy\nSESS-SKILL-BODY: run make deploy.\n",
+            "(skill hello)": "Say hello to world. SESS-CMD-BODY\n",
+        },
+        "styles": ["Terse Style"],
+        "tools": [
+            {"name": "Skill", "input": {"skill": "deploy-app"}},
+            {"name": "Skill", "input": {"skill": "hello", "args": "world"}},
+            read("src/a.ts"),
+            [],
+        ],
+        "prompts": ["start"],
+    },
 }
 
 
@@ -119,10 +149,23 @@ def placeholder(text):
     return "[" + digest + "." * (n - 2 - len(digest)) + "]"
 
 
+BODIES, STYLES = {}, []
+
+
 def rule_spans(s, versions):
     """(start, end, keep) spans of the rule texts in s: keep = sub-spans to leave as they are
     (the rest of the span is Claude Code's wording). Used for the expectation and the scrub."""
     spans = []
+    for label, body in BODIES.items():
+        if s == body:
+            return [(0, len(s), [(0, len(s))], label)]
+    for style in STYLES:
+        label = "(output style %s)" % style
+        for m in re.finditer(r"<system-reminder>\n# Output Style: " + re.escape(style) + r"\n.*?\n</system-reminder>", s, re.S):
+            spans.append((m.start(), m.end(), [(m.start(), m.end())], label))
+        for m in re.finditer(r"<system-reminder>\n" + re.escape(style) + r" output style is active([^\n]*)\n</system-reminder>", s):
+            prose = m.span(1)
+            spans.append((m.start(), m.end(), [(m.start(), prose[0]), (prose[1], m.end())], label))
     for path, texts in versions.items():
         p = re.escape(path)
         for text in texts:
@@ -148,8 +191,9 @@ def scrub(s, versions):
     keep.sort()
     out, at = [], 0
     for start, end in keep:
-        if start < at:
+        if end <= at:
             continue
+        start = max(start, at)
         out.append(placeholder(s[at:start]))
         out.append(s[start:end])
         at = end
@@ -200,7 +244,14 @@ def keep_record(d, versions):
                 {"path": f["path"], "type": f.get("type"), "content": f["content"]} for f in a["files"]]}}
         if a.get("type") == "nested_memory":
             return {"type": t, "attachment": {"type": "nested_memory", "path": a["path"]}}
+        if a.get("type") == "output_style":
+            return {"type": t, "attachment": {"type": "output_style", "style": a["style"]}}
+        if a.get("type") == "output_style_instructions":
+            return {"type": t, "attachment": {"type": "output_style_instructions", "style": {"name": a["style"]["name"]}}}
         return None
+    if t == "user" and d.get("isMeta") and d.get("sourceToolUseID"):
+        return {"type": t, "isMeta": True, "sourceToolUseID": d["sourceToolUseID"],
+                "message": {"role": "user", "content": scrub_content(d["message"]["content"], versions)}}
     if t == "system" and d.get("subtype") == "compact_boundary":
         return {"type": t, "subtype": "compact_boundary"}
     if t == "assistant":
@@ -212,6 +263,9 @@ def keep_record(d, versions):
 
 
 def record(name, case):
+    BODIES.clear()
+    BODIES.update(case.get("bodies", {}))
+    STYLES[:] = case.get("styles", [])
     scratch = tempfile.mkdtemp(prefix="cc-sess-")
     try:
         fix = os.path.join(scratch, "fix")

@@ -20,6 +20,9 @@ use ctxgraph_db::session_costs::{PathId, SessionFileError, SessionOccurrences, S
 
 use records::Record;
 
+/// How Claude Code opens a skill's body (CC45): the folder follows.
+const BASE_DIRECTORY: &str = "Base directory for this skill: ";
+
 /// CC40: the rule-like texts of every main-loop request of the transcript in `file`.
 #[salsa::tracked(returns(ref))]
 pub fn transcript_occurrences(db: &dyn Db, file: File) -> Result<SessionOccurrences, SessionFileError> {
@@ -66,6 +69,12 @@ struct Transcript {
     entries: HashMap<String, String>,
     /// Paths the transcript's records call rule files.
     rules: HashSet<String>,
+    /// Skill and command bodies, as sent: text → the skill's `SKILL.md` or `(skill NAME)`.
+    bodies: HashMap<String, String>,
+    /// Skill tool calls: call id → skill name.
+    skill_calls: HashMap<String, String>,
+    /// Output styles in force, by name.
+    styles: Vec<String>,
     /// Each blob's texts, by index; `blob_ids` maps a message hash to it.
     blobs: Vec<Vec<(PathId, TextId)>>,
     blob_ids: HashMap<String, usize>,
@@ -99,12 +108,29 @@ impl Transcript {
             Record::CompactBoundary => self.compacted = true,
             Record::Blob { hash, strings } => self.blob(hash, &strings),
             Record::Request { id, base, keep, tail } => self.request(id, base.as_deref(), keep, &tail)?,
-            Record::ToolUse { cwd, files } => {
+            Record::ToolUse { cwd, files, skills } => {
                 if self.cwd.is_none() {
                     self.cwd = cwd;
                 }
+                self.skill_calls.extend(skills);
                 let at = self.requests.len();
                 self.touches.extend(files.into_iter().map(|f| (f, at)));
+            }
+            Record::MetaText { tool_use, texts } => {
+                // CC45: a skill's body names its folder; a command's only its name.
+                let Some(skill) = self.skill_calls.get(&tool_use) else { return Ok(()) };
+                for text in texts {
+                    let name = text
+                        .strip_prefix(BASE_DIRECTORY)
+                        .and_then(|rest| rest.split('\n').next())
+                        .map_or_else(|| format!("(skill {skill})"), |dir| format!("{dir}/SKILL.md"));
+                    self.bodies.insert(text, name);
+                }
+            }
+            Record::OutputStyle { name } => {
+                if !self.styles.contains(&name) {
+                    self.styles.push(name);
+                }
             }
             Record::Other { cwd } => {
                 if self.cwd.is_none() {
@@ -127,10 +153,16 @@ impl Transcript {
             return;
         }
         let mut found = Vec::new();
+        let is_rule = |p: &str| self.is_rule(p);
+        let known = scan::Known {
+            entries: &self.entries,
+            bodies: &self.bodies,
+            styles: &self.styles,
+            is_rule: &is_rule,
+        };
         for text in strings {
-            for hit in scan::scan(text, &self.entries, &|p| self.is_rule(p)) {
-                let entry = !text[hit.range.start..].starts_with('<');
-                found.push((hit.path, &text[hit.range], entry));
+            for hit in scan::scan(text, &known) {
+                found.push((hit.path, &text[hit.range], hit.entry));
             }
         }
         let found: Vec<(PathId, TextId)> = found
@@ -249,7 +281,6 @@ impl Transcript {
         let mut notes = vec![
             "A step is one main-loop request (an `api-request` record); /compact's summarisation requests are not recorded and not counted (CC40).".to_owned(),
             "A file's bytes in a step are every text of it in that request, wrapper included, as often as it is there: the history is re-sent with each request and no prompt caching is assumed (CC41).".to_owned(),
-            "Skill and command bodies and the output style are not counted yet.".to_owned(),
         ];
         if self.without_blob > 0 {
             notes.push(format!(

@@ -17,8 +17,14 @@ pub enum Record {
     Blob { hash: String, strings: Vec<String> },
     /// `api-request`: one main-loop request's messages.
     Request { id: String, base: Option<String>, keep: usize, tail: Vec<String> },
-    /// `assistant` with tool calls: the files they read or write.
-    ToolUse { cwd: Option<PathBuf>, files: Vec<PathBuf> },
+    /// `assistant` with tool calls: the files they read or write, and the skills they
+    /// invoke (tool call id, skill name).
+    ToolUse { cwd: Option<PathBuf>, files: Vec<PathBuf>, skills: Vec<(String, String)> },
+    /// A `user` record Claude Code adds for a tool call (`isMeta`, `sourceToolUseID`): a
+    /// skill's or command's body, with the call's id.
+    MetaText { tool_use: String, texts: Vec<String> },
+    /// `attachment` `output_style_instructions` or `output_style`: the style's name.
+    OutputStyle { name: String },
     /// Anything else.
     Other { cwd: Option<PathBuf> },
 }
@@ -83,6 +89,12 @@ pub fn parse(line: &str) -> Result<Record, String> {
                 Some("nested_memory") => {
                     Record::NestedMemory { path: string(attachment.get("path"), "path")? }
                 }
+                Some("output_style_instructions") => Record::OutputStyle {
+                    name: string(attachment.get("style").and_then(|s| s.get("name")), "name")?,
+                },
+                Some("output_style") => {
+                    Record::OutputStyle { name: string(attachment.get("style"), "style")? }
+                }
                 _ => Record::Other { cwd },
             }
         }
@@ -96,15 +108,37 @@ pub fn parse(line: &str) -> Result<Record, String> {
                 .and_then(Value::as_array)
                 .map(Vec::as_slice)
                 .unwrap_or_default();
-            let files = blocks
+            let uses: Vec<&Value> =
+                blocks.iter().filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use")).collect();
+            let files = uses
                 .iter()
-                .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
                 .filter_map(|b| {
                     let input = b.get("input")?;
                     input.get("file_path").or_else(|| input.get("notebook_path"))?.as_str().map(PathBuf::from)
                 })
                 .collect();
-            Record::ToolUse { cwd, files }
+            let skills = uses
+                .iter()
+                .filter(|b| b.get("name").and_then(Value::as_str) == Some("Skill"))
+                .filter_map(|b| {
+                    let id = b.get("id")?.as_str()?;
+                    let skill = b.get("input")?.get("skill")?.as_str()?;
+                    Some((id.to_owned(), skill.to_owned()))
+                })
+                .collect();
+            Record::ToolUse { cwd, files, skills }
+        }
+        "user" if record.get("isMeta") == Some(&Value::Bool(true)) => {
+            match record.get("sourceToolUseID").and_then(Value::as_str) {
+                Some(id) => {
+                    let mut texts = Vec::new();
+                    if let Some(content) = record.get("message").and_then(|m| m.get("content")) {
+                        collect(content, &mut texts);
+                    }
+                    Record::MetaText { tool_use: id.to_owned(), texts }
+                }
+                None => Record::Other { cwd },
+            }
         }
         _ => Record::Other { cwd },
     })

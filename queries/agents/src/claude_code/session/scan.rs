@@ -26,13 +26,42 @@ pub struct Found {
     pub path: String,
     /// Where the file's text (with its wrapper) is in the string scanned.
     pub range: std::ops::Range<usize>,
+    /// An entry of the first message's rule-file block (sent whatever the session reads).
+    pub entry: bool,
 }
 
-/// Every rule-like text in `text`. `entries` holds the rule-file block's files as the
-/// transcript's `instructions` record lists them (path → text), which pins where an
-/// entry's text ends; `is_rule` says whether a changed file is rule-like.
-pub fn scan(text: &str, entries: &HashMap<String, String>, is_rule: &dyn Fn(&str) -> bool) -> Vec<Found> {
+/// What the transcript's records say about the texts to look for.
+pub struct Known<'a> {
+    /// The rule-file block's files as the `instructions` records list them (path → text),
+    /// which pins where an entry's text ends.
+    pub entries: &'a HashMap<String, String>,
+    /// Whole text blocks that are a skill's or command's body (CC45): text → its name.
+    pub bodies: &'a HashMap<String, String>,
+    /// The output styles in force, by name (CC45).
+    pub styles: &'a [String],
+    /// Whether a changed file is rule-like.
+    pub is_rule: &'a dyn Fn(&str) -> bool,
+}
+
+/// Every rule-like text in `text`.
+pub fn scan(text: &str, known: &Known<'_>) -> Vec<Found> {
     let mut found = Vec::new();
+    if let Some(name) = known.bodies.get(text) {
+        return vec![Found { path: name.clone(), range: 0..text.len(), entry: false }];
+    }
+    for style in known.styles {
+        for marker in
+            [format!("{OPEN}# Output Style: {style}\n"), format!("{OPEN}{style} output style is active")]
+        {
+            for at in memmem::find_iter(text.as_bytes(), marker.as_bytes()) {
+                if let Some(end) = text[at..].find(CLOSE) {
+                    let range = at..at + end + CLOSE.len();
+                    found.push(Found { path: format!("(output style {style})"), range, entry: false });
+                }
+            }
+        }
+    }
+    let (entries, is_rule) = (known.entries, known.is_rule);
     let block = text.starts_with(OPEN);
     for at in memmem::find_iter(text.as_bytes(), CONTENTS) {
         let attached = at >= OPEN.len() && text[..at].ends_with(OPEN);
@@ -46,7 +75,7 @@ pub fn scan(text: &str, entries: &HashMap<String, String>, is_rule: &dyn Fn(&str
             // The attachment form: the whole reminder.
             if let Some(end) = text[body..].find("\n\n</system-reminder>") {
                 let end = body + end + "\n\n</system-reminder>".len();
-                found.push(Found { path: path.to_owned(), range: at - OPEN.len()..end });
+                found.push(Found { path: path.to_owned(), range: at - OPEN.len()..end, entry: false });
             }
         } else if block && let Some(head) = line.strip_suffix("):") {
             // An entry of the first message's block: `P (label):`; labels hold no " (".
@@ -60,7 +89,7 @@ pub fn scan(text: &str, entries: &HashMap<String, String>, is_rule: &dyn Fn(&str
                 let close = text[body..].find(CLOSE).map(|i| body + i);
                 next.into_iter().chain(close).min().unwrap_or(text.len())
             };
-            found.push(Found { path: path.to_owned(), range: at..end });
+            found.push(Found { path: path.to_owned(), range: at..end, entry: true });
         }
     }
     let note = format!("{OPEN}{NOTE}");
@@ -73,7 +102,7 @@ pub fn scan(text: &str, entries: &HashMap<String, String>, is_rule: &dyn Fn(&str
             continue;
         }
         let Some(end) = text[start..].find(CLOSE) else { continue };
-        found.push(Found { path: path.to_owned(), range: at..start + end + CLOSE.len() });
+        found.push(Found { path: path.to_owned(), range: at..start + end + CLOSE.len(), entry: false });
     }
     found.sort_by_key(|f| f.range.start);
     found
@@ -85,6 +114,25 @@ mod tests {
 
     fn all(_: &str) -> bool {
         true
+    }
+
+    fn scan(text: &str, entries: &HashMap<String, String>, is_rule: &dyn Fn(&str) -> bool) -> Vec<Found> {
+        let bodies = HashMap::new();
+        super::scan(text, &Known { entries, bodies: &bodies, styles: &[], is_rule })
+    }
+
+    #[test]
+    fn a_body_is_a_whole_block_and_a_style_each_of_its_reminders() {
+        let bodies = HashMap::from([("Say hi. X\n".to_owned(), "(skill hi)".to_owned())]);
+        let styles = ["Terse".to_owned()];
+        let known = Known { entries: &HashMap::new(), bodies: &bodies, styles: &styles, is_rule: &all };
+        assert_eq!(super::scan("Say hi. X\n", &known)[0].range, 0..10);
+        let text = "r\n\n<system-reminder>\nTerse output style is active. Z\n</system-reminder>";
+        let found = super::scan(text, &known);
+        assert_eq!(
+            (found[0].path.as_str(), &text[found[0].range.clone()]),
+            ("(output style Terse)", &text[3..])
+        );
     }
 
     #[test]
