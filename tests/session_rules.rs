@@ -85,6 +85,16 @@ fn every_recorded_session_matches_the_request_bodies() {
     }
 }
 
+/// An engine over an in-memory `/tmp/cc-sessions` holding one file.
+fn in_memory(name: &str, text: String) -> (Engine, ctxgraph_db::Workspace) {
+    let fs = MemorySystem::new();
+    let root = PathBuf::from("/tmp/cc-sessions");
+    fs.write_file(root.join(name), text);
+    let mut engine = Engine::new(Arc::new(fs), HostEnv::fixed(root.join("home")));
+    let ws = engine.open(&root).expect("open");
+    (engine, ws)
+}
+
 /// A transcript cut in the middle of a line is refused at that line, never half-reported.
 #[test]
 fn a_cut_transcript_is_refused_at_its_line() {
@@ -92,11 +102,7 @@ fn a_cut_transcript_is_refused_at_its_line() {
     let text = std::fs::read_to_string(dir.join("transcript.jsonl")).expect("transcript");
     let lines: Vec<&str> = text.lines().collect();
     let cut = format!("{}\n{}\n", lines[..3].join("\n"), &lines[3][..lines[3].len() / 2]);
-    let fs = MemorySystem::new();
-    let root = PathBuf::from("/tmp/cc-sessions");
-    fs.write_file(root.join("session.jsonl"), cut);
-    let mut engine = Engine::new(Arc::new(fs), HostEnv::fixed(root.join("home")));
-    let ws = engine.open(&root).expect("open");
+    let (engine, ws) = in_memory("session.jsonl", cut);
     let err = engine.session_costs(ws, Agent::ClaudeCode, Path::new("session.jsonl")).expect_err("cut");
     let message = err.to_string();
     assert!(message.contains("/tmp/cc-sessions/session.jsonl:4: not JSON"), "{message}");
@@ -117,11 +123,7 @@ fn an_opencode_session_carries_a_read_rule_until_the_compaction() {
     let next = std::fs::read_to_string(dir.join("next-1.json")).expect("next-1.json");
     assert!(!next.contains("Instructions from: "), "the request after the compaction carries no rule");
 
-    let fs = MemorySystem::new();
-    let root = PathBuf::from("/tmp/oc-sessions");
-    fs.write_file(root.join("export.json"), export);
-    let mut engine = Engine::new(Arc::new(fs), HostEnv::fixed(root.join("home")));
-    let ws = engine.open(&root).expect("open");
+    let (engine, ws) = in_memory("export.json", export);
     let costs = engine.session_costs(ws, Agent::Opencode, Path::new("export.json")).expect("session rules");
     let bytes: Vec<u64> = costs.steps.iter().map(|s| s.files.iter().map(|f| f.bytes).sum()).collect();
     let piece = piece.len() as u64;

@@ -10,12 +10,11 @@
 //! counted up to the end of its own turn (opencode prunes when a turn ends) and not after:
 //! a lower bound when the prune came later.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use ctxgraph_db::Db;
-use ctxgraph_db::session_costs::{PathId, SessionOccurrences, StepOccurrences, TextId};
+use ctxgraph_db::session_costs::{Interner, PathId, SessionOccurrences, StepOccurrences, TextId};
 
 use super::export::{PartKind, Role};
 use super::history::{GrowingHistory, Growth};
@@ -131,34 +130,4 @@ fn reads(db: &dyn Db, message: Message, texts: &mut Interner) -> Vec<((PathId, T
         }
     }
     found
-}
-
-/// Paths and texts by id.
-#[derive(Default)]
-struct Interner {
-    paths: Vec<PathBuf>,
-    path_ids: HashMap<PathBuf, PathId>,
-    texts: Vec<Arc<str>>,
-    text_ids: HashMap<Arc<str>, TextId>,
-}
-
-impl Interner {
-    fn path(&mut self, path: PathBuf) -> PathId {
-        let next = self.paths.len();
-        *self.path_ids.entry(path).or_insert_with_key(|path| {
-            self.paths.push(path.clone());
-            next
-        })
-    }
-
-    fn text(&mut self, text: &str) -> TextId {
-        if let Some(&id) = self.text_ids.get(text) {
-            return id;
-        }
-        let id = self.texts.len();
-        let text: Arc<str> = Arc::from(text);
-        self.texts.push(text.clone());
-        self.text_ids.insert(text, id);
-        id
-    }
 }

@@ -12,11 +12,12 @@ mod scan;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use ctxgraph_db::db::Db;
 use ctxgraph_db::files::{File, file_bytes};
-use ctxgraph_db::session_costs::{PathId, SessionFileError, SessionOccurrences, StepOccurrences, TextId};
+use ctxgraph_db::session_costs::{
+    Interner, PathId, SessionFileError, SessionOccurrences, StepOccurrences, TextId,
+};
 
 use records::Record;
 
@@ -61,10 +62,7 @@ struct Request {
 /// The transcript read so far.
 #[derive(Default)]
 struct Transcript {
-    paths: Vec<PathBuf>,
-    path_ids: HashMap<String, PathId>,
-    texts: Vec<Arc<str>>,
-    text_ids: HashMap<Arc<str>, TextId>,
+    interner: Interner,
     /// The rule-file block's files, from the `instructions` records: path → text.
     entries: HashMap<String, String>,
     /// Paths the transcript's records call rule files.
@@ -168,34 +166,15 @@ impl Transcript {
         let found: Vec<(PathId, TextId)> = found
             .into_iter()
             .map(|(path, text, entry)| {
-                let path = self.path_id(path);
+                let path = self.interner.path(PathBuf::from(path));
                 if entry {
                     self.always.insert(path);
                 }
-                (path, self.text_id(text))
+                (path, self.interner.text(text))
             })
             .collect();
         self.blob_ids.insert(hash, self.blobs.len());
         self.blobs.push(found);
-    }
-
-    fn path_id(&mut self, path: String) -> PathId {
-        let next = self.paths.len();
-        *self.path_ids.entry(path).or_insert_with_key(|path| {
-            self.paths.push(PathBuf::from(path));
-            next
-        })
-    }
-
-    fn text_id(&mut self, text: &str) -> TextId {
-        if let Some(&id) = self.text_ids.get(text) {
-            return id;
-        }
-        let id = self.texts.len();
-        let text: Arc<str> = Arc::from(text);
-        self.texts.push(text.clone());
-        self.text_ids.insert(text, id);
-        id
     }
 
     /// CC40: the request's texts are the first `keep` messages' of `base`, then the tail's.
@@ -291,7 +270,7 @@ impl Transcript {
         let savings = match &self.cwd {
             Some(cwd) => savings::savings(&savings::Facts {
                 cwd,
-                paths: &self.paths,
+                paths: &self.interner.paths,
                 always: &self.always,
                 touches: &self.touches,
                 after_compaction: &self.after_compaction,
@@ -301,6 +280,6 @@ impl Transcript {
         if !savings.is_empty() {
             notes.push(savings::NOTE.to_owned());
         }
-        SessionOccurrences { paths: self.paths, texts: self.texts, steps, savings, notes }
+        SessionOccurrences { paths: self.interner.paths, texts: self.interner.texts, steps, savings, notes }
     }
 }
