@@ -131,3 +131,75 @@ fn an_opencode_session_carries_a_read_rule_until_the_compaction() {
     assert!(costs.steps[3].after_compaction);
     assert_eq!(costs.total[0].path, Path::new("<PROJ>/sub/AGENTS.md"));
 }
+
+/// `nearby --session` for Claude Code: a Read at a recorded session's next step attaches what
+/// the real Claude Code attached to that Read. Each session is cut just after the request
+/// before a step whose model answer was one Read; what that step's recorded request gained
+/// per rule file (`expected.json`: this step's bytes minus the step before's) must be what
+/// ctxgraph attaches, read on the fixture as the session left it (`files.json`). Reads before
+/// a compaction are left out where the session changed a rule file later (the fixture holds
+/// only the final text).
+#[test]
+fn a_read_at_a_recorded_step_attaches_what_claude_code_attached() {
+    let (mut checked, mut attaching) = (0, 0);
+    for dir in cases() {
+        let text = std::fs::read_to_string(dir.join("transcript.jsonl")).expect("transcript");
+        let lines: Vec<&str> = text.lines().collect();
+        let records: Vec<serde_json::Value> =
+            lines.iter().map(|l| serde_json::from_str(l).expect("JSON")).collect();
+        let kind = |i: usize| records[i]["type"].as_str().unwrap_or_default().to_owned();
+        let requests: Vec<usize> = (0..records.len()).filter(|&i| kind(i) == "api-request").collect();
+        let compaction = (0..records.len()).rfind(|&i| records[i]["subtype"] == "compact_boundary");
+        let files: BTreeMap<String, String> =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("files.json")).expect("files.json"))
+                .expect("files.json");
+        let want_steps = expected(&dir);
+        for k in 1..requests.len() {
+            if compaction.is_some_and(|c| requests[k - 1] < c) {
+                continue;
+            }
+            let calls: Vec<&serde_json::Value> = (requests[k - 1]..requests[k])
+                .filter(|&i| kind(i) == "assistant")
+                .flat_map(|i| records[i]["message"]["content"].as_array().expect("content"))
+                .collect();
+            let [call] = calls.as_slice() else { continue };
+            if call["name"] != "Read" {
+                continue;
+            }
+            let read = call["input"]["file_path"].as_str().expect("file_path");
+            let fs = MemorySystem::new();
+            for (path, text) in &files {
+                fs.write_file(path, text.clone());
+            }
+            fs.write_file("/w/session.jsonl", lines[..=requests[k - 1]].join("\n"));
+            let mut engine = Engine::new(Arc::new(fs), HostEnv::fixed("/w/home"));
+            let ws = engine.open(Path::new("/w/proj")).expect("open");
+            let layout = engine
+                .agent_read_in_session(
+                    ws,
+                    Agent::ClaudeCode,
+                    Path::new(read),
+                    &ctxgraph_db::profile::Request::default(),
+                    Path::new("/w/session.jsonl"),
+                )
+                .expect("nearby --session");
+            let got: BTreeMap<String, u64> = layout
+                .blocks
+                .iter()
+                .map(|b| (b.source.display(), (b.range.end - b.range.start) as u64))
+                .collect();
+            let want: BTreeMap<String, u64> = want_steps[k]
+                .iter()
+                .filter(|(path, _)| !path.starts_with('('))
+                .filter_map(|(path, &bytes)| {
+                    let before = want_steps[k - 1].get(path).copied().unwrap_or_default();
+                    (bytes > before).then(|| (path.clone(), bytes - before))
+                })
+                .collect();
+            assert_eq!(got, want, "{} step {}: a Read of {read}", dir.display(), k + 1);
+            checked += 1;
+            attaching += usize::from(!want.is_empty());
+        }
+    }
+    assert!(checked >= 4 && attaching >= 1, "reads checked: {checked}, {attaching} attaching");
+}

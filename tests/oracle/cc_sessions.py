@@ -12,6 +12,7 @@ and keeps every request body (cap/req-N.json) and the transcript
   reminders' prose, the rule block's preamble and labels, tool results' wording, the
   compaction summary) replaced by a placeholder OF THE SAME BYTE LENGTH
   (`[<sha256 prefix>....]`): byte counts stay true and Claude Code's texts are not copied.
+- files.json: the fixture's files as the session left them, under /w (test input).
 - expected.json: per main-loop request, the bytes of every rule file present in it, computed
   HERE from the captured request bodies (not from the transcript, not from ctxgraph): each
   file's known texts (the fixture's, and the text after a scripted change) searched in the
@@ -339,6 +340,12 @@ def record(name, case):
         os.makedirs(dest, exist_ok=True)
         with open(os.path.join(dest, "transcript.jsonl"), "w") as f:
             f.write("\n".join(kept) + "\n")
+        # The fixture as the session left it (scripted changes applied), for questions asked
+        # at the session's end (`nearby --session`).
+        final = dict(case["files"], **case["changed"])
+        with open(os.path.join(dest, "files.json"), "w") as f:
+            json.dump({ROOT + "/" + rel: text for rel, text in sorted(final.items())}, f, indent=1)
+            f.write("\n")
         with open(os.path.join(dest, "expected.json"), "w") as f:
             json.dump({"recorded_from": "claude-code 2.1.332", "steps": steps}, f, indent=1)
             f.write("\n")
