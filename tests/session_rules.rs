@@ -65,11 +65,30 @@ fn measured(dir: &Path, disk: bool) -> Steps {
     let total: u64 = costs.total.iter().map(|f| f.bytes).sum();
     let summed: u64 = costs.steps.iter().flat_map(|s| &s.files).map(|f| f.bytes).sum();
     assert_eq!(total, summed, "the totals are the steps' sums");
-    costs
+    let steps: Steps = costs
         .steps
         .iter()
         .map(|step| step.files.iter().map(|f| (f.path.to_string_lossy().into_owned(), f.bytes)).collect())
-        .collect()
+        .collect();
+    // `explain --session`: every file that joined or left a step says why.
+    for (index, step) in costs.steps.iter().enumerate().skip(1) {
+        let explained: std::collections::BTreeSet<String> =
+            step.why.iter().map(|w| w.path.to_string_lossy().into_owned()).collect();
+        let (now, before) = (&steps[index], &steps[index - 1]);
+        for path in now
+            .keys()
+            .filter(|p| !before.contains_key(*p))
+            .chain(before.keys().filter(|p| !now.contains_key(*p)))
+        {
+            assert!(
+                explained.contains(path),
+                "{} step {}: {path} joined or left unexplained",
+                dir.display(),
+                index + 1
+            );
+        }
+    }
+    steps
 }
 
 #[test]

@@ -477,7 +477,8 @@ pub enum Format {
 ///
 /// With --session: why each read in the session attached its nearby rules or not, and what
 /// the next compaction summarises, keeps and prunes, each traced to its rule (N*, K*);
-/// TARGET is then a file read at the next step.
+/// TARGET is then a file read at the next step. With --agent claude-code and its
+/// transcript: why each rule-like file joined or left each request (CC40–CC46).
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
     /// A file, an `instructions` entry, or a URL
@@ -496,11 +497,12 @@ pub struct ExplainArgs {
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
 
-    /// An `opencode export` JSON file (`-` for stdin): explain that session
-    #[arg(long, value_name = "EXPORT")]
+    /// The agent's record of a session: an `opencode export` JSON file (`-` for stdin), or
+    /// (with --agent claude-code) its transcript: explain that session
+    #[arg(long, value_name = "FILE")]
     pub session: Option<PathBuf>,
 
-    /// With --session: the session as it stood after this message, and its reads only
+    /// With an opencode --session: the session as it stood after this message, and its reads only
     #[arg(long, value_name = "ID", requires = "session")]
     pub message: Option<String>,
 

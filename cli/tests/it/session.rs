@@ -224,3 +224,28 @@ fn session_rules_refuses_an_agent_without_a_session_model_and_a_missing_record()
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("gone.jsonl: no such file"), "{stderr}");
 }
+
+/// `explain --session` and `session rules` take a Claude Code transcript (one recorded from
+/// Claude Code 2.1.332): each step's joins with their rule ids, and the JSON shape.
+#[test]
+fn explain_and_session_rules_read_a_claude_code_transcript() {
+    let (_guard, root) = temp();
+    let recorded = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/agents/claude-code/sessions/parallel-nested/transcript.jsonl");
+    std::fs::copy(recorded, root.join("t.jsonl")).expect("copy");
+    let out = ctxgraph(&root, None, &["explain", "--agent", "claude-code", "--session", "t.jsonl"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("/w/proj/a/CLAUDE.md [CC11]: attached to the result of"), "{stdout}");
+    let out = ctxgraph(
+        &root,
+        None,
+        &["session", "rules", "--agent", "claude-code", "--session", "t.jsonl", "--format", "json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(json["steps"].as_array().map(Vec::len), Some(6));
+    assert!(json["total"][0]["path"].is_string() && json["total"][0]["tokens"].as_u64() > Some(0), "{json}");
+    let out = ctxgraph(&root, None, &["explain", "--agent", "aider", "--session", "t.jsonl"]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+}

@@ -41,6 +41,22 @@ pub struct StepCost {
     pub after_compaction: bool,
     /// Every rule-like file present in the request, by path.
     pub files: Vec<FileCost>,
+    /// Why files joined or left the request since the one before, with the rule behind each
+    /// (`explain --session`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub why: Vec<StepWhy>,
+}
+
+/// Why a file joined or left a step.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct StepWhy {
+    /// The file.
+    pub path: PathBuf,
+    /// The rule id behind it.
+    pub rule: &'static str,
+    /// One sentence that cites it.
+    pub reason: String,
 }
 
 /// What one change to one file would have saved over the session.
@@ -105,6 +121,8 @@ pub struct StepOccurrences {
     pub after_compaction: bool,
     /// `(file, text, count)`, sorted by file then text.
     pub present: Vec<(PathId, TextId, u32)>,
+    /// Why files joined or left since the step before: `(file, rule, reason)`.
+    pub why: Vec<(PathId, &'static str, String)>,
 }
 
 /// A saving: the file would have been absent from the steps in `absent`.
@@ -207,10 +225,20 @@ impl SessionOccurrences {
                 }
             }
             flush(current.take(), &mut files);
+            let why = step
+                .why
+                .iter()
+                .map(|(path, rule, reason)| StepWhy {
+                    path: self.paths[*path].clone(),
+                    rule,
+                    reason: reason.clone(),
+                })
+                .collect();
             steps.push(StepCost {
                 request: step.request.clone(),
                 after_compaction: step.after_compaction,
                 files,
+                why,
             });
         }
         let mut total: Vec<FileCost> = total
@@ -262,11 +290,17 @@ mod tests {
             paths: vec!["/p/CLAUDE.md".into(), "/p/a/CLAUDE.md".into()],
             texts: vec!["abcdefgh".into(), "xyz".into()],
             steps: vec![
-                StepOccurrences { request: "r1".into(), after_compaction: false, present: vec![(0, 0, 1)] },
+                StepOccurrences {
+                    request: "r1".into(),
+                    after_compaction: false,
+                    present: vec![(0, 0, 1)],
+                    why: vec![],
+                },
                 StepOccurrences {
                     request: "r2".into(),
                     after_compaction: false,
                     present: vec![(0, 0, 1), (1, 1, 2)],
+                    why: vec![(1, "CC11", "attached".into())],
                 },
             ],
             savings: vec![SavingSteps {

@@ -51,6 +51,7 @@ pub fn session_occurrences(
                 request: info.id.clone(),
                 after_compaction: std::mem::take(&mut after_compaction),
                 present: step.into_iter().map(|((p, t), n)| (p, t, n)).collect(),
+                why: Vec::new(),
             });
         }
         match history.grow(db) {

@@ -9,6 +9,7 @@
 mod records;
 mod savings;
 mod scan;
+mod why;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -247,14 +248,31 @@ impl Transcript {
     }
 
     fn finish(self) -> SessionOccurrences {
+        let mut touched: Vec<Vec<&PathBuf>> = vec![Vec::new(); self.requests.len()];
+        for (file, at) in &self.touches {
+            if let Some(step) = touched.get_mut(*at) {
+                step.push(file);
+            }
+        }
         let steps: Vec<StepOccurrences> = self
             .requests
             .iter()
-            .zip(&self.after_compaction)
-            .map(|(request, &after_compaction)| StepOccurrences {
-                request: request.id.clone(),
-                after_compaction,
-                present: request.present.clone(),
+            .enumerate()
+            .map(|(index, request)| {
+                let before = index.checked_sub(1).map_or(&[][..], |i| self.requests[i].present.as_slice());
+                let after_compaction = self.after_compaction[index];
+                StepOccurrences {
+                    request: request.id.clone(),
+                    after_compaction,
+                    present: request.present.clone(),
+                    why: why::why(
+                        before,
+                        &request.present,
+                        &self.interner.texts,
+                        after_compaction,
+                        &touched[index],
+                    ),
+                }
             })
             .collect();
         let mut notes = vec![
