@@ -16,7 +16,7 @@ pub struct World {
     pub fs: Arc<MemorySystem>,
     pub engine: Engine,
     /// The profile's text, built in a workspace of the engine.
-    text: fn(&mut Engine) -> String,
+    pub text: fn(&mut Engine) -> String,
 }
 
 impl World {

@@ -143,3 +143,36 @@ fn two_listing_orders_differ_as_text_and_agree_as_sets() {
     );
     assert_eq!(newest.sets_in_one_order().0, by_name.sets_in_one_order().0);
 }
+
+/// `session rules` reads its transcript as a file input: asking again executes nothing, an
+/// appended transcript re-reads only the transcript, and a rule file's edit leaves the
+/// transcript's query alone.
+#[test]
+fn a_transcript_is_an_input_like_any_file() {
+    const TRANSCRIPT: &str = "/repo/pkg/session.jsonl";
+    fn built(engine: &mut Engine) -> String {
+        let ws = engine.open(Path::new(CWD)).expect("cwd");
+        let costs = engine
+            .session_costs(ws, ctxgraph_engine::Agent::ClaudeCode, Path::new(TRANSCRIPT))
+            .expect("session rules");
+        let block = claude_md_context(engine.db(), ws).reminder(&Prose::fingerprints()).unwrap_or_default();
+        format!("{}\n{block}", costs.steps.len())
+    }
+    let recorded = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/agents/claude-code/sessions/parallel-nested/transcript.jsonl"),
+    )
+    .expect("a recorded transcript");
+    let lines: Vec<&str> = recorded.lines().collect();
+    let mut w = world();
+    w.text = built;
+    w.fs.write_file(TRANSCRIPT, lines[..lines.len() - 4].join("\n"));
+    let (first, executed) = w.build();
+    assert!(executed.contains_key("transcript_occurrences"), "{executed:?}");
+    assert_eq!(w.build().1, counts(&[]), "nothing changed");
+    let (grown, executed) = w.edit(TRANSCRIPT, &recorded);
+    assert_ne!(grown, first);
+    assert_eq!(executed, counts(&[("file_bytes", 1), ("transcript_occurrences", 1)]));
+    let (_, executed) = w.edit("/repo/pkg/CLAUDE.md", "pkg rules, edited\n");
+    assert!(!executed.contains_key("transcript_occurrences"), "{executed:?}");
+}
