@@ -106,9 +106,16 @@ fn every_recorded_session_matches_the_request_bodies() {
 
 /// An engine over an in-memory `/tmp/cc-sessions` holding one file.
 fn in_memory(name: &str, text: String) -> (Engine, ctxgraph_db::Workspace) {
+    in_memory_with(&[(name, text)])
+}
+
+/// An engine over an in-memory `/tmp/cc-sessions` holding these files.
+fn in_memory_with(files: &[(&str, String)]) -> (Engine, ctxgraph_db::Workspace) {
     let fs = MemorySystem::new();
     let root = PathBuf::from("/tmp/cc-sessions");
-    fs.write_file(root.join(name), text);
+    for (name, text) in files {
+        fs.write_file(root.join(name), text.clone());
+    }
     let mut engine = Engine::new(Arc::new(fs), HostEnv::fixed(root.join("home")));
     let ws = engine.open(&root).expect("open");
     (engine, ws)
@@ -221,4 +228,31 @@ fn a_read_at_a_recorded_step_attaches_what_claude_code_attached() {
         }
     }
     assert!(checked >= 4 && attaching >= 1, "reads checked: {checked}, {attaching} attaching");
+}
+
+/// opencode's savings: the working directory's `AGENTS.md`, moved to the folder the recorded
+/// session (e01: parallel reads under `sub/` in its first step) read under, would have been
+/// absent from the one call before those reads' results.
+#[test]
+fn an_opencode_root_rules_file_moved_to_the_folder_read_saves_the_calls_before_the_read() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("session/e01_nearby_claims");
+    let (engine, ws) = in_memory_with(&[
+        (
+            "export.json",
+            std::fs::read_to_string(dir.join("export.json"))
+                .expect("export")
+                .replace("<PROJ>", "/tmp/cc-sessions"),
+        ),
+        ("AGENTS.md", "root rules\n".to_owned()),
+    ]);
+    let costs = engine.session_costs(ws, Agent::Opencode, Path::new("export.json")).expect("session rules");
+    let root = costs
+        .total
+        .iter()
+        .find(|f| f.path == Path::new("/tmp/cc-sessions/AGENTS.md"))
+        .expect("the root file");
+    let steps = costs.steps.len() as u64;
+    assert!(steps >= 2 && root.bytes % steps == 0, "sent whole with every call: {root:?}");
+    let saving = costs.savings.iter().find(|s| s.change == "move to sub/AGENTS.md").expect("a saving");
+    assert_eq!(saving.bytes, root.bytes / steps, "{saving:?}");
 }

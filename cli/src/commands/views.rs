@@ -85,13 +85,7 @@ fn session_text(
         let bytes: u64 = step.files.iter().map(|f| f.bytes).sum();
         let _ = writeln!(out, "step {}{compacted}: {bytes} bytes of rule-like files", index + 1);
         for why in &step.why {
-            let _ = writeln!(
-                out,
-                "  {} [{}]: {}",
-                ctxgraph_engine::answers::display(&why.path),
-                why.rule,
-                why.reason
-            );
+            reason_line(&mut out, "", &ctxgraph_engine::answers::display(&why.path), why.rule, &why.reason);
         }
     }
     if let Some(read) = read {
@@ -101,19 +95,19 @@ fn session_text(
             let _ = writeln!(out, "  attaches nothing");
         }
         for block in &read.blocks {
-            let _ = writeln!(out, "  {} [{}]: {}", block.source.display(), block.rule, block.reason);
+            reason_line(&mut out, "", &block.source.display(), block.rule, &block.reason);
         }
         for left in &read.left_out {
-            let _ = writeln!(
-                out,
-                "  not attached: {} [{}]: {}",
-                ctxgraph_engine::answers::display(&left.source),
-                left.rule,
-                left.reason
-            );
+            let path = ctxgraph_engine::answers::display(&left.source);
+            reason_line(&mut out, "not attached: ", &path, left.rule, &left.reason);
         }
     }
     out
+}
+
+fn reason_line(out: &mut String, lead: &str, path: &str, rule: &str, reason: &str) {
+    use std::fmt::Write as _;
+    let _ = writeln!(out, "  {lead}{path} [{rule}]: {reason}");
 }
 
 fn absolute(target: &str) -> Result<PathBuf, CliError> {

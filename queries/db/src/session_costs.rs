@@ -138,6 +138,60 @@ pub struct SavingSteps {
     pub how: String,
 }
 
+/// For a file sent in every request, scoped instead to one top-level folder of `cwd` (a
+/// rule's `paths:`, a folder's own rules file): each folder the session read or wrote under,
+/// largest saving first, with the steps the file would have been absent from. `touches` are
+/// the files read or written with the first step that carried the result; `after_compaction`
+/// marks, per step, the first request after a compaction, which drops what a read attached.
+pub fn scoped_absences(
+    cwd: &std::path::Path,
+    touches: &[(PathBuf, usize)],
+    after_compaction: &[bool],
+) -> Vec<(String, Vec<Range<usize>>)> {
+    let mut folders: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (file, at) in touches {
+        let Ok(relative) = file.strip_prefix(cwd) else { continue };
+        let mut parts = relative.components();
+        if let (Some(std::path::Component::Normal(first)), Some(_)) = (parts.next(), parts.next()) {
+            folders.entry(first.to_string_lossy().into_owned()).or_default().push(*at);
+        }
+    }
+    let mut absent: Vec<(String, Vec<Range<usize>>)> = folders
+        .into_iter()
+        .map(|(folder, touches)| (folder, absent_steps(&touches, after_compaction)))
+        .collect();
+    absent.sort_by_key(|(_, ranges)| {
+        std::cmp::Reverse(ranges.iter().map(ExactSizeIterator::len).sum::<usize>())
+    });
+    absent
+}
+
+/// The steps a file attached on a touch would not be in: before the first touch, and from
+/// each compaction to the next touch after it.
+fn absent_steps(touches: &[usize], after_compaction: &[bool]) -> Vec<Range<usize>> {
+    let mut touched_at = vec![false; after_compaction.len()];
+    for &at in touches {
+        if let Some(slot) = touched_at.get_mut(at) {
+            *slot = true;
+        }
+    }
+    let mut ranges: Vec<Range<usize>> = Vec::new();
+    let mut carried = false;
+    for (step, (&compacted, &touched)) in after_compaction.iter().zip(&touched_at).enumerate() {
+        if compacted {
+            carried = false;
+        }
+        carried |= touched;
+        if !carried {
+            match ranges.last_mut() {
+                Some(last) if last.end == step => last.end = step + 1,
+                _ => ranges.push(step..step + 1),
+            }
+        }
+    }
+    ranges
+}
+
 /// Paths and texts by id, for a profile building [`SessionOccurrences`]: each distinct text
 /// is stored (and later counted) once, however many requests carry it.
 #[derive(Debug, Default)]
@@ -283,6 +337,17 @@ impl SessionOccurrences {
 mod tests {
     use super::*;
     use crate::tokens::BytesPerFour;
+
+    #[test]
+    fn a_compaction_drops_what_a_touch_attached() {
+        let compacted = [false, false, false, true, false, false];
+        assert_eq!(absent_steps(&[1], &compacted), vec![0..1, 3..6]);
+        assert_eq!(absent_steps(&[1, 4], &compacted), vec![0..1, 3..4]);
+        let touches = [("/p/a/x".into(), 1), ("/p/b/y".into(), 4), ("/p/top".into(), 0)];
+        let folders = scoped_absences(std::path::Path::new("/p"), &touches, &compacted);
+        let b: Vec<Range<usize>> = std::iter::once(0..4).collect();
+        assert_eq!(folders, vec![("a".to_owned(), vec![0..1, 3..6]), ("b".to_owned(), b)]);
+    }
 
     #[test]
     fn costs_sum_each_files_texts_per_step_and_over_the_session() {

@@ -304,5 +304,5 @@ fn session_costs(
             Vec::new()
         }
     };
-    Ok(super::session::costs::session_occurrences(db, session, &system, notes))
+    Ok(super::session::costs::session_occurrences(db, session, ws.cwd(db), &system, notes))
 }

@@ -11,10 +11,12 @@
 //! a lower bound when the prune came later.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use ctxgraph_db::Db;
-use ctxgraph_db::session_costs::{Interner, PathId, SessionOccurrences, StepOccurrences, TextId};
+use ctxgraph_db::session_costs::{
+    Interner, PathId, SavingSteps, SessionOccurrences, StepOccurrences, TextId, scoped_absences,
+};
 
 use super::export::{PartKind, Role};
 use super::history::{GrowingHistory, Growth};
@@ -27,6 +29,7 @@ const PIECE: &str = "Instructions from: ";
 pub fn session_occurrences(
     db: &dyn Db,
     session: Session,
+    cwd: &Path,
     system: &[(PathBuf, String)],
     mut notes: Vec<String>,
 ) -> SessionOccurrences {
@@ -40,9 +43,19 @@ pub fn session_occurrences(
     let mut pruned: Vec<(PathId, TextId)> = Vec::new();
     let mut steps = Vec::new();
     let mut after_compaction = false;
+    // Files the model read, with the first step whose history carries the result.
+    let mut touches: Vec<(PathBuf, usize)> = Vec::new();
     for &message in messages {
         let info = message.info(db);
         if info.role == Role::Assistant && !info.is_summary() {
+            let next = steps.len() + 1;
+            touches.extend(
+                message
+                    .parts(db)
+                    .iter()
+                    .filter_map(super::reads::read_call)
+                    .map(|(file, _)| (PathBuf::from(file.as_ref()), next)),
+            );
             let mut step = present.clone();
             for &key in &always {
                 *step.entry(key).or_default() += 1;
@@ -96,7 +109,43 @@ pub fn session_occurrences(
         "The system prompt is not in the export: its instruction files are taken as they are on disk now."
             .to_owned(),
     );
-    SessionOccurrences { paths: texts.paths, texts: texts.texts, steps, savings: Vec::new(), notes }
+    let compacted: Vec<bool> = steps.iter().map(|s: &StepOccurrences| s.after_compaction).collect();
+    let savings = savings(cwd, &always, &texts.paths, &scoped_absences(cwd, &touches, &compacted));
+    if !savings.is_empty() {
+        notes.push("Savings: the working directory's rules file, moved to one top-level folder the session read under, would have been attached from the first read there (N3, and again after each compaction, N7) instead of sent with every call; counted with the bytes it had in each call it would have left. Which folder it is about is yours to say: each candidate is listed.".to_owned());
+    }
+    SessionOccurrences { paths: texts.paths, texts: texts.texts, steps, savings, notes }
+}
+
+/// At most this many folders per file.
+const MAX_FOLDERS: usize = 8;
+
+/// The system prompt's rules file of the working directory (`AGENTS.md`, `CLAUDE.md`, I1),
+/// moved to each folder the session read under.
+fn savings(
+    cwd: &Path,
+    always: &[(PathId, TextId)],
+    paths: &[PathBuf],
+    folders: &[(String, Vec<std::ops::Range<usize>>)],
+) -> Vec<SavingSteps> {
+    let mut out = Vec::new();
+    for &(path, _) in always {
+        let Ok(relative) = paths[path].strip_prefix(cwd) else { continue };
+        let Some(name) = relative.to_str().filter(|n| matches!(*n, "AGENTS.md" | "CLAUDE.md")) else {
+            continue;
+        };
+        for (folder, absent) in folders.iter().take(MAX_FOLDERS) {
+            out.push(SavingSteps {
+                path,
+                change: format!("move to {folder}/{name}"),
+                absent: absent.clone(),
+                how: format!(
+                    "if {name} concerns only files under {folder}/: attached from the first read there (N3) instead of sent with every call"
+                ),
+            });
+        }
+    }
+    out
 }
 
 fn remove(present: &mut BTreeMap<(PathId, TextId), u32>, key: (PathId, TextId)) {

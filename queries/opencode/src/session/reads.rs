@@ -559,7 +559,7 @@ fn add_loads(db: &dyn Db, loaded: &mut BTreeMap<PathBuf, String>, message: Messa
 /// The file a `read` tool part asked for and its status, when the call got as far as
 /// resolving rules (completed, failed after the rules were claimed) or may be doing so (in
 /// flight: `running`, `pending`).
-fn read_call(part: &Part) -> Option<(Cow<'_, str>, ToolStatus)> {
+pub(super) fn read_call(part: &Part) -> Option<(Cow<'_, str>, ToolStatus)> {
     /// What a read is called with: its one argument the stages read.
     #[derive(Deserialize)]
     struct ReadInput<'a> {

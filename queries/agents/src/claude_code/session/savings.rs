@@ -8,11 +8,10 @@
 //! folder the session read or wrote under: the requests before such a Read or Write (and
 //! between a compaction and the next one) would not have carried the file.
 
-use std::collections::{BTreeMap, HashSet};
-use std::ops::Range;
-use std::path::{Component, Path, PathBuf};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
 
-use ctxgraph_db::session_costs::{PathId, SavingSteps};
+use ctxgraph_db::session_costs::{PathId, SavingSteps, scoped_absences};
 
 /// The note `session rules` prints with the savings.
 pub const NOTE: &str = "Savings (CC44): a file sent in every request, scoped to one top-level folder the session read or wrote under, would have been attached from the first Read or Write there (again after each compaction); counted with the bytes the file had in each request it would have left. Which folder a rule is about is yours to say: each candidate is listed.";
@@ -35,18 +34,7 @@ pub struct Facts<'a> {
 /// The savings of scoping each always-sent file to each folder the session touched.
 pub fn savings(facts: &Facts<'_>) -> Vec<SavingSteps> {
     let steps = facts.after_compaction.len();
-    let mut folders: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-    for (file, at) in facts.touches {
-        let Ok(relative) = file.strip_prefix(facts.cwd) else { continue };
-        let mut parts = relative.components();
-        if let (Some(Component::Normal(first)), Some(_)) = (parts.next(), parts.next()) {
-            folders.entry(first.to_string_lossy().into_owned()).or_default().push(*at);
-        }
-    }
-    let absent: Vec<(String, Vec<Range<usize>>)> = folders
-        .into_iter()
-        .map(|(folder, touches)| (folder, absent_steps(&touches, facts.after_compaction)))
-        .collect();
+    let absent = scoped_absences(facts.cwd, facts.touches, facts.after_compaction);
     let mut always: Vec<PathId> = facts.always.iter().copied().collect();
     always.sort_unstable();
     let mut out = Vec::new();
@@ -63,11 +51,7 @@ pub fn savings(facts: &Facts<'_>) -> Vec<SavingSteps> {
                 how: format!("{name} would not have been sent at all (CC44)"),
             });
         }
-        let mut candidates: Vec<&(String, Vec<Range<usize>>)> = absent.iter().collect();
-        candidates.sort_by_key(|(_, ranges)| {
-            std::cmp::Reverse(ranges.iter().map(ExactSizeIterator::len).sum::<usize>())
-        });
-        for (folder, ranges) in candidates.into_iter().take(MAX_FOLDERS) {
+        for (folder, ranges) in absent.iter().take(MAX_FOLDERS) {
             out.push(SavingSteps {
                 path: id,
                 change: match change {
@@ -104,43 +88,5 @@ fn change(cwd: &Path, path: &Path) -> Option<Change> {
         Some(Change::Move)
     } else {
         None
-    }
-}
-
-/// The requests a file scoped to a folder would not be in: before the first touch, and from
-/// each compaction to the next touch after it.
-fn absent_steps(touches: &[usize], after_compaction: &[bool]) -> Vec<Range<usize>> {
-    let mut touched_at = vec![false; after_compaction.len()];
-    for &at in touches {
-        if let Some(slot) = touched_at.get_mut(at) {
-            *slot = true;
-        }
-    }
-    let mut ranges: Vec<Range<usize>> = Vec::new();
-    let mut carried = false;
-    for (step, (&compacted, &touched)) in after_compaction.iter().zip(&touched_at).enumerate() {
-        if compacted {
-            carried = false;
-        }
-        carried |= touched;
-        if !carried {
-            match ranges.last_mut() {
-                Some(last) if last.end == step => last.end = step + 1,
-                _ => ranges.push(step..step + 1),
-            }
-        }
-    }
-    ranges
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_compaction_drops_what_a_touch_attached() {
-        let compacted = [false, false, false, true, false, false];
-        assert_eq!(absent_steps(&[1], &compacted), vec![0..1, 3..6]);
-        assert_eq!(absent_steps(&[1, 4], &compacted), vec![0..1, 3..4]);
     }
 }
