@@ -10,7 +10,9 @@
 //! over). A sample is what the CLI does after reading the file: a fresh engine over it,
 //! `Engine::session_costs` (parse, rebuild every request, count tokens, sum) and the JSON
 //! answer serialised. Criterion reports each size; the closing table gives each size's
-//! median over the same run and the ratio to the smallest (linear: the ratio of the steps).
+//! median over the same run and the ratio to the smallest (linear: the ratio of the steps),
+//! and the peak resident memory of one sample in a process of its own, above the process's
+//! size once the transcript is generated (Linux: `VmHWM` reset through `/proc/self/clear_refs`).
 //! `CTXGRAPH_BENCH_STEPS=a,b,…` picks other sizes (default 1000,5000).
 
 // A benchmark's output is its report; its sizes are far below f64's exact integers.
@@ -128,7 +130,39 @@ fn median(mut samples: Vec<Duration>) -> Duration {
     samples[samples.len() / 2]
 }
 
+/// Set in a child process: the number of steps of the one sample it measures.
+const RSS_VAR: &str = "CTXGRAPH_BENCH_RSS_STEPS";
+
+/// `VmRSS` or `VmHWM` of this process, in bytes (0 where /proc has none).
+fn status_bytes(field: &str) -> usize {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix(field)?.trim().strip_suffix("kB")?.trim().parse::<usize>().ok())
+        .map_or(0, |kib| kib * 1024)
+}
+
+/// The child: one sample of `steps`, its peak RSS above the baseline printed.
+fn measure_rss(steps: usize) {
+    let text = transcript(steps);
+    // Reset the peak to the current size, so generating the transcript does not count.
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+    let baseline = status_bytes("VmRSS:");
+    black_box(sample(&text));
+    println!("{}", status_bytes("VmHWM:").saturating_sub(baseline));
+}
+
+/// One sample's peak RSS above its baseline, in a process of its own.
+fn peak_in_child(steps: usize) -> usize {
+    let exe = std::env::current_exe().expect("the bench's own executable");
+    let output = std::process::Command::new(exe).env(RSS_VAR, steps.to_string()).output().expect("child");
+    String::from_utf8_lossy(&output.stdout).lines().last().and_then(|l| l.trim().parse().ok()).unwrap_or(0)
+}
+
 fn main() {
+    if let Some(steps) = std::env::var(RSS_VAR).ok().and_then(|s| s.parse().ok()) {
+        return measure_rss(steps);
+    }
     let sizes: Vec<usize> = std::env::var("CTXGRAPH_BENCH_STEPS")
         .ok()
         .map_or_else(|| vec![1000, 5000], |s| s.split(',').filter_map(|n| n.trim().parse().ok()).collect());
@@ -149,18 +183,20 @@ fn main() {
                 total
             });
         });
-        medians.push((*steps, text.len(), median(samples)));
+        let peak = peak_in_child(*steps);
+        medians.push((*steps, text.len(), median(samples), peak));
     }
-    println!("\n| steps | transcript | median | ÷ smallest (steps ratio) |");
-    println!("|---:|---:|---:|---:|");
-    let (first_steps, _, first) = medians[0];
-    for (steps, bytes, took) in &medians {
+    println!("\n| steps | transcript | median | ÷ smallest (steps ratio) | peak RSS above baseline |");
+    println!("|---:|---:|---:|---:|---:|");
+    let (first_steps, _, first, _) = medians[0];
+    for (steps, bytes, took, peak) in &medians {
         println!(
-            "| {steps} | {:.1} MB | {:.0} ms | {:.2}× ({:.0}×) |",
+            "| {steps} | {:.1} MB | {:.0} ms | {:.2}× ({:.0}×) | {:.1} MB |",
             *bytes as f64 / 1e6,
             took.as_secs_f64() * 1e3,
             took.as_secs_f64() / first.as_secs_f64(),
-            *steps as f64 / first_steps as f64
+            *steps as f64 / first_steps as f64,
+            *peak as f64 / 1e6
         );
     }
 }
