@@ -24,7 +24,7 @@ use ctxgraph_db::agent::Agent;
 use ctxgraph_db::db::Workspace;
 use ctxgraph_db::hash::ContentHash;
 use ctxgraph_db::path::normalize;
-use ctxgraph_db::profile::{Block, InstallationSearch, Layout, Placement, Request, WordingSource};
+use ctxgraph_db::profile::{Block, InstallationSearch, Layout, Placement, Request, Section, WordingSource};
 use ctxgraph_db::system::{MemorySystem, System};
 use ctxgraph_engine::profiles::profile;
 use ctxgraph_engine::{Engine, HostEnv, O200k, OsSystem};
@@ -73,6 +73,10 @@ struct Run {
     /// Aider: `KEY=VALUE` variables in the agent's environment (`$AIDER_READ`).
     #[serde(default)]
     env: Vec<String>,
+    /// Sections beyond the rules text (`request`) whose text is recorded too, each in
+    /// `oracle.section-<name>`.
+    #[serde(default)]
+    sections: Vec<String>,
 }
 
 fn dot() -> String {
@@ -421,6 +425,18 @@ fn run_case(row: &Row, dir: &Path, disk: bool, fates: &mut Vec<Fate>) -> Result<
             diffs.extend(system_then_user(row, dir, &layout, &run, listed_as_recorded).err());
         }
         Start::AnyOrder => diffs.extend(any_order(dir, &layout, &portable).err()),
+    }
+    for name in &case.run.sections {
+        let section = match name.as_str() {
+            "request" => Section::Request,
+            other => return Err(format!("case.toml: no section `{other}`")),
+        };
+        let request = Request { section, ..request.clone() };
+        let layout = engine.agent_layout(ws, row.agent, &request).map_err(|e| e.to_string())?;
+        check_blocks(&layout.text, &layout.blocks)?;
+        let file = format!("oracle.section-{name}");
+        let (expected, got) = comparable(&layout, &recorded(dir, &file), &run, listed_as_recorded);
+        diffs.extend(compare(row, &file, &expected, &got).err());
     }
     match &row.reads {
         Reads::Attached => {

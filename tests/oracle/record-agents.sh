@@ -16,7 +16,9 @@
 # Per case: capture_codex.sh -C <run.cwd> [-c <run.config>]... <case> <scratch>, then keep
 # only what the test compares: the text of the `# AGENTS.md instructions…` user message
 # (empty when Codex sent none), with the scratch run directory written as `<run>`, in
-# <case>/oracle.out. The fixture's rule files are ours; Codex's own prompts are not kept.
+# <case>/oracle.out. A case with `sections = ["request"]` also keeps oracle.section-request:
+# the `<skills_instructions>` item (its introduction, Codex's own, as `<prose:blake3=HASH>`)
+# and the AGENTS.md item, in send order, a blank line apart. The fixture's rule files are ours; Codex's own prompts are not kept.
 #
 # Claude Code: capture_cc.sh -C <run.cwd> [-R <run.reads>] on a copy of the case whose
 # files have `<run>` replaced by the run directory (absolute paths, ~/.claude.json keys); oracle.out is the rule-file
@@ -141,6 +143,31 @@ text = texts[0] if texts else ""
 with open(dest, "w", encoding="utf-8", newline="") as f:
     f.write(text.replace(out + "/run", "<run>"))
 PY
+  if python3 -c 'import sys, tomllib; sys.exit("request" not in tomllib.load(open(sys.argv[1], "rb")).get("run", {}).get("sections", []))' "$dir/case.toml"; then
+    python3 - "$out" "$dir/oracle.section-request" <<'PY'
+import glob, json, sys
+from blake3 import blake3
+out, dest = sys.argv[1], sys.argv[2]
+reqs = sorted(glob.glob(out + "/cap/req-*.json"), key=lambda f: int(f.rsplit("-", 1)[1].split(".")[0]))
+first = json.load(open(reqs[0], encoding="utf-8"))
+items = []
+for it in first.get("input", []):
+    if it.get("type") != "message":
+        continue
+    for c in it.get("content", []):
+        t = c.get("text", "")
+        if t.startswith("<skills_instructions>"):
+            # The introduction under `## Skills` is Codex's own sentence: kept as its hash.
+            lines = t.split("\n")
+            lines[2] = "<prose:blake3=%s>" % blake3(lines[2].encode()).hexdigest()
+            items.append("\n".join(lines))
+        elif t.startswith("# AGENTS.md instructions"):
+            items.append(t)
+# Separate input items, in send order; ctxgraph prints them a blank line apart.
+with open(dest, "w", encoding="utf-8", newline="") as f:
+    f.write("\n\n".join(items).replace(out + "/run", "<run>"))
+PY
+  fi
 }
 
 # The shared capture script answers one tool call. For cases with several reads, a copy of

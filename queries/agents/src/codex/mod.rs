@@ -1,5 +1,5 @@
-//! The Codex CLI profile (`@openai/codex` 0.171.0): the `AGENTS.md` instructions message.
-//! Rule ids (CX1–CX6) are defined in `docs/profiles/codex.md`, each with the recorded case that
+//! The Codex CLI profile (`@openai/codex` 0.171.0): the `AGENTS.md` instructions message and the skills message.
+//! Rule ids (CX1–CX10) are defined in `docs/profiles/codex.md`, each with the recorded case that
 //! confirms it.
 //!
 //! Codex sends its rule files as one user message, built from the global file in
@@ -11,6 +11,8 @@ pub mod config;
 pub mod fate;
 pub mod lint;
 pub mod profile;
+pub mod skills;
+pub mod wording;
 
 use std::path::{Path, PathBuf};
 

@@ -1,17 +1,20 @@
 //! The Codex profile's answers in the shared shape ([`ctxgraph_db::profile`]).
 
 use std::path::Path;
+use std::sync::Arc;
 
 use ctxgraph_db::agent::Agent;
 use ctxgraph_db::db::{Db, Workspace};
 use ctxgraph_db::lint::{Budget, Finding};
 use ctxgraph_db::profile::AgentFate;
 use ctxgraph_db::profile::{
-    About, Frame, LayoutBuilder, LeftOut, Part, Placement, Profile, ProfileError, Request, Setting, Source,
-    Status, WordingSource,
+    About, Frame, InstallationSearch, LayoutBuilder, LeftOut, Part, Placement, Profile, ProfileError,
+    Request, Section, Setting, Source, Status, WordingSource,
 };
 use ctxgraph_db::tokens::TokenCounter;
 
+use super::skills::{SkillFate, skills};
+use super::wording::Wording;
 use super::{BudgetSource, Doc, Fate, Scope, agents_context, config::codex_home};
 
 /// Codex CLI 0.171.0.
@@ -19,6 +22,10 @@ pub struct Codex;
 
 /// Where the message goes (CX4).
 const POSITION: &str = "a user message before the first prompt: `# AGENTS.md instructions`";
+
+/// Where a skill's line goes (CX10).
+const SKILLS_POSITION: &str =
+    "the second developer message: `<skills_instructions>`, before the permissions text";
 
 /// `-c project_doc_max_bytes=N`, the one Codex setting ctxgraph models.
 const MAX_BYTES: &str = "project_doc_max_bytes";
@@ -79,6 +86,18 @@ impl Profile for Codex {
         &[MAX_BYTES]
     }
 
+    fn sections(&self) -> &'static [Section] {
+        &[Section::Request]
+    }
+
+    fn wording(&self, search: &InstallationSearch<'_>) -> Option<ctxgraph_db::profile::Wording> {
+        Some(Arc::new(super::wording::wording(search)))
+    }
+
+    fn fingerprints(&self) -> Option<Arc<dyn std::any::Any + Send + Sync>> {
+        Some(Arc::new(Wording::fingerprints()))
+    }
+
     fn layout(
         &self,
         db: &dyn Db,
@@ -86,7 +105,53 @@ impl Profile for Codex {
         request: &Request,
     ) -> Result<ctxgraph_db::profile::Layout, ProfileError> {
         let ctx = agents_context(db, ws, Self::max_bytes(request)?).as_ref().map_err(would_not_start)?;
-        let mut builder = LayoutBuilder::new(ctx.message.clone().unwrap_or_default());
+        let mut wording = WordingSource::None;
+        let mut left_out: Vec<LeftOut> =
+            ctx.docs.iter().filter(|d| !d.is_sent()).map(|d| left_out(d, &ctx.budget)).collect();
+        let skills_message = if request.section == Section::Request {
+            let skills = skills(db, ws, ctx.cwd.clone(), ctx.git_root.clone());
+            let words = request
+                .wording::<Wording>()
+                .cloned()
+                .unwrap_or_else(|| Wording::unavailable("Codex's installation was not loaded"));
+            wording = words.source.clone();
+            left_out.extend(skills.found.iter().filter(|s| s.fate != SkillFate::Listed).map(|s| LeftOut {
+                source: s.path.clone(),
+                fate: match s.fate {
+                    SkillFate::Failed { .. } => "unreadable",
+                    SkillFate::SameFile { .. } => "same_file",
+                    _ => "hidden",
+                },
+                rule: s.rule(),
+                reason: s.reason(),
+            }));
+            skills.message(&words.skills_intro)
+        } else {
+            None
+        };
+        let agents_message = ctx.message.clone().unwrap_or_default();
+        // CX10: the request's items are separate; the text shows them one after another,
+        // a blank line between, skills first as Codex sends them.
+        let text = match &skills_message {
+            Some(skills) if !agents_message.is_empty() => format!("{}\n\n{agents_message}", skills.text),
+            Some(skills) => skills.text.clone(),
+            None => agents_message,
+        };
+        let mut builder = LayoutBuilder::new(text);
+        if let Some(message) = &skills_message {
+            for (path, range) in &message.lines {
+                builder.block_at(range.start, Part {
+                    source: Source::File(path.clone()),
+                    placement: Placement::SystemMessage,
+                    position: SKILLS_POSITION,
+                    text: &message.text[range.clone()],
+                    status: Status::Sent,
+                    rule: "CX10",
+                    reason: "a line of the skills message: its name, description and path; its body is read only when the model opens the file (CX10)".to_owned(),
+                    inlines: Vec::new(),
+                });
+            }
+        }
         for doc in ctx.docs.iter().filter(|d| d.is_sent()) {
             builder.block(Part {
                 source: Source::File(doc.source.clone()),
@@ -109,16 +174,22 @@ impl Profile for Codex {
         let frame = Frame {
             cwd: ctx.cwd.clone(),
             root: ctx.git_root.clone(),
-            left_out: ctx.docs.iter().filter(|d| !d.is_sent()).map(|d| left_out(d, &ctx.budget)).collect(),
+            left_out,
             settings: vec![Setting { name: MAX_BYTES, value: ctx.budget.bytes.to_string(), from }],
-            wording: WordingSource::None,
+            wording,
         };
         Ok(frame.layout(self, builder))
     }
 
     fn fate(&self, db: &dyn Db, ws: Workspace, _: &dyn TokenCounter, file: &Path) -> AgentFate {
         match agents_context(db, ws, None) {
-            Ok(ctx) => super::fate::codex_fate(ctx, codex_home(db, ws.host(db)), file),
+            Ok(ctx) => {
+                let skills = skills(db, ws, ctx.cwd.clone(), ctx.git_root.clone());
+                match skills.found.iter().find(|skill| skill.path == file) {
+                    Some(skill) => super::fate::skill_fate(skill, skills.include_instructions),
+                    None => super::fate::codex_fate(ctx, codex_home(db, ws.host(db)), file),
+                }
+            }
             Err(err) => ctxgraph_db::profile::not_sent(self.agent(), "CX5", would_not_start(err).to_string()),
         }
     }
