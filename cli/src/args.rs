@@ -585,7 +585,8 @@ pub enum DenyLevel {
     Notes,
 }
 
-/// What opencode would do next in a recorded session (`opencode export <id>` JSON)
+/// A recorded session: what opencode would do next (`opencode export <id>` JSON), and what
+/// each rule file cost in any modelled agent's session (`session rules`)
 #[derive(Debug, Args)]
 pub struct SessionArgs {
     #[command(subcommand)]
@@ -596,6 +597,7 @@ pub struct SessionArgs {
 pub enum SessionCommand {
     Compact(CompactArgs),
     Messages(MessagesArgs),
+    Rules(RulesArgs),
 }
 
 impl SessionArgs {
@@ -604,6 +606,7 @@ impl SessionArgs {
         match &self.command {
             SessionCommand::Compact(args) => args.format == Format::Json,
             SessionCommand::Messages(args) => args.format == Format::Json,
+            SessionCommand::Rules(args) => args.format == Format::Json,
         }
     }
 }
@@ -638,6 +641,34 @@ pub struct MessagesArgs {
     pub session: SessionInput,
 
     #[arg(long, value_enum, default_value_t = Format::Json)]
+    pub format: Format,
+}
+
+/// What each rule-like file cost over a recorded session, request by request: the bytes and
+/// tokens of every rule file, CLAUDE.md/AGENTS.md, skill body or output style present in each
+/// main-loop request (the history is re-sent every time), the totals, and what scoping a file
+/// would have saved
+///
+/// --session is the agent's own record of the session (Claude Code: its transcript
+/// `~/.claude/projects/<project>/<id>.jsonl`; opencode: `opencode export <id>`), read as it
+/// is: what was sent is rebuilt from it, not simulated.
+#[derive(Debug, Args)]
+pub struct RulesArgs {
+    /// Whose session it is (an agent whose sessions ctxgraph models; the others are refused)
+    #[arg(long, value_parser = agent_parser(), help = agents_help("Whose session it is", ""))]
+    pub agent: Agent,
+
+    /// The agent's record of the session
+    #[arg(long, value_name = "FILE")]
+    pub session: PathBuf,
+
+    /// The directory the agent was started in [default: the current directory]
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+
+    /// text: a line per step and the totals; json: `steps[].files[]`, `total[]`, `savings[]`
+    /// and `notes[]`
+    #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 }
 

@@ -123,6 +123,7 @@ pub mod answers {
         pub use ctxgraph_db::profile::{
             AgentFate, Block, Layout, LeftOut, ReadLayout, Request, Setting, Status, WordingSource,
         };
+        pub use ctxgraph_db::session_costs::{FileCost, Saving, SessionCosts, StepCost};
     }
     /// What explain's references (B3) and MCP (B4) sections are read off.
     pub mod stages {
@@ -181,6 +182,9 @@ pub enum EngineError {
     /// A session export could not be loaded or answered.
     #[error(transparent)]
     Session(#[from] SessionFailure),
+    /// An agent's session record is malformed (`session rules`): the file and line.
+    #[error("not a session record: {0}")]
+    SessionFile(#[from] ctxgraph_db::session_costs::SessionFileError),
     /// `--strict`: remote instructions that could not be loaded ([`Engine::prepare`]).
     #[error("--strict: {} remote instruction(s) could not be loaded: {}", urls.len(), urls.join(", "))]
     RemoteStrict {
@@ -508,6 +512,31 @@ impl Engine {
         match profile.read(&self.db, ws, &target, request) {
             Some(read) => Ok(read?),
             None => Ok(profile::ReadLayout::nothing_on_reads(profile, &target)),
+        }
+    }
+
+    /// What each rule-like file cost over the session `agent` recorded in `file` (its own
+    /// record: a transcript, an export), per main-loop request (`session rules`). The file is
+    /// read through the engine's [`System`] as an input, so a changed record re-executes only
+    /// what reads it. An agent whose sessions are not modelled is refused.
+    pub fn session_costs(
+        &self,
+        ws: Workspace,
+        agent: Agent,
+        file: &Path,
+    ) -> Result<ctxgraph_db::session_costs::SessionCosts, EngineError> {
+        let target = ctxgraph_db::path::resolve(ws.cwd(&self.db), file);
+        let input = self.db.files().get(&self.db, &target);
+        if !input.kind(&self.db).exists() {
+            return Err(EngineError::ReadTarget { path: target, reason: "no such file".to_owned() });
+        }
+        let profile = profiles::profile(agent);
+        match profile.session_costs(&self.db, ws, input) {
+            Some(occurrences) => Ok(occurrences?.costs(&O200k)),
+            None => Err(EngineError::Unsupported(format!(
+                "ctxgraph does not model {}'s sessions (session rules)",
+                profile.title()
+            ))),
         }
     }
 

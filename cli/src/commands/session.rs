@@ -1,24 +1,116 @@
-//! `ctxgraph session compact|messages`: what opencode does next in a recorded session.
+//! `ctxgraph session compact|messages`: what opencode does next in a recorded session;
+//! `ctxgraph session rules`: what each rule-like file cost over any modelled agent's session.
 
 use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
 use ctxgraph_db::Workspace;
-use ctxgraph_engine::{Engine, EngineError, LimitOverrides};
+use ctxgraph_engine::answers::profile::{FileCost, SessionCosts};
+use ctxgraph_engine::{Engine, EngineError, HostEnv, LimitOverrides};
 use ctxgraph_opencode::session::Session;
 use ctxgraph_opencode::session::compaction::CompactionPlan;
 use serde_json::json;
 
-use crate::args::{CompactArgs, Format, MessagesArgs, SessionArgs, SessionCommand, SessionInput};
+use crate::args::{CompactArgs, Format, MessagesArgs, RulesArgs, SessionArgs, SessionCommand, SessionInput};
 use crate::error::CliError;
-use crate::output::write_verbatim;
+use crate::output::{escape_controls, write_json, write_stdout, write_verbatim};
 
 pub fn run(args: SessionArgs) -> Result<ExitCode, CliError> {
     match args.command {
         SessionCommand::Compact(args) => compact(args),
         SessionCommand::Messages(args) => messages(args),
+        SessionCommand::Rules(args) => rules(args),
     }
+}
+
+fn rules(args: RulesArgs) -> Result<ExitCode, CliError> {
+    let (engine, ws) = super::open_with(HostEnv::from_process(), args.cwd)?;
+    let costs = engine.session_costs(ws, args.agent, &args.session)?;
+    match args.format {
+        Format::Json => write_json(&costs, &[])?,
+        Format::Text => write_stdout(escape_controls(&rules_text(&costs), false).as_bytes())?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One line per step (its totals, the files that joined or left since the step before), then
+/// each file over the session, the savings and the notes. The same for every agent.
+fn rules_text(costs: &SessionCosts) -> String {
+    let mut out = String::new();
+    let bytes: u64 = costs.total.iter().map(|f| f.bytes).sum();
+    let tokens: u64 = costs.total.iter().map(|f| f.tokens).sum();
+    let _ = writeln!(
+        out,
+        "{} step(s); rule-like files: {bytes} bytes, {tokens} tokens ({}) over the session",
+        costs.steps.len(),
+        costs.tokenizer
+    );
+    let mut before: Vec<&FileCost> = Vec::new();
+    for (index, step) in costs.steps.iter().enumerate() {
+        let bytes: u64 = step.files.iter().map(|f| f.bytes).sum();
+        let tokens: u64 = step.files.iter().map(|f| f.tokens).sum();
+        let compacted = if step.after_compaction { " (after compaction)" } else { "" };
+        let _ = writeln!(
+            out,
+            "step {}{compacted}: {bytes} bytes, {tokens} tokens in {} file(s)",
+            index + 1,
+            step.files.len()
+        );
+        for file in &step.files {
+            match before.iter().find(|b| b.path == file.path) {
+                None => {
+                    let _ = writeln!(
+                        out,
+                        "  + {} ({} bytes, {} tokens)",
+                        display(&file.path),
+                        file.bytes,
+                        file.tokens
+                    );
+                }
+                Some(b) if b.bytes != file.bytes => {
+                    let _ = writeln!(
+                        out,
+                        "  ~ {} ({} bytes, {} tokens)",
+                        display(&file.path),
+                        file.bytes,
+                        file.tokens
+                    );
+                }
+                Some(_) => {}
+            }
+        }
+        for gone in before.iter().filter(|b| !step.files.iter().any(|f| f.path == b.path)) {
+            let _ = writeln!(out, "  - {}", display(&gone.path));
+        }
+        before = step.files.iter().collect();
+    }
+    let _ = writeln!(out, "\ntotal over the session:");
+    for file in &costs.total {
+        let _ = writeln!(out, "  {:>9} bytes {:>8} tokens  {}", file.bytes, file.tokens, display(&file.path));
+    }
+    if !costs.savings.is_empty() {
+        let _ = writeln!(out, "\nsavings:");
+        for saving in &costs.savings {
+            let _ = writeln!(
+                out,
+                "  {}: {}: {} bytes, {} tokens ({})",
+                display(&saving.path),
+                saving.change,
+                saving.bytes,
+                saving.tokens,
+                saving.how
+            );
+        }
+    }
+    for note in &costs.notes {
+        let _ = writeln!(out, "\nnote: {note}");
+    }
+    out
+}
+
+fn display(path: &Path) -> String {
+    ctxgraph_engine::answers::display(path)
 }
 
 fn compact(args: CompactArgs) -> Result<ExitCode, CliError> {

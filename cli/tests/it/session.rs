@@ -208,3 +208,19 @@ fn explain_session_traces_reads_and_fates() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no message msg_9999"));
 }
+
+/// `session rules` for an agent whose sessions are not modelled, or a record that is not
+/// there: bad input (exit 2) that says which, never an empty report.
+#[test]
+fn session_rules_refuses_an_agent_without_a_session_model_and_a_missing_record() {
+    let (_guard, root) = temp();
+    std::fs::write(root.join("s.jsonl"), "{}\n").expect("write");
+    let out = ctxgraph(&root, None, &["session", "rules", "--agent", "aider", "--session", "s.jsonl"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("does not model Aider's sessions"), "{stderr}");
+    let out = ctxgraph(&root, None, &["session", "rules", "--agent", "aider", "--session", "gone.jsonl"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("gone.jsonl: no such file"), "{stderr}");
+}

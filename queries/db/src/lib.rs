@@ -28,6 +28,7 @@ pub mod remote;
 #[cfg(feature = "schema")]
 pub mod schema;
 pub mod secrets;
+pub mod session_costs;
 pub mod system;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;

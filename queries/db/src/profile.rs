@@ -20,6 +20,7 @@ use crate::agent::Agent;
 use crate::db::{Db, Workspace};
 use crate::hash::ContentHash;
 use crate::lint::{Budget, Finding};
+use crate::session_costs::{SessionFileError, SessionOccurrences};
 use crate::system::System;
 use crate::tokens::TokenCounter;
 
@@ -714,6 +715,20 @@ pub trait Profile: Sync {
         request: &Request,
     ) -> Option<Result<ReadLayout, ProfileError>> {
         let _ = (db, ws, file, request);
+        None
+    }
+
+    /// What each rule-like file cost over the session recorded in `session` (the agent's own
+    /// record of it, read through [`System`] as a [`File`](crate::files::File) input), per
+    /// main-loop request (`session rules`). `None` (the default): this agent's sessions are
+    /// not modelled.
+    fn session_costs(
+        &self,
+        db: &dyn Db,
+        ws: Workspace,
+        session: crate::files::File,
+    ) -> Option<Result<SessionOccurrences, SessionFileError>> {
+        let _ = (db, ws, session);
         None
     }
 

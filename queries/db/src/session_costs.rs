@@ -1,0 +1,255 @@
+//! What each rule-like file costs over a recorded session (`session rules`), in one shape for
+//! every agent whose sessions a profile models.
+//!
+//! An agent's profile reads its own session record and says, per main-loop request (a
+//! *step*), which texts of which files were present in that request: [`SessionOccurrences`].
+//! Everything after that is shared: the bytes and tokens per step and over the session
+//! ([`SessionCosts`]), and what a change to a file would save ([`Saving`]), counted here once
+//! with the engine's tokenizer so every agent's figures mean the same thing.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::tokens::TokenCounter;
+
+/// One file's share of a request, or of the whole session.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct FileCost {
+    /// The file, as the agent named it (absolute where the agent's record is).
+    pub path: PathBuf,
+    /// The bytes of the file's texts present (the wrapper the agent puts around each one
+    /// included, as the profile's doc defines).
+    pub bytes: u64,
+    /// The same texts in the counter's tokens.
+    pub tokens: u64,
+}
+
+/// One main-loop request of the session.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct StepCost {
+    /// The agent's own id for the request, when its record has one.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub request: String,
+    /// The request is the first after a compaction: the history before it was replaced.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub after_compaction: bool,
+    /// Every rule-like file present in the request, by path.
+    pub files: Vec<FileCost>,
+}
+
+/// What one change to one file would have saved over the session.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Saving {
+    /// The file.
+    pub path: PathBuf,
+    /// The change, in the agent's terms (`paths: src/**`).
+    pub change: String,
+    /// Bytes the session would not have sent.
+    pub bytes: u64,
+    /// The same, in tokens.
+    pub tokens: u64,
+    /// How the figure is computed, in one sentence.
+    pub how: String,
+}
+
+/// `session rules`: every step's rule-like files, the totals and the savings.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct SessionCosts {
+    /// The tokenizer the token figures come from.
+    pub tokenizer: String,
+    /// Every main-loop request, in order.
+    pub steps: Vec<StepCost>,
+    /// Each file summed over every step, largest first.
+    pub total: Vec<FileCost>,
+    /// What scoping or moving a file would save, largest first.
+    pub savings: Vec<Saving>,
+    /// What the figures take into account and what they leave out.
+    pub notes: Vec<String>,
+}
+
+/// One text of one file, as the agent sent it (with its wrapper).
+pub type TextId = u32;
+/// A file, by its index in [`SessionOccurrences::paths`].
+pub type PathId = u32;
+
+/// What a profile reads off a session record: which texts were present in each step. Plain
+/// data without tokens, so a salsa query can return it and the counting happens once, here.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct SessionOccurrences {
+    /// Every rule-like file, by [`PathId`].
+    pub paths: Vec<PathBuf>,
+    /// Every distinct text, by [`TextId`]: each is counted once.
+    pub texts: Vec<Arc<str>>,
+    /// The steps, in order.
+    pub steps: Vec<StepOccurrences>,
+    /// Savings, as the steps where a file would have been absent.
+    pub savings: Vec<SavingSteps>,
+    /// Notes for the reader.
+    pub notes: Vec<String>,
+}
+
+/// One step's texts: `(file, text, how many times the text is in the request)`, sorted.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct StepOccurrences {
+    /// The agent's id for the request.
+    pub request: String,
+    /// The first request after a compaction.
+    pub after_compaction: bool,
+    /// `(file, text, count)`, sorted by file then text.
+    pub present: Vec<(PathId, TextId, u32)>,
+}
+
+/// A saving: the file would have been absent from the steps in `absent`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SavingSteps {
+    /// The file.
+    pub path: PathId,
+    /// The change, in the agent's terms.
+    pub change: String,
+    /// Ranges of step indexes (0-based, end exclusive) where the file would not be sent.
+    pub absent: Vec<Range<usize>>,
+    /// How the figure is computed.
+    pub how: String,
+}
+
+/// Why a session record cannot be read.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, thiserror::Error)]
+#[error("{}{}: {message}", source_name, line.map(|l| format!(":{l}")).unwrap_or_default())]
+pub struct SessionFileError {
+    /// The file, as given.
+    pub source_name: String,
+    /// The 1-based line the problem is on, for line-based records.
+    pub line: Option<usize>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl SessionOccurrences {
+    /// Counts every text once with `counter`, and sums the steps, totals and savings.
+    pub fn costs(&self, counter: &dyn TokenCounter) -> SessionCosts {
+        let tokens: Vec<u64> = self.texts.iter().map(|t| counter.count(t) as u64).collect();
+        let bytes: Vec<u64> = self.texts.iter().map(|t| t.len() as u64).collect();
+        let mut total: BTreeMap<PathId, (u64, u64)> = BTreeMap::new();
+        // Each file's (bytes, tokens) per step, for the savings.
+        let mut per_file: BTreeMap<PathId, Vec<(u64, u64)>> = BTreeMap::new();
+        let saved: std::collections::BTreeSet<PathId> = self.savings.iter().map(|s| s.path).collect();
+        let mut steps = Vec::with_capacity(self.steps.len());
+        for (index, step) in self.steps.iter().enumerate() {
+            let mut files: Vec<FileCost> = Vec::new();
+            let mut current: Option<(PathId, u64, u64)> = None;
+            let mut flush = |entry: Option<(PathId, u64, u64)>, files: &mut Vec<FileCost>| {
+                if let Some((path, b, t)) = entry {
+                    let sum = total.entry(path).or_default();
+                    sum.0 += b;
+                    sum.1 += t;
+                    if saved.contains(&path) {
+                        let series = per_file.entry(path).or_default();
+                        series.resize(index, (0, 0));
+                        series.push((b, t));
+                    }
+                    files.push(FileCost { path: self.paths[path as usize].clone(), bytes: b, tokens: t });
+                }
+            };
+            for &(path, text, count) in &step.present {
+                let (b, t) =
+                    (bytes[text as usize] * u64::from(count), tokens[text as usize] * u64::from(count));
+                match &mut current {
+                    Some((p, sb, st)) if *p == path => {
+                        *sb += b;
+                        *st += t;
+                    }
+                    _ => {
+                        flush(current.take(), &mut files);
+                        current = Some((path, b, t));
+                    }
+                }
+            }
+            flush(current.take(), &mut files);
+            steps.push(StepCost {
+                request: step.request.clone(),
+                after_compaction: step.after_compaction,
+                files,
+            });
+        }
+        let mut total: Vec<FileCost> = total
+            .into_iter()
+            .map(|(path, (bytes, tokens))| FileCost {
+                path: self.paths[path as usize].clone(),
+                bytes,
+                tokens,
+            })
+            .collect();
+        total.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.path.cmp(&b.path)));
+        let mut savings: Vec<Saving> = self
+            .savings
+            .iter()
+            .map(|saving| {
+                let series = per_file.get(&saving.path).map(Vec::as_slice).unwrap_or_default();
+                let (mut bytes, mut tokens) = (0, 0);
+                for range in &saving.absent {
+                    let within = range.start.min(series.len())..range.end.min(series.len());
+                    for &(b, t) in &series[within] {
+                        bytes += b;
+                        tokens += t;
+                    }
+                }
+                Saving {
+                    path: self.paths[saving.path as usize].clone(),
+                    change: saving.change.clone(),
+                    bytes,
+                    tokens,
+                    how: saving.how.clone(),
+                }
+            })
+            .collect();
+        savings.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.path.cmp(&b.path)));
+        SessionCosts {
+            tokenizer: counter.name().to_owned(),
+            steps,
+            total,
+            savings,
+            notes: self.notes.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tokens::BytesPerFour;
+
+    #[test]
+    fn costs_sum_each_files_texts_per_step_and_over_the_session() {
+        let occurrences = SessionOccurrences {
+            paths: vec!["/p/CLAUDE.md".into(), "/p/a/CLAUDE.md".into()],
+            texts: vec!["abcdefgh".into(), "xyz".into()],
+            steps: vec![
+                StepOccurrences { request: "r1".into(), after_compaction: false, present: vec![(0, 0, 1)] },
+                StepOccurrences {
+                    request: "r2".into(),
+                    after_compaction: false,
+                    present: vec![(0, 0, 1), (1, 1, 2)],
+                },
+            ],
+            savings: vec![SavingSteps {
+                path: 0,
+                change: "paths: a/**".into(),
+                absent: vec![0..1, 5..9],
+                how: "h".into(),
+            }],
+            notes: vec![],
+        };
+        let costs = occurrences.costs(&BytesPerFour);
+        assert_eq!(costs.steps[1].files[1], FileCost { path: "/p/a/CLAUDE.md".into(), bytes: 6, tokens: 2 });
+        assert_eq!(costs.total[0], FileCost { path: "/p/CLAUDE.md".into(), bytes: 16, tokens: 4 });
+        assert_eq!((costs.savings[0].bytes, costs.savings[0].tokens), (8, 2));
+    }
+}
