@@ -76,9 +76,9 @@ pub struct SessionCosts {
 }
 
 /// One text of one file, as the agent sent it (with its wrapper).
-pub type TextId = u32;
+pub type TextId = usize;
 /// A file, by its index in [`SessionOccurrences::paths`].
-pub type PathId = u32;
+pub type PathId = usize;
 
 /// What a profile reads off a session record: which texts were present in each step. Plain
 /// data without tokens, so a salsa query can return it and the counting happens once, here.
@@ -155,12 +155,11 @@ impl SessionOccurrences {
                         series.resize(index, (0, 0));
                         series.push((b, t));
                     }
-                    files.push(FileCost { path: self.paths[path as usize].clone(), bytes: b, tokens: t });
+                    files.push(FileCost { path: self.paths[path].clone(), bytes: b, tokens: t });
                 }
             };
             for &(path, text, count) in &step.present {
-                let (b, t) =
-                    (bytes[text as usize] * u64::from(count), tokens[text as usize] * u64::from(count));
+                let (b, t) = (bytes[text] * u64::from(count), tokens[text] * u64::from(count));
                 match &mut current {
                     Some((p, sb, st)) if *p == path => {
                         *sb += b;
@@ -181,11 +180,7 @@ impl SessionOccurrences {
         }
         let mut total: Vec<FileCost> = total
             .into_iter()
-            .map(|(path, (bytes, tokens))| FileCost {
-                path: self.paths[path as usize].clone(),
-                bytes,
-                tokens,
-            })
+            .map(|(path, (bytes, tokens))| FileCost { path: self.paths[path].clone(), bytes, tokens })
             .collect();
         total.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.path.cmp(&b.path)));
         let mut savings: Vec<Saving> = self
@@ -202,7 +197,7 @@ impl SessionOccurrences {
                     }
                 }
                 Saving {
-                    path: self.paths[saving.path as usize].clone(),
+                    path: self.paths[saving.path].clone(),
                     change: saving.change.clone(),
                     bytes,
                     tokens,
