@@ -11,6 +11,7 @@ use ctxgraph_db::profile::{
     About, Frame, InstallationSearch, LayoutBuilder, LeftOut, Part, Placement, Profile, ProfileError,
     Request, Section, Setting, Source, Status, WordingSource,
 };
+use ctxgraph_db::session_costs::{SessionFileError, SessionOccurrences};
 use ctxgraph_db::tokens::TokenCounter;
 
 use super::skills::{SkillFate, skills};
@@ -179,6 +180,15 @@ impl Profile for Codex {
             wording,
         };
         Ok(frame.layout(self, builder))
+    }
+
+    fn session_costs(
+        &self,
+        db: &dyn Db,
+        ws: Workspace,
+        session: ctxgraph_db::files::File,
+    ) -> Option<Result<SessionOccurrences, SessionFileError>> {
+        Some(super::rollout::rollout_occurrences(db, ws, session).clone())
     }
 
     fn fate(&self, db: &dyn Db, ws: Workspace, _: &dyn TokenCounter, file: &Path) -> AgentFate {
