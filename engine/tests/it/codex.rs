@@ -104,7 +104,7 @@ fn skills_world() -> World {
 fn skills_message(engine: &mut Engine) -> String {
     let ws = engine.open(Path::new(CWD)).expect("cwd");
     let skills = ctxgraph_agents::codex::skills::skills(engine.db(), ws, CWD.into(), Some("/repo".into()));
-    skills.message("INTRO").map(|m| m.text).unwrap_or_default()
+    skills.message("INTRO", 272_000).map(|m| m.text).unwrap_or_default()
 }
 
 #[test]

@@ -75,6 +75,8 @@ pub struct CodexConfig {
     pub budget: Budget,
     /// CX9.
     pub skills: SkillsConfig,
+    /// CX13: `model_context_window`, the model's context window in tokens.
+    pub context_window: Option<u64>,
 }
 
 /// CX5: the budget from `$CODEX_HOME/config.toml` (default when the file or key is absent).
@@ -93,7 +95,11 @@ pub fn codex_config(db: &dyn Db, host: Host) -> Result<CodexConfig, CodexError> 
     let file = db.files().get(db, &path);
     let default_budget = Budget { bytes: DEFAULT_PROJECT_DOC_MAX_BYTES, source: BudgetSource::Default };
     if file.kind(db) == FileKind::Missing {
-        return Ok(CodexConfig { budget: default_budget, skills: SkillsConfig::default() });
+        return Ok(CodexConfig {
+            budget: default_budget,
+            skills: SkillsConfig::default(),
+            context_window: None,
+        });
     }
     let bytes = file_bytes(db, file).as_ref().map_err(|err| CodexError::Config {
         path: path.clone(),
@@ -130,7 +136,17 @@ pub fn codex_config(db: &dyn Db, host: Host) -> Result<CodexConfig, CodexError> 
             ));
         }
     };
-    Ok(CodexConfig { budget, skills: skills_config(&table) })
+    let context_window = match table.get("model_context_window") {
+        None => None,
+        Some(toml::Value::Integer(n)) if *n > 0 => Some(n.unsigned_abs()),
+        Some(_) => {
+            return Err(error(
+                text.find("model_context_window").unwrap_or(0),
+                "model_context_window must be a positive integer".to_owned(),
+            ));
+        }
+    };
+    Ok(CodexConfig { budget, skills: skills_config(&table), context_window })
 }
 
 /// CX9: `[skills]` as Codex reads it; a value of the wrong type keeps the default.

@@ -1,5 +1,5 @@
 //! The Codex CLI profile (`@openai/codex` 0.171.0): the `AGENTS.md` instructions message and the skills message.
-//! Rule ids (CX1–CX12) are defined in `docs/profiles/codex.md`, each with the recorded case that
+//! Rule ids (CX1–CX13) are defined in `docs/profiles/codex.md`, each with the recorded case that
 //! confirms it.
 //!
 //! Codex sends its rule files as one user message, built from the global file in

@@ -28,10 +28,33 @@ const POSITION: &str = "a user message before the first prompt: `# AGENTS.md ins
 const SKILLS_POSITION: &str =
     "the second developer message: `<skills_instructions>`, before the permissions text";
 
+/// `-c model_context_window=N` (CX13).
+const CONTEXT_WINDOW: &str = "model_context_window";
+/// CX13: the context window Codex assumes for a model it has no metadata for.
+const FALLBACK_CONTEXT_WINDOW: u64 = 272_000;
+
 /// `-c project_doc_max_bytes=N`, the one Codex setting ctxgraph models.
 const MAX_BYTES: &str = "project_doc_max_bytes";
 
 impl Codex {
+    /// CX13: `-c model_context_window=N`, else `config.toml`'s, else Codex's fallback (and
+    /// whether it is the fallback).
+    fn context_window(db: &dyn Db, ws: Workspace, request: &Request) -> Result<(u64, bool), ProfileError> {
+        for (key, value) in &request.settings {
+            if key == CONTEXT_WINDOW {
+                let tokens = value.trim().parse::<u64>().ok().filter(|&n| n > 0).ok_or_else(|| {
+                    ProfileError::Setting(format!(
+                        "-c {key}={value}: {CONTEXT_WINDOW} must be a positive integer"
+                    ))
+                })?;
+                return Ok((tokens, false));
+            }
+        }
+        let configured =
+            super::config::codex_config(db, ws.host(db)).as_ref().ok().and_then(|c| c.context_window);
+        Ok(configured.map_or((FALLBACK_CONTEXT_WINDOW, true), |tokens| (tokens, false)))
+    }
+
     fn max_bytes(request: &Request) -> Result<Option<u64>, ProfileError> {
         let mut max_bytes = None;
         for (key, value) in &request.settings {
@@ -84,7 +107,7 @@ impl Profile for Codex {
     }
 
     fn settings(&self) -> &'static [&'static str] {
-        &[MAX_BYTES]
+        &[MAX_BYTES, CONTEXT_WINDOW]
     }
 
     fn sections(&self) -> &'static [Section] {
@@ -107,6 +130,7 @@ impl Profile for Codex {
     ) -> Result<ctxgraph_db::profile::Layout, ProfileError> {
         let ctx = agents_context(db, ws, Self::max_bytes(request)?).as_ref().map_err(would_not_start)?;
         let mut wording = WordingSource::None;
+        let mut note = None;
         let mut left_out: Vec<LeftOut> =
             ctx.docs.iter().filter(|d| !d.is_sent()).map(|d| left_out(d, &ctx.budget)).collect();
         let skills_message = if request.section == Section::Request {
@@ -126,7 +150,35 @@ impl Profile for Codex {
                 rule: s.rule(),
                 reason: s.reason(),
             }));
-            skills.message(&words.skills_intro)
+            let (window, assumed) = Self::context_window(db, ws, request)?;
+            let message = skills.message(&words.skills_intro, window);
+            if let Some(message) = &message {
+                let shown: std::collections::HashSet<&Path> =
+                    message.lines.iter().map(|l| l.path.as_path()).collect();
+                left_out.extend(skills.listed().into_iter().filter(|s| !shown.contains(s.path.as_path())).map(|s| {
+                    LeftOut {
+                        source: s.path.clone(),
+                        fate: "over_budget",
+                        rule: "CX13",
+                        reason: "left out of the skills listing: even its line without a description did not fit Codex's budget after the lines before it (CX13)".to_owned(),
+                    }
+                }));
+            }
+            if let Some(budget) = message.as_ref().and_then(|m| m.budget) {
+                let assumed = if assumed {
+                    format!(
+                        " (Codex's fallback window of {window} tokens: give -c {CONTEXT_WINDOW}=N for your model's)"
+                    )
+                } else {
+                    String::new()
+                };
+                let omitted = message.as_ref().map_or(0, |m| m.omitted);
+                note = Some(format!(
+                    "the skills listing exceeds Codex's budget of {budget} estimated tokens, 2% of the model's context window{assumed}: descriptions are shortened{} (CX13)",
+                    if omitted > 0 { format!(" and {omitted} skill(s) left out") } else { String::new() }
+                ));
+            }
+            message
         } else {
             None
         };
@@ -140,13 +192,13 @@ impl Profile for Codex {
         };
         let mut builder = LayoutBuilder::new(text);
         if let Some(message) = &skills_message {
-            for (path, range) in &message.lines {
-                builder.block_at(range.start, Part {
-                    source: Source::File(path.clone()),
+            for line in &message.lines {
+                builder.block_at(line.range.start, Part {
+                    source: Source::File(line.path.clone()),
                     placement: Placement::SystemMessage,
                     position: SKILLS_POSITION,
-                    text: &message.text[range.clone()],
-                    status: Status::Sent,
+                    text: &message.text[line.range.clone()],
+                    status: if line.cut { Status::Cut } else { Status::Sent },
                     rule: "CX10",
                     reason: "a line of the skills message: its name, description and path; its body is read only when the model opens the file (CX10)".to_owned(),
                     inlines: Vec::new(),
@@ -179,7 +231,9 @@ impl Profile for Codex {
             settings: vec![Setting { name: MAX_BYTES, value: ctx.budget.bytes.to_string(), from }],
             wording,
         };
-        Ok(frame.layout(self, builder))
+        let mut layout = frame.layout(self, builder);
+        layout.note = note;
+        Ok(layout)
     }
 
     fn session_costs(

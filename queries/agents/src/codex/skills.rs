@@ -166,37 +166,152 @@ impl Skills {
     }
 
     /// The `<skills_instructions>` text, with `intro` (Codex's own sentence) after the first
-    /// heading; `None` when Codex sends no skills message (no listed skill, or turned off).
-    pub fn message(&self, intro: &str) -> Option<Message> {
+    /// heading, fitted to the budget for a model of `context_window` tokens (CX13); `None`
+    /// when Codex sends no skills message (no listed skill, or turned off).
+    pub fn message(&self, intro: &str, context_window: u64) -> Option<Message> {
         let listed = self.listed();
         if !self.include_instructions || listed.is_empty() {
             return None;
         }
         let aliases = self.aliases();
         let alias_of = |root: usize| aliases.iter().position(|(i, _)| *i == root).unwrap_or_default();
+        let entries: Vec<Entry<'_>> = listed
+            .iter()
+            .map(|skill| {
+                let below = skill.path.strip_prefix(&self.roots[skill.root].path).unwrap_or(&skill.path);
+                Entry {
+                    name: &skill.name,
+                    description: &skill.description,
+                    file: format!("r{}/{}", alias_of(skill.root), below.display()),
+                }
+            })
+            .collect();
+        let fitted = fit(&entries, context_window.saturating_mul(BUDGET_PERCENT) / 100);
         let mut text = format!("<skills_instructions>\n## Skills\n{intro}\n### Skill roots\n");
         for (alias, (_, root)) in aliases.iter().enumerate() {
             let _ = writeln!(text, "- `r{alias}` = `{}`", root.path.display());
         }
         text.push_str("### Available skills\n");
         let mut lines = Vec::new();
-        for skill in listed {
-            let below = skill.path.strip_prefix(&self.roots[skill.root].path).unwrap_or(&skill.path);
-            let line = format!(
-                "- {}: {} (file: r{}/{})",
-                skill.name,
-                skill.description,
-                alias_of(skill.root),
-                below.display()
-            );
+        for ((skill, entry), kept) in listed.iter().zip(&entries).zip(&fitted.kept) {
+            let Some(chars) = *kept else { continue };
             let start = text.len();
-            text.push_str(&line);
-            lines.push((skill.path.clone(), start..text.len()));
+            text.push_str(&entry.line(chars));
+            lines.push(Line {
+                path: skill.path.clone(),
+                range: start..text.len(),
+                cut: chars < entry.description.chars().count(),
+            });
             text.push('\n');
         }
         text.push_str("</skills_instructions>");
-        Some(Message { text, lines })
+        let omitted = fitted.omitted();
+        Some(Message { text, lines, budget: fitted.budget, omitted })
     }
+}
+
+/// CX13: the skills listing may use this share (per cent) of the model's context window.
+const BUDGET_PERCENT: u64 = 2;
+
+/// One skill's line before the budget: `- <name>: <description> (file: <file>)`.
+struct Entry<'a> {
+    name: &'a str,
+    description: &'a str,
+    file: String,
+}
+
+impl Entry<'_> {
+    /// The line with the description's first `chars` characters (none: `- name: (file: …)`).
+    fn line(&self, chars: usize) -> String {
+        let end = self.description.char_indices().nth(chars).map_or(self.description.len(), |(at, _)| at);
+        match &self.description[..end] {
+            "" => format!("- {}: (file: {})", self.name, self.file),
+            kept => format!("- {}: {kept} (file: {})", self.name, self.file),
+        }
+    }
+}
+
+/// Codex's estimate of a text's tokens: a quarter of its bytes, rounded up.
+fn approx_tokens(bytes: usize) -> u64 {
+    (bytes as u64).div_ceil(4)
+}
+
+/// What the budget left of each line: `Some(n)`, the description's first n characters;
+/// `None`, the line left out.
+struct Fitted {
+    budget: Option<u64>,
+    kept: Vec<Option<usize>>,
+}
+
+impl Fitted {
+    fn omitted(&self) -> usize {
+        self.kept.iter().filter(|k| k.is_none()).count()
+    }
+}
+
+/// CX13: every line whole when their estimated tokens (each line with its newline) fit
+/// `budget`; else every line without its description, and what is left shared out one
+/// character at a time, line by line in listing order, each character taken while its
+/// cost still fits (so short descriptions finish and leave the rest to longer ones); when
+/// even the bare lines do not fit, the first that fit, bare, and the others left out.
+fn fit(entries: &[Entry<'_>], budget: u64) -> Fitted {
+    let cost = |line: &str| approx_tokens(line.len() + 1);
+    let full: Vec<usize> = entries.iter().map(|e| e.description.chars().count()).collect();
+    if entries.iter().map(|e| cost(&e.line(usize::MAX))).sum::<u64>() <= budget {
+        return Fitted { budget: None, kept: full.into_iter().map(Some).collect() };
+    }
+    let bare_bytes: Vec<usize> = entries.iter().map(|e| e.line(0).len() + 1).collect();
+    let minimum: u64 = bare_bytes.iter().map(|&b| approx_tokens(b)).sum();
+    if minimum > budget {
+        let mut used = 0;
+        let kept = bare_bytes
+            .iter()
+            .map(|&b| {
+                let c = approx_tokens(b);
+                (used + c <= budget).then(|| {
+                    used += c;
+                    0
+                })
+            })
+            .collect();
+        return Fitted { budget: Some(budget), kept };
+    }
+    // Each line's cost with its first k description characters, over its bare cost (the
+    // space before the description is one more byte).
+    let extra: Vec<Vec<u64>> = entries
+        .iter()
+        .zip(&bare_bytes)
+        .map(|(entry, &bare)| {
+            let base = approx_tokens(bare);
+            let mut bytes = bare + 1;
+            std::iter::once(0)
+                .chain(entry.description.chars().map(|ch| {
+                    bytes += ch.len_utf8();
+                    approx_tokens(bytes) - base
+                }))
+                .collect()
+        })
+        .collect();
+    let mut remaining = budget - minimum;
+    let mut chars = vec![0usize; entries.len()];
+    loop {
+        let mut grew = false;
+        for (i, costs) in extra.iter().enumerate() {
+            if chars[i] >= full[i] {
+                continue;
+            }
+            let delta = costs[chars[i] + 1] - costs[chars[i]];
+            if delta <= remaining {
+                remaining -= delta;
+                chars[i] += 1;
+                grew = true;
+            }
+        }
+        if !grew {
+            break;
+        }
+    }
+    Fitted { budget: Some(budget), kept: chars.into_iter().map(Some).collect() }
 }
 
 /// The skills message and where each skill's line is in it.
@@ -204,8 +319,23 @@ impl Skills {
 pub struct Message {
     /// Exactly the content item Codex sends.
     pub text: String,
-    /// Each listed skill's file and its line's byte range (without the newline).
-    pub lines: Vec<(PathBuf, std::ops::Range<usize>)>,
+    /// Each listed skill's line.
+    pub lines: Vec<Line>,
+    /// CX13: the budget in estimated tokens, when the lines did not fit whole.
+    pub budget: Option<u64>,
+    /// CX13: skills left out because even their bare lines did not fit.
+    pub omitted: usize,
+}
+
+/// One skill's line in the message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Line {
+    /// The skill's file.
+    pub path: PathBuf,
+    /// The line's byte range (without its newline).
+    pub range: std::ops::Range<usize>,
+    /// CX13: its description was shortened to fit the budget.
+    pub cut: bool,
 }
 
 /// CX7: the roots, in Codex's order: `.codex/skills` of every folder from the working
@@ -504,6 +634,28 @@ mod tests {
         assert_eq!(cut.chars().count(), 1024);
         assert!(cut.ends_with("..."));
         assert_eq!(super::cut("y".repeat(1024)).len(), 1024);
+    }
+
+    #[test]
+    fn the_budget_cuts_long_descriptions_first_and_then_leaves_skills_out() {
+        let entry = |name: &'static str, description: &'static str| Entry {
+            name,
+            description,
+            file: format!("r0/{name}/SKILL.md"),
+        };
+        let entries = [entry("long", "abcdefghijklmnopqrstuvwxyz0123456789"), entry("short", "tiny")];
+        // Whole: 70 and 40 bytes with their newlines, 18 + 10 estimated tokens.
+        assert_eq!(fit(&entries, 28).budget, None);
+        assert_eq!(fit(&entries, 28).kept, [Some(36), Some(4)]);
+        // Bare: 33 and 35 bytes, 9 + 9 tokens; the 5 left go one character at a time:
+        // `tiny` takes 1 and is whole, the long one 4 more (up to 52 bytes: 18 characters).
+        let fitted = fit(&entries, 23);
+        assert_eq!(fitted.kept, [Some(18), Some(4)]);
+        assert_eq!(fitted.budget, Some(23));
+        // Even bare lines do not both fit: the first is kept bare, the other left out.
+        let fitted = fit(&entries, 13);
+        assert_eq!(fitted.kept, [Some(0), None]);
+        assert_eq!(fitted.omitted(), 1);
     }
 
     #[test]
