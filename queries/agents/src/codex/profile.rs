@@ -92,7 +92,14 @@ const ABOUT: About = About {
     title: "Codex",
     release: "codex-0.171.0",
     doc: "docs/profiles/codex.md",
-    files: &[super::AGENTS_NAME, super::OVERRIDE_NAME],
+    files: &[
+        super::AGENTS_NAME,
+        super::OVERRIDE_NAME,
+        ".codex/skills/**/SKILL.md",
+        ".codex/skills/**/agents/openai.yaml",
+        ".agents/skills/**/SKILL.md",
+        ".agents/skills/**/agents/openai.yaml",
+    ],
 };
 
 impl Profile for Codex {
