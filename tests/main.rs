@@ -19,4 +19,5 @@ mod opencode_blocks;
 mod queries;
 mod rule_ids;
 mod session;
+mod session_rules;
 mod skills;

@@ -219,8 +219,9 @@ pub struct RemoteArgs {
 /// nested CLAUDE.md files and matching rules; Gemini CLI: newly found GEMINI.md files; …),
 /// or nothing when it adds none. An agent that attaches nothing on reads (Codex, Cline,
 /// Continue, Aider) answers with nothing and exit 0; --format json says so in `note`. With
-/// --session (opencode's export) the read happens in that session's state: rules loaded by
-/// earlier reads and claimed by reads in the same message are not attached again.
+/// --session (opencode's export, Claude Code's transcript) the read happens in that session's
+/// state: rules loaded by earlier reads (and, for opencode, claimed by reads in the same
+/// message) are not attached again.
 #[derive(Debug, Args)]
 pub struct NearbyArgs {
     /// The file being read (relative paths resolve against --cwd)
@@ -230,11 +231,12 @@ pub struct NearbyArgs {
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
 
-    /// An `opencode export` JSON file: read FILE in that session's state
-    #[arg(long, value_name = "EXPORT")]
+    /// The agent's record of a session (an `opencode export` JSON file, a Claude Code
+    /// transcript): read FILE in that session's state, at its next step
+    #[arg(long, value_name = "FILE")]
     pub session: Option<PathBuf>,
 
-    /// With --session: read FILE inside this message (after its own reads) instead of at
+    /// With an opencode --session: read FILE inside this message (after its own reads) instead of at
     /// the next step
     #[arg(long, value_name = "ID", requires = "session")]
     pub message: Option<String>,

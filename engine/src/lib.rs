@@ -540,6 +540,38 @@ impl Engine {
         }
     }
 
+    /// What `agent` attaches when its model reads `file` at the next step of the session it
+    /// recorded in `record` (its own record, as for [`Engine::session_costs`]): `nearby
+    /// --session` for the agents whose sessions are modelled from a record file. Both files
+    /// must exist; an agent whose sessions are not modelled is refused.
+    pub fn agent_read_in_session(
+        &self,
+        ws: Workspace,
+        agent: Agent,
+        file: &Path,
+        request: &profile::Request,
+        record: &Path,
+    ) -> Result<profile::ReadLayout, EngineError> {
+        let cwd = ws.cwd(&self.db);
+        let (target, record) =
+            (ctxgraph_db::path::resolve(cwd, file), ctxgraph_db::path::resolve(cwd, record));
+        let record = self.db.files().get(&self.db, &record);
+        for input in [self.db.files().get(&self.db, &target), record] {
+            if !input.kind(&self.db).exists() {
+                let path = input.path(&self.db).to_path_buf();
+                return Err(EngineError::ReadTarget { path, reason: "no such file".to_owned() });
+            }
+        }
+        let profile = profiles::profile(agent);
+        match profile.read_in_session(&self.db, ws, &target, request, record) {
+            Some(read) => Ok(read?),
+            None => Err(EngineError::Unsupported(format!(
+                "ctxgraph does not model {}'s sessions (nearby --session)",
+                profile.title()
+            ))),
+        }
+    }
+
     /// opencode's own texts by asset name (docs/opencode/installation.md), from the
     /// installation loaded with [`Engine::load_installation`]: each one found and verified
     /// (L2), and why each other one is not (L3). A name no release's table has is refused,

@@ -28,10 +28,18 @@ pub fn run(args: NearbyArgs) -> Result<ExitCode, CliError> {
             let (engine, ws, session) = super::session::open(&input)?;
             engine.read(ws, agent, &args.file, &request, Some((session, &point)))?
         }
-        (Some(_), _) => {
-            return Err(CliError::Usage(format!(
-                "--session reads an opencode export; {agent}'s sessions are not modelled"
-            )));
+        (Some(record), _) => {
+            if args.message.is_some() {
+                return Err(CliError::Usage(format!(
+                    "--message is opencode's; {agent}'s session is read at its next step"
+                )));
+            }
+            // Relative to where ctxgraph runs, as every file argument is.
+            let record = std::path::absolute(record)
+                .map_err(|err| CliError::ReadInput { path: record.clone(), source: err })?;
+            let (engine, ws) = super::open_with(env, args.cwd.clone())?;
+            let layout = engine.agent_read_in_session(ws, agent, &args.file, &request, &record)?;
+            ctxgraph_engine::ReadAnswer { layout, opencode: None }
         }
         // opencode's read needs its config (remote config included); another agent's does
         // not, and must not fail on a broken opencode.json.

@@ -26,7 +26,11 @@ pub fn run(args: SessionArgs) -> Result<ExitCode, CliError> {
 
 fn rules(args: RulesArgs) -> Result<ExitCode, CliError> {
     let (engine, ws) = super::open_with(HostEnv::from_process(), args.cwd)?;
-    let costs = engine.session_costs(ws, args.agent, &args.session)?;
+    // Relative to where ctxgraph runs, as every file argument is (not to --cwd).
+    let session = std::path::absolute(&args.session).map_err(|err| {
+        CliError::Engine(EngineError::ReadTarget { path: args.session.clone(), reason: err.to_string() })
+    })?;
+    let costs = engine.session_costs(ws, args.agent, &session)?;
     match args.format {
         Format::Json => write_json(&costs, &[])?,
         Format::Text => write_stdout(escape_controls(&rules_text(&costs), false).as_bytes())?,

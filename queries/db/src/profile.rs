@@ -486,6 +486,9 @@ pub enum ProfileError {
     /// A setting passed on the command line that the profile does not model.
     #[error("{0}")]
     Setting(String),
+    /// The session record a question is asked in is malformed (file and line).
+    #[error("not a session record: {0}")]
+    Session(SessionFileError),
 }
 
 /// Which part of what an agent sends a layout covers. Every profile builds
@@ -715,6 +718,22 @@ pub trait Profile: Sync {
         request: &Request,
     ) -> Option<Result<ReadLayout, ProfileError>> {
         let _ = (db, ws, file, request);
+        None
+    }
+
+    /// What the agent attaches when its model reads `file` (absolute) at the next step of the
+    /// session recorded in `session` (the agent's own record, as for
+    /// [`Profile::session_costs`]): what the session already holds is not attached again.
+    /// `None` (the default): this agent's sessions are not modelled.
+    fn read_in_session(
+        &self,
+        db: &dyn Db,
+        ws: Workspace,
+        file: &Path,
+        request: &Request,
+        session: crate::files::File,
+    ) -> Option<Result<ReadLayout, ProfileError>> {
+        let _ = (db, ws, file, request, session);
         None
     }
 

@@ -7,7 +7,7 @@
 //! ([`SessionCosts`]), and what a change to a file would save ([`Saving`]), counted here once
 //! with the engine's tokenizer so every agent's figures mean the same thing.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -118,6 +118,41 @@ pub struct SavingSteps {
     pub absent: Vec<Range<usize>>,
     /// How the figure is computed.
     pub how: String,
+}
+
+/// Paths and texts by id, for a profile building [`SessionOccurrences`]: each distinct text
+/// is stored (and later counted) once, however many requests carry it.
+#[derive(Debug, Default)]
+pub struct Interner {
+    /// Every path, by [`PathId`].
+    pub paths: Vec<PathBuf>,
+    /// Every text, by [`TextId`].
+    pub texts: Vec<Arc<str>>,
+    path_ids: HashMap<PathBuf, PathId>,
+    text_ids: HashMap<Arc<str>, TextId>,
+}
+
+impl Interner {
+    /// The id of `path`, new or known.
+    pub fn path(&mut self, path: PathBuf) -> PathId {
+        let next = self.paths.len();
+        *self.path_ids.entry(path).or_insert_with_key(|path| {
+            self.paths.push(path.clone());
+            next
+        })
+    }
+
+    /// The id of `text`, new or known.
+    pub fn text(&mut self, text: &str) -> TextId {
+        if let Some(&id) = self.text_ids.get(text) {
+            return id;
+        }
+        let id = self.texts.len();
+        let text: Arc<str> = Arc::from(text);
+        self.texts.push(text.clone());
+        self.text_ids.insert(text, id);
+        id
+    }
 }
 
 /// Why a session record cannot be read.

@@ -70,6 +70,17 @@ impl Profile for Opencode {
         &ABOUT
     }
 
+    fn session_costs(
+        &self,
+        db: &dyn Db,
+        ws: Workspace,
+        session: ctxgraph_db::files::File,
+    ) -> Option<
+        Result<ctxgraph_db::session_costs::SessionOccurrences, ctxgraph_db::session_costs::SessionFileError>,
+    > {
+        Some(session_costs(db, ws, session))
+    }
+
     fn layout(
         &self,
         db: &dyn Db,
@@ -252,4 +263,46 @@ pub fn opencode_fate(db: &dyn Db, ws: Workspace, counter: &dyn TokenCounter, pat
             reasons.join("; ")
         },
     }
+}
+
+/// `session rules` over an `opencode export` in `file` (docs/opencode/nearby.md,
+/// "What each rule file costs over a session"). The export is loaded as a session input of its
+/// own for the session stages (K10, N5) to read.
+fn session_costs(
+    db: &dyn Db,
+    ws: Workspace,
+    file: ctxgraph_db::files::File,
+) -> Result<ctxgraph_db::session_costs::SessionOccurrences, ctxgraph_db::session_costs::SessionFileError> {
+    use ctxgraph_db::session_costs::SessionFileError;
+    let source_name = ctxgraph_db::path::display(file.path(db));
+    let bytes = ctxgraph_db::files::file_bytes(db, file).as_ref().map_err(|e| SessionFileError {
+        source_name: source_name.clone(),
+        line: None,
+        message: e.to_string(),
+    })?;
+    let export = super::session::export::parse_export(bytes).map_err(|e| SessionFileError {
+        source_name: source_name.clone(),
+        line: Some(e.line),
+        message: format!("not an opencode session export: {} (column {}): {}", e.path, e.column, e.message),
+    })?;
+    let messages = export
+        .messages
+        .into_iter()
+        .map(|m| super::session::Message::builder(m.info, m.parts).new(db))
+        .collect();
+    let session = super::session::Session::builder(export.info, messages).new(db);
+    let mut notes = Vec::new();
+    let system = match system_prompt_layout(db, ws, Section::System, None) {
+        Ok(prompt) => prompt
+            .blocks
+            .iter()
+            .filter(|b| b.kind == BlockKind::Instruction)
+            .filter_map(|b| Some((b.source.as_deref()?.into(), prompt.text[b.range.clone()].to_owned())))
+            .collect(),
+        Err(err) => {
+            notes.push(format!("The system prompt's instruction files are left out: {err}"));
+            Vec::new()
+        }
+    };
+    Ok(super::session::costs::session_occurrences(db, session, &system, notes))
 }

@@ -17,6 +17,7 @@ pub mod markdown;
 mod nearby;
 pub mod profile;
 pub mod prose;
+pub mod session;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

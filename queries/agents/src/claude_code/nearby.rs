@@ -108,6 +108,14 @@ pub fn reads_in_session(db: &dyn Db, ws: Workspace, files: &[PathBuf]) -> Vec<Re
     out
 }
 
+/// CC12 in a recorded session: a Read of `file` attaches only what neither the first message
+/// nor the session's last request (`held`, rebuilt from its transcript, CC40) holds.
+pub fn read_after(db: &dyn Db, ws: Workspace, file: &Path, held: &HashSet<&Path>) -> ReadAttachment {
+    let mut attachment = read_attachment(db, ws, file.to_path_buf()).clone();
+    hold_back(&mut attachment.files, held);
+    attachment
+}
+
 fn hold_back(files: &mut [MemoryFile], held: &HashSet<&Path>) {
     for looked in files {
         if looked.is_sent() && held.contains(looked.source.as_path()) {

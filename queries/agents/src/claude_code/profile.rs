@@ -169,8 +169,56 @@ impl Profile for ClaudeCode {
         file: &Path,
         _: &Request,
     ) -> Option<Result<ReadLayout, ProfileError>> {
+        Some(Ok(self.read_layout(db, ws, file, read_attachment(db, ws, file.to_path_buf()))))
+    }
+
+    fn read_in_session(
+        &self,
+        db: &dyn Db,
+        ws: Workspace,
+        file: &Path,
+        _: &Request,
+        session: ctxgraph_db::files::File,
+    ) -> Option<Result<ReadLayout, ProfileError>> {
+        let occurrences = match super::session::transcript_occurrences(db, session) {
+            Ok(occurrences) => occurrences,
+            Err(err) => return Some(Err(ProfileError::Session(err.clone()))),
+        };
+        // What the last request carried is in the history the next one re-sends (CC41).
+        let held: std::collections::HashSet<&Path> = occurrences
+            .steps
+            .last()
+            .map(|step| step.present.iter().map(|&(path, _, _)| occurrences.paths[path].as_path()).collect())
+            .unwrap_or_default();
+        Some(Ok(self.read_layout(db, ws, file, &super::nearby::read_after(db, ws, file, &held))))
+    }
+
+    fn session_costs(
+        &self,
+        db: &dyn Db,
+        _: Workspace,
+        session: ctxgraph_db::files::File,
+    ) -> Option<
+        Result<ctxgraph_db::session_costs::SessionOccurrences, ctxgraph_db::session_costs::SessionFileError>,
+    > {
+        Some(super::session::transcript_occurrences(db, session).clone())
+    }
+
+    fn fate(&self, db: &dyn Db, ws: Workspace, _: &dyn TokenCounter, file: &Path) -> AgentFate {
+        super::fate::claude_code_fate(claude_md_context(db, ws), file)
+    }
+}
+
+impl ClaudeCode {
+    /// A Read's layout: each attached file's reminder (CC11), and what it left out.
+    fn read_layout(
+        &self,
+        db: &dyn Db,
+        ws: Workspace,
+        file: &Path,
+        attachment: &super::nearby::ReadAttachment,
+    ) -> ReadLayout {
         let ctx = claude_md_context(db, ws);
-        let attachment = read_attachment(db, ws, file.to_path_buf());
         let mut builder = LayoutBuilder::new(attachment.text());
         let reminders: Vec<(&MemoryFile, String)> = attachment.sent().map(|f| (f, reminder(f))).collect();
         for (sent, text) in &reminders {
@@ -192,10 +240,6 @@ impl Profile for ClaudeCode {
             .map(|f| left_out(f, attachment.reason(f, &ctx.cwd, &ctx.approval)))
             .collect();
         // A Read's reminders hold no sentence of Claude Code's own (CC11).
-        Some(Ok(builder.read(self.agent(), file, left, WordingSource::None)))
-    }
-
-    fn fate(&self, db: &dyn Db, ws: Workspace, _: &dyn TokenCounter, file: &Path) -> AgentFate {
-        super::fate::claude_code_fate(claude_md_context(db, ws), file)
+        builder.read(self.agent(), file, left, WordingSource::None)
     }
 }

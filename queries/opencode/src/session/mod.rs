@@ -8,6 +8,7 @@
 
 pub mod compaction;
 pub mod convert;
+pub mod costs;
 pub mod entries;
 pub mod export;
 pub mod history;
