@@ -167,57 +167,6 @@ pub struct SessionFileError {
     pub message: String,
 }
 
-/// The paths and texts of a [`SessionOccurrences`] being read, each kept once: what every
-/// profile's session reader fills before it has steps.
-#[derive(Debug, Default)]
-pub struct Interner {
-    paths: Vec<PathBuf>,
-    path_ids: std::collections::HashMap<PathBuf, PathId>,
-    texts: Vec<Arc<str>>,
-    text_ids: std::collections::HashMap<Arc<str>, TextId>,
-}
-
-impl Interner {
-    /// The id of `path`, given it on first sight.
-    pub fn path(&mut self, path: impl Into<PathBuf>) -> PathId {
-        let path = path.into();
-        if let Some(&id) = self.path_ids.get(&path) {
-            return id;
-        }
-        let id = self.paths.len();
-        self.paths.push(path.clone());
-        self.path_ids.insert(path, id);
-        id
-    }
-
-    /// The id of `text`, given it on first sight.
-    pub fn text(&mut self, text: &str) -> TextId {
-        if let Some(&id) = self.text_ids.get(text) {
-            return id;
-        }
-        let id = self.texts.len();
-        let text: Arc<str> = Arc::from(text);
-        self.texts.push(text.clone());
-        self.text_ids.insert(text, id);
-        id
-    }
-
-    /// The paths seen so far, by id.
-    pub fn paths(&self) -> &[PathBuf] {
-        &self.paths
-    }
-
-    /// The occurrences of `steps`, with these paths and texts.
-    pub fn finish(
-        self,
-        steps: Vec<StepOccurrences>,
-        savings: Vec<SavingSteps>,
-        notes: Vec<String>,
-    ) -> SessionOccurrences {
-        SessionOccurrences { paths: self.paths, texts: self.texts, steps, savings, notes }
-    }
-}
-
 impl SessionOccurrences {
     /// Counts every text once with `counter`, and sums the steps, totals and savings.
     pub fn costs(&self, counter: &dyn TokenCounter) -> SessionCosts {

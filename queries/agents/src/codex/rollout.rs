@@ -274,6 +274,12 @@ impl<'a> Reader<'a> {
                 self.unattributed
             ));
         }
-        self.table.finish(self.steps, Vec::new(), notes)
+        SessionOccurrences {
+            paths: self.table.paths,
+            texts: self.table.texts,
+            steps: self.steps,
+            savings: Vec::new(),
+            notes,
+        }
     }
 }
