@@ -24,7 +24,7 @@ use ctxgraph_db::agent::Agent;
 use ctxgraph_db::db::Workspace;
 use ctxgraph_db::hash::ContentHash;
 use ctxgraph_db::path::normalize;
-use ctxgraph_db::profile::{Block, InstallationSearch, Layout, Placement, Request, WordingSource};
+use ctxgraph_db::profile::{Block, InstallationSearch, Layout, Placement, Request, Section, WordingSource};
 use ctxgraph_db::system::{MemorySystem, System};
 use ctxgraph_engine::profiles::profile;
 use ctxgraph_engine::{Engine, HostEnv, O200k, OsSystem};
@@ -73,6 +73,9 @@ struct Run {
     /// Aider: `KEY=VALUE` variables in the agent's environment (`$AIDER_READ`).
     #[serde(default)]
     env: Vec<String>,
+    /// Claude Code: `request` for the whole first request (CC16) instead of the rule block.
+    #[serde(default)]
+    section: Option<String>,
 }
 
 fn dot() -> String {
@@ -175,7 +178,12 @@ fn request(case: &Case, agent: Agent) -> Request {
             (key.to_owned(), value.to_owned())
         })
         .collect();
-    Request { settings, wording: profile(agent).fingerprints(), ..Request::default() }
+    let section = match case.run.section.as_deref() {
+        Some("request") => Section::Request,
+        None => Section::Rules,
+        Some(other) => panic!("section {other}: not a section the cases record"),
+    };
+    Request { section, settings, wording: profile(agent).fingerprints() }
 }
 
 /// Every block of a layout is the bytes its range names, and its hash is theirs.

@@ -18,6 +18,9 @@
 # (empty when Codex sent none), with the scratch run directory written as `<run>`, in
 # <case>/oracle.out. The fixture's rule files are ours; Codex's own prompts are not kept.
 #
+# Claude Code with `section = "request"`: oracle.out is the whole first request as
+# cc_request.py keeps it (its docstring says how), each run.config `KEY=VALUE` passed to
+# Claude Code as `--KEY VALUE` (CC20).
 # Claude Code: capture_cc.sh -C <run.cwd> [-R <run.reads>] on a copy of the case whose
 # files have `<run>` replaced by the run directory (absolute paths, ~/.claude.json keys); oracle.out is the rule-file
 # <system-reminder> of the first user message, oracle.read (with run.reads) what each Read's
@@ -194,9 +197,21 @@ if run.get("reads"):
 PY
 )
   case " ${args[*]} " in *" -R "*,*) capture=$(cc_oracle) ;; esac
+  # Settings that are Claude Code flags (CC20) go to it as extra arguments.
+  python3 - "$dir/case.toml" >"$out.args" <<'PY'
+import sys, tomllib
+for kv in tomllib.load(open(sys.argv[1], "rb")).get("run", {}).get("config", []):
+    key, value = kv.split("=", 1)
+    print("--" + key); print(value)
+PY
+  [ -s "$out.args" ] && args+=(-X "$out.args")
   with_run "$dir" "$out"
   "$capture/capture_cc.sh" "${args[@]}" "$out.fix" "$out" >"$out.log" 2>&1 || true
   grep -q 'claude rc=0' "$out/stderr" || { cat "$out.log" "$out/stderr" >&2; echo "claude failed on $dir" >&2; return 1; }
+  if [ "$(python3 -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb")).get("run", {}).get("section", ""))' "$dir/case.toml")" = request ]; then
+    python3 "$HERE/cc_request.py" "$out" "$dir" >"$dir/oracle.out"
+    return
+  fi
   python3 - "$out" "$dir" <<'PY'
 import glob, json, re, sys, tomllib
 import blake3

@@ -13,10 +13,13 @@ pub mod approval;
 pub mod excludes;
 pub mod fate;
 pub mod installation;
+pub mod listing;
 pub mod markdown;
 mod nearby;
 pub mod profile;
 pub mod prose;
+mod request;
+pub mod request_prose;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

@@ -9,7 +9,7 @@ use ctxgraph_db::db::{Db, Workspace};
 use ctxgraph_db::profile::AgentFate;
 use ctxgraph_db::profile::{
     About, Frame, LayoutBuilder, LeftOut, Listed, ListedOrder, Part, Placement, Profile, ProfileError,
-    ReadLayout, Request, Setting, Source, Status, WordingSource,
+    ReadLayout, Request, Section, Setting, Source, Status, WordingSource,
 };
 use ctxgraph_db::tokens::TokenCounter;
 
@@ -88,6 +88,52 @@ static HOOK: ctxgraph_db::profile::HookFormat = ctxgraph_db::profile::HookFormat
     answer: ctxgraph_db::profile::HookAnswer::Block,
 };
 
+impl ClaudeCode {
+    /// CC16: the whole first request.
+    fn whole_request(
+        &self,
+        db: &dyn Db,
+        ws: Workspace,
+        request: &Request,
+        prose: &Prose,
+        ctx: &super::ClaudeMdContext,
+    ) -> ctxgraph_db::profile::Layout {
+        let super::request::Built { text, pieces, left_out: mut left, mut settings } =
+            super::request::build(db, ws, request, prose, ctx);
+        let (builder, unstable) = super::request::place(text, pieces);
+        left.extend(
+            ctx.files.iter().filter(|f| !f.is_sent()).map(|f| left_out(f, f.reason(&ctx.cwd, &ctx.approval))),
+        );
+        settings.push(approval_setting(ctx));
+        // The whole request's own texts are not read from an installation yet (CC16): the
+        // layout says so whenever they are placeholders.
+        let wording = match &prose.request.source {
+            WordingSource::Unavailable { .. } => prose.request.source.clone(),
+            _ => prose.source.clone(),
+        };
+        let frame = Frame { cwd: ctx.cwd.clone(), root: None, left_out: left, settings, wording };
+        let mut layout = frame.layout(self, builder);
+        for (block, why) in layout.blocks.iter_mut().zip(unstable) {
+            block.unstable = why;
+        }
+        layout
+    }
+}
+
+/// CC8's setting, as the layout names it.
+fn approval_setting(ctx: &super::ClaudeMdContext) -> Setting {
+    let approved = match &ctx.approval.state {
+        ApprovalState::Set { approved } => approved.to_string(),
+        ApprovalState::NotSet | ApprovalState::NoConfig => "not set".to_owned(),
+        ApprovalState::Invalid { reason } => format!("cannot be used ({reason})"),
+    };
+    Setting {
+        name: APPROVAL_KEY,
+        value: approved,
+        from: Some(ctx.approval.config.clone()).filter(|_| ctx.approval.state != ApprovalState::NoConfig),
+    }
+}
+
 impl Profile for ClaudeCode {
     fn about(&self) -> &'static About {
         &ABOUT
@@ -108,6 +154,14 @@ impl Profile for ClaudeCode {
         Some(std::sync::Arc::new(Prose::fingerprints()))
     }
 
+    fn settings(&self) -> &'static [&'static str] {
+        &[super::request::APPEND_KEY]
+    }
+
+    fn sections(&self) -> &'static [Section] {
+        &[Section::Request]
+    }
+
     fn layout(
         &self,
         db: &dyn Db,
@@ -116,6 +170,9 @@ impl Profile for ClaudeCode {
     ) -> Result<ctxgraph_db::profile::Layout, ProfileError> {
         let prose = prose(request);
         let ctx = claude_md_context(db, ws);
+        if request.section == Section::Request {
+            return Ok(self.whole_request(db, ws, request, &prose, ctx));
+        }
         let mut builder = LayoutBuilder::new(ctx.reminder(&prose).unwrap_or_default());
         let entries: Vec<(&MemoryFile, String)> =
             ctx.sent().map(|file| (file, entry(file, &prose))).collect();
@@ -131,11 +188,6 @@ impl Profile for ClaudeCode {
                 inlines: Vec::new(),
             });
         }
-        let approved = match &ctx.approval.state {
-            ApprovalState::Set { approved } => approved.to_string(),
-            ApprovalState::NotSet | ApprovalState::NoConfig => "not set".to_owned(),
-            ApprovalState::Invalid { reason } => format!("cannot be used ({reason})"),
-        };
         let frame = Frame {
             cwd: ctx.cwd.clone(),
             root: None,
@@ -145,12 +197,7 @@ impl Profile for ClaudeCode {
                 .filter(|f| !f.is_sent())
                 .map(|f| left_out(f, f.reason(&ctx.cwd, &ctx.approval)))
                 .collect(),
-            settings: vec![Setting {
-                name: APPROVAL_KEY,
-                value: approved,
-                from: Some(ctx.approval.config.clone())
-                    .filter(|_| ctx.approval.state != ApprovalState::NoConfig),
-            }],
+            settings: vec![approval_setting(ctx)],
             wording: prose.source.clone(),
         };
         let mut layout = frame.layout(self, builder);

@@ -1,0 +1,427 @@
+//! CC16: Claude Code's whole first request (`--section request`): the system message's
+//! identity line and system prompt, then every `<system-reminder>` block of the first user
+//! message before the prompt, in send order, joined by a blank line. The blocks that depend
+//! on the machine or the model (environment, model, git status, date) are marked, never
+//! guessed; Claude Code's own texts come from [`RequestProse`].
+
+use std::path::PathBuf;
+
+use ctxgraph_db::db::{Db, Workspace};
+use ctxgraph_db::profile::{LayoutBuilder, LeftOut, Part, Placement, Request, Setting, Source, Status};
+
+use super::listing::{Entry, Listings, listings};
+use super::request_prose::RequestProse;
+use super::{ClaudeMdContext, Prose, entry};
+
+/// `-c append-system-prompt=TEXT`: Claude Code's `--append-system-prompt` (CC20).
+pub const APPEND_KEY: &str = "append-system-prompt";
+
+const OPEN: &str = "<system-reminder>\n";
+const CLOSE: &str = "\n</system-reminder>";
+
+/// One block of the request, before placing.
+pub(super) struct Piece {
+    source: Source,
+    placement: Placement,
+    position: &'static str,
+    text: String,
+    rule: &'static str,
+    reason: String,
+    unstable: Option<String>,
+}
+
+fn own(name: &str, placement: Placement, position: &'static str, text: &str, reason: String) -> Piece {
+    Piece {
+        source: Source::Agent(name.to_owned()),
+        placement,
+        position,
+        text: text.to_owned(),
+        rule: "CC16",
+        reason,
+        unstable: None,
+    }
+}
+
+fn listed(entry: &Entry, line: String, rule: &'static str) -> Piece {
+    Piece {
+        source: Source::File(entry.source.clone()),
+        placement: Placement::FirstUserMessage,
+        position: "first user message: a line of a listing <system-reminder>",
+        text: line,
+        rule,
+        reason: entry.reason.clone(),
+        unstable: None,
+    }
+}
+
+/// A block that depends on the machine or the model: marked, with why.
+fn machine(name: &str, why: &str) -> Piece {
+    Piece {
+        source: Source::Agent(name.to_owned()),
+        placement: Placement::FirstUserMessage,
+        position: "first user message: a <system-reminder> text block",
+        text: format!("<machine:{name}>"),
+        rule: "CC16",
+        reason: format!("{why}: not reproduced, marked (CC16)"),
+        unstable: Some(why.to_owned()),
+    }
+}
+
+/// The request's text, its pieces by where each starts, the files left out and the
+/// settings in force.
+pub(super) struct Built {
+    pub text: String,
+    pub pieces: Vec<(usize, Piece)>,
+    pub left_out: Vec<LeftOut>,
+    pub settings: Vec<Setting>,
+}
+
+/// Text that belongs to no block (a wrapper, a separator).
+fn plain(text: &str) -> (String, Option<Piece>) {
+    (text.to_owned(), None)
+}
+
+fn piece(piece: Piece) -> (String, Option<Piece>) {
+    (piece.text.clone(), Some(piece))
+}
+
+/// Builds the whole first request's text and blocks.
+pub(super) fn build(
+    db: &dyn Db,
+    ws: Workspace,
+    request: &Request,
+    prose: &Prose,
+    ctx: &ClaudeMdContext,
+) -> Built {
+    let words: &RequestProse = &prose.request;
+    let found: &Listings = listings(db, ws);
+    let append = request.settings.iter().rev().find(|(k, _)| k == APPEND_KEY).map(|(_, v)| v.clone());
+    let mut settings = Vec::new();
+    let system = Placement::SystemMessage;
+    let user = Placement::FirstUserMessage;
+    let block = "first user message: a <system-reminder> text block";
+    let mut blocks: Vec<Vec<(String, Option<Piece>)>> = Vec::new();
+
+    // The system message (CC16, CC19, CC20).
+    let identity = &words.identity[usize::from(append.is_some())];
+    blocks.push(vec![piece(own(
+        "identity",
+        system,
+        "system message: its second text block",
+        identity,
+        if append.is_some() {
+            "Claude Code's identity line; --append-system-prompt switches it to its other one (CC20)"
+                .to_owned()
+        } else {
+            "Claude Code's identity line (CC16)".to_owned()
+        },
+    ))]);
+    let style = found.style.as_ref();
+    let mut prompt = vec![piece(own(
+        "system prompt",
+        system,
+        "system message: its third text block",
+        &words.system_prompt[usize::from(style.is_some())],
+        format!(
+            "Claude Code's system prompt{}; it names the auto-memory folder ~/.claude/projects/<project>/memory/ (CC16, CC15)",
+            if style.is_some() {
+                ", opening for an output style and without its tasks section (CC19)"
+            } else {
+                ""
+            }
+        ),
+    ))];
+    if let Some(text) = &append {
+        settings.push(Setting { name: APPEND_KEY, value: text.clone(), from: None });
+        prompt.push(plain("\n\n"));
+        let mut appended = own(
+            "--append-system-prompt",
+            system,
+            "system message: the end of its third text block",
+            text,
+            "--append-system-prompt's text, after a blank line at the system prompt's end (CC20)".to_owned(),
+        );
+        appended.rule = "CC20";
+        prompt.push(piece(appended));
+    }
+    blocks.push(prompt);
+
+    // The first user message, in send order (CC16).
+    blocks.push(vec![piece(machine(
+        "environment",
+        "names the working directory, the platform, the shell and the OS version",
+    ))]);
+    blocks.push(vec![piece(machine("model", "names the model chosen at start (--model)"))]);
+    if let Some(style) = style {
+        settings.push(Setting {
+            name: "outputStyle",
+            value: style.name.clone(),
+            from: Some(style.settings.clone()),
+        });
+        let mut heading = own(
+            "output style heading",
+            user,
+            block,
+            &words.style_heading,
+            "Claude Code's heading before the output style's name (CC19)".to_owned(),
+        );
+        heading.rule = "CC19";
+        let body = Piece {
+            source: Source::File(style.source.clone()),
+            placement: user,
+            position: block,
+            text: format!("{}\n{}", style.name, style.body),
+            rule: "CC19",
+            reason: format!(
+                "the output style {} chosen by outputStyle in {}: its name and its text, frontmatter cut and trimmed (CC19)",
+                style.name,
+                style.settings.display()
+            ),
+            unstable: None,
+        };
+        blocks.push(vec![plain(OPEN), piece(heading), piece(body), plain(CLOSE)]);
+    } else if let Some((name, settings_file)) = &found.style_setting {
+        settings.push(Setting {
+            name: "outputStyle",
+            value: name.clone(),
+            from: Some(settings_file.clone()),
+        });
+    }
+    let mcp_note = if found.mcp.is_empty() {
+        String::new()
+    } else {
+        "; the MCP servers' tool names that follow it are not modelled (CC16)".to_owned()
+    };
+    blocks.push(vec![piece(own(
+        "deferred tools",
+        user,
+        block,
+        &words.deferred_tools,
+        format!("Claude Code's list of its deferred tools (CC16){mcp_note}"),
+    ))]);
+    blocks.push(agents(words, found, user, block));
+    blocks.push(skills(words, found, user, block));
+    blocks.push(vec![piece(own(
+        "token budget",
+        user,
+        block,
+        &words.total_tokens,
+        "Claude Code's token budget (CC16)".to_owned(),
+    ))]);
+    if let Some(style) = style {
+        let name = Piece {
+            source: Source::File(style.source.clone()),
+            placement: user,
+            position: block,
+            text: style.name.clone(),
+            rule: "CC19",
+            reason: format!(
+                "the output style {}'s name, in the reminder that it is active (CC19)",
+                style.name
+            ),
+            unstable: None,
+        };
+        let mut rest = own(
+            "output style reminder",
+            user,
+            block,
+            &words.style_active,
+            "Claude Code's reminder that the output style is active (CC19)".to_owned(),
+        );
+        rest.rule = "CC19";
+        blocks.push(vec![plain(OPEN), piece(name), piece(rest), plain(CLOSE)]);
+    }
+    if let Some(rules) = ctx.reminder(prose) {
+        blocks.push(rule_block(ctx, prose, &rules));
+    }
+    blocks.push(vec![piece(machine(
+        "git-status",
+        "the branch, the status and the recent commits of the repository at start",
+    ))]);
+    blocks.push(vec![piece(machine("date", "the day Claude Code starts"))]);
+    blocks.push(vec![piece(own(
+        "attribution",
+        user,
+        block,
+        &words.attribution,
+        "Claude Code's attribution advice, which names the model (CC16)".to_owned(),
+    ))]);
+
+    let mut text = String::new();
+    let mut placed = Vec::new();
+    for (i, parts) in blocks.into_iter().enumerate() {
+        if i > 0 {
+            text.push_str("\n\n");
+        }
+        for (part_text, part) in parts {
+            if let Some(part) = part {
+                placed.push((text.len(), part));
+            }
+            text.push_str(&part_text);
+        }
+    }
+    let mut left_out: Vec<LeftOut> = found
+        .left_out
+        .iter()
+        .map(|(source, fate, reason)| LeftOut {
+            source: source.clone(),
+            fate,
+            rule: rule_of(reason),
+            reason: reason.clone(),
+        })
+        .collect();
+    left_out.extend(found.mcp.iter().map(|path: &PathBuf| LeftOut {
+        source: path.clone(),
+        fate: "not_modelled",
+        rule: "CC16",
+        reason: "its MCP servers' instructions block and tool names need the servers running: not modelled (CC16)".to_owned(),
+    }));
+    if let Some((name, settings_file)) = found.style_setting.as_ref().filter(|_| style.is_none()) {
+        left_out.push(LeftOut {
+            source: settings_file.clone(),
+            fate: "missing",
+            rule: "CC19",
+            reason: format!("outputStyle {name}: no file in an output-styles folder has that name, so no style blocks are sent (CC19)"),
+        });
+    }
+    Built { text, pieces: placed, left_out, settings }
+}
+
+fn rule_of(reason: &str) -> &'static str {
+    ["CC17", "CC18", "CC19"].into_iter().find(|id| reason.contains(id)).unwrap_or("CC16")
+}
+
+/// CC18: the built-in agents and the user's and project's, sorted by name, case aside.
+fn agents(
+    words: &RequestProse,
+    found: &Listings,
+    user: Placement,
+    block: &'static str,
+) -> Vec<(String, Option<Piece>)> {
+    let mut rows: Vec<(String, Piece)> = words
+        .builtin_agents
+        .iter()
+        .map(|(name, line)| {
+            (
+                (*name).to_owned(),
+                own(
+                    &format!("built-in agent {name}"),
+                    user,
+                    block,
+                    line,
+                    format!("Claude Code's built-in agent {name} (CC18)"),
+                ),
+            )
+        })
+        .collect();
+    rows.extend(found.agents.iter().map(|agent| {
+        let line = format!("- {}: {}", agent.name, agent.description.as_deref().unwrap_or_default());
+        (agent.name.clone(), listed(agent, line, "CC18"))
+    }));
+    rows.sort_by_key(|(name, _)| name.to_lowercase());
+    let mut out = vec![
+        plain(OPEN),
+        piece(own(
+            "agent list",
+            user,
+            block,
+            &words.agents_header,
+            "Claude Code's opening of the agent list (CC18)".to_owned(),
+        )),
+    ];
+    for (_, row) in rows {
+        out.push(plain("\n"));
+        out.push(piece(row));
+    }
+    out.push(plain("\n\n"));
+    out.push(piece(own(
+        "agent list end",
+        user,
+        block,
+        &words.agents_footer,
+        "Claude Code's closing sentence of the agent list (CC18)".to_owned(),
+    )));
+    out.push(plain(CLOSE));
+    out
+}
+
+/// CC17: the skill list: the project's and user's entries, then the bundled skills.
+fn skills(
+    words: &RequestProse,
+    found: &Listings,
+    user: Placement,
+    block: &'static str,
+) -> Vec<(String, Option<Piece>)> {
+    let mut out = vec![
+        plain(OPEN),
+        piece(own(
+            "skill list",
+            user,
+            block,
+            &words.skills_header,
+            "Claude Code's opening of the skill list (CC17)".to_owned(),
+        )),
+        plain("\n\n"),
+    ];
+    for skill in &found.skills {
+        let description = skill.description.as_deref().unwrap_or(&words.skill_fallback);
+        out.push(piece(listed(skill, format!("- {}: {description}", skill.name), "CC17")));
+        out.push(plain("\n"));
+    }
+    out.push(piece(own(
+        "bundled skills",
+        user,
+        block,
+        &words.skills_bundled,
+        "the skills bundled with Claude Code, after the project's (CC17)".to_owned(),
+    )));
+    out.push(plain(CLOSE));
+    out
+}
+
+/// CC2 inside the whole request: the rule-file block, one block per file.
+fn rule_block(ctx: &ClaudeMdContext, prose: &Prose, whole: &str) -> Vec<(String, Option<Piece>)> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    for file in ctx.sent() {
+        let text = entry(file, prose);
+        let Some(found) = whole[at..].find(&text) else { continue };
+        out.push(plain(&whole[at..at + found]));
+        out.push(piece(Piece {
+            source: Source::File(file.source.clone()),
+            placement: Placement::FirstUserMessage,
+            position: "first user message: the rule-file <system-reminder> block",
+            text: text.clone(),
+            rule: file.rule(),
+            reason: file.reason(&ctx.cwd, &ctx.approval),
+            unstable: None,
+        }));
+        at += found + text.len();
+    }
+    out.push(plain(&whole[at..]));
+    out
+}
+
+/// The pieces placed in the text as the builder's blocks, and each block's reason to be
+/// unstable.
+pub(super) fn place(text: String, pieces: Vec<(usize, Piece)>) -> (LayoutBuilder, Vec<Option<String>>) {
+    let mut builder = LayoutBuilder::new(text);
+    let mut unstable = Vec::with_capacity(pieces.len());
+    for (start, piece) in pieces {
+        unstable.push(piece.unstable);
+        builder.block_at(
+            start,
+            Part {
+                source: piece.source,
+                placement: piece.placement,
+                position: piece.position,
+                text: &piece.text,
+                status: Status::Sent,
+                rule: piece.rule,
+                reason: piece.reason,
+                inlines: Vec::new(),
+            },
+        );
+    }
+    (builder, unstable)
+}

@@ -1,0 +1,128 @@
+//! CC16: Claude Code's own texts in its whole first request (identity line, system prompt,
+//! the listings' opening and closing sentences, its built-in agents' and bundled skills'
+//! entries, the token budget, the attribution). They are Claude Code's and never copied into
+//! this repository: recorded fixtures and `check` keep them as `<prose:blake3=…>` tokens from
+//! this table (figures, not text); without them the text holds marked placeholders.
+//! ctxgraph does not yet read these texts from an installation (the system prompt and the
+//! listings are assembled by Claude Code's code, not single strings of its bundle).
+
+use ctxgraph_db::profile::WordingSource;
+
+use super::prose::RECORDED_VERSION;
+
+/// blake3 of each text, as recorded from Claude Code 2.1.332 (`tests/oracle/cc_request.py`
+/// with `CC_PIECES=1` prints them).
+mod hashes {
+    pub const IDENTITY: &str = "2a1b241971dddcdb137b1e197838bae1045b11162dabb045662ecb6bcdd6228c";
+    pub const IDENTITY_APPENDED: &str = "633614dc6542d9d3f305b4bdca80cc0b72fb5651207e042b4bad6b566c96c57a";
+    pub const SYSTEM_PROMPT: &str = "c6c46c433d1f079d418866ddf248f033172fe640c8c4b8428e8234400f484f27";
+    pub const SYSTEM_PROMPT_STYLE: &str = "73f54acbfe76a13011a2df5a5eba9c3d305581a148cfa09782aa2d6b48243ac5";
+    pub const DEFERRED_TOOLS: &str = "f0e0a0099145c2be2097d7f6270e0472c2a340c2ae2a834d488271832f8dd6c0";
+    pub const AGENTS_HEADER: &str = "012cdc52e3156e89216b8d3dc0f0fcbddcb83f3b179df2bf64e4830a522c3420";
+    pub const AGENTS_FOOTER: &str = "cc00d11c792651cdbd28a7c19147ada22d54a0ab5d4536570e1760de7f282786";
+    pub const SKILLS_HEADER: &str = "65e2b6e137cdf9f23c43334f0f91b35ae1b013760fc04e3686acc210a1cde41f";
+    pub const SKILLS_BUNDLED: &str = "0bacb0e5401f5fcaad2bf13e9f63628223c7e57cac53e612a27910728ff52d5e";
+    pub const SKILL_FALLBACK: &str = "4e8f14ee874d0a6871c840fee8cecff4553fb53e1d09c62b843ed1e0d38e56be";
+    pub const STYLE_HEADING: &str = "6bfd8d368def10244cc6bbbff7e47541ab0752ce2fda0d82df2ef56ad4203bec";
+    pub const STYLE_ACTIVE: &str = "92cc9a117754ce456e7f1d170ad27199ebfdbf9c49a99a1beaac499e0084be69";
+    pub const TOTAL_TOKENS: &str = "2e58f018aa14911a8765762622bb0a407b9e50ba9cdfb42f145cdfa01f7c01fc";
+    pub const ATTRIBUTION: &str = "0cd3a35770da6523e34c215830ac12f18e1e52a679193e6295e77ec7a995632f";
+    /// The built-in agents: their names (which place them in the sorted list, CC18) and
+    /// the hash of each one's whole line.
+    pub const BUILTIN_AGENTS: [(&str, &str); 5] = [
+        ("claude", "03b0cf90b04d2a18bebb6dd18fcebc56d4c44a3c39af3dbb6ee1e138aa67717e"),
+        ("Explore", "847d99c69f2ac77bca64e67161eb76d2530bfd70bd8cf55c5106ad487f12c683"),
+        ("general-purpose", "92303c51118939dfebd4c006ee91e1bb34212bb6fbcfb86e12b8b69ffdd742bb"),
+        ("Plan", "414c3b06e8464b36099b99003b2923f8f62f3e2049317c58a26866154d85f8e1"),
+        ("statusline-setup", "dc04188b45900b113b873e1cfd21e03991b0524a5e1212d101700c210ea54727"),
+    ];
+}
+
+/// Claude Code's own texts of its first request, each as sent (or its stand-in).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RequestProse {
+    /// The system message's identity line, without and with `--append-system-prompt` (CC20).
+    pub identity: [String; 2],
+    /// The system prompt, without and with an output style (CC19); `<memory>` where it names
+    /// the auto-memory folder.
+    pub system_prompt: [String; 2],
+    /// The deferred-tools block, whole (no MCP server).
+    pub deferred_tools: String,
+    /// The agent list's opening line and closing sentence (CC18).
+    pub agents_header: String,
+    /// See [`RequestProse::agents_header`].
+    pub agents_footer: String,
+    /// The built-in agents, by name, each with its whole line.
+    pub builtin_agents: Vec<(&'static str, String)>,
+    /// The skill list's opening line (CC17).
+    pub skills_header: String,
+    /// The bundled skills' entries, one run after the project's.
+    pub skills_bundled: String,
+    /// The description of a skill that has none and no text.
+    pub skill_fallback: String,
+    /// `# Output Style: ` before the style's name (CC19).
+    pub style_heading: String,
+    /// What follows the style's name in the reminder that it is active.
+    pub style_active: String,
+    /// The token-budget block, whole.
+    pub total_tokens: String,
+    /// The attribution block, whole.
+    pub attribution: String,
+    /// Where they came from.
+    pub source: WordingSource,
+}
+
+impl RequestProse {
+    /// Each text as `<prose:blake3=HASH>`: what recorded fixtures keep.
+    pub fn fingerprints() -> RequestProse {
+        let t = |hash: &str| format!("<prose:blake3={hash}>");
+        RequestProse {
+            identity: [t(hashes::IDENTITY), t(hashes::IDENTITY_APPENDED)],
+            system_prompt: [t(hashes::SYSTEM_PROMPT), t(hashes::SYSTEM_PROMPT_STYLE)],
+            deferred_tools: t(hashes::DEFERRED_TOOLS),
+            agents_header: t(hashes::AGENTS_HEADER),
+            agents_footer: t(hashes::AGENTS_FOOTER),
+            builtin_agents: hashes::BUILTIN_AGENTS.iter().map(|(name, hash)| (*name, t(hash))).collect(),
+            skills_header: t(hashes::SKILLS_HEADER),
+            skills_bundled: t(hashes::SKILLS_BUNDLED),
+            skill_fallback: t(hashes::SKILL_FALLBACK),
+            style_heading: t(hashes::STYLE_HEADING),
+            style_active: t(hashes::STYLE_ACTIVE),
+            total_tokens: t(hashes::TOTAL_TOKENS),
+            attribution: t(hashes::ATTRIBUTION),
+            source: WordingSource::Fingerprints,
+        }
+    }
+
+    /// Marked placeholders, with the reason.
+    pub fn unavailable(reason: impl Into<String>) -> RequestProse {
+        let p = |what: &str| format!("<Claude Code's {what}: not reproduced>");
+        RequestProse {
+            identity: [p("identity line"), p("identity line with an appended system prompt")],
+            system_prompt: [p("system prompt"), p("system prompt for an output style")],
+            deferred_tools: p("deferred-tools block"),
+            agents_header: p("agent list's opening line"),
+            agents_footer: p("agent list's closing sentence"),
+            builtin_agents: hashes::BUILTIN_AGENTS
+                .iter()
+                .map(|(name, _)| (*name, p(&format!("built-in agent {name}"))))
+                .collect(),
+            skills_header: p("skill list's opening line"),
+            skills_bundled: p("bundled skills"),
+            skill_fallback: p("default skill description"),
+            style_heading: p("output style heading"),
+            style_active: p("reminder that the output style is active"),
+            total_tokens: p("token budget block"),
+            attribution: p("attribution block"),
+            source: WordingSource::Unavailable { reason: reason.into() },
+        }
+    }
+
+    /// Placeholders for an installation whose rule-file wording was read: these texts are
+    /// not read from it yet.
+    pub fn not_read() -> RequestProse {
+        RequestProse::unavailable(format!(
+            "ctxgraph does not read the whole request's texts from an installation yet (recorded from Claude Code {RECORDED_VERSION}): placeholders (CC16)"
+        ))
+    }
+}

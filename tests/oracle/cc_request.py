@@ -1,0 +1,145 @@
+"""Claude Code's first request as ctxgraph's `--section request` text keeps it (CC16-CC21).
+
+usage: cc_request.py CAPTURE_OUT CASE_DIR   (prints the text; record-agents.sh writes it to
+       oracle.out). With CC_PIECES=1, each of Claude Code's own texts and its blake3 go to
+       stderr: what the profile's fingerprint table holds.
+
+The request's text blocks in send order, joined by a blank line: the system message's identity
+line and system prompt (the billing header is left out), then every block of the first user
+message before the prompt. Claude Code's own texts are kept as `<prose:blake3=HASH>`: whole
+blocks of its own, each listing's opening and closing sentences, its built-in agents' lines,
+its bundled skills' lines (one run), the fallback description and the style headings. The
+system prompt is hashed with the auto-memory folder written `<memory>`. The blocks that depend
+on the machine or the model (environment, model, git status, date) are kept as `<machine:NAME>`.
+Which block is which comes from their fixed order (claude-code-depth.md, section A), never
+from their words.
+"""
+import glob, json, os, re, sys, tomllib
+
+import blake3
+
+# Names (not texts) of Claude Code 2.1.332's built-in agents and bundled skills.
+BUILTIN_AGENTS = {"claude", "Explore", "general-purpose", "Plan", "statusline-setup"}
+BUNDLED_SKILLS = {"dataviz", "update-config", "keybindings-help", "code-review", "simplify",
+                  "fewer-permission-prompts", "loop", "claude-api", "workflow-authoring", "run",
+                  "plugin-authoring", "init", "security-review"}
+OPEN, CLOSE = "<system-reminder>\n", "\n</system-reminder>"
+PIECES = os.environ.get("CC_PIECES") == "1"
+
+
+def token(name, text):
+    digest = blake3.blake3(text.encode()).hexdigest()
+    if PIECES:
+        print("%s\t%s\t%d" % (name, digest, len(text.encode())), file=sys.stderr)
+    return "<prose:blake3=%s>" % digest
+
+
+def inner(block):
+    if not (block.startswith(OPEN) and block.rstrip("\n").endswith(CLOSE)):
+        sys.exit("not a <system-reminder> block: %r" % block[:80])
+    return block[len(OPEN):len(block.rstrip("\n")) - len(CLOSE)], block[len(block.rstrip("\n")):]
+
+
+def wrap(body, after=""):
+    return OPEN + body + CLOSE + after
+
+
+def agents(block):
+    body, after = inner(block)
+    head, _, rest = body.partition("\n")
+    lines, _, footer = rest.partition("\n\n")
+    out = [token("agents.header", head)]
+    for line in lines.split("\n") if lines else []:
+        name = line[2:].split(":", 1)[0]
+        out.append(token("agents.builtin." + name, line) if name in BUILTIN_AGENTS else line)
+    return wrap("\n".join(out) + "\n\n" + token("agents.footer", footer), after)
+
+
+def skills(block, fallback_names):
+    body, after = inner(block)
+    head, _, rest = body.partition("\n\n")
+    # The bundled skills come last, as one run (their descriptions span lines).
+    starts = [m.start() for m in re.finditer(r"^- ([^:\n]+): ", rest, re.M) if m.group(1) in BUNDLED_SKILLS]
+    own_text, bundled = (rest[:starts[0]].removesuffix("\n"), rest[starts[0]:]) if starts else (rest, "")
+    own = []
+    for line in own_text.split("\n") if own_text else []:
+        name, _, description = line[2:].partition(": ")
+        if name in fallback_names and description == "Skill":
+            line = "- %s: %s" % (name, token("skills.fallback", description))
+        own.append(line)
+    lines = own + ([token("skills.bundled", bundled)] if bundled else [])
+    return wrap(token("skills.header", head) + "\n\n" + "\n".join(lines), after)
+
+
+def rule_block(block):
+    head, sep, rest = block.partition("\n\nContents of ")
+    block = OPEN + token("rules.preamble", head.removeprefix(OPEN)) + sep + rest
+    return re.sub(r"^(Contents of .*?)( \([^()]*\)):$", lambda m: m.group(1) + token("rules.label", m.group(2)) + ":",
+                  block, flags=re.M)
+
+
+def style_name(case):
+    """The `outputStyle` the fixture's settings name (the last file that sets it)."""
+    name = None
+    for f in ("home/.claude/settings.json", "proj/.claude/settings.json", "proj/.claude/settings.local.json"):
+        try:
+            name = json.load(open(os.path.join(case, f))).get("outputStyle", name)
+        except (OSError, ValueError):
+            pass
+    return name
+
+
+def request(out, case):
+    out = os.path.abspath(out)
+    run = out + "/run"
+    conf = tomllib.load(open(case + "/case.toml", "rb")).get("run", {})
+    append = [kv.split("=", 1)[1] for kv in conf.get("config", []) if kv.startswith("append-system-prompt=")]
+    reqs = sorted(glob.glob(out + "/cap/req-*.json"), key=lambda f: int(f.rsplit("-", 1)[1].split(".")[0]))
+    reqs = [r for r in (json.load(open(f, encoding="utf-8")) for f in reqs) if r.get("messages")]
+    first = reqs[0]
+    system = [b["text"] for b in first["system"]]
+    slug = re.sub("[^A-Za-z0-9]", "-", run + "/proj")
+    memory = run + "/home/.claude/projects/" + slug + "/memory/"
+    prompt = system[2]
+    tail = ""
+    if append:
+        tail = "\n\n" + append[0]
+        if not prompt.endswith(tail):
+            sys.exit("the appended text is not at the system prompt's end")
+        prompt = prompt[:-len(tail)]
+    parts = [token("identity", system[1]), token("system-prompt", prompt.replace(memory, "<memory>")) + tail]
+    user = [b["text"] for b in first["messages"][0]["content"] if b.get("type") == "text"][:-1]
+    has_rules = any(re.search(r"^Contents of .*:$", t, re.M) for t in user)
+    has_style = len(user) - has_rules == 11
+    if len(user) - has_rules not in (9, 11):
+        sys.exit("%d blocks in the first user message: an MCP server's block is not recorded" % len(user))
+    name = style_name(case)
+    it = iter(user)
+    parts += ["<machine:environment>", "<machine:model>"]
+    next(it), next(it)
+    if has_style:
+        body, after = inner(next(it))
+        head, _, text = body.partition("\n")
+        if not head.endswith(" " + name):
+            sys.exit("the style block does not name " + name)
+        parts.append(wrap(token("style.heading", head[:-len(name)]) + name + "\n" + text, after))
+    parts.append(token("deferred-tools", next(it)))
+    parts.append(agents(next(it)))
+    fallback = {os.path.basename(os.path.dirname(p)) for p in glob.glob(case + "/proj/.claude/skills/*/SKILL.md")}
+    parts.append(skills(next(it), fallback))
+    parts.append(token("total-tokens", next(it)))
+    if has_style:
+        body, after = inner(next(it))
+        if not body.startswith(name + " "):
+            sys.exit("the style reminder does not name " + name)
+        parts.append(wrap(name + token("style.active", body[len(name):]), after))
+    if has_rules:
+        parts.append(rule_block(next(it)))
+    parts += ["<machine:git-status>", "<machine:date>"]
+    next(it), next(it)
+    parts.append(token("attribution", next(it)))
+    return "\n\n".join(parts).replace(slug, "<slug>").replace(run, "<run>")
+
+
+if __name__ == "__main__":
+    sys.stdout.write(request(sys.argv[1], sys.argv[2]))
