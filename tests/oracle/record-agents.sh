@@ -146,31 +146,6 @@ with open(dest, "w", encoding="utf-8", newline="") as f:
 PY
 }
 
-# The shared capture script answers one tool call. For cases with several reads, a copy of
-# capture_cc.sh and fake_server.py in the scratch directory is patched to answer one Read per
-# request, in order, each with its own tool_use id (the oracle itself stays untouched).
-cc_oracle() {
-  local dir=$SCRATCH/cc-oracle
-  [ -x "$dir/capture_cc.sh" ] && { echo "$dir"; return; }
-  mkdir -p "$dir" && cp "$ORACLE/capture_cc.sh" "$ORACLE/fake_server.py" "$dir/" && chmod u+w "$dir"/*
-  python3 - "$dir" <<'PY'
-import sys
-d = sys.argv[1]
-def patch(name, old, new):
-    text = open(f"{d}/{name}").read()
-    if old not in text:
-        sys.exit(f"record-agents.sh: {name} changed; cannot patch it for several reads")
-    open(f"{d}/{name}", "w").write(text.replace(old, new))
-patch("fake_server.py", "            t, srv.tool_call = srv.tool_call, None\n",
-      "            if isinstance(srv.tool_call, list):\n                return srv.tool_call.pop(0)\n"
-      "            t, srv.tool_call = srv.tool_call, None\n")
-patch("fake_server.py", '"id": "toolu_fake_1", "name": tool["name"]', '"id": tool.get("id", "toolu_fake_1"), "name": tool["name"]')
-patch("capture_cc.sh", """TOOL='{"name":"Read","input":{"file_path":"'"$OUT/run/proj/$READ"'"}}'""",
-      """TOOL=$(python3 -c 'import json, sys; print(json.dumps([{"id": "toolu_fake_%d" % (i + 1), "name": "Read", "input": {"file_path": sys.argv[1] + "/" + r}} for i, r in enumerate(sys.argv[2].split(","))]))' "$OUT/run/proj" "$READ")""")
-PY
-  echo "$dir"
-}
-
 # A copy of the case at $out.fix whose files have `<run>` replaced by the run directory the
 # capture will use (absolute paths in the fixture, ~/.claude.json keys).
 with_run() {  # case dir, scratch out
@@ -192,11 +167,21 @@ record_cc() {  # case dir, scratch out
 import sys, tomllib
 run = tomllib.load(open(sys.argv[1], "rb")).get("run", {})
 print("-C"); print(run.get("cwd", "."))
-if run.get("reads"):
-    print("-R"); print(",".join(run["reads"]))
+reads = run.get("reads", [])
+if len(reads) == 1:
+    print("-R"); print(reads[0])
 PY
 )
-  case " ${args[*]} " in *" -R "*,*) capture=$(cc_oracle) ;; esac
+  # Several reads: one Read per request, each with its own tool_use id (capture_cc.sh -T;
+  # the fake server gives each answer its own message id too, as a real model's are).
+  python3 - "$dir/case.toml" >"$out.tools" <<'PY'
+import json, sys, tomllib
+reads = tomllib.load(open(sys.argv[1], "rb")).get("run", {}).get("reads", [])
+if len(reads) > 1:
+    print(json.dumps([{"id": "toolu_fake_%d" % (i + 1), "name": "Read", "input": {"file_path": "<proj>/" + r}}
+                      for i, r in enumerate(reads)]))
+PY
+  [ -s "$out.tools" ] && args+=(-T "$out.tools")
   # Settings that are Claude Code flags (CC20) go to it as extra arguments.
   python3 - "$dir/case.toml" >"$out.args" <<'PY'
 import sys, tomllib
