@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ctxgraph_agents::claude_code::reads_in_session;
+use ctxgraph_agents::claude_code::request_prose::RequestProse;
 use ctxgraph_agents::copilot::{Prose as CopilotProse, copilot_context};
 use ctxgraph_db::agent::Agent;
 use ctxgraph_db::db::Workspace;
@@ -466,20 +467,21 @@ fn run_case(row: &Row, dir: &Path, disk: bool, fates: &mut Vec<Fate>) -> Result<
                 // A session of reads is no profile answer: the query behind Claude Code's
                 // reads, through the engine's database (the `testing` feature).
                 let attachments = reads_in_session(engine.db(), ws, &files);
+                let words = RequestProse::fingerprints();
                 let got: String = case
                     .run
                     .reads
                     .iter()
                     .zip(&attachments)
                     .map(|(read, attachment)| {
-                        portable(&format!("--- read {read} ---\n{}\n", attachment.text()))
+                        portable(&format!("--- read {read} ---\n{}\n", attachment.text(&words)))
                     })
                     .collect();
                 diffs.extend(compare(row, "oracle.read", &recorded(dir, "oracle.read"), &got).err());
                 // The first read is the profile's read answer right after start-up.
                 let first =
                     engine.agent_read(ws, row.agent, &files[0], &request).map_err(|e| e.to_string())?;
-                if first.text != attachments[0].text() {
+                if first.text != attachments[0].text(&words) {
                     return Err("the profile's read is not the session's first read".to_owned());
                 }
                 considered.extend(files);

@@ -24,7 +24,9 @@
 # Claude Code: capture_cc.sh -C <run.cwd> [-R <run.reads>] on a copy of the case whose
 # files have `<run>` replaced by the run directory (absolute paths, ~/.claude.json keys); oracle.out is the rule-file
 # <system-reminder> of the first user message, oracle.read (with run.reads) what each Read's
-# result carried after the file (its <system-reminder>s), under a `--- read FILE ---` line. Claude Code's own words (the preamble,
+# result carried after the file (its <system-reminder>s: rule files, then the skills of a folder
+# with its own .claude/skills, their sentences as `<prose:blake3=HASH>`), under a
+# `--- read FILE ---` line. Claude Code's own words (the preamble,
 # the labels) are kept only as `<prose:blake3=HASH>`.
 #
 # Gemini: capture_gemini.sh -C <run.cwd> [-R <run.read>] <case> <scratch>, then keep three
@@ -234,8 +236,18 @@ if reads:
         if result is None:
             sys.exit("the Read of %s was not answered in %s" % (read, out))
         result = result if isinstance(result, str) else "".join(texts(result))
-        found = re.findall(r"<system-reminder>\nContents of (?:(?!</system-reminder>).)*</system-reminder>", result, re.S)
-        attached = result[result.find(found[0]):result.find(found[-1]) + len(found[-1])] if found else ""
+        # The rule files' reminders, then the skill reminders of a folder with its own
+        # .claude/skills (CC21); the token budget's reminder after them is not kept.
+        found = [m for m in re.finditer(r"<system-reminder>\n(?:(?!</system-reminder>).)*</system-reminder>", result, re.S)
+                 if not m.group().startswith("<system-reminder>\n<total_tokens>")]
+        attached = result[found[0].start():found[-1].end()] if found else ""
+        attached = re.sub(r"^(<system-reminder>\n)(.*?)(\S*\.claude/skills)(,.*:)$",
+                          lambda m: m.group(1) + token(m.group(2)) + m.group(3) + token(m.group(4)), attached, flags=re.M)
+        attached = re.sub(r"^(- .*?)( \(from )(\S*\.claude/skills)( .*? )(\S+/)\)$",
+                          lambda m: m.group(1) + token(m.group(2)) + m.group(3) + token(m.group(4)) + m.group(5) + ")",
+                          attached, flags=re.M)
+        attached = re.sub(r"^(<system-reminder>\n)([^\n]*)(\n\n- )", lambda m: m.group(1) + token(m.group(2)) + m.group(3),
+                          attached, flags=re.M)
         parts.append("--- read %s ---\n%s\n" % (read, attached))
     with open(case + "/oracle.read", "w", encoding="utf-8", newline="") as f:
         f.write("".join(parts).replace(slug, "<slug>").replace(run, "<run>"))

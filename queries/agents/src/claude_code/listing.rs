@@ -126,7 +126,7 @@ fn hidden(fields: &[(String, String)]) -> bool {
 }
 
 /// CC17: the skills of one `skills` folder: each direct subfolder's `SKILL.md`, by name.
-fn skills_in(db: &dyn Db, dir: &Path, whose: &str, out: &mut Listings, seen: &mut Vec<String>) {
+pub(super) fn skills_in(db: &dyn Db, dir: &Path, whose: &str, out: &mut Listings, seen: &mut Vec<String>) {
     for (folder, path, is_dir) in entries(db, dir) {
         if !is_dir {
             continue;

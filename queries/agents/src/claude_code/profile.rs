@@ -214,11 +214,13 @@ impl Profile for ClaudeCode {
         db: &dyn Db,
         ws: Workspace,
         file: &Path,
-        _: &Request,
+        request: &Request,
     ) -> Option<Result<ReadLayout, ProfileError>> {
+        let prose = prose(request);
+        let words = &prose.request;
         let ctx = claude_md_context(db, ws);
         let attachment = read_attachment(db, ws, file.to_path_buf());
-        let mut builder = LayoutBuilder::new(attachment.text());
+        let mut builder = LayoutBuilder::new(attachment.text(words));
         let reminders: Vec<(&MemoryFile, String)> = attachment.sent().map(|f| (f, reminder(f))).collect();
         for (sent, text) in &reminders {
             builder.block(Part {
@@ -232,14 +234,51 @@ impl Profile for ClaudeCode {
                 inlines: Vec::new(),
             });
         }
+        // CC21: each found skills folder's announcement, then each skill's line.
+        let cwd = &ctx.cwd;
+        let announcements: Vec<String> =
+            attachment.skill_dirs.iter().map(|d| d.announcement(words)).collect();
+        for (dir, text) in attachment.skill_dirs.iter().zip(&announcements) {
+            builder.block(Part {
+                source: Source::File(cwd.join(&dir.relative).join(".claude/skills")),
+                placement: Placement::ToolResult,
+                position: READ_POSITION,
+                text,
+                status: Status::Sent,
+                rule: "CC21",
+                reason: format!(
+                    "the Read is under {}/, whose own .claude/skills Claude Code finds on the first Read there and announces (CC21)",
+                    dir.relative
+                ),
+                inlines: Vec::new(),
+            });
+        }
+        for (skill, text) in &attachment.skill_lines(words) {
+            builder.block(Part {
+                source: Source::File(skill.source.clone()),
+                placement: Placement::ToolResult,
+                position: READ_POSITION,
+                text,
+                status: Status::Sent,
+                rule: "CC21",
+                reason: format!(
+                    "the skill {} of a folder the Read found, in the skill list it adds, by name (CC21)",
+                    skill.name
+                ),
+                inlines: Vec::new(),
+            });
+        }
         let left = attachment
             .files
             .iter()
             .filter(|f| !f.is_sent())
             .map(|f| left_out(f, attachment.reason(f, &ctx.cwd, &ctx.approval)))
             .collect();
-        // A Read's reminders hold no sentence of Claude Code's own (CC11).
-        Some(Ok(builder.read(self.agent(), file, left, WordingSource::None)))
+        // A Read's rule reminders hold no sentence of Claude Code's own (CC11); its skill
+        // reminders do (CC21).
+        let wording =
+            if attachment.skill_dirs.is_empty() { WordingSource::None } else { words.source.clone() };
+        Some(Ok(builder.read(self.agent(), file, left, wording)))
     }
 
     fn fate(&self, db: &dyn Db, ws: Workspace, _: &dyn TokenCounter, file: &Path) -> AgentFate {

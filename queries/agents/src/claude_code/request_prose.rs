@@ -26,6 +26,14 @@ mod hashes {
     pub const STYLE_HEADING: &str = "6bfd8d368def10244cc6bbbff7e47541ab0752ce2fda0d82df2ef56ad4203bec";
     pub const STYLE_ACTIVE: &str = "92cc9a117754ce456e7f1d170ad27199ebfdbf9c49a99a1beaac499e0084be69";
     pub const TOTAL_TOKENS: &str = "2e58f018aa14911a8765762622bb0a407b9e50ba9cdfb42f145cdfa01f7c01fc";
+    pub const NEW_SKILLS: [&str; 2] = [
+        "09d5378af3e926a64a3334a46b01de2000b77f92f75c86d7f8f712099fb6c0fe",
+        "9e2aa871b2f7262a16b2999306e9a31a748eb85731ed3b753d1f7c5043e5051b",
+    ];
+    pub const FROM_FOLDER: [&str; 2] = [
+        "5109a797437255f2cbf58c8674c0e78f181d7e0f9c2f6b08a8a66deb8b204f41",
+        "69abca5d698e0141cb2984e2bfdbca651a8a79181294078d33cdb916e587ff74",
+    ];
     pub const ATTRIBUTION: &str = "0cd3a35770da6523e34c215830ac12f18e1e52a679193e6295e77ec7a995632f";
     /// The built-in agents: their names (which place them in the sorted list, CC18) and
     /// the hash of each one's whole line.
@@ -68,6 +76,12 @@ pub struct RequestProse {
     pub total_tokens: String,
     /// The attribution block, whole.
     pub attribution: String,
+    /// CC21: the text before and after the skills folder in the reminder a Read adds when it
+    /// finds one.
+    pub new_skills: [String; 2],
+    /// CC21: the text before the skills folder after a found skill's description, and
+    /// between it and the folder it applies to.
+    pub from_folder: [String; 2],
     /// Where they came from.
     pub source: WordingSource,
 }
@@ -90,6 +104,8 @@ impl RequestProse {
             style_active: t(hashes::STYLE_ACTIVE),
             total_tokens: t(hashes::TOTAL_TOKENS),
             attribution: t(hashes::ATTRIBUTION),
+            new_skills: hashes::NEW_SKILLS.map(t),
+            from_folder: hashes::FROM_FOLDER.map(t),
             source: WordingSource::Fingerprints,
         }
     }
@@ -114,6 +130,8 @@ impl RequestProse {
             style_active: p("reminder that the output style is active"),
             total_tokens: p("token budget block"),
             attribution: p("attribution block"),
+            new_skills: [p("announcement of new skills"), p("end of the announcement")],
+            from_folder: [p("folder note of a found skill"), p("where the found skill applies")],
             source: WordingSource::Unavailable { reason: reason.into() },
         }
     }
