@@ -31,12 +31,15 @@ pub(super) struct Piece {
 }
 
 fn own(name: &str, placement: Placement, position: &'static str, text: &str, reason: String) -> Piece {
+    // The rule is the last one the reason cites: the listing's own where it names one.
+    let rule =
+        ["CC21", "CC20", "CC19", "CC18", "CC17"].into_iter().find(|id| reason.contains(id)).unwrap_or("CC16");
     Piece {
         source: Source::Agent(name.to_owned()),
         placement,
         position,
         text: text.to_owned(),
-        rule: "CC16",
+        rule,
         reason,
         unstable: None,
     }
@@ -134,15 +137,13 @@ pub(super) fn build(
     if let Some(text) = &append {
         settings.push(Setting { name: APPEND_KEY, value: text.clone(), from: None });
         prompt.push(plain("\n\n"));
-        let mut appended = own(
+        prompt.push(piece(own(
             "--append-system-prompt",
             system,
             "system message: the end of its third text block",
             text,
             "--append-system-prompt's text, after a blank line at the system prompt's end (CC20)".to_owned(),
-        );
-        appended.rule = "CC20";
-        prompt.push(piece(appended));
+        )));
     }
     blocks.push(prompt);
 
@@ -158,14 +159,13 @@ pub(super) fn build(
             value: style.name.clone(),
             from: Some(style.settings.clone()),
         });
-        let mut heading = own(
+        let heading = own(
             "output style heading",
             user,
             block,
             &words.style_heading,
             "Claude Code's heading before the output style's name (CC19)".to_owned(),
         );
-        heading.rule = "CC19";
         let body = Piece {
             source: Source::File(style.source.clone()),
             placement: user,
@@ -221,14 +221,13 @@ pub(super) fn build(
             ),
             unstable: None,
         };
-        let mut rest = own(
+        let rest = own(
             "output style reminder",
             user,
             block,
             &words.style_active,
             "Claude Code's reminder that the output style is active (CC19)".to_owned(),
         );
-        rest.rule = "CC19";
         blocks.push(vec![plain(OPEN), piece(name), piece(rest), plain(CLOSE)]);
     }
     if let Some(rules) = ctx.reminder(prose) {
