@@ -120,6 +120,20 @@ impl ClaudeCode {
     }
 }
 
+/// A block of what a Read attaches (CC11, CC21).
+fn read_part<'a>(source: std::path::PathBuf, text: &'a str, rule: &'static str, reason: String) -> Part<'a> {
+    Part {
+        source: Source::File(source),
+        placement: Placement::ToolResult,
+        position: READ_POSITION,
+        text,
+        status: Status::Sent,
+        rule,
+        reason,
+        inlines: Vec::new(),
+    }
+}
+
 /// CC8's setting, as the layout names it.
 fn approval_setting(ctx: &super::ClaudeMdContext) -> Setting {
     let approved = match &ctx.approval.state {
@@ -223,50 +237,27 @@ impl Profile for ClaudeCode {
         let mut builder = LayoutBuilder::new(attachment.text(words));
         let reminders: Vec<(&MemoryFile, String)> = attachment.sent().map(|f| (f, reminder(f))).collect();
         for (sent, text) in &reminders {
-            builder.block(Part {
-                source: Source::File(sent.source.clone()),
-                placement: Placement::ToolResult,
-                position: READ_POSITION,
-                text,
-                status: Status::Sent,
-                rule: if sent.parent.is_some() { "CC4" } else { "CC11" },
-                reason: attachment.reason(sent, &ctx.cwd, &ctx.approval),
-                inlines: Vec::new(),
-            });
+            let rule = if sent.parent.is_some() { "CC4" } else { "CC11" };
+            let reason = attachment.reason(sent, &ctx.cwd, &ctx.approval);
+            builder.block(read_part(sent.source.clone(), text, rule, reason));
         }
         // CC21: each found skills folder's announcement, then each skill's line.
         let cwd = &ctx.cwd;
         let announcements: Vec<String> =
             attachment.skill_dirs.iter().map(|d| d.announcement(words)).collect();
         for (dir, text) in attachment.skill_dirs.iter().zip(&announcements) {
-            builder.block(Part {
-                source: Source::File(cwd.join(&dir.relative).join(".claude/skills")),
-                placement: Placement::ToolResult,
-                position: READ_POSITION,
-                text,
-                status: Status::Sent,
-                rule: "CC21",
-                reason: format!(
-                    "the Read is under {}/, whose own .claude/skills Claude Code finds on the first Read there and announces (CC21)",
-                    dir.relative
-                ),
-                inlines: Vec::new(),
-            });
+            let reason = format!(
+                "the Read is under {}/, whose own .claude/skills Claude Code finds on the first Read there and announces (CC21)",
+                dir.relative
+            );
+            builder.block(read_part(cwd.join(&dir.relative).join(".claude/skills"), text, "CC21", reason));
         }
         for (skill, text) in &attachment.skill_lines(words) {
-            builder.block(Part {
-                source: Source::File(skill.source.clone()),
-                placement: Placement::ToolResult,
-                position: READ_POSITION,
-                text,
-                status: Status::Sent,
-                rule: "CC21",
-                reason: format!(
-                    "the skill {} of a folder the Read found, in the skill list it adds, by name (CC21)",
-                    skill.name
-                ),
-                inlines: Vec::new(),
-            });
+            let reason = format!(
+                "the skill {} of a folder the Read found, in the skill list it adds, by name (CC21)",
+                skill.name
+            );
+            builder.block(read_part(skill.source.clone(), text, "CC21", reason));
         }
         let left = attachment
             .files
