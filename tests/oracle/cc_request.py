@@ -8,7 +8,7 @@ The request's text blocks in send order, joined by a blank line: the system mess
 line and system prompt (the billing header is left out), then every block of the first user
 message before the prompt. Claude Code's own texts are kept as `<prose:blake3=HASH>`: whole
 blocks of its own, each listing's opening and closing sentences, its built-in agents' lines,
-its bundled skills' lines (one run), the fallback description and the style headings. The
+each bundled skill's entry (its name alone when the list's budget cut it), the fallback description and the style headings. The
 system prompt is hashed with the auto-memory folder written `<memory>`. The blocks that depend
 on the machine or the model (environment, model, git status, date) are kept as `<machine:NAME>`.
 Which block is which comes from their fixed order (claude-code-depth.md, section A), never
@@ -58,16 +58,21 @@ def agents(block):
 def skills(block, fallback_names):
     body, after = inner(block)
     head, _, rest = body.partition("\n\n")
-    # The bundled skills come last, as one run (their descriptions span lines).
-    starts = [m.start() for m in re.finditer(r"^- ([^:\n]+): ", rest, re.M) if m.group(1) in BUNDLED_SKILLS]
-    own_text, bundled = (rest[:starts[0]].removesuffix("\n"), rest[starts[0]:]) if starts else (rest, "")
-    own = []
+    # Each entry from its `- NAME` line to the next (a bundled skill's description spans
+    # lines); a bundled one whole as a token, or its name alone when the budget cut it.
+    bundled = [m.start() for m in re.finditer(r"^- ([^:\n]+)(: |$)", rest, re.M) if m.group(1) in BUNDLED_SKILLS]
+    own_text, tail = (rest[:bundled[0]].removesuffix("\n"), rest[bundled[0]:]) if bundled else (rest, "")
+    lines = []
     for line in own_text.split("\n") if own_text else []:
         name, _, description = line[2:].partition(": ")
         if name in fallback_names and description == "Skill":
             line = "- %s: %s" % (name, token("skills.fallback", description))
-        own.append(line)
-    lines = own + ([token("skills.bundled", bundled)] if bundled else [])
+        lines.append(line)
+    cuts = [m.start() for m in re.finditer(r"^- ([^:\n]+)(: |$)", tail, re.M) if m.group(1) in BUNDLED_SKILLS]
+    for a, b in zip(cuts, cuts[1:] + [len(tail)]):
+        entry = tail[a:b].removesuffix("\n")
+        name = entry[2:].split(":", 1)[0]
+        lines.append(entry if entry == "- " + name else token("skills.bundled." + name, entry))
     return wrap(token("skills.header", head) + "\n\n" + "\n".join(lines), after)
 
 

@@ -117,7 +117,25 @@ fn description(fields: &[(String, String)], body: &str) -> Option<String> {
     if let Some(when) = field(fields, "when_to_use") {
         text = format!("{text} - {when}");
     }
-    Some(text.replace('>', "&gt;"))
+    Some(cap(&text.replace('>', "&gt;")))
+}
+
+/// CC17: a description longer than this many UTF-16 code units is cut to one less and `…`.
+const MAX_DESCRIPTION: usize = 1536;
+
+fn cap(text: &str) -> String {
+    if text.encode_utf16().count() <= MAX_DESCRIPTION {
+        return text.to_owned();
+    }
+    let mut units = 0;
+    let kept: String = text
+        .chars()
+        .take_while(|c| {
+            units += c.len_utf16();
+            units < MAX_DESCRIPTION
+        })
+        .collect();
+    format!("{kept}\u{2026}")
 }
 
 /// CC17: `disable-model-invocation: true` keeps an entry out of the list.

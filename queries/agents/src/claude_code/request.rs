@@ -10,7 +10,10 @@ use ctxgraph_db::db::{Db, Workspace};
 use ctxgraph_db::profile::{LayoutBuilder, LeftOut, Part, Placement, Request, Setting, Source, Status};
 
 use super::listing::{Entry, Listings, listings};
-use super::request_prose::RequestProse;
+use super::request_prose::{BUNDLED, Bundled, RequestProse};
+
+/// CC17: the length of Claude Code's default description of a skill with none (`Skill`).
+const DEFAULT_DESCRIPTION_LEN: usize = 5;
 use super::{ClaudeMdContext, Prose, entry};
 
 /// `-c append-system-prompt=TEXT`: Claude Code's `--append-system-prompt` (CC20).
@@ -200,7 +203,7 @@ pub(super) fn build(
         format!("Claude Code's list of its deferred tools (CC16){mcp_note}"),
     ))]);
     blocks.push(agents(words, found, user, block));
-    blocks.push(skills(words, found, user, block));
+    blocks.push(skills(words, found, budget_chars(db, ws), user, block));
     blocks.push(vec![piece(own(
         "token budget",
         user,
@@ -344,10 +347,64 @@ fn agents(
     out
 }
 
+/// CC17: the skill list's budget, in JavaScript string length: `$SLASH_COMMAND_TOOL_CHAR_BUDGET`
+/// when set to a positive number, else 1 % of a 200k-token window at 4 characters a token.
+fn budget_chars(db: &dyn Db, ws: Workspace) -> usize {
+    ctxgraph_db::db::env_var(db, ws.host(db), "SLASH_COMMAND_TOOL_CHAR_BUDGET".to_owned())
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(8000)
+}
+
+/// JavaScript's `length`.
+fn js_len(text: &str) -> usize {
+    text.encode_utf16().count()
+}
+
+/// One entry of the skill list, as its budget counts it.
+struct Sized {
+    /// `- NAME`'s length.
+    name_only: usize,
+    /// `- NAME: DESCRIPTION`'s length.
+    full: usize,
+    /// The budget always leaves its description (a bundled skill proper).
+    fixed: bool,
+}
+
+/// CC17: which entries keep their description. All do when every entry fits the budget with
+/// a newline between each; else the fixed ones count whole and the others as `- NAME`, and
+/// the room left goes to the others' descriptions in list order, each taking it when it
+/// fits (a later, shorter one can still fit after a longer one did not).
+fn budget(entries: &[Sized], budget: usize) -> Vec<bool> {
+    let separators = entries.len().saturating_sub(1);
+    let whole: usize = entries.iter().map(|e| e.full).sum::<usize>() + separators;
+    if whole <= budget {
+        return vec![true; entries.len()];
+    }
+    let fixed: usize =
+        entries.iter().map(|e| if e.fixed { e.full } else { e.name_only }).sum::<usize>() + separators;
+    let mut room = budget.saturating_sub(fixed);
+    entries
+        .iter()
+        .map(|e| {
+            if e.fixed {
+                return true;
+            }
+            let extra = e.full - e.name_only;
+            let fits = extra <= room;
+            if fits {
+                room -= extra;
+            }
+            fits
+        })
+        .collect()
+}
+
 /// CC17: the skill list: the project's and user's entries, then the bundled skills.
 fn skills(
     words: &RequestProse,
     found: &Listings,
+    budget_chars: usize,
     user: Placement,
     block: &'static str,
 ) -> Vec<(String, Option<Piece>)> {
@@ -362,18 +419,64 @@ fn skills(
         )),
         plain("\n\n"),
     ];
-    for skill in &found.skills {
-        let description = skill.description.as_deref().unwrap_or(&words.skill_fallback);
-        out.push(piece(listed(skill, format!("- {}: {description}", skill.name), "CC17")));
-        out.push(plain("\n"));
+    // A project's or user's entry named like a bundled skill replaces it.
+    let bundled: Vec<(&Bundled, &String)> = BUNDLED
+        .iter()
+        .zip(&words.skills_bundled)
+        .filter(|(b, _)| !found.skills.iter().any(|s| s.name == b.name))
+        .collect();
+    let sizes: Vec<Sized> = found
+        .skills
+        .iter()
+        .map(|s| {
+            let name_only = js_len(&s.name) + 2;
+            // A skill without a description gets a default one word long.
+            let description = s.description.as_deref().map_or(DEFAULT_DESCRIPTION_LEN, js_len);
+            Sized { name_only, full: name_only + 2 + description, fixed: false }
+        })
+        .chain(bundled.iter().map(|(b, _)| Sized {
+            name_only: b.name.len() + 2,
+            full: b.len,
+            fixed: b.fixed,
+        }))
+        .collect();
+    let full = budget(&sizes, budget_chars);
+    let mut lines = Vec::with_capacity(sizes.len());
+    for (skill, &full) in found.skills.iter().zip(&full) {
+        let line = if full {
+            let description = skill.description.as_deref().unwrap_or(&words.skill_fallback);
+            format!("- {}: {description}", skill.name)
+        } else {
+            format!("- {}", skill.name)
+        };
+        let mut listed = listed(skill, line, "CC17");
+        if !full {
+            listed.reason.push_str(
+                "; over the skill list's budget, listed by name only: the entries before it took the room (CC17)",
+            );
+        }
+        lines.push(listed);
     }
-    out.push(piece(own(
-        "bundled skills",
-        user,
-        block,
-        &words.skills_bundled,
-        "the skills bundled with Claude Code, after the project's (CC17)".to_owned(),
-    )));
+    for ((b, text), &full) in bundled.iter().zip(&full[found.skills.len()..]) {
+        let (text, why) = if full {
+            ((*text).clone(), format!("Claude Code's bundled skill {} (CC17)", b.name))
+        } else {
+            (
+                format!("- {}", b.name),
+                format!(
+                    "Claude Code's built-in command {}, by name only: over the skill list's budget (CC17)",
+                    b.name
+                ),
+            )
+        };
+        lines.push(own(&format!("bundled skill {}", b.name), user, block, &text, why));
+    }
+    for (i, line) in lines.into_iter().enumerate() {
+        if i > 0 {
+            out.push(plain("\n"));
+        }
+        out.push(piece(line));
+    }
     out.push(plain(CLOSE));
     out
 }

@@ -21,7 +21,6 @@ mod hashes {
     pub const AGENTS_HEADER: &str = "012cdc52e3156e89216b8d3dc0f0fcbddcb83f3b179df2bf64e4830a522c3420";
     pub const AGENTS_FOOTER: &str = "cc00d11c792651cdbd28a7c19147ada22d54a0ab5d4536570e1760de7f282786";
     pub const SKILLS_HEADER: &str = "65e2b6e137cdf9f23c43334f0f91b35ae1b013760fc04e3686acc210a1cde41f";
-    pub const SKILLS_BUNDLED: &str = "0bacb0e5401f5fcaad2bf13e9f63628223c7e57cac53e612a27910728ff52d5e";
     pub const SKILL_FALLBACK: &str = "4e8f14ee874d0a6871c840fee8cecff4553fb53e1d09c62b843ed1e0d38e56be";
     pub const STYLE_HEADING: &str = "6bfd8d368def10244cc6bbbff7e47541ab0752ce2fda0d82df2ef56ad4203bec";
     pub const STYLE_ACTIVE: &str = "92cc9a117754ce456e7f1d170ad27199ebfdbf9c49a99a1beaac499e0084be69";
@@ -46,6 +45,104 @@ mod hashes {
     ];
 }
 
+/// CC17: one skill bundled with Claude Code, as its skill list carries it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Bundled {
+    /// Its name (a project's entry of that name replaces it).
+    pub name: &'static str,
+    /// blake3 of its whole entry (`- NAME: DESCRIPTION`).
+    hash: &'static str,
+    /// The entry's length in UTF-16 code units, as JavaScript counts: what the skill list's
+    /// budget counts.
+    pub len: usize,
+    /// Whether the budget always leaves its description (a bundled skill proper); `init` and
+    /// `security-review` are Claude Code's built-in commands, whose descriptions the budget
+    /// can drop like a project's.
+    pub fixed: bool,
+}
+
+/// Claude Code 2.1.332's bundled skills, in its order (recorded with `cc_request.py`).
+pub const BUNDLED: [Bundled; 13] = [
+    Bundled {
+        name: "dataviz",
+        hash: "227a908e1283d0fc522653fcbacd99a213d7c2708f88b959f8eafe4e650060e8",
+        len: 1447,
+        fixed: true,
+    },
+    Bundled {
+        name: "update-config",
+        hash: "50b3da4a841505988dfcc660655d40588dbec284e8c54a2101911aeb79366c4f",
+        len: 707,
+        fixed: true,
+    },
+    Bundled {
+        name: "keybindings-help",
+        hash: "089b37ac5466206be28f70b97e139739a47ad9d0d66d1d57719063e86067df84",
+        len: 248,
+        fixed: true,
+    },
+    Bundled {
+        name: "code-review",
+        hash: "eaa4586de32c973c7460e5a589c9863a0fcb4233a7d05439abb144a91f0c28d0",
+        len: 850,
+        fixed: true,
+    },
+    Bundled {
+        name: "simplify",
+        hash: "836c1cf73bc3fc751d96d30167962af97d4418a198ebad0ef040ee378efeda05",
+        len: 188,
+        fixed: true,
+    },
+    Bundled {
+        name: "fewer-permission-prompts",
+        hash: "d34f357598266794c93834db0c4599c6cf0001b184cf9a806c5202f821c3c036",
+        len: 191,
+        fixed: true,
+    },
+    Bundled {
+        name: "loop",
+        hash: "239f2820879c0c82052fde30cda123b1011d01d072803bb7647a2e756839fb87",
+        len: 344,
+        fixed: true,
+    },
+    Bundled {
+        name: "claude-api",
+        hash: "e507735682eb6fbb81349809dde9ae84f53d783c718082584bfeb7c87b9d313c",
+        len: 1171,
+        fixed: true,
+    },
+    Bundled {
+        name: "workflow-authoring",
+        hash: "bfafab143c8933bc26694d3a0337d13c4ce751fb387e978f89dda371a7ea6b79",
+        len: 252,
+        fixed: true,
+    },
+    Bundled {
+        name: "run",
+        hash: "dc501a46c10d220b6b9a93b6233cb472471ecf6fb36f8945d832071ffa25f2a2",
+        len: 368,
+        fixed: true,
+    },
+    Bundled {
+        name: "plugin-authoring",
+        hash: "3632d803327437647e3971de4bd331905647b4cf74a32b4e627c53070aa83c24",
+        len: 275,
+        fixed: true,
+    },
+    Bundled {
+        name: "init",
+        hash: "7414b2147e5645116b5a13ac43e50913c9224123b538b5cfea9360cc7bb7fb26",
+        len: 67,
+        fixed: false,
+    },
+    Bundled {
+        name: "security-review",
+        hash: "ae6921b6f3280629bfd505f6e8ca04cd00341290be6e2d0e55ac6228147d40f4",
+        len: 90,
+        fixed: false,
+    },
+];
+
 /// Claude Code's own texts of its first request, each as sent (or its stand-in).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct RequestProse {
@@ -64,8 +161,8 @@ pub struct RequestProse {
     pub builtin_agents: Vec<(&'static str, String)>,
     /// The skill list's opening line (CC17).
     pub skills_header: String,
-    /// The bundled skills' entries, one run after the project's.
-    pub skills_bundled: String,
+    /// Each bundled skill's whole entry, in [`BUNDLED`]'s order, after the project's.
+    pub skills_bundled: Vec<String>,
     /// The description of a skill that has none and no text.
     pub skill_fallback: String,
     /// `# Output Style: ` before the style's name (CC19).
@@ -98,7 +195,7 @@ impl RequestProse {
             agents_footer: t(hashes::AGENTS_FOOTER),
             builtin_agents: hashes::BUILTIN_AGENTS.iter().map(|(name, hash)| (*name, t(hash))).collect(),
             skills_header: t(hashes::SKILLS_HEADER),
-            skills_bundled: t(hashes::SKILLS_BUNDLED),
+            skills_bundled: BUNDLED.iter().map(|b| t(b.hash)).collect(),
             skill_fallback: t(hashes::SKILL_FALLBACK),
             style_heading: t(hashes::STYLE_HEADING),
             style_active: t(hashes::STYLE_ACTIVE),
@@ -124,7 +221,7 @@ impl RequestProse {
                 .map(|(name, _)| (*name, p(&format!("built-in agent {name}"))))
                 .collect(),
             skills_header: p("skill list's opening line"),
-            skills_bundled: p("bundled skills"),
+            skills_bundled: BUNDLED.iter().map(|b| p(&format!("bundled skill {}", b.name))).collect(),
             skill_fallback: p("default skill description"),
             style_heading: p("output style heading"),
             style_active: p("reminder that the output style is active"),
