@@ -83,10 +83,12 @@ def rule_block(block):
                   block, flags=re.M)
 
 
-def style_name(case):
-    """The `outputStyle` the fixture's settings name (the last file that sets it)."""
+def style_name(case, cwd):
+    """The `outputStyle` the fixture's settings name (the last file that sets it): the user's,
+    then the start folder's."""
     name = None
-    for f in ("home/.claude/settings.json", "proj/.claude/settings.json", "proj/.claude/settings.local.json"):
+    for f in ("home/.claude/settings.json", "proj/%s/.claude/settings.json" % cwd,
+              "proj/%s/.claude/settings.local.json" % cwd):
         try:
             name = json.load(open(os.path.join(case, f))).get("outputStyle", name)
         except (OSError, ValueError):
@@ -118,7 +120,7 @@ def request(out, case):
     has_style = len(user) - has_rules == 11
     if len(user) - has_rules not in (9, 11):
         sys.exit("%d blocks in the first user message: an MCP server's block is not recorded" % len(user))
-    name = style_name(case)
+    name = style_name(case, conf.get("cwd", "."))
     it = iter(user)
     parts += ["<machine:environment>", "<machine:model>"]
     next(it), next(it)

@@ -57,13 +57,16 @@ pub struct Listings {
     pub mcp: Vec<PathBuf>,
 }
 
-/// The folders whose `.claude/` the project's listings come from: the git root (else the
-/// working directory), then the working directory when it is another.
+/// The folders whose `.claude/` the project's listings come from: the working directory and
+/// every folder above it up to the git root, nearest first (the working directory alone
+/// outside a git repository).
 fn project_dirs(db: &dyn Db, ws: Workspace) -> Vec<PathBuf> {
     let cwd = ws.cwd(db).clone();
     let tree = worktree(db, ws);
-    let root = if tree.is_git() { tree.root.clone() } else { cwd.clone() };
-    if root == cwd { vec![cwd] } else { vec![root, cwd] }
+    if !tree.is_git() || !cwd.starts_with(&tree.root) {
+        return vec![cwd];
+    }
+    cwd.ancestors().take_while(|d| d.starts_with(&tree.root)).map(Path::to_path_buf).collect()
 }
 
 fn kind(db: &dyn Db, path: &Path) -> FileKind {
@@ -183,13 +186,34 @@ fn agent(db: &dyn Db, path: &Path, whose: &str) -> Result<Entry, String> {
     let (fields, _) = markdown::fields(&text);
     let name = field(&fields, "name").ok_or("no name: in its frontmatter")?;
     let described = field(&fields, "description").ok_or("no description: in its frontmatter")?;
-    let tools = field(&fields, "tools").unwrap_or("All tools");
+    let tools = tools(field(&fields, "tools"), field(&fields, "disallowedTools"));
     Ok(Entry {
         name: name.to_owned(),
         source: path.to_path_buf(),
         description: Some(format!("{described} (Tools: {tools})")),
         reason: format!("{whose} agent {name}, sorted among the built-in agents by name, case aside (CC18)"),
     })
+}
+
+/// CC18: an agent's tools as listed: `tools:` less `disallowedTools:` (`None` when nothing is
+/// left), `All tools except …` with only the second, `All tools` with neither. Each is a
+/// list or a comma-separated string.
+fn tools(allowed: Option<&str>, disallowed: Option<&str>) -> String {
+    let split = |list: Option<&str>| -> Vec<String> {
+        list.map(|l| l.split(',').map(str::trim).filter(|t| !t.is_empty()).map(str::to_owned).collect())
+            .unwrap_or_default()
+    };
+    let (allowed, disallowed) = (split(allowed), split(disallowed));
+    match (allowed.is_empty(), disallowed.is_empty()) {
+        (false, false) => {
+            let left: Vec<&str> =
+                allowed.iter().filter(|t| !disallowed.contains(t)).map(String::as_str).collect();
+            if left.is_empty() { "None".to_owned() } else { left.join(", ") }
+        }
+        (false, true) => allowed.join(", "),
+        (true, false) => format!("All tools except {}", disallowed.join(", ")),
+        (true, true) => "All tools".to_owned(),
+    }
 }
 
 /// The settings files `outputStyle` is read from, the last that sets it winning (CC19).
@@ -239,24 +263,26 @@ pub fn listings(db: &dyn Db, ws: Workspace) -> Listings {
     let project: Vec<PathBuf> = project_dirs(db, ws).into_iter().map(|d| d.join(".claude")).collect();
     let mut out = Listings::default();
     let mut seen = Vec::new();
-    skills_in(db, &user.join("skills"), "the user's", &mut out, &mut seen);
-    let first_project = out.skills.len();
-    for dir in &project {
-        skills_in(db, &dir.join("skills"), "the project's", &mut out, &mut seen);
+    // CC17: the user's skills, then each project folder's, nearest first, each by name.
+    for (dir, whose) in
+        std::iter::once((&user, "the user's")).chain(project.iter().map(|d| (d, "the project's")))
+    {
+        let from = out.skills.len();
+        skills_in(db, &dir.join("skills"), whose, &mut out, &mut seen);
+        out.skills[from..].sort_by(|a, b| a.name.cmp(&b.name));
     }
-    out.skills[first_project..].sort_by(|a, b| a.name.cmp(&b.name));
     let mut commands = Vec::new();
-    commands_in(db, &user.join("commands"), "", &mut commands);
-    for dir in &project {
+    for dir in project.iter().chain(std::iter::once(&user)) {
         commands_in(db, &dir.join("commands"), "", &mut commands);
     }
+    // By name; of two with one name, the nearest folder's (the sort is stable).
     commands.sort_by(|a, b| a.0.cmp(&b.0));
     for (name, path) in commands {
         if seen.contains(&name) {
             out.left_out.push((
                 path,
                 "shadowed",
-                format!("a skill is named {name} too: the skill is listed (CC17)"),
+                format!("a skill or a nearer command is named {name} too: that one is listed (CC17)"),
             ));
             continue;
         }
@@ -278,8 +304,9 @@ pub fn listings(db: &dyn Db, ws: Workspace) -> Listings {
         let reason = format!("the command {name}, listed by name after the skills (CC17)");
         out.skills.push(Entry { name, source: path, description: Some(description), reason });
     }
+    // CC18: the project's agents (nearest folder first) win over the user's of one name.
     for (dir, whose) in
-        std::iter::once((&user, "the user's")).chain(project.iter().map(|d| (d, "the project's")))
+        project.iter().map(|d| (d, "the project's")).chain(std::iter::once((&user, "the user's")))
     {
         for (file, path, is_dir) in entries(db, &dir.join("agents")) {
             if is_dir || Path::new(&file).extension().is_none_or(|ext| ext != "md") {
@@ -294,9 +321,7 @@ pub fn listings(db: &dyn Db, ws: Workspace) -> Listings {
     }
     out.style_setting = style_settings(db, ws);
     if let Some((name, settings)) = &out.style_setting {
-        let mut dirs = project.clone();
-        dirs.reverse();
-        dirs.push(user.clone());
+        let dirs: Vec<PathBuf> = project.iter().cloned().chain(std::iter::once(user.clone())).collect();
         out.style = find_style(db, &dirs, name, settings);
     }
     out.mcp = project_dirs(db, ws)
