@@ -96,6 +96,18 @@ def style_name(case, cwd):
     return name
 
 
+def defines_style(case, name):
+    """Whether a fixture file in an output-styles folder has this name (else the name is
+    Claude Code's built-in style's)."""
+    for path in glob.glob(case + "/proj/**/.claude/output-styles/*.md", recursive=True) + \
+            glob.glob(case + "/home/.claude/output-styles/*.md"):
+        text = open(path, encoding="utf-8").read()
+        found = re.search(r"^name:\s*(.+?)\s*$", text, re.M)
+        if (found.group(1).strip("'\"") if found else os.path.basename(path)[:-3]) == name:
+            return True
+    return False
+
+
 def request(out, case):
     out = os.path.abspath(out)
     run = out + "/run"
@@ -129,6 +141,10 @@ def request(out, case):
         head, _, text = body.partition("\n")
         if not head.endswith(" " + name):
             sys.exit("the style block does not name " + name)
+        # A style no fixture file defines is one of Claude Code's own: its text is kept as a
+        # token.
+        if not defines_style(case, name):
+            text = token("style.builtin." + name, text)
         parts.append(wrap(token("style.heading", head[:-len(name)]) + name + "\n" + text, after))
     parts.append(token("deferred-tools", next(it)))
     parts.append(agents(next(it)))

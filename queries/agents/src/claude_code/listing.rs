@@ -31,13 +31,21 @@ pub struct Entry {
 pub struct Style {
     /// Its `name:`.
     pub name: String,
-    /// Its text, frontmatter cut and trimmed.
+    /// Its text, frontmatter cut and trimmed; empty for a built-in style (Claude Code's).
     pub body: String,
-    /// The style's file.
+    /// The style's file; the settings file for a built-in style.
     pub source: PathBuf,
     /// The settings file that chose it.
     pub settings: PathBuf,
+    /// One of Claude Code's own styles, no file's.
+    pub builtin: bool,
+    /// `keep-coding-instructions: true` (every built-in style): the system prompt keeps its
+    /// tasks section.
+    pub keep_coding: bool,
 }
+
+/// CC19: the names of Claude Code 2.1.332's built-in output styles.
+pub const BUILTIN_STYLES: [&str; 4] = ["Proactive", "Concise", "Explanatory", "Learning"];
 
 /// Everything the listings of the first request take from files.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
@@ -236,7 +244,8 @@ fn style_settings(db: &dyn Db, ws: Workspace) -> Option<(String, PathBuf)> {
 }
 
 /// CC19: the style file named `name`: its `name:` (else its file name) among the
-/// project's and the user's `output-styles` folders.
+/// project's and the user's `output-styles` folders; else Claude Code's built-in style of
+/// that name.
 fn find_style(db: &dyn Db, dirs: &[PathBuf], name: &str, settings: &Path) -> Option<Style> {
     for dir in dirs {
         for (file, path, is_dir) in entries(db, &dir.join("output-styles")) {
@@ -249,11 +258,20 @@ fn find_style(db: &dyn Db, dirs: &[PathBuf], name: &str, settings: &Path) -> Opt
                     body: body.trim().to_owned(),
                     source: path,
                     settings: settings.to_path_buf(),
+                    builtin: false,
+                    keep_coding: field(&fields, "keep-coding-instructions") == Some("true"),
                 });
             }
         }
     }
-    None
+    BUILTIN_STYLES.contains(&name).then(|| Style {
+        name: name.to_owned(),
+        body: String::new(),
+        source: settings.to_path_buf(),
+        settings: settings.to_path_buf(),
+        builtin: true,
+        keep_coding: true,
+    })
 }
 
 /// The listings of `ws`'s first request.

@@ -127,10 +127,12 @@ pub(super) fn build(
         "system prompt",
         system,
         "system message: its third text block",
-        &words.system_prompt[usize::from(style.is_some())],
+        &words.system_prompt[style.map_or(0, |s| if s.keep_coding { 2 } else { 1 })],
         format!(
             "Claude Code's system prompt{}; it names the auto-memory folder ~/.claude/projects/<project>/memory/ (CC16, CC15)",
-            if style.is_some() {
+            if style.is_some_and(|s| s.keep_coding) {
+                ", opening for an output style that keeps the coding instructions (CC19)"
+            } else if style.is_some() {
                 ", opening for an output style and without its tasks section (CC19)"
             } else {
                 ""
@@ -169,20 +171,36 @@ pub(super) fn build(
             &words.style_heading,
             "Claude Code's heading before the output style's name (CC19)".to_owned(),
         );
-        let body = Piece {
+        let name = Piece {
             source: Source::File(style.source.clone()),
             placement: user,
             position: block,
-            text: format!("{}\n{}", style.name, style.body),
+            text: style.name.clone(),
             rule: "CC19",
-            reason: format!(
-                "the output style {} chosen by outputStyle in {}: its name and its text, frontmatter cut and trimmed (CC19)",
-                style.name,
-                style.settings.display()
-            ),
+            reason: format!("the output style chosen by outputStyle in {} (CC19)", style.settings.display()),
             unstable: None,
         };
-        blocks.push(vec![plain(OPEN), piece(heading), piece(body), plain(CLOSE)]);
+        let body = if style.builtin {
+            let text = words.builtin_styles.iter().find(|(n, _)| *n == style.name).map_or("", |(_, t)| t);
+            own(
+                &format!("built-in output style {}", style.name),
+                user,
+                block,
+                text,
+                format!("Claude Code's own output style {}: its text is Claude Code's (CC19)", style.name),
+            )
+        } else {
+            Piece {
+                source: Source::File(style.source.clone()),
+                placement: user,
+                position: block,
+                text: style.body.clone(),
+                rule: "CC19",
+                reason: format!("the output style {}'s text, frontmatter cut and trimmed (CC19)", style.name),
+                unstable: None,
+            }
+        };
+        blocks.push(vec![plain(OPEN), piece(heading), piece(name), plain("\n"), piece(body), plain(CLOSE)]);
     } else if let Some((name, settings_file)) = &found.style_setting {
         settings.push(Setting {
             name: "outputStyle",

@@ -17,6 +17,11 @@ mod hashes {
     pub const IDENTITY_APPENDED: &str = "633614dc6542d9d3f305b4bdca80cc0b72fb5651207e042b4bad6b566c96c57a";
     pub const SYSTEM_PROMPT: &str = "c6c46c433d1f079d418866ddf248f033172fe640c8c4b8428e8234400f484f27";
     pub const SYSTEM_PROMPT_STYLE: &str = "73f54acbfe76a13011a2df5a5eba9c3d305581a148cfa09782aa2d6b48243ac5";
+    pub const SYSTEM_PROMPT_STYLE_CODING: &str =
+        "0b78bc65e811dc782984d01adb17f85d3c1706def477b3fe66464cd92416032e";
+    /// The built-in output styles' texts recorded (the others are not).
+    pub const BUILTIN_STYLES: [(&str, &str); 1] =
+        [("Explanatory", "6047cfe7f4ed39f156eee0338d0a1d4ded4ac7f86bbb13350a6dadca8b053140")];
     pub const DEFERRED_TOOLS: &str = "f0e0a0099145c2be2097d7f6270e0472c2a340c2ae2a834d488271832f8dd6c0";
     pub const AGENTS_HEADER: &str = "012cdc52e3156e89216b8d3dc0f0fcbddcb83f3b179df2bf64e4830a522c3420";
     pub const AGENTS_FOOTER: &str = "cc00d11c792651cdbd28a7c19147ada22d54a0ab5d4536570e1760de7f282786";
@@ -148,9 +153,11 @@ pub const BUNDLED: [Bundled; 13] = [
 pub struct RequestProse {
     /// The system message's identity line, without and with `--append-system-prompt` (CC20).
     pub identity: [String; 2],
-    /// The system prompt, without and with an output style (CC19); `<memory>` where it names
-    /// the auto-memory folder.
-    pub system_prompt: [String; 2],
+    /// The system prompt: without an output style, with one, and with one that keeps the
+    /// coding instructions (CC19); `<memory>` where it names the auto-memory folder.
+    pub system_prompt: [String; 3],
+    /// Claude Code's built-in output styles' texts, by name (CC19).
+    pub builtin_styles: Vec<(&'static str, String)>,
     /// The deferred-tools block, whole (no MCP server).
     pub deferred_tools: String,
     /// The agent list's opening line and closing sentence (CC18).
@@ -183,13 +190,33 @@ pub struct RequestProse {
     pub source: WordingSource,
 }
 
+/// Each built-in style's text: `known`'s, else a placeholder saying it was not recorded.
+fn builtin_styles(known: impl Fn(&str) -> Option<String>) -> Vec<(&'static str, String)> {
+    super::listing::BUILTIN_STYLES
+        .iter()
+        .map(|&name| {
+            let text = known(name).unwrap_or_else(|| {
+                format!("<Claude Code's built-in output style {name}: not recorded, not reproduced>")
+            });
+            (name, text)
+        })
+        .collect()
+}
+
 impl RequestProse {
     /// Each text as `<prose:blake3=HASH>`: what recorded fixtures keep.
     pub fn fingerprints() -> RequestProse {
         let t = |hash: &str| format!("<prose:blake3={hash}>");
         RequestProse {
             identity: [t(hashes::IDENTITY), t(hashes::IDENTITY_APPENDED)],
-            system_prompt: [t(hashes::SYSTEM_PROMPT), t(hashes::SYSTEM_PROMPT_STYLE)],
+            system_prompt: [
+                t(hashes::SYSTEM_PROMPT),
+                t(hashes::SYSTEM_PROMPT_STYLE),
+                t(hashes::SYSTEM_PROMPT_STYLE_CODING),
+            ],
+            builtin_styles: builtin_styles(|name| {
+                hashes::BUILTIN_STYLES.iter().find(|(n, _)| *n == name).map(|(_, h)| t(h))
+            }),
             deferred_tools: t(hashes::DEFERRED_TOOLS),
             agents_header: t(hashes::AGENTS_HEADER),
             agents_footer: t(hashes::AGENTS_FOOTER),
@@ -212,7 +239,12 @@ impl RequestProse {
         let p = |what: &str| format!("<Claude Code's {what}: not reproduced>");
         RequestProse {
             identity: [p("identity line"), p("identity line with an appended system prompt")],
-            system_prompt: [p("system prompt"), p("system prompt for an output style")],
+            system_prompt: [
+                p("system prompt"),
+                p("system prompt for an output style"),
+                p("system prompt for an output style that keeps the coding instructions"),
+            ],
+            builtin_styles: builtin_styles(|_| None),
             deferred_tools: p("deferred-tools block"),
             agents_header: p("agent list's opening line"),
             agents_footer: p("agent list's closing sentence"),
