@@ -112,7 +112,7 @@ def request(out, case):
     out = os.path.abspath(out)
     run = out + "/run"
     conf = tomllib.load(open(case + "/case.toml", "rb")).get("run", {})
-    append = [kv.split("=", 1)[1] for kv in conf.get("config", []) if kv.startswith("append-system-prompt=")]
+    config = dict(kv.split("=", 1) for kv in conf.get("config", []))
     reqs = sorted(glob.glob(out + "/cap/req-*.json"), key=lambda f: int(f.rsplit("-", 1)[1].split(".")[0]))
     reqs = [r for r in (json.load(open(f, encoding="utf-8")) for f in reqs) if r.get("messages")]
     first = reqs[0]
@@ -121,16 +121,27 @@ def request(out, case):
     memory = run + "/home/.claude/projects/" + slug + "/memory/"
     prompt = system[2]
     tail = ""
-    if append:
-        tail = "\n\n" + append[0]
+    if "append-system-prompt" in config:
+        tail = "\n\n" + config["append-system-prompt"]
         if not prompt.endswith(tail):
             sys.exit("the appended text is not at the system prompt's end")
         prompt = prompt[:-len(tail)]
-    parts = [token("identity", system[1]), token("system-prompt", prompt.replace(memory, "<memory>")) + tail]
+    parts = [token("identity", system[1])]
+    if "system-prompt" in config:
+        # --system-prompt: the user's own text in the system prompt's place (CC20).
+        if prompt != config["system-prompt"]:
+            sys.exit("the system prompt is not --system-prompt's text")
+        parts.append(prompt + tail)
+    else:
+        parts.append(token("system-prompt", prompt.replace(memory, "<memory>")) + tail)
     user = [b["text"] for b in first["messages"][0]["content"] if b.get("type") == "text"][:-1]
     has_rules = any(re.search(r"^Contents of .*:$", t, re.M) for t in user)
-    has_style = len(user) - has_rules == 11
-    if len(user) - has_rules not in (9, 11):
+    # The blocks every request has, less those a flag removes (CC20).
+    has_skills = config.get("disable-slash-commands") != "true"
+    has_git = "system-prompt" not in config
+    always = 7 + has_skills + has_git
+    has_style = len(user) - has_rules == always + 2
+    if len(user) - has_rules not in (always, always + 2):
         sys.exit("%d blocks in the first user message: an MCP server's block is not recorded" % len(user))
     name = style_name(case, conf.get("cwd", "."))
     it = iter(user)
@@ -148,8 +159,9 @@ def request(out, case):
         parts.append(wrap(token("style.heading", head[:-len(name)]) + name + "\n" + text, after))
     parts.append(token("deferred-tools", next(it)))
     parts.append(agents(next(it)))
-    fallback = {os.path.basename(os.path.dirname(p)) for p in glob.glob(case + "/proj/.claude/skills/*/SKILL.md")}
-    parts.append(skills(next(it), fallback))
+    if has_skills:
+        fallback = {os.path.basename(os.path.dirname(p)) for p in glob.glob(case + "/proj/.claude/skills/*/SKILL.md")}
+        parts.append(skills(next(it), fallback))
     parts.append(token("total-tokens", next(it)))
     if has_style:
         body, after = inner(next(it))
@@ -158,8 +170,11 @@ def request(out, case):
         parts.append(wrap(name + token("style.active", body[len(name):]), after))
     if has_rules:
         parts.append(rule_block(next(it)))
-    parts += ["<machine:git-status>", "<machine:date>"]
-    next(it), next(it)
+    if has_git:
+        parts.append("<machine:git-status>")
+        next(it)
+    parts.append("<machine:date>")
+    next(it)
     parts.append(token("attribution", next(it)))
     return "\n\n".join(parts).replace(slug, "<slug>").replace(run, "<run>")
 

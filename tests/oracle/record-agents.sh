@@ -20,7 +20,7 @@
 #
 # Claude Code with `section = "request"`: oracle.out is the whole first request as
 # cc_request.py keeps it (its docstring says how), each run.config `KEY=VALUE` passed to
-# Claude Code as `--KEY VALUE` (CC20).
+# Claude Code as `--KEY VALUE` (`KEY=true` as `--KEY` alone) (CC20).
 # Claude Code: capture_cc.sh -C <run.cwd> [-R <run.reads>] on a copy of the case whose
 # files have `<run>` replaced by the run directory (absolute paths, ~/.claude.json keys); oracle.out is the rule-file
 # <system-reminder> of the first user message, oracle.read (with run.reads) what each Read's
@@ -189,7 +189,9 @@ PY
 import sys, tomllib
 for kv in tomllib.load(open(sys.argv[1], "rb")).get("run", {}).get("config", []):
     key, value = kv.split("=", 1)
-    print("--" + key); print(value)
+    print("--" + key)
+    if value != "true":  # `KEY=true` is a flag without a value
+        print(value)
 PY
   [ -s "$out.args" ] && args+=(-X "$out.args")
   with_run "$dir" "$out"

@@ -166,6 +166,21 @@ fn the_whole_request_lists_the_project_files_in_send_order() {
         run(&root, "repo", &["build", "--agent", "claude-code", "--section", "request", "-c", "model=x"]);
     assert_ne!(refused.code, 0);
     assert!(refused.stderr.contains("append-system-prompt"), "{}", refused.stderr);
+    let replaced = run(
+        &root,
+        "repo",
+        &["build", "--agent", "claude-code", "--section", "request", "-c", "system-prompt=Mine."],
+    );
+    assert!(
+        replaced.stdout.contains("\n\nMine.\n\n") && !replaced.stdout.contains("<machine:git-status>"),
+        "{}",
+        replaced.stdout
+    );
+    let flag =
+        ["build", "--agent", "claude-code", "--section", "request", "-c", "disable-slash-commands=maybe"];
+    let refused = run(&root, "repo", &flag);
+    assert_ne!(refused.code, 0);
+    assert!(refused.stderr.contains("disable-slash-commands=maybe"), "{}", refused.stderr);
     let refused = run(&root, "repo", &["build", "--agent", "gemini", "--section", "request"]);
     assert_ne!(refused.code, 0);
     assert!(refused.stderr.contains("--section request"), "{}", refused.stderr);

@@ -169,7 +169,7 @@ impl Profile for ClaudeCode {
     }
 
     fn settings(&self) -> &'static [&'static str] {
-        &[super::request::APPEND_KEY]
+        &super::request::KEYS
     }
 
     fn sections(&self) -> &'static [Section] {
@@ -185,6 +185,7 @@ impl Profile for ClaudeCode {
         let prose = prose(request);
         let ctx = claude_md_context(db, ws);
         if request.section == Section::Request {
+            super::request::check_flags(request)?;
             return Ok(self.whole_request(db, ws, request, &prose, ctx));
         }
         let mut builder = LayoutBuilder::new(ctx.reminder(&prose).unwrap_or_default());

@@ -7,7 +7,9 @@
 use std::path::PathBuf;
 
 use ctxgraph_db::db::{Db, Workspace};
-use ctxgraph_db::profile::{LayoutBuilder, LeftOut, Part, Placement, Request, Setting, Source, Status};
+use ctxgraph_db::profile::{
+    LayoutBuilder, LeftOut, Part, Placement, ProfileError, Request, Setting, Source, Status,
+};
 
 use super::listing::{Entry, Listings, listings};
 use super::request_prose::{BUNDLED, Bundled, RequestProse};
@@ -18,6 +20,36 @@ use super::{ClaudeMdContext, Prose, entry};
 
 /// `-c append-system-prompt=TEXT`: Claude Code's `--append-system-prompt` (CC20).
 pub const APPEND_KEY: &str = "append-system-prompt";
+/// `-c system-prompt=TEXT`: Claude Code's `--system-prompt` (CC20).
+pub const SYSTEM_PROMPT_KEY: &str = "system-prompt";
+/// `-c disable-slash-commands=true`: Claude Code's `--disable-slash-commands` (CC20).
+pub const NO_SKILLS_KEY: &str = "disable-slash-commands";
+/// The `-c` keys the profile models.
+pub const KEYS: [&str; 3] = [APPEND_KEY, SYSTEM_PROMPT_KEY, NO_SKILLS_KEY];
+
+/// CC20: the flags of Claude Code's command line that change the request.
+struct Flags {
+    append: Option<String>,
+    system_prompt: Option<String>,
+    no_skills: bool,
+}
+
+/// The request's `-c` settings as [`Flags`] (the last of a key wins).
+pub(super) fn check_flags(request: &Request) -> Result<(), ProfileError> {
+    flags(request).map(|_| ())
+}
+
+fn flags(request: &Request) -> Result<Flags, ProfileError> {
+    let last = |key: &str| request.settings.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.clone());
+    let no_skills = match last(NO_SKILLS_KEY).as_deref() {
+        None | Some("false") => false,
+        Some("true") => true,
+        Some(other) => {
+            return Err(ProfileError::Setting(format!("-c {NO_SKILLS_KEY}={other}: a flag, true or false")));
+        }
+    };
+    Ok(Flags { append: last(APPEND_KEY), system_prompt: last(SYSTEM_PROMPT_KEY), no_skills })
+}
 
 const OPEN: &str = "<system-reminder>\n";
 const CLOSE: &str = "\n</system-reminder>";
@@ -101,7 +133,9 @@ pub(super) fn build(
 ) -> Built {
     let words: &RequestProse = &prose.request;
     let found: &Listings = listings(db, ws);
-    let append = request.settings.iter().rev().find(|(k, _)| k == APPEND_KEY).map(|(_, v)| v.clone());
+    // Checked by the profile before: a bad flag never gets here.
+    let Flags { append, system_prompt, no_skills } =
+        flags(request).unwrap_or(Flags { append: None, system_prompt: None, no_skills: false });
     let mut settings = Vec::new();
     let system = Placement::SystemMessage;
     let user = Placement::FirstUserMessage;
@@ -123,22 +157,46 @@ pub(super) fn build(
         },
     ))]);
     let style = found.style.as_ref();
-    let mut prompt = vec![piece(own(
-        "system prompt",
-        system,
-        "system message: its third text block",
-        &words.system_prompt[style.map_or(0, |s| if s.keep_coding { 2 } else { 1 })],
-        format!(
-            "Claude Code's system prompt{}; it names the auto-memory folder ~/.claude/projects/<project>/memory/ (CC16, CC15)",
-            if style.is_some_and(|s| s.keep_coding) {
-                ", opening for an output style that keeps the coding instructions (CC19)"
-            } else if style.is_some() {
-                ", opening for an output style and without its tasks section (CC19)"
-            } else {
-                ""
+    let prompt_piece = if let Some(text) = &system_prompt {
+        settings.push(Setting { name: SYSTEM_PROMPT_KEY, value: text.clone(), from: None });
+        own(
+            "--system-prompt",
+            system,
+            "system message: its third text block",
+            text,
+            "--system-prompt's text in place of Claude Code's system prompt (CC20)".to_owned(),
+        )
+    } else {
+        let (text, why) = match (style, no_skills) {
+            (None, false) => (words.system_prompt[0].clone(), String::new()),
+            (Some(s), false) if s.keep_coding => (
+                words.system_prompt[2].clone(),
+                ", opening for an output style that keeps the coding instructions (CC19)".to_owned(),
+            ),
+            (Some(_), false) => (
+                words.system_prompt[1].clone(),
+                ", opening for an output style and without its tasks section (CC19)".to_owned(),
+            ),
+            (None, true) => {
+                (words.system_prompt_no_skills.clone(), ", without its part on skills (CC20)".to_owned())
             }
-        ),
-    ))];
+            (Some(_), true) => (
+                "<Claude Code's system prompt for an output style without skills: not recorded, not reproduced>"
+                    .to_owned(),
+                ", for an output style and without skills: not recorded (CC20)".to_owned(),
+            ),
+        };
+        own(
+            "system prompt",
+            system,
+            "system message: its third text block",
+            &text,
+            format!(
+                "Claude Code's system prompt{why}; it names the auto-memory folder ~/.claude/projects/<project>/memory/ (CC16, CC15)"
+            ),
+        )
+    };
+    let mut prompt = vec![piece(prompt_piece)];
     if let Some(text) = &append {
         settings.push(Setting { name: APPEND_KEY, value: text.clone(), from: None });
         prompt.push(plain("\n\n"));
@@ -221,7 +279,11 @@ pub(super) fn build(
         format!("Claude Code's list of its deferred tools (CC16){mcp_note}"),
     ))]);
     blocks.push(agents(words, found, user, block));
-    blocks.push(skills(words, found, budget_chars(db, ws), user, block));
+    if no_skills {
+        settings.push(Setting { name: NO_SKILLS_KEY, value: "true".to_owned(), from: None });
+    } else {
+        blocks.push(skills(words, found, budget_chars(db, ws), user, block));
+    }
     blocks.push(vec![piece(own(
         "token budget",
         user,
@@ -254,10 +316,13 @@ pub(super) fn build(
     if let Some(rules) = ctx.reminder(prose) {
         blocks.push(rule_block(ctx, prose, &rules));
     }
-    blocks.push(vec![piece(machine(
-        "git-status",
-        "the branch, the status and the recent commits of the repository at start",
-    ))]);
+    // --system-prompt leaves the git status out (CC20).
+    if system_prompt.is_none() {
+        blocks.push(vec![piece(machine(
+            "git-status",
+            "the branch, the status and the recent commits of the repository at start",
+        ))]);
+    }
     blocks.push(vec![piece(machine("date", "the day Claude Code starts"))]);
     blocks.push(vec![piece(own(
         "attribution",

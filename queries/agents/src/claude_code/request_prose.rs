@@ -17,6 +17,8 @@ mod hashes {
     pub const IDENTITY_APPENDED: &str = "633614dc6542d9d3f305b4bdca80cc0b72fb5651207e042b4bad6b566c96c57a";
     pub const SYSTEM_PROMPT: &str = "c6c46c433d1f079d418866ddf248f033172fe640c8c4b8428e8234400f484f27";
     pub const SYSTEM_PROMPT_STYLE: &str = "73f54acbfe76a13011a2df5a5eba9c3d305581a148cfa09782aa2d6b48243ac5";
+    pub const SYSTEM_PROMPT_NO_SKILLS: &str =
+        "ac17e342a81a7587afb53aa135831c02c4624183babcc1b9c5c1ca5e6c1aa266";
     pub const SYSTEM_PROMPT_STYLE_CODING: &str =
         "0b78bc65e811dc782984d01adb17f85d3c1706def477b3fe66464cd92416032e";
     /// The built-in output styles' texts recorded (the others are not).
@@ -156,6 +158,8 @@ pub struct RequestProse {
     /// The system prompt: without an output style, with one, and with one that keeps the
     /// coding instructions (CC19); `<memory>` where it names the auto-memory folder.
     pub system_prompt: [String; 3],
+    /// The system prompt with `--disable-slash-commands` (CC20).
+    pub system_prompt_no_skills: String,
     /// Claude Code's built-in output styles' texts, by name (CC19).
     pub builtin_styles: Vec<(&'static str, String)>,
     /// The deferred-tools block, whole (no MCP server).
@@ -214,6 +218,7 @@ impl RequestProse {
                 t(hashes::SYSTEM_PROMPT_STYLE),
                 t(hashes::SYSTEM_PROMPT_STYLE_CODING),
             ],
+            system_prompt_no_skills: t(hashes::SYSTEM_PROMPT_NO_SKILLS),
             builtin_styles: builtin_styles(|name| {
                 hashes::BUILTIN_STYLES.iter().find(|(n, _)| *n == name).map(|(_, h)| t(h))
             }),
@@ -244,6 +249,7 @@ impl RequestProse {
                 p("system prompt for an output style"),
                 p("system prompt for an output style that keeps the coding instructions"),
             ],
+            system_prompt_no_skills: p("system prompt without skills"),
             builtin_styles: builtin_styles(|_| None),
             deferred_tools: p("deferred-tools block"),
             agents_header: p("agent list's opening line"),
