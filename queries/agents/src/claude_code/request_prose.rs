@@ -207,7 +207,66 @@ fn builtin_styles(known: impl Fn(&str) -> Option<String>) -> Vec<(&'static str, 
         .collect()
 }
 
+/// The texts that are single string literals of Claude Code's bundle, by name, with their
+/// length in bytes and blake3: what [`RequestProse::with_literals`] takes from an
+/// installation. The others are assembled by Claude Code's code and are not read.
+const LITERALS: [(&str, usize, &str); 5] = [
+    ("identity", 62, hashes::IDENTITY),
+    ("identity-appended", 94, hashes::IDENTITY_APPENDED),
+    ("agents-header", 41, hashes::AGENTS_HEADER),
+    ("agents-footer", 133, hashes::AGENTS_FOOTER),
+    ("skill-fallback", 5, hashes::SKILL_FALLBACK),
+];
+
+/// [`LITERALS`] as `js_literals::extract` takes them.
+pub fn literal_table() -> std::collections::BTreeMap<String, ctxgraph_db::installation::AssetRecord> {
+    LITERALS
+        .iter()
+        .map(|(name, bytes, hash)| {
+            (
+                (*name).to_owned(),
+                ctxgraph_db::installation::AssetRecord { bytes: *bytes, blake3: (*hash).to_owned() },
+            )
+        })
+        .collect()
+}
+
 impl RequestProse {
+    /// Placeholders, except the texts `found` in an installation (by [`literal_table`]'s
+    /// names); the reason says which came from where.
+    pub fn with_literals(
+        found: &std::collections::BTreeMap<String, std::sync::Arc<str>>,
+        path: &std::path::Path,
+    ) -> RequestProse {
+        let names: Vec<&str> =
+            LITERALS.iter().map(|(n, _, _)| *n).filter(|n| found.contains_key(*n)).collect();
+        let mut prose = RequestProse::unavailable(format!(
+            "{} of Claude Code's {} single-string texts of the whole request read from {} ({}); the system prompt, the listings' other sentences, the built-in entries and the other blocks are assembled by Claude Code's code and not read: placeholders (CC16)",
+            names.len(),
+            LITERALS.len(),
+            path.display(),
+            if names.is_empty() { "none".to_owned() } else { names.join(", ") }
+        ));
+        let text = |name: &str| found.get(name).map(std::string::ToString::to_string);
+        if let Some(t) = text("identity") {
+            prose.identity[0] = t;
+        }
+        if let Some(t) = text("identity-appended") {
+            prose.identity[1] = t;
+        }
+        let fields = [
+            ("agents-header", &mut prose.agents_header),
+            ("agents-footer", &mut prose.agents_footer),
+            ("skill-fallback", &mut prose.skill_fallback),
+        ];
+        for (name, field) in fields {
+            if let Some(t) = text(name) {
+                *field = t;
+            }
+        }
+        prose
+    }
+
     /// Each text as `<prose:blake3=HASH>`: what recorded fixtures keep.
     pub fn fingerprints() -> RequestProse {
         let t = |hash: &str| format!("<prose:blake3={hash}>");
