@@ -181,6 +181,13 @@ fn the_whole_request_lists_the_project_files_in_send_order() {
     let refused = run(&root, "repo", &flag);
     assert_ne!(refused.code, 0);
     assert!(refused.stderr.contains("disable-slash-commands=maybe"), "{}", refused.stderr);
+    let explained =
+        run(&root, "repo", &["explain", "--agent", "claude-code", ".claude/skills/deploy/SKILL.md"]);
+    assert!(
+        explained.stdout.contains("sent (first user message, a line of the skill list)"),
+        "{}",
+        explained.stdout
+    );
     let refused = run(&root, "repo", &["build", "--agent", "gemini", "--section", "request"]);
     assert_ne!(refused.code, 0);
     assert!(refused.stderr.contains("--section request"), "{}", refused.stderr);

@@ -274,6 +274,6 @@ impl Profile for ClaudeCode {
     }
 
     fn fate(&self, db: &dyn Db, ws: Workspace, _: &dyn TokenCounter, file: &Path) -> AgentFate {
-        super::fate::claude_code_fate(claude_md_context(db, ws), file)
+        super::fate::claude_code_fate(claude_md_context(db, ws), super::listing::listings(db, ws), file)
     }
 }
