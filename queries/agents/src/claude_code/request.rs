@@ -11,7 +11,7 @@ use ctxgraph_db::profile::{
     LayoutBuilder, LeftOut, Part, Placement, ProfileError, Request, Setting, Source, Status,
 };
 
-use super::listing::{Entry, Listings, listings};
+use super::listing::{Entry, Listings, Style, listings};
 use super::request_prose::{BUNDLED, Bundled, RequestProse};
 
 /// CC17: the length of Claude Code's default description of a skill with none (`Skill`).
@@ -88,6 +88,19 @@ fn listed(entry: &Entry, line: String, rule: &'static str) -> Piece {
         text: line,
         rule,
         reason: entry.reason.clone(),
+        unstable: None,
+    }
+}
+
+/// A piece of the output style's file (CC19).
+fn from_style(style: &Style, text: String, reason: String) -> Piece {
+    Piece {
+        source: Source::File(style.source.clone()),
+        placement: Placement::FirstUserMessage,
+        position: "first user message: a <system-reminder> text block",
+        text,
+        rule: "CC19",
+        reason,
         unstable: None,
     }
 }
@@ -229,15 +242,11 @@ pub(super) fn build(
             &words.style_heading,
             "Claude Code's heading before the output style's name (CC19)".to_owned(),
         );
-        let name = Piece {
-            source: Source::File(style.source.clone()),
-            placement: user,
-            position: block,
-            text: style.name.clone(),
-            rule: "CC19",
-            reason: format!("the output style chosen by outputStyle in {} (CC19)", style.settings.display()),
-            unstable: None,
-        };
+        let name = from_style(
+            style,
+            style.name.clone(),
+            format!("the output style chosen by outputStyle in {} (CC19)", style.settings.display()),
+        );
         let body = if style.builtin {
             let text = words.builtin_styles.iter().find(|(n, _)| *n == style.name).map_or("", |(_, t)| t);
             own(
@@ -248,15 +257,11 @@ pub(super) fn build(
                 format!("Claude Code's own output style {}: its text is Claude Code's (CC19)", style.name),
             )
         } else {
-            Piece {
-                source: Source::File(style.source.clone()),
-                placement: user,
-                position: block,
-                text: style.body.clone(),
-                rule: "CC19",
-                reason: format!("the output style {}'s text, frontmatter cut and trimmed (CC19)", style.name),
-                unstable: None,
-            }
+            from_style(
+                style,
+                style.body.clone(),
+                format!("the output style {}'s text, frontmatter cut and trimmed (CC19)", style.name),
+            )
         };
         blocks.push(vec![plain(OPEN), piece(heading), piece(name), plain("\n"), piece(body), plain(CLOSE)]);
     } else if let Some((name, settings_file)) = &found.style_setting {
@@ -292,18 +297,11 @@ pub(super) fn build(
         "Claude Code's token budget (CC16)".to_owned(),
     ))]);
     if let Some(style) = style {
-        let name = Piece {
-            source: Source::File(style.source.clone()),
-            placement: user,
-            position: block,
-            text: style.name.clone(),
-            rule: "CC19",
-            reason: format!(
-                "the output style {}'s name, in the reminder that it is active (CC19)",
-                style.name
-            ),
-            unstable: None,
-        };
+        let name = from_style(
+            style,
+            style.name.clone(),
+            format!("the output style {}'s name, in the reminder that it is active (CC19)", style.name),
+        );
         let rest = own(
             "output style reminder",
             user,
