@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ctxgraph_agents::claude_code::reads_in_session;
+use ctxgraph_agents::claude_code::request_prose::RequestProse;
 use ctxgraph_agents::copilot::{Prose as CopilotProse, copilot_context};
 use ctxgraph_db::agent::Agent;
 use ctxgraph_db::db::Workspace;
@@ -73,10 +74,10 @@ struct Run {
     /// Aider: `KEY=VALUE` variables in the agent's environment (`$AIDER_READ`).
     #[serde(default)]
     env: Vec<String>,
-    /// Sections beyond the rules text (`request`) whose text is recorded too, each in
-    /// `oracle.section-<name>`.
+    /// `request`: the case records the agent's whole first request (Claude Code's CC16,
+    /// Codex's skills and AGENTS.md items) instead of its rule text.
     #[serde(default)]
-    sections: Vec<String>,
+    section: Option<String>,
 }
 
 fn dot() -> String {
@@ -179,7 +180,12 @@ fn request(case: &Case, agent: Agent) -> Request {
             (key.to_owned(), value.to_owned())
         })
         .collect();
-    Request { settings, wording: profile(agent).fingerprints(), ..Request::default() }
+    let section = match case.run.section.as_deref() {
+        Some("request") => Section::Request,
+        None => Section::Rules,
+        Some(other) => panic!("section {other}: not a section the cases record"),
+    };
+    Request { section, settings, wording: profile(agent).fingerprints() }
 }
 
 /// Every block of a layout is the bytes its range names, and its hash is theirs.
@@ -426,18 +432,6 @@ fn run_case(row: &Row, dir: &Path, disk: bool, fates: &mut Vec<Fate>) -> Result<
         }
         Start::AnyOrder => diffs.extend(any_order(dir, &layout, &portable).err()),
     }
-    for name in &case.run.sections {
-        let section = match name.as_str() {
-            "request" => Section::Request,
-            other => return Err(format!("case.toml: no section `{other}`")),
-        };
-        let request = Request { section, ..request.clone() };
-        let layout = engine.agent_layout(ws, row.agent, &request).map_err(|e| e.to_string())?;
-        check_blocks(&layout.text, &layout.blocks)?;
-        let file = format!("oracle.section-{name}");
-        let (expected, got) = comparable(&layout, &recorded(dir, &file), &run, listed_as_recorded);
-        diffs.extend(compare(row, &file, &expected, &got).err());
-    }
     match &row.reads {
         Reads::Attached => {
             if let Some(read) = &case.run.read {
@@ -474,20 +468,21 @@ fn run_case(row: &Row, dir: &Path, disk: bool, fates: &mut Vec<Fate>) -> Result<
                 // A session of reads is no profile answer: the query behind Claude Code's
                 // reads, through the engine's database (the `testing` feature).
                 let attachments = reads_in_session(engine.db(), ws, &files);
+                let words = RequestProse::fingerprints();
                 let got: String = case
                     .run
                     .reads
                     .iter()
                     .zip(&attachments)
                     .map(|(read, attachment)| {
-                        portable(&format!("--- read {read} ---\n{}\n", attachment.text()))
+                        portable(&format!("--- read {read} ---\n{}\n", attachment.text(&words)))
                     })
                     .collect();
                 diffs.extend(compare(row, "oracle.read", &recorded(dir, "oracle.read"), &got).err());
                 // The first read is the profile's read answer right after start-up.
                 let first =
                     engine.agent_read(ws, row.agent, &files[0], &request).map_err(|e| e.to_string())?;
-                if first.text != attachments[0].text() {
+                if first.text != attachments[0].text(&words) {
                     return Err("the profile's read is not the session's first read".to_owned());
                 }
                 considered.extend(files);
