@@ -76,6 +76,11 @@ const ABOUT: About = About {
         ".claude/rules/**",
         ".claude/settings.json",
         ".claude/settings.local.json",
+        // The whole request's listings (CC17-CC19).
+        ".claude/skills/**",
+        ".claude/commands/**",
+        ".claude/agents/**",
+        ".claude/output-styles/**",
     ],
 };
 
