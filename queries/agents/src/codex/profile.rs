@@ -14,7 +14,7 @@ use ctxgraph_db::profile::{
 use ctxgraph_db::session_costs::{SessionFileError, SessionOccurrences};
 use ctxgraph_db::tokens::TokenCounter;
 
-use super::skills::{SkillFate, skills};
+use super::skills::{Message as SkillsMessage, SkillFate, skills};
 use super::wording::Wording;
 use super::{BudgetSource, Doc, Fate, Scope, agents_context, config::codex_home};
 
@@ -37,9 +37,12 @@ const FALLBACK_CONTEXT_WINDOW: u64 = 272_000;
 const MAX_BYTES: &str = "project_doc_max_bytes";
 
 impl Codex {
-    /// CX13: `-c model_context_window=N`, else `config.toml`'s, else Codex's fallback (and
-    /// whether it is the fallback).
-    fn context_window(db: &dyn Db, ws: Workspace, request: &Request) -> Result<(u64, bool), ProfileError> {
+    /// CX13: `-c model_context_window=N`, else `config.toml`'s, else Codex's fallback.
+    fn context_window(
+        db: &dyn Db,
+        ws: Workspace,
+        request: &Request,
+    ) -> Result<(u64, WindowFrom), ProfileError> {
         for (key, value) in &request.settings {
             if key == CONTEXT_WINDOW {
                 let tokens = value.trim().parse::<u64>().ok().filter(|&n| n > 0).ok_or_else(|| {
@@ -47,12 +50,14 @@ impl Codex {
                         "-c {key}={value}: {CONTEXT_WINDOW} must be a positive integer"
                     ))
                 })?;
-                return Ok((tokens, false));
+                return Ok((tokens, WindowFrom::CommandLine));
             }
         }
-        let configured =
-            super::config::codex_config(db, ws.host(db)).as_ref().ok().and_then(|c| c.context_window);
-        Ok(configured.map_or((FALLBACK_CONTEXT_WINDOW, true), |tokens| (tokens, false)))
+        let host = ws.host(db);
+        match super::config::codex_config(db, host).as_ref().ok().and_then(|c| c.context_window) {
+            Some(tokens) => Ok((tokens, WindowFrom::ConfigFile(codex_home(db, host).join("config.toml")))),
+            None => Ok((FALLBACK_CONTEXT_WINDOW, WindowFrom::Fallback)),
+        }
     }
 
     fn max_bytes(request: &Request) -> Result<Option<u64>, ProfileError> {
@@ -69,6 +74,94 @@ impl Codex {
         }
         Ok(max_bytes)
     }
+}
+
+/// The skills message of `--section request` (CX7–CX10, CX13) and what goes with it.
+struct SkillsPart {
+    message: Option<SkillsMessage>,
+    /// Skills found and not listed, each with its reason.
+    left_out: Vec<LeftOut>,
+    /// `model_context_window`, the budget's base.
+    window: Setting,
+    /// Set when the budget shortened the listing.
+    note: Option<String>,
+    wording: WordingSource,
+}
+
+fn request_skills(
+    db: &dyn Db,
+    ws: Workspace,
+    ctx: &super::AgentsContext,
+    request: &Request,
+) -> Result<SkillsPart, ProfileError> {
+    let skills = skills(db, ws, ctx.cwd.clone(), ctx.git_root.clone());
+    let words = request
+        .wording::<Wording>()
+        .cloned()
+        .unwrap_or_else(|| Wording::unavailable("Codex's installation was not loaded"));
+    let mut left_out: Vec<LeftOut> = skills
+        .found
+        .iter()
+        .filter(|s| s.fate != SkillFate::Listed)
+        .map(|s| LeftOut {
+            source: s.path.clone(),
+            fate: match s.fate {
+                SkillFate::Failed { .. } => "not_loaded",
+                SkillFate::SameFile { .. } => "same_file",
+                _ => "hidden",
+            },
+            rule: s.rule(),
+            reason: s.reason(),
+        })
+        .collect();
+    let (window, from) = Codex::context_window(db, ws, request)?;
+    let message = skills.message(&words.skills_intro, window);
+    let mut note = None;
+    if let Some(message) = &message {
+        let shown: std::collections::HashSet<&Path> =
+            message.lines.iter().map(|l| l.path.as_path()).collect();
+        left_out.extend(skills.listed().into_iter().filter(|s| !shown.contains(s.path.as_path())).map(|s| LeftOut {
+            source: s.path.clone(),
+            fate: "over_budget",
+            rule: "CX13",
+            reason: "left out of the skills listing: even its line without a description did not fit Codex's budget after the lines before it (CX13)".to_owned(),
+        }));
+        if let Some(budget) = message.budget {
+            let assumed = if from == WindowFrom::Fallback {
+                format!(
+                    " (Codex's fallback window of {window} tokens: give -c {CONTEXT_WINDOW}=N for your model's)"
+                )
+            } else {
+                String::new()
+            };
+            let omitted = if message.omitted > 0 {
+                format!(" and {} skill(s) left out", message.omitted)
+            } else {
+                String::new()
+            };
+            note = Some(format!(
+                "the skills listing exceeds Codex's budget of {budget} estimated tokens, 2% of the model's context window{assumed}: descriptions are shortened{omitted} (CX13)"
+            ));
+        }
+    }
+    let window = Setting {
+        name: CONTEXT_WINDOW,
+        value: window.to_string(),
+        from: match from {
+            WindowFrom::ConfigFile(path) => Some(path),
+            WindowFrom::CommandLine | WindowFrom::Fallback => None,
+        },
+    };
+    Ok(SkillsPart { message, left_out, window, note, wording: words.source })
+}
+
+/// Where the context window the skills budget is based on comes from (CX13).
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum WindowFrom {
+    CommandLine,
+    ConfigFile(std::path::PathBuf),
+    /// Codex's window for a model it has no metadata for.
+    Fallback,
 }
 
 fn would_not_start(err: &super::CodexError) -> ProfileError {
@@ -136,59 +229,25 @@ impl Profile for Codex {
         request: &Request,
     ) -> Result<ctxgraph_db::profile::Layout, ProfileError> {
         let ctx = agents_context(db, ws, Self::max_bytes(request)?).as_ref().map_err(would_not_start)?;
-        let mut wording = WordingSource::None;
-        let mut note = None;
         let mut left_out: Vec<LeftOut> =
             ctx.docs.iter().filter(|d| !d.is_sent()).map(|d| left_out(d, &ctx.budget)).collect();
-        let skills_message = if request.section == Section::Request {
-            let skills = skills(db, ws, ctx.cwd.clone(), ctx.git_root.clone());
-            let words = request
-                .wording::<Wording>()
-                .cloned()
-                .unwrap_or_else(|| Wording::unavailable("Codex's installation was not loaded"));
-            wording = words.source.clone();
-            left_out.extend(skills.found.iter().filter(|s| s.fate != SkillFate::Listed).map(|s| LeftOut {
-                source: s.path.clone(),
-                fate: match s.fate {
-                    SkillFate::Failed { .. } => "unreadable",
-                    SkillFate::SameFile { .. } => "same_file",
-                    _ => "hidden",
-                },
-                rule: s.rule(),
-                reason: s.reason(),
-            }));
-            let (window, assumed) = Self::context_window(db, ws, request)?;
-            let message = skills.message(&words.skills_intro, window);
-            if let Some(message) = &message {
-                let shown: std::collections::HashSet<&Path> =
-                    message.lines.iter().map(|l| l.path.as_path()).collect();
-                left_out.extend(skills.listed().into_iter().filter(|s| !shown.contains(s.path.as_path())).map(|s| {
-                    LeftOut {
-                        source: s.path.clone(),
-                        fate: "over_budget",
-                        rule: "CX13",
-                        reason: "left out of the skills listing: even its line without a description did not fit Codex's budget after the lines before it (CX13)".to_owned(),
-                    }
-                }));
-            }
-            if let Some(budget) = message.as_ref().and_then(|m| m.budget) {
-                let assumed = if assumed {
-                    format!(
-                        " (Codex's fallback window of {window} tokens: give -c {CONTEXT_WINDOW}=N for your model's)"
-                    )
-                } else {
-                    String::new()
-                };
-                let omitted = message.as_ref().map_or(0, |m| m.omitted);
-                note = Some(format!(
-                    "the skills listing exceeds Codex's budget of {budget} estimated tokens, 2% of the model's context window{assumed}: descriptions are shortened{} (CX13)",
-                    if omitted > 0 { format!(" and {omitted} skill(s) left out") } else { String::new() }
-                ));
-            }
-            message
+        let mut settings = vec![Setting {
+            name: MAX_BYTES,
+            value: ctx.budget.bytes.to_string(),
+            from: match &ctx.budget.source {
+                BudgetSource::ConfigFile(path) => Some(path.clone()),
+                BudgetSource::Default | BudgetSource::CommandLine => None,
+            },
+        }];
+        let skills = if request.section == Section::Request {
+            let part = request_skills(db, ws, ctx, request)?;
+            left_out.extend(part.left_out);
+            settings.push(part.window);
+            Some((part.message, part.note, part.wording))
         } else {
             None
         };
+        let (skills_message, note, wording) = skills.unwrap_or((None, None, WordingSource::None));
         let agents_message = ctx.message.clone().unwrap_or_default();
         // CX10: the request's items are separate; the text shows them one after another,
         // a blank line between, skills first as Codex sends them.
@@ -227,17 +286,7 @@ impl Profile for Codex {
                 inlines: Vec::new(),
             });
         }
-        let from = match &ctx.budget.source {
-            BudgetSource::ConfigFile(path) => Some(path.clone()),
-            BudgetSource::Default | BudgetSource::CommandLine => None,
-        };
-        let frame = Frame {
-            cwd: ctx.cwd.clone(),
-            root: ctx.git_root.clone(),
-            left_out,
-            settings: vec![Setting { name: MAX_BYTES, value: ctx.budget.bytes.to_string(), from }],
-            wording,
-        };
+        let frame = Frame { cwd: ctx.cwd.clone(), root: ctx.git_root.clone(), left_out, settings, wording };
         let mut layout = frame.layout(self, builder);
         layout.note = note;
         Ok(layout)
