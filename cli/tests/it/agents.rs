@@ -202,3 +202,31 @@ fn check_pins_the_codex_skills_message() {
         refused.stderr
     );
 }
+
+/// `lint --agent codex` says which skills Codex drops (CG020, CX8) and when its listing is
+/// over the budget (CG024, CX13): Codex itself says so only on stderr, or not at all.
+#[test]
+fn lint_names_the_skills_codex_drops_and_cuts() {
+    let long = "word ".repeat(200);
+    let (_dir, root) = tree(&[
+        ("home/.codex/config.toml", "model_context_window = 2000\n\n[skills]\nbundled.enabled = false\n"),
+        ("repo/.codex/skills/broken/SKILL.md", "---\nname: broken\n---\nno description\n"),
+        ("repo/.codex/skills/long/SKILL.md", &format!("---\nname: long\ndescription: {long}\n---\n")),
+        ("repo/.codex/skills/fine/SKILL.md", "---\nname: fine\ndescription: short\n---\n"),
+    ]);
+    let lint = run(&root, "repo", &["lint", "--agent", "codex", "--format", "json"]);
+    let findings: serde_json::Value = serde_json::from_str(&lint.stdout).expect("JSON");
+    let codes: Vec<&str> = findings["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter_map(|f| f["code"].as_str())
+        .collect();
+    assert_eq!(codes, ["CG020", "CG024"], "{}", lint.stdout);
+    assert!(lint.stdout.contains("missing field `description`"), "{}", lint.stdout);
+    assert!(
+        lint.stdout.contains("budget of 40 estimated tokens (2% of a 2000-token context window)"),
+        "{}",
+        lint.stdout
+    );
+}

@@ -322,6 +322,10 @@ impl Profile for Codex {
         _: Budget,
     ) -> Result<Vec<Finding>, ProfileError> {
         let ctx = agents_context(db, ws, None).as_ref().map_err(would_not_start)?;
-        Ok(super::lint::codex_findings(ctx))
+        let skills = skills(db, ws, ctx.cwd.clone(), ctx.git_root.clone());
+        let (window, _) = Codex::context_window(db, ws, &Request::default())?;
+        let mut findings = super::lint::codex_findings(ctx);
+        findings.extend(super::lint::skill_findings(skills, window));
+        Ok(findings)
     }
 }
