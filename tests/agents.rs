@@ -19,12 +19,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ctxgraph_agents::claude_code::reads_in_session;
+use ctxgraph_agents::claude_code::request_prose::RequestProse;
 use ctxgraph_agents::copilot::{Prose as CopilotProse, copilot_context};
 use ctxgraph_db::agent::Agent;
 use ctxgraph_db::db::Workspace;
 use ctxgraph_db::hash::ContentHash;
 use ctxgraph_db::path::normalize;
-use ctxgraph_db::profile::{Block, InstallationSearch, Layout, Placement, Request, WordingSource};
+use ctxgraph_db::profile::{Block, InstallationSearch, Layout, Placement, Request, Section, WordingSource};
 use ctxgraph_db::system::{MemorySystem, System};
 use ctxgraph_engine::profiles::profile;
 use ctxgraph_engine::{Engine, HostEnv, O200k, OsSystem};
@@ -73,6 +74,10 @@ struct Run {
     /// Aider: `KEY=VALUE` variables in the agent's environment (`$AIDER_READ`).
     #[serde(default)]
     env: Vec<String>,
+    /// `request`: the case records the agent's whole first request (Claude Code's CC16,
+    /// Codex's skills and AGENTS.md items) instead of its rule text.
+    #[serde(default)]
+    section: Option<String>,
 }
 
 fn dot() -> String {
@@ -175,7 +180,12 @@ fn request(case: &Case, agent: Agent) -> Request {
             (key.to_owned(), value.to_owned())
         })
         .collect();
-    Request { settings, wording: profile(agent).fingerprints(), ..Request::default() }
+    let section = match case.run.section.as_deref() {
+        Some("request") => Section::Request,
+        None => Section::Rules,
+        Some(other) => panic!("section {other}: not a section the cases record"),
+    };
+    Request { section, settings, wording: profile(agent).fingerprints() }
 }
 
 /// Every block of a layout is the bytes its range names, and its hash is theirs.
@@ -458,20 +468,21 @@ fn run_case(row: &Row, dir: &Path, disk: bool, fates: &mut Vec<Fate>) -> Result<
                 // A session of reads is no profile answer: the query behind Claude Code's
                 // reads, through the engine's database (the `testing` feature).
                 let attachments = reads_in_session(engine.db(), ws, &files);
+                let words = RequestProse::fingerprints();
                 let got: String = case
                     .run
                     .reads
                     .iter()
                     .zip(&attachments)
                     .map(|(read, attachment)| {
-                        portable(&format!("--- read {read} ---\n{}\n", attachment.text()))
+                        portable(&format!("--- read {read} ---\n{}\n", attachment.text(&words)))
                     })
                     .collect();
                 diffs.extend(compare(row, "oracle.read", &recorded(dir, "oracle.read"), &got).err());
                 // The first read is the profile's read answer right after start-up.
                 let first =
                     engine.agent_read(ws, row.agent, &files[0], &request).map_err(|e| e.to_string())?;
-                if first.text != attachments[0].text() {
+                if first.text != attachments[0].text(&words) {
                     return Err("the profile's read is not the session's first read".to_owned());
                 }
                 considered.extend(files);

@@ -8,6 +8,7 @@
 //! `snapshots/` under names of its own.
 
 mod agents;
+mod codex_sessions;
 mod config;
 mod conformance;
 mod explain_agrees;

@@ -74,7 +74,7 @@ pub fn render(scenario: &Scenario, repo: &Path) -> Result<Rendered, EngineError>
     let mut engine = Engine::new(Arc::new(JailSystem::new(repo.to_path_buf())), env);
     let ws = engine.open(&scenario.cwd)?;
     if scenario.agent != Agent::Opencode {
-        return render_agent(&engine, ws, scenario.agent, &scenario.reads, &placeholders);
+        return render_agent(&engine, ws, scenario, &placeholders);
     }
     // No cache: a scenario writes nothing outside the repository, and a stale copy must not
     // pass for the live document. A failed MCP server is left out of the block, as opencode
@@ -167,12 +167,13 @@ pub fn render(scenario: &Scenario, repo: &Path) -> Result<Rendered, EngineError>
 fn render_agent(
     engine: &Engine,
     ws: Workspace,
-    agent: Agent,
-    reads: &[std::path::PathBuf],
+    scenario: &Scenario,
     placeholders: &Placeholders,
 ) -> Result<Rendered, EngineError> {
+    let (agent, reads) = (scenario.agent, &scenario.reads);
     let profile = ctxgraph_engine::profiles::profile(agent);
-    let request = Request { settings: Vec::new(), wording: profile.fingerprints(), ..Request::default() };
+    let request =
+        Request { section: scenario.agent_section, settings: Vec::new(), wording: profile.fingerprints() };
     let layout = engine.agent_layout(ws, agent, &request)?;
     let entry = |text: &str, block: &ctxgraph_db::profile::Block, id: String| {
         BlockEntry::new(id, &content_hash(&placeholders.apply(text)), placeholders.apply(&block.reason))

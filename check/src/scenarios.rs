@@ -20,8 +20,10 @@
 //! needs the opencode installation (`$CTXGRAPH_OPENCODE` or `opencode` on PATH, read outside
 //! the jail) and fails, saying so, without one.
 //!
-//! With `agent = "codex"` the snapshot pins the `AGENTS.md` message Codex sends (CX4);
-//! `reads`, `section`, `model`, `fetch_remote` and `mcp` are opencode's and are refused there.
+//! With `agent = "codex"` the snapshot pins the `AGENTS.md` message Codex sends (CX4), and
+//! with `section = "request"` its skills message before it (CX10); for any agent whose
+//! profile builds it, `section = "request"` pins its whole first request. `reads`, the other
+//! `section`s, `model`, `fetch_remote` and `mcp` are opencode's and are refused there.
 //! With `agent = "claude-code"` it pins Claude Code's rule-file `<system-reminder>` (CC2),
 //! its own wording kept as `<prose:blake3=…>` fingerprints (so no installation is needed and
 //! none of its text lands in the repository), and after each of `reads` what the Read
@@ -43,6 +45,7 @@ use std::path::{Path, PathBuf};
 use ctxgraph_db::agent::Agent;
 use ctxgraph_db::lines::{Column, LineColumn, Lines};
 use ctxgraph_db::path;
+use ctxgraph_db::profile::Section as ProfileSection;
 use ctxgraph_opencode::prompt::{ModelRef, Section};
 use serde::Deserialize;
 use toml::Spanned;
@@ -61,8 +64,11 @@ pub struct Scenario {
     pub cwd: PathBuf,
     /// Files the agent reads, whose nearby rules the snapshot shows after the prompt.
     pub reads: Vec<PathBuf>,
-    /// The part of the system prompt pinned.
+    /// The part of opencode's system prompt pinned.
     pub section: Section,
+    /// Another agent's: its rule text, or (`section = "request"`, where its profile builds
+    /// it) its whole first request.
+    pub agent_section: ProfileSection,
     /// The model whose prompt is built, when it matters to the text.
     pub model: Option<ModelRef>,
     /// `None`: the scenario has no home directory.
@@ -88,7 +94,10 @@ pub struct Scenario {
 impl Scenario {
     /// The section's name as the scenarios file and snapshot headers write it.
     pub fn section_name(&self) -> &'static str {
-        self.section.name()
+        match self.agent_section {
+            ProfileSection::Rules => self.section.name(),
+            other => other.name(),
+        }
     }
 
     /// The home directory the scenario runs with: its own, or [`NO_HOME`].
@@ -202,6 +211,7 @@ enum SectionName {
     Environment,
     Instructions,
     Message,
+    Request,
 }
 
 /// node's `process.platform` values opencode distinguishes.
@@ -247,7 +257,8 @@ pub fn parse(text: &str, anchor: &Anchor<'_>) -> Result<Vec<Scenario>, Scenarios
                 name_at,
             ));
         }
-        scenarios.push(validate(name, raw.into_inner(), anchor, &invalid)?);
+        let at = raw.span().start;
+        scenarios.push(validate(name, at, raw.into_inner(), anchor, &invalid)?);
     }
     Ok(scenarios)
 }
@@ -258,8 +269,10 @@ fn is_file_name(name: &str) -> bool {
         && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
+/// `at`: where the scenario's table starts, for an error no single key explains.
 fn validate(
     name: String,
+    at: usize,
     raw: RawScenario,
     anchor: &Anchor<'_>,
     invalid: &impl Fn(String, usize) -> ScenariosError,
@@ -304,11 +317,18 @@ fn validate(
         Some(agent) => agent.get_ref().parse::<Agent>().map_err(|e| invalid(e, agent.span().start))?,
         None => Agent::Opencode,
     };
+    if agent != Agent::Opencode
+        && matches!(raw.section, SectionName::Request)
+        && !ctxgraph_engine::profiles::profile(agent).sections().contains(&ProfileSection::Request)
+    {
+        let title = ctxgraph_engine::profiles::profile(agent).title();
+        return Err(invalid(format!("section = \"request\": {title} builds only its rules text"), at));
+    }
     if agent != Agent::Opencode {
         let opencode_only = [
             // Most agents attach rule files to reads too (Claude Code's CC11, Gemini's GM8).
             (!raw.reads.is_empty() && !ctxgraph_engine::profiles::profile(agent).attaches_on_read(), "reads"),
-            (!matches!(raw.section, SectionName::System), "section"),
+            (!matches!(raw.section, SectionName::System | SectionName::Request), "section"),
             (raw.model.is_some(), "model"),
             (raw.fetch_remote, "fetch_remote"),
             (raw.mcp, "mcp"),
@@ -321,6 +341,13 @@ fn validate(
                 at,
             ));
         }
+    }
+    if agent == Agent::Opencode && matches!(raw.section, SectionName::Request) {
+        return Err(invalid(
+            "section = \"request\" is another agent's whole first request; opencode's is section = \"message\""
+                .to_owned(),
+            at,
+        ));
     }
     if let Some(name) = &raw.opencode_agent
         && !matches!(raw.section, SectionName::Message)
@@ -391,10 +418,14 @@ fn validate(
         cwd,
         reads,
         section: match raw.section {
-            SectionName::System => Section::System,
+            SectionName::System | SectionName::Request => Section::System,
             SectionName::Environment => Section::Environment,
             SectionName::Instructions => Section::Instructions,
             SectionName::Message => Section::Message,
+        },
+        agent_section: match raw.section {
+            SectionName::Request => ProfileSection::Request,
+            _ => ProfileSection::Rules,
         },
         opencode_agent: raw
             .opencode_agent

@@ -168,6 +168,7 @@ mod tests {
             cwd: "/r".into(),
             reads: Vec::new(),
             section: Section::System,
+            agent_section: ctxgraph_db::profile::Section::Rules,
             model: Some("p/m".parse().expect("model")),
             home: None,
             config_dir: None,

@@ -16,12 +16,19 @@
 # Per case: capture_codex.sh -C <run.cwd> [-c <run.config>]... <case> <scratch>, then keep
 # only what the test compares: the text of the `# AGENTS.md instructions…` user message
 # (empty when Codex sent none), with the scratch run directory written as `<run>`, in
-# <case>/oracle.out. The fixture's rule files are ours; Codex's own prompts are not kept.
+# <case>/oracle.out. A case with `section = "request"` keeps instead the `<skills_instructions>`
+# item (its introduction, Codex's own, as `<prose:blake3=HASH>`) and the AGENTS.md item, in
+# send order, a blank line apart. The fixture's rule files are ours; Codex's own prompts are not kept.
 #
+# Claude Code with `section = "request"`: oracle.out is the whole first request as
+# cc_request.py keeps it (its docstring says how), each run.config `KEY=VALUE` passed to
+# Claude Code as `--KEY VALUE` (`KEY=true` as `--KEY` alone) (CC20).
 # Claude Code: capture_cc.sh -C <run.cwd> [-R <run.reads>] on a copy of the case whose
 # files have `<run>` replaced by the run directory (absolute paths, ~/.claude.json keys); oracle.out is the rule-file
 # <system-reminder> of the first user message, oracle.read (with run.reads) what each Read's
-# result carried after the file (its <system-reminder>s), under a `--- read FILE ---` line. Claude Code's own words (the preamble,
+# result carried after the file (its <system-reminder>s: rule files, then the skills of a folder
+# with its own .claude/skills, their sentences as `<prose:blake3=HASH>`), under a
+# `--- read FILE ---` line. Claude Code's own words (the preamble,
 # the labels) are kept only as `<prose:blake3=HASH>`.
 #
 # Gemini: capture_gemini.sh -C <run.cwd> [-R <run.read>] <case> <scratch>, then keep three
@@ -141,31 +148,31 @@ text = texts[0] if texts else ""
 with open(dest, "w", encoding="utf-8", newline="") as f:
     f.write(text.replace(out + "/run", "<run>"))
 PY
-}
-
-# The shared capture script answers one tool call. For cases with several reads, a copy of
-# capture_cc.sh and fake_server.py in the scratch directory is patched to answer one Read per
-# request, in order, each with its own tool_use id (the oracle itself stays untouched).
-cc_oracle() {
-  local dir=$SCRATCH/cc-oracle
-  [ -x "$dir/capture_cc.sh" ] && { echo "$dir"; return; }
-  mkdir -p "$dir" && cp "$ORACLE/capture_cc.sh" "$ORACLE/fake_server.py" "$dir/" && chmod u+w "$dir"/*
-  python3 - "$dir" <<'PY'
-import sys
-d = sys.argv[1]
-def patch(name, old, new):
-    text = open(f"{d}/{name}").read()
-    if old not in text:
-        sys.exit(f"record-agents.sh: {name} changed; cannot patch it for several reads")
-    open(f"{d}/{name}", "w").write(text.replace(old, new))
-patch("fake_server.py", "            t, srv.tool_call = srv.tool_call, None\n",
-      "            if isinstance(srv.tool_call, list):\n                return srv.tool_call.pop(0)\n"
-      "            t, srv.tool_call = srv.tool_call, None\n")
-patch("fake_server.py", '"id": "toolu_fake_1", "name": tool["name"]', '"id": tool.get("id", "toolu_fake_1"), "name": tool["name"]')
-patch("capture_cc.sh", """TOOL='{"name":"Read","input":{"file_path":"'"$OUT/run/proj/$READ"'"}}'""",
-      """TOOL=$(python3 -c 'import json, sys; print(json.dumps([{"id": "toolu_fake_%d" % (i + 1), "name": "Read", "input": {"file_path": sys.argv[1] + "/" + r}} for i, r in enumerate(sys.argv[2].split(","))]))' "$OUT/run/proj" "$READ")""")
+  if [ "$(python3 -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb")).get("run", {}).get("section", ""))' "$dir/case.toml")" = request ]; then
+    python3 - "$out" "$dir/oracle.out" <<'PY'
+import glob, json, sys
+from blake3 import blake3
+out, dest = sys.argv[1], sys.argv[2]
+reqs = sorted(glob.glob(out + "/cap/req-*.json"), key=lambda f: int(f.rsplit("-", 1)[1].split(".")[0]))
+first = json.load(open(reqs[0], encoding="utf-8"))
+items = []
+for it in first.get("input", []):
+    if it.get("type") != "message":
+        continue
+    for c in it.get("content", []):
+        t = c.get("text", "")
+        if t.startswith("<skills_instructions>"):
+            # The introduction under `## Skills` is Codex's own sentence: kept as its hash.
+            lines = t.split("\n")
+            lines[2] = "<prose:blake3=%s>" % blake3(lines[2].encode()).hexdigest()
+            items.append("\n".join(lines))
+        elif t.startswith("# AGENTS.md instructions"):
+            items.append(t)
+# Separate input items, in send order; ctxgraph prints them a blank line apart.
+with open(dest, "w", encoding="utf-8", newline="") as f:
+    f.write("\n\n".join(items).replace(out + "/run", "<run>"))
 PY
-  echo "$dir"
+  fi
 }
 
 # A copy of the case at $out.fix whose files have `<run>` replaced by the run directory the
@@ -189,14 +196,38 @@ record_cc() {  # case dir, scratch out
 import sys, tomllib
 run = tomllib.load(open(sys.argv[1], "rb")).get("run", {})
 print("-C"); print(run.get("cwd", "."))
-if run.get("reads"):
-    print("-R"); print(",".join(run["reads"]))
+reads = run.get("reads", [])
+if len(reads) == 1:
+    print("-R"); print(reads[0])
 PY
 )
-  case " ${args[*]} " in *" -R "*,*) capture=$(cc_oracle) ;; esac
+  # Several reads: one Read per request, each with its own tool_use id (capture_cc.sh -T;
+  # the fake server gives each answer its own message id too, as a real model's are).
+  python3 - "$dir/case.toml" >"$out.tools" <<'PY'
+import json, sys, tomllib
+reads = tomllib.load(open(sys.argv[1], "rb")).get("run", {}).get("reads", [])
+if len(reads) > 1:
+    print(json.dumps([{"id": "toolu_fake_%d" % (i + 1), "name": "Read", "input": {"file_path": "<proj>/" + r}}
+                      for i, r in enumerate(reads)]))
+PY
+  [ -s "$out.tools" ] && args+=(-T "$out.tools")
+  # Settings that are Claude Code flags (CC20) go to it as extra arguments.
+  python3 - "$dir/case.toml" >"$out.args" <<'PY'
+import sys, tomllib
+for kv in tomllib.load(open(sys.argv[1], "rb")).get("run", {}).get("config", []):
+    key, value = kv.split("=", 1)
+    print("--" + key)
+    if value != "true":  # `KEY=true` is a flag without a value
+        print(value)
+PY
+  [ -s "$out.args" ] && args+=(-X "$out.args")
   with_run "$dir" "$out"
   "$capture/capture_cc.sh" "${args[@]}" "$out.fix" "$out" >"$out.log" 2>&1 || true
   grep -q 'claude rc=0' "$out/stderr" || { cat "$out.log" "$out/stderr" >&2; echo "claude failed on $dir" >&2; return 1; }
+  if [ "$(python3 -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb")).get("run", {}).get("section", ""))' "$dir/case.toml")" = request ]; then
+    python3 "$HERE/cc_request.py" "$out" "$dir" >"$dir/oracle.out"
+    return
+  fi
   python3 - "$out" "$dir" <<'PY'
 import glob, json, re, sys, tomllib
 import blake3
@@ -234,8 +265,18 @@ if reads:
         if result is None:
             sys.exit("the Read of %s was not answered in %s" % (read, out))
         result = result if isinstance(result, str) else "".join(texts(result))
-        found = re.findall(r"<system-reminder>\nContents of (?:(?!</system-reminder>).)*</system-reminder>", result, re.S)
-        attached = result[result.find(found[0]):result.find(found[-1]) + len(found[-1])] if found else ""
+        # The rule files' reminders, then the skill reminders of a folder with its own
+        # .claude/skills (CC21); the token budget's reminder after them is not kept.
+        found = [m for m in re.finditer(r"<system-reminder>\n(?:(?!</system-reminder>).)*</system-reminder>", result, re.S)
+                 if not m.group().startswith("<system-reminder>\n<total_tokens>")]
+        attached = result[found[0].start():found[-1].end()] if found else ""
+        attached = re.sub(r"^(<system-reminder>\n)(.*?)(\S*\.claude/skills)(,.*:)$",
+                          lambda m: m.group(1) + token(m.group(2)) + m.group(3) + token(m.group(4)), attached, flags=re.M)
+        attached = re.sub(r"^(- .*?)( \(from )(\S*\.claude/skills)( .*? )(\S+/)\)$",
+                          lambda m: m.group(1) + token(m.group(2)) + m.group(3) + token(m.group(4)) + m.group(5) + ")",
+                          attached, flags=re.M)
+        attached = re.sub(r"^(<system-reminder>\n)([^\n]*)(\n\n- )", lambda m: m.group(1) + token(m.group(2)) + m.group(3),
+                          attached, flags=re.M)
         parts.append("--- read %s ---\n%s\n" % (read, attached))
     with open(case + "/oracle.read", "w", encoding="utf-8", newline="") as f:
         f.write("".join(parts).replace(slug, "<slug>").replace(run, "<run>"))

@@ -161,3 +161,72 @@ fn check_pins_the_codex_message() {
     assert_eq!(refused.code, 2, "{}", refused.stderr);
     assert!(refused.stderr.contains("`model` describes opencode's prompt"), "{}", refused.stderr);
 }
+
+/// `section = "request"` pins Codex's skills message beside its `AGENTS.md` message (CX10):
+/// a changed skill description fails the check; opencode has no such section.
+#[test]
+fn check_pins_the_codex_skills_message() {
+    let (_dir, root) = tree(&[
+        ("repo/ci/home/.codex/config.toml", "[skills]\nbundled.enabled = false\n"),
+        ("repo/AGENTS.md", "Root rules.\n"),
+        ("repo/.codex/skills/deploy/SKILL.md", "---\nname: deploy\ndescription: Ships the app.\n---\nbody\n"),
+        (
+            "repo/ctxgraph.toml",
+            "[scenario.codex-request]\nagent = \"codex\"\nsection = \"request\"\nhome = \"ci/home\"\n",
+        ),
+    ]);
+    let snap = snapshot_then_drift(
+        &root,
+        "codex-request",
+        ("repo/.codex/skills/deploy/SKILL.md", "---\nname: deploy\ndescription: Ships it twice.\n---\n"),
+    );
+    assert!(snap.contains("\nsection: request\n"), "{snap}");
+    assert!(snap.contains("- deploy: Ships the app. (file: r0/deploy/SKILL.md)\n"), "{snap}");
+    assert!(snap.contains("# AGENTS.md instructions for <repo>\n"), "{snap}");
+
+    std::fs::write(root.join("repo/ctxgraph.toml"), "[scenario.x]\nsection = \"request\"\n").expect("write");
+    let refused = run(&root, "repo", &["check"]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(refused.stderr.contains("section = \"request\" is another agent's"), "{}", refused.stderr);
+    assert!(refused.stderr.contains("ctxgraph.toml:1:1"), "{}", refused.stderr);
+    std::fs::write(
+        root.join("repo/ctxgraph.toml"),
+        "[scenario.x]\nagent = \"gemini\"\nsection = \"request\"\n",
+    )
+    .expect("write");
+    let refused = run(&root, "repo", &["check"]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("section = \"request\": Gemini CLI builds only its rules text"),
+        "{}",
+        refused.stderr
+    );
+}
+
+/// `lint --agent codex` says which skills Codex drops (CG020, CX8) and when its listing is
+/// over the budget (CG024, CX13): Codex itself says so only on stderr, or not at all.
+#[test]
+fn lint_names_the_skills_codex_drops_and_cuts() {
+    let long = "word ".repeat(200);
+    let (_dir, root) = tree(&[
+        ("home/.codex/config.toml", "model_context_window = 2000\n\n[skills]\nbundled.enabled = false\n"),
+        ("repo/.codex/skills/broken/SKILL.md", "---\nname: broken\n---\nno description\n"),
+        ("repo/.codex/skills/long/SKILL.md", &format!("---\nname: long\ndescription: {long}\n---\n")),
+        ("repo/.codex/skills/fine/SKILL.md", "---\nname: fine\ndescription: short\n---\n"),
+    ]);
+    let lint = run(&root, "repo", &["lint", "--agent", "codex", "--format", "json"]);
+    let findings: serde_json::Value = serde_json::from_str(&lint.stdout).expect("JSON");
+    let codes: Vec<&str> = findings["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter_map(|f| f["code"].as_str())
+        .collect();
+    assert_eq!(codes, ["CG020", "CG024"], "{}", lint.stdout);
+    assert!(lint.stdout.contains("missing field `description`"), "{}", lint.stdout);
+    assert!(
+        lint.stdout.contains("budget of 40 estimated tokens (2% of a 2000-token context window)"),
+        "{}",
+        lint.stdout
+    );
+}

@@ -120,3 +120,75 @@ fn check_pins_the_claude_code_block() {
         "{snap}"
     );
 }
+
+/// CC16–CC20 end to end: `--section request` lists the project's skill and agent in send
+/// order, each from its file, with the machine's blocks marked unstable; `-c
+/// append-system-prompt` puts the text in the system message; a key Claude Code has not is
+/// refused, as is `--section request` for an agent that does not build it.
+#[test]
+fn the_whole_request_lists_the_project_files_in_send_order() {
+    let mut files = FILES.to_vec();
+    files.push(("repo/.claude/skills/deploy/SKILL.md", "---\ndescription: Deploys.\n---\nBody.\n"));
+    files.push(("repo/.claude/agents/rev.md", "---\nname: rev\ndescription: Reviews.\n---\nBody.\n"));
+    let (_dir, root) = tree(&files);
+    let args =
+        ["build", "--agent", "claude-code", "--section", "request", "-c", "append-system-prompt=Be brief."];
+    let json = run(&root, "repo", &[&args[..], &["--format", "json"]].concat());
+    assert_eq!(json.code, 0, "{}", json.stderr);
+    let report: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
+    let blocks = report["blocks"].as_array().expect("blocks");
+    let position = |what: &str| {
+        blocks
+            .iter()
+            .position(|b| b["source"].as_str().is_some_and(|s| s.ends_with(what)))
+            .unwrap_or(usize::MAX)
+    };
+    let (appended, agent, skill, rules) = (
+        position("--append-system-prompt"),
+        position(".claude/agents/rev.md"),
+        position(".claude/skills/deploy/SKILL.md"),
+        position("repo/CLAUDE.md"),
+    );
+    assert!(appended < agent && agent < skill && skill < rules && rules < blocks.len(), "{report}");
+    assert_eq!(blocks[appended]["placement"], "system_message");
+    assert_eq!(blocks[skill]["placement"], "first_user_message");
+    assert_eq!(blocks[skill]["rule"], "CC17");
+    assert_eq!(blocks[agent]["rule"], "CC18");
+    assert!(blocks.iter().any(|b| b["source"] == "environment" && b["unstable"].is_string()), "{report}");
+    let text = run(&root, "repo", &args);
+    assert!(
+        text.stdout.contains("\n\nBe brief.\n\n") && text.stdout.contains("- deploy: Deploys."),
+        "{}",
+        text.stdout
+    );
+
+    let refused =
+        run(&root, "repo", &["build", "--agent", "claude-code", "--section", "request", "-c", "model=x"]);
+    assert_ne!(refused.code, 0);
+    assert!(refused.stderr.contains("append-system-prompt"), "{}", refused.stderr);
+    let replaced = run(
+        &root,
+        "repo",
+        &["build", "--agent", "claude-code", "--section", "request", "-c", "system-prompt=Mine."],
+    );
+    assert!(
+        replaced.stdout.contains("\n\nMine.\n\n") && !replaced.stdout.contains("<machine:git-status>"),
+        "{}",
+        replaced.stdout
+    );
+    let flag =
+        ["build", "--agent", "claude-code", "--section", "request", "-c", "disable-slash-commands=maybe"];
+    let refused = run(&root, "repo", &flag);
+    assert_ne!(refused.code, 0);
+    assert!(refused.stderr.contains("disable-slash-commands=maybe"), "{}", refused.stderr);
+    let explained =
+        run(&root, "repo", &["explain", "--agent", "claude-code", ".claude/skills/deploy/SKILL.md"]);
+    assert!(
+        explained.stdout.contains("sent (first user message, a line of the skill list)"),
+        "{}",
+        explained.stdout
+    );
+    let refused = run(&root, "repo", &["build", "--agent", "gemini", "--section", "request"]);
+    assert_ne!(refused.code, 0);
+    assert!(refused.stderr.contains("--section request"), "{}", refused.stderr);
+}

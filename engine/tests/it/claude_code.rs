@@ -31,7 +31,7 @@ fn built(engine: &mut Engine) -> String {
     let ws = engine.open(Path::new(CWD)).expect("cwd");
     // The queries themselves (the profile's answers run more queries than the counts name).
     let block = claude_md_context(engine.db(), ws).reminder(&Prose::fingerprints()).unwrap_or_default();
-    let read = read_attachment(engine.db(), ws, READ.into()).text();
+    let read = read_attachment(engine.db(), ws, READ.into()).text(&Prose::fingerprints().request);
     format!("{block}\n--- read\n{read}")
 }
 

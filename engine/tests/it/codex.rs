@@ -64,7 +64,24 @@ fn editing_the_budget_reruns_the_config_and_the_assembly() {
     w.build();
     let (text, executed) = w.edit("/home/u/.codex/config.toml", "project_doc_max_bytes = 4\n");
     assert!(text.contains("root\n</INSTRUCTIONS>"), "{text}");
-    assert_eq!(executed, counts(&[("agents_context", 1), ("config_budget", 1), ("file_bytes", 1)]));
+    assert_eq!(
+        executed,
+        counts(&[("agents_context", 1), ("codex_config", 1), ("config_budget", 1), ("file_bytes", 1)])
+    );
+}
+
+/// The budget is its own query over the parsed config, so a skills setting leaves it equal
+/// and the `AGENTS.md` message is not reassembled.
+#[test]
+fn editing_only_the_skills_settings_leaves_the_message_alone() {
+    let mut w = world();
+    let (before, _) = w.build();
+    let (after, executed) = w.edit(
+        "/home/u/.codex/config.toml",
+        "project_doc_max_bytes = 4096\n\n[skills]\ninclude_instructions = false\n",
+    );
+    assert_eq!(after, before);
+    assert_eq!(executed, counts(&[("codex_config", 1), ("config_budget", 1), ("file_bytes", 1)]));
 }
 
 #[test]
@@ -73,4 +90,33 @@ fn an_unrelated_file_changes_nothing() {
     let (before, _) = w.build();
     let (after, executed) = w.edit("/repo/pkg/api/src/lib.rs", "fn main() { edited() }\n");
     assert_eq!((after, executed), (before, counts(&[])));
+}
+
+fn skills_world() -> World {
+    let fs = Arc::new(MemorySystem::new());
+    fs.init_git_repo("/repo");
+    fs.write_file("/repo/.codex/skills/deploy/SKILL.md", "---\ndescription: deploys\n---\nbody\n");
+    fs.write_file("/repo/.agents/skills/lint/SKILL.md", "---\ndescription: lints\n---\n");
+    fs.write_file("/repo/pkg/api/src/lib.rs", "fn main() {}\n");
+    World::new(fs, skills_message)
+}
+
+fn skills_message(engine: &mut Engine) -> String {
+    let ws = engine.open(Path::new(CWD)).expect("cwd");
+    let skills = ctxgraph_agents::codex::skills::skills(engine.db(), ws, CWD.into(), Some("/repo".into()));
+    skills.message("INTRO", 272_000).map(|m| m.text).unwrap_or_default()
+}
+
+#[test]
+fn editing_a_skill_rereads_that_file_only() {
+    let mut w = skills_world();
+    let (before, _) = w.build();
+    assert!(before.contains("- deploy: deploys (file: r0/deploy/SKILL.md)"), "{before}");
+    let (after, executed) =
+        w.edit("/repo/.codex/skills/deploy/SKILL.md", "---\ndescription: ships it\n---\nbody\n");
+    assert!(after.contains("- deploy: ships it"), "{after}");
+    // Its real path is asked again (a skill met twice through links is one skill, CX7).
+    assert_eq!(executed, counts(&[("file_bytes", 1), ("real_path_of", 1), ("skills", 1)]));
+    let (again, executed) = w.edit("/repo/pkg/api/src/lib.rs", "fn main() { edited() }\n");
+    assert_eq!((again, executed), (after, counts(&[])));
 }

@@ -63,7 +63,8 @@ pub enum Code {
     SkillWithoutDescription,
     /// CG019: the skills block is over the per-block budget (`--max-rule-tokens`).
     SkillListingOverBudget,
-    /// CG020: a SKILL.md opencode drops: bad or missing frontmatter, a non-string field.
+    /// CG020: a SKILL.md the agent drops (opencode, Codex): bad or missing frontmatter, a
+    /// missing or non-text field.
     SkillNotLoaded,
     /// CG021: one SKILL.md under two paths (through a symlink): opencode lists it under
     /// either, so the skills block changes between starts (B5.7).
@@ -74,11 +75,14 @@ pub enum Code {
     /// CG023: code the agent runs at start (pi's extensions) can rewrite what it sends, so
     /// no prediction of it is certain.
     UnpredictableExtension,
+    /// CG024: the skill listing is over the agent's own budget (Codex's CX13): descriptions
+    /// are shortened, or skills left out.
+    SkillDescriptionsCut,
 }
 
 impl Code {
     /// Every code in id order: SARIF's rule table indexes into it.
-    pub const ALL: [Code; 23] = [
+    pub const ALL: [Code; 24] = [
         Code::ShadowedRuleFile,
         Code::AgentsBesideClaude,
         Code::OutsideRepository,
@@ -102,6 +106,7 @@ impl Code {
         Code::SkillUnderTwoPaths,
         Code::ListingOrder,
         Code::UnpredictableExtension,
+        Code::SkillDescriptionsCut,
     ];
 
     /// `CG001`…: what output, `--format json` and SARIF `ruleId` show.
@@ -130,6 +135,7 @@ impl Code {
             Code::SkillUnderTwoPaths => "CG021",
             Code::ListingOrder => "CG022",
             Code::UnpredictableExtension => "CG023",
+            Code::SkillDescriptionsCut => "CG024",
         }
     }
 
@@ -159,6 +165,7 @@ impl Code {
             Code::SkillUnderTwoPaths => "skill-under-two-paths",
             Code::ListingOrder => "listing-order",
             Code::UnpredictableExtension => "unpredictable-extension",
+            Code::SkillDescriptionsCut => "skill-descriptions-cut",
         }
     }
 
@@ -198,7 +205,7 @@ impl Code {
             Code::SkillShadowed => "Two SKILL.md files declare the same skill name",
             Code::SkillWithoutDescription => "A skill has no description, so the model never sees it",
             Code::SkillListingOverBudget => "The skills listing is over the token budget",
-            Code::SkillNotLoaded => "A SKILL.md is dropped by opencode",
+            Code::SkillNotLoaded => "A SKILL.md is dropped by the agent",
             Code::SkillUnderTwoPaths => {
                 "One skill under two paths, so opencode's skills block changes between its starts"
             }
@@ -207,6 +214,9 @@ impl Code {
             }
             Code::UnpredictableExtension => {
                 "Code the agent runs at start can rewrite what it sends, so no prediction is certain"
+            }
+            Code::SkillDescriptionsCut => {
+                "The skill listing is over the agent's budget: descriptions are cut or skills left out"
             }
         }
     }

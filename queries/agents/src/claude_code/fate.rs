@@ -2,12 +2,14 @@
 
 use std::path::Path;
 
+use super::listing::Listings;
 use super::{ClaudeMdContext, Fate};
 use ctxgraph_db::profile::{AgentFate, Status};
 
 /// Claude Code's verdict: the file's [`Fate`] (the sent entry first when a file
-/// is met twice), or why the walk never meets it (CC3, CC11).
-pub fn claude_code_fate(ctx: &ClaudeMdContext, path: &Path) -> AgentFate {
+/// is met twice), its place in the first request's listings (CC17–CC19), or why the walk
+/// never meets it (CC3, CC11).
+pub fn claude_code_fate(ctx: &ClaudeMdContext, listings: &Listings, path: &Path) -> AgentFate {
     let agent = "claude-code";
     // A rules folder's link is answered by what it loaded (CC13).
     let mut entries: Vec<_> =
@@ -31,6 +33,9 @@ pub fn claude_code_fate(ctx: &ClaudeMdContext, path: &Path) -> AgentFate {
     }
     let not_sent =
         |rule, reason: String| AgentFate { agent, status: Status::NotSent, placement: None, rule, reason };
+    if let Some(fate) = listed(listings, path) {
+        return fate;
+    }
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
     let dir = path.parent().unwrap_or(Path::new("/"));
     if name != "CLAUDE.md" && name != "CLAUDE.local.md" {
@@ -59,4 +64,34 @@ pub fn claude_code_fate(ctx: &ClaudeMdContext, path: &Path) -> AgentFate {
             ctx.cwd.display()
         ),
     )
+}
+
+/// CC17–CC19: a skill's, command's, agent's or output style's file, as the first request's
+/// listings take it (`build --section request`).
+fn listed(listings: &Listings, path: &Path) -> Option<AgentFate> {
+    let agent = "claude-code";
+    let sent = |placement, rule, reason: String| AgentFate {
+        agent,
+        status: Status::Sent,
+        placement: Some(placement),
+        rule,
+        reason,
+    };
+    if let Some(entry) = listings.skills.iter().find(|e| e.source == path) {
+        return Some(sent("first user message, a line of the skill list", "CC17", entry.reason.clone()));
+    }
+    if let Some(entry) = listings.agents.iter().find(|e| e.source == path) {
+        return Some(sent("first user message, a line of the agent list", "CC18", entry.reason.clone()));
+    }
+    if let Some(style) = listings.style.as_ref().filter(|s| !s.builtin && s.source == path) {
+        let reason = format!(
+            "the output style {} chosen by outputStyle in {}: its text after the model block, its name in a reminder (CC19)",
+            style.name,
+            style.settings.display()
+        );
+        return Some(sent("first user message, the output style's <system-reminder>", "CC19", reason));
+    }
+    let (_, _, reason) = listings.left_out.iter().find(|(source, _, _)| source == path)?;
+    let rule = ["CC17", "CC18", "CC19"].into_iter().find(|id| reason.contains(id)).unwrap_or("CC17");
+    Some(AgentFate { agent, status: Status::NotSent, placement: None, rule, reason: reason.clone() })
 }

@@ -32,6 +32,43 @@ pub fn parse(text: &str) -> Parsed {
     Parsed { content, globs, imports }
 }
 
+/// CC17-CC19: a skill's, command's, agent's or output style's frontmatter, each key with its
+/// value as text (a list's items joined by `, `, as Claude Code joins an agent's `tools:`),
+/// and the text after it.
+pub fn fields(text: &str) -> (Vec<(String, String)>, &str) {
+    let (frontmatter, body) = split_frontmatter(text);
+    let Some(frontmatter) = frontmatter else { return (Vec::new(), body) };
+    let requoted;
+    let docs = if let Ok(docs) = Yaml::load_from_str(frontmatter) {
+        docs
+    } else {
+        requoted = requote(frontmatter);
+        Yaml::load_from_str(&requoted).unwrap_or_default()
+    };
+    let Some(Yaml::Mapping(map)) = docs.first() else { return (Vec::new(), body) };
+    let text_of = |value: &Yaml<'_>| -> Option<String> {
+        match value {
+            Yaml::Sequence(items) => {
+                Some(items.iter().filter_map(|i| scalar_text(i)).collect::<Vec<_>>().join(", "))
+            }
+            other => scalar_text(other),
+        }
+    };
+    let fields =
+        map.iter().filter_map(|(key, value)| Some((as_str(key)?.to_owned(), text_of(value)?))).collect();
+    (fields, body)
+}
+
+fn scalar_text(value: &Yaml<'_>) -> Option<String> {
+    match value {
+        Yaml::Value(Scalar::String(s)) | Yaml::Representation(s, _, _) => Some(s.to_string()),
+        Yaml::Value(Scalar::Boolean(b)) => Some(b.to_string()),
+        Yaml::Value(Scalar::Integer(n)) => Some(n.to_string()),
+        Yaml::Value(Scalar::FloatingPoint(f)) => Some(f.into_inner().to_string()),
+        _ => None,
+    }
+}
+
 /// CC6: a leading `---` line, then everything up to the next `---` (anywhere, even inside
 /// a line: Claude Code's pattern is that lax) and the rest of that line's whitespace.
 fn split_frontmatter(text: &str) -> (Option<&str>, &str) {

@@ -1,6 +1,7 @@
 //! The Claude Code profile (`@anthropic-ai/claude-code` 2.1.332): the rule-file
-//! `<system-reminder>` block of the first user message, and what a Read attaches. Rule ids
-//! (CC1–CC13) are defined in `docs/profiles/claude-code.md`, each with the recorded case
+//! `<system-reminder>` block of the first user message, the whole first request
+//! (`--section request`: [`listing`], `request`, [`request_prose`]), and what a Read attaches.
+//! Rule ids (CC1–CC21) are defined in `docs/profiles/claude-code.md`, each with the recorded case
 //! that confirms it.
 //!
 //! Claude Code loads the user's files from `~/.claude` (CC1), then walks every directory
@@ -13,10 +14,13 @@ pub mod approval;
 pub mod excludes;
 pub mod fate;
 pub mod installation;
+pub mod listing;
 pub mod markdown;
 mod nearby;
 pub mod profile;
 pub mod prose;
+mod request;
+pub mod request_prose;
 pub mod session;
 
 use std::collections::HashSet;

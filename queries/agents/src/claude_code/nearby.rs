@@ -1,5 +1,6 @@
 //! CC11/CC12: what Claude Code appends to a Read result: the rule files of the directories
-//! between the working directory and the file, and the rules whose `paths:` match it.
+//! between the working directory and the file, and the rules whose `paths:` match it; then
+//! (CC21) the skills of those directories' own `.claude/skills`.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -7,6 +8,8 @@ use std::path::{Path, PathBuf};
 use ignore::gitignore::GitignoreBuilder;
 use serde::Serialize;
 
+use super::listing::Entry;
+use super::request_prose::RequestProse;
 use super::{Fate, Kind, Loader, MemoryFile, claude_md_context, config_dir, walk_dirs};
 use ctxgraph_db::db::{Db, Workspace};
 use ctxgraph_db::path;
@@ -18,6 +21,39 @@ pub struct ReadAttachment {
     pub file: PathBuf,
     /// Every file looked at, in order; the sent ones are attached.
     pub files: Vec<MemoryFile>,
+    /// CC21: the folders between the working directory and the file that have their own
+    /// `.claude/skills` with skills in it, deepest first.
+    pub skill_dirs: Vec<SkillDir>,
+}
+
+/// CC21: a folder below the working directory whose `.claude/skills` a Read found.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct SkillDir {
+    /// The folder that holds `.claude`, relative to the working directory, `/`-separated.
+    pub relative: String,
+    /// Its skills, by name.
+    #[serde(skip)]
+    pub skills: Vec<Entry>,
+}
+
+impl SkillDir {
+    /// The reminder that names the folder's new skills.
+    pub fn announcement(&self, words: &RequestProse) -> String {
+        let names: String = self.skills.iter().flat_map(|s| ["\n- ", s.name.as_str()]).collect();
+        format!(
+            "<system-reminder>\n{}{}/.claude/skills{}{names}\n</system-reminder>",
+            words.new_skills[0], self.relative, words.new_skills[1]
+        )
+    }
+
+    /// One skill's line in the skill list a Read adds.
+    pub fn line(&self, skill: &Entry, words: &RequestProse) -> String {
+        let description = skill.description.as_deref().unwrap_or(&words.skill_fallback);
+        format!(
+            "- {}: {description}{}{}/.claude/skills{}{}/)",
+            skill.name, words.from_folder[0], self.relative, words.from_folder[1], self.relative
+        )
+    }
 }
 
 impl ReadAttachment {
@@ -39,10 +75,32 @@ impl ReadAttachment {
         self.files.iter().filter(|f| f.is_sent())
     }
 
-    /// CC11: each attached file as its own `<system-reminder>` (no label), joined by a
-    /// blank line; empty when nothing is attached.
-    pub fn text(&self) -> String {
-        self.sent().map(reminder).collect::<Vec<_>>().join("\n\n")
+    /// CC11: each attached file as its own `<system-reminder>` (no label), then (CC21) each
+    /// found skills folder's announcement and one skill list of them all, joined by a blank
+    /// line; empty when nothing is attached.
+    pub fn text(&self, words: &RequestProse) -> String {
+        let mut parts: Vec<String> = self.sent().map(reminder).collect();
+        parts.extend(self.skill_dirs.iter().map(|dir| dir.announcement(words)));
+        if !self.skill_dirs.is_empty() {
+            let lines: Vec<String> = self.skill_lines(words).into_iter().map(|(_, line)| line).collect();
+            parts.push(format!(
+                "<system-reminder>\n{}\n\n{}\n</system-reminder>",
+                words.skills_header,
+                lines.join("\n")
+            ));
+        }
+        parts.join("\n\n")
+    }
+
+    /// CC21: the found skills' lines, all folders' skills sorted by name together.
+    pub fn skill_lines(&self, words: &RequestProse) -> Vec<(&Entry, String)> {
+        let mut lines: Vec<(&Entry, String)> = self
+            .skill_dirs
+            .iter()
+            .flat_map(|dir| dir.skills.iter().map(move |skill| (skill, dir.line(skill, words))))
+            .collect();
+        lines.sort_by(|a, b| a.0.name.cmp(&b.0.name));
+        lines
     }
 }
 
@@ -90,17 +148,47 @@ pub fn read_attachment(db: &dyn Db, ws: Workspace, file: PathBuf) -> ReadAttachm
     held.insert(&file);
     let mut files = loader.files;
     hold_back(&mut files, &held);
-    ReadAttachment { file, files }
+    let skill_dirs = found_skill_dirs(db, &cwd, parent);
+    ReadAttachment { file, files, skill_dirs }
+}
+
+/// CC21: the folders below the working directory down to `parent` with skills of their own,
+/// deepest first.
+fn found_skill_dirs(db: &dyn Db, cwd: &Path, parent: &Path) -> Vec<SkillDir> {
+    if parent == cwd || !parent.starts_with(cwd) {
+        return Vec::new();
+    }
+    let mut dirs = Vec::new();
+    for dir in walk_dirs(parent).into_iter().filter(|d| d.starts_with(cwd) && d != cwd).rev() {
+        let mut found = super::listing::Listings::default();
+        super::listing::skills_in(
+            db,
+            &dir.join(".claude/skills"),
+            "a found folder's",
+            &mut found,
+            &mut Vec::new(),
+        );
+        if found.skills.is_empty() {
+            continue;
+        }
+        found.skills.sort_by(|a, b| a.name.cmp(&b.name));
+        let relative = dir.strip_prefix(cwd).unwrap_or(&dir).to_string_lossy().replace('\\', "/");
+        dirs.push(SkillDir { relative, skills: found.skills });
+    }
+    dirs
 }
 
 /// CC12: Reads of `files` one after the other in one session: each attaches only what
 /// neither the first message, an earlier Read's attachments, nor an earlier read file holds.
 pub fn reads_in_session(db: &dyn Db, ws: Workspace, files: &[PathBuf]) -> Vec<ReadAttachment> {
     let mut held: HashSet<PathBuf> = HashSet::new();
+    let mut announced: HashSet<String> = HashSet::new();
     let mut out = Vec::with_capacity(files.len());
     for file in files {
         let mut attachment = read_attachment(db, ws, file.clone()).clone();
         hold_back(&mut attachment.files, &held.iter().map(PathBuf::as_path).collect());
+        // CC21: a skills folder is announced once per session.
+        attachment.skill_dirs.retain(|dir| announced.insert(dir.relative.clone()));
         held.insert(file.clone());
         held.extend(attachment.sent().map(|f| f.source.clone()));
         out.push(attachment);

@@ -9,7 +9,7 @@ use ctxgraph_db::db::{Db, Workspace};
 use ctxgraph_db::profile::AgentFate;
 use ctxgraph_db::profile::{
     About, Frame, LayoutBuilder, LeftOut, Listed, ListedOrder, Part, Placement, Profile, ProfileError,
-    ReadLayout, Request, Setting, Source, Status, WordingSource,
+    ReadLayout, Request, Section, Setting, Source, Status, WordingSource,
 };
 use ctxgraph_db::tokens::TokenCounter;
 
@@ -76,6 +76,11 @@ const ABOUT: About = About {
         ".claude/rules/**",
         ".claude/settings.json",
         ".claude/settings.local.json",
+        // The whole request's listings (CC17-CC19).
+        ".claude/skills/**",
+        ".claude/commands/**",
+        ".claude/agents/**",
+        ".claude/output-styles/**",
     ],
 };
 
@@ -87,6 +92,66 @@ static HOOK: ctxgraph_db::profile::HookFormat = ctxgraph_db::profile::HookFormat
     matcher: "Write|Edit|MultiEdit",
     answer: ctxgraph_db::profile::HookAnswer::Block,
 };
+
+impl ClaudeCode {
+    /// CC16: the whole first request.
+    fn whole_request(
+        &self,
+        db: &dyn Db,
+        ws: Workspace,
+        request: &Request,
+        prose: &Prose,
+        ctx: &super::ClaudeMdContext,
+    ) -> ctxgraph_db::profile::Layout {
+        let super::request::Built { text, pieces, left_out: mut left, mut settings } =
+            super::request::build(db, ws, request, prose, ctx);
+        let (builder, unstable) = super::request::place(text, pieces);
+        left.extend(
+            ctx.files.iter().filter(|f| !f.is_sent()).map(|f| left_out(f, f.reason(&ctx.cwd, &ctx.approval))),
+        );
+        settings.push(approval_setting(ctx));
+        // The whole request's own texts are not read from an installation yet (CC16): the
+        // layout says so whenever they are placeholders.
+        let wording = match &prose.request.source {
+            WordingSource::Unavailable { .. } => prose.request.source.clone(),
+            _ => prose.source.clone(),
+        };
+        let frame = Frame { cwd: ctx.cwd.clone(), root: None, left_out: left, settings, wording };
+        let mut layout = frame.layout(self, builder);
+        for (block, why) in layout.blocks.iter_mut().zip(unstable) {
+            block.unstable = why;
+        }
+        layout
+    }
+}
+
+/// A block of what a Read attaches (CC11, CC21).
+fn read_part<'a>(source: std::path::PathBuf, text: &'a str, rule: &'static str, reason: String) -> Part<'a> {
+    Part {
+        source: Source::File(source),
+        placement: Placement::ToolResult,
+        position: READ_POSITION,
+        text,
+        status: Status::Sent,
+        rule,
+        reason,
+        inlines: Vec::new(),
+    }
+}
+
+/// CC8's setting, as the layout names it.
+fn approval_setting(ctx: &super::ClaudeMdContext) -> Setting {
+    let approved = match &ctx.approval.state {
+        ApprovalState::Set { approved } => approved.to_string(),
+        ApprovalState::NotSet | ApprovalState::NoConfig => "not set".to_owned(),
+        ApprovalState::Invalid { reason } => format!("cannot be used ({reason})"),
+    };
+    Setting {
+        name: APPROVAL_KEY,
+        value: approved,
+        from: Some(ctx.approval.config.clone()).filter(|_| ctx.approval.state != ApprovalState::NoConfig),
+    }
+}
 
 impl Profile for ClaudeCode {
     fn about(&self) -> &'static About {
@@ -108,6 +173,14 @@ impl Profile for ClaudeCode {
         Some(std::sync::Arc::new(Prose::fingerprints()))
     }
 
+    fn settings(&self) -> &'static [&'static str] {
+        &super::request::KEYS
+    }
+
+    fn sections(&self) -> &'static [Section] {
+        &[Section::Request]
+    }
+
     fn layout(
         &self,
         db: &dyn Db,
@@ -116,6 +189,10 @@ impl Profile for ClaudeCode {
     ) -> Result<ctxgraph_db::profile::Layout, ProfileError> {
         let prose = prose(request);
         let ctx = claude_md_context(db, ws);
+        if request.section == Section::Request {
+            super::request::check_flags(request)?;
+            return Ok(self.whole_request(db, ws, request, &prose, ctx));
+        }
         let mut builder = LayoutBuilder::new(ctx.reminder(&prose).unwrap_or_default());
         let entries: Vec<(&MemoryFile, String)> =
             ctx.sent().map(|file| (file, entry(file, &prose))).collect();
@@ -131,11 +208,6 @@ impl Profile for ClaudeCode {
                 inlines: Vec::new(),
             });
         }
-        let approved = match &ctx.approval.state {
-            ApprovalState::Set { approved } => approved.to_string(),
-            ApprovalState::NotSet | ApprovalState::NoConfig => "not set".to_owned(),
-            ApprovalState::Invalid { reason } => format!("cannot be used ({reason})"),
-        };
         let frame = Frame {
             cwd: ctx.cwd.clone(),
             root: None,
@@ -145,12 +217,7 @@ impl Profile for ClaudeCode {
                 .filter(|f| !f.is_sent())
                 .map(|f| left_out(f, f.reason(&ctx.cwd, &ctx.approval)))
                 .collect(),
-            settings: vec![Setting {
-                name: APPROVAL_KEY,
-                value: approved,
-                from: Some(ctx.approval.config.clone())
-                    .filter(|_| ctx.approval.state != ApprovalState::NoConfig),
-            }],
+            settings: vec![approval_setting(ctx)],
             wording: prose.source.clone(),
         };
         let mut layout = frame.layout(self, builder);
@@ -167,9 +234,10 @@ impl Profile for ClaudeCode {
         db: &dyn Db,
         ws: Workspace,
         file: &Path,
-        _: &Request,
+        request: &Request,
     ) -> Option<Result<ReadLayout, ProfileError>> {
-        Some(Ok(self.read_layout(db, ws, file, read_attachment(db, ws, file.to_path_buf()))))
+        let prose = prose(request);
+        Some(Ok(self.read_layout(db, ws, file, read_attachment(db, ws, file.to_path_buf()), &prose.request)))
     }
 
     fn read_in_session(
@@ -177,7 +245,7 @@ impl Profile for ClaudeCode {
         db: &dyn Db,
         ws: Workspace,
         file: &Path,
-        _: &Request,
+        request: &Request,
         session: ctxgraph_db::files::File,
     ) -> Option<Result<ReadLayout, ProfileError>> {
         let occurrences = match super::session::transcript_occurrences(db, session) {
@@ -190,7 +258,9 @@ impl Profile for ClaudeCode {
             .last()
             .map(|step| step.present.iter().map(|&(path, _, _)| occurrences.paths[path].as_path()).collect())
             .unwrap_or_default();
-        Some(Ok(self.read_layout(db, ws, file, &super::nearby::read_after(db, ws, file, &held))))
+        let prose = prose(request);
+        let attachment = super::nearby::read_after(db, ws, file, &held);
+        Some(Ok(self.read_layout(db, ws, file, &attachment, &prose.request)))
     }
 
     fn session_costs(
@@ -205,33 +275,46 @@ impl Profile for ClaudeCode {
     }
 
     fn fate(&self, db: &dyn Db, ws: Workspace, _: &dyn TokenCounter, file: &Path) -> AgentFate {
-        super::fate::claude_code_fate(claude_md_context(db, ws), file)
+        super::fate::claude_code_fate(claude_md_context(db, ws), super::listing::listings(db, ws), file)
     }
 }
 
 impl ClaudeCode {
-    /// A Read's layout: each attached file's reminder (CC11), and what it left out.
+    /// A Read's layout: each attached file's reminder (CC11), the skill reminders of the
+    /// folders it found (CC21), and what it left out.
     fn read_layout(
         &self,
         db: &dyn Db,
         ws: Workspace,
         file: &Path,
         attachment: &super::nearby::ReadAttachment,
+        words: &super::request_prose::RequestProse,
     ) -> ReadLayout {
         let ctx = claude_md_context(db, ws);
-        let mut builder = LayoutBuilder::new(attachment.text());
+        let mut builder = LayoutBuilder::new(attachment.text(words));
         let reminders: Vec<(&MemoryFile, String)> = attachment.sent().map(|f| (f, reminder(f))).collect();
         for (sent, text) in &reminders {
-            builder.block(Part {
-                source: Source::File(sent.source.clone()),
-                placement: Placement::ToolResult,
-                position: READ_POSITION,
-                text,
-                status: Status::Sent,
-                rule: if sent.parent.is_some() { "CC4" } else { "CC11" },
-                reason: attachment.reason(sent, &ctx.cwd, &ctx.approval),
-                inlines: Vec::new(),
-            });
+            let rule = if sent.parent.is_some() { "CC4" } else { "CC11" };
+            let reason = attachment.reason(sent, &ctx.cwd, &ctx.approval);
+            builder.block(read_part(sent.source.clone(), text, rule, reason));
+        }
+        // CC21: each found skills folder's announcement, then each skill's line.
+        let cwd = &ctx.cwd;
+        let announcements: Vec<String> =
+            attachment.skill_dirs.iter().map(|d| d.announcement(words)).collect();
+        for (dir, text) in attachment.skill_dirs.iter().zip(&announcements) {
+            let reason = format!(
+                "the Read is under {}/, whose own .claude/skills Claude Code finds on the first Read there and announces (CC21)",
+                dir.relative
+            );
+            builder.block(read_part(cwd.join(&dir.relative).join(".claude/skills"), text, "CC21", reason));
+        }
+        for (skill, text) in &attachment.skill_lines(words) {
+            let reason = format!(
+                "the skill {} of a folder the Read found, in the skill list it adds, by name (CC21)",
+                skill.name
+            );
+            builder.block(read_part(skill.source.clone(), text, "CC21", reason));
         }
         let left = attachment
             .files
@@ -239,7 +322,10 @@ impl ClaudeCode {
             .filter(|f| !f.is_sent())
             .map(|f| left_out(f, attachment.reason(f, &ctx.cwd, &ctx.approval)))
             .collect();
-        // A Read's reminders hold no sentence of Claude Code's own (CC11).
-        builder.read(self.agent(), file, left, WordingSource::None)
+        // A Read's rule reminders hold no sentence of Claude Code's own (CC11); its skill
+        // reminders do (CC21).
+        let wording =
+            if attachment.skill_dirs.is_empty() { WordingSource::None } else { words.source.clone() };
+        builder.read(self.agent(), file, left, wording)
     }
 }

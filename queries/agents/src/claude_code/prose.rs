@@ -9,6 +9,7 @@ use ctxgraph_db::profile::WordingSource;
 use regex::bytes::Regex;
 
 use super::Kind;
+use super::request_prose::RequestProse;
 
 /// One prose string's fingerprint: figures, not text.
 #[derive(Clone, Copy, Debug)]
@@ -52,6 +53,8 @@ pub struct Prose {
     labels: [String; 4],
     /// Where they came from.
     pub source: WordingSource,
+    /// CC16: the texts of the whole first request.
+    pub request: RequestProse,
 }
 
 impl Prose {
@@ -67,11 +70,13 @@ impl Prose {
 
     /// Placeholders, with the reason they are used.
     pub fn unavailable(reason: impl Into<String>) -> Prose {
+        let reason = reason.into();
         let label = |kind: &str| format!(" (<{kind} label: Claude Code's wording unavailable>)");
         Prose {
             preamble: "<preamble: Claude Code's wording unavailable>".to_owned(),
             labels: [label("project"), label("local"), label("user"), label("auto-memory")],
-            source: WordingSource::Unavailable { reason: reason.into() },
+            request: RequestProse::unavailable(reason.clone()),
+            source: WordingSource::Unavailable { reason },
         }
     }
 
@@ -89,6 +94,7 @@ impl Prose {
             preamble: token(&release.preamble),
             labels: release.labels.each_ref().map(token),
             source: WordingSource::Fingerprints,
+            request: RequestProse::fingerprints(),
         }
     }
 
@@ -141,6 +147,7 @@ impl Prose {
                             path: path.to_path_buf(),
                             version: release.version.to_owned(),
                         },
+                        request: RequestProse::not_read(),
                     };
                 }
             }

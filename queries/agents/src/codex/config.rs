@@ -44,15 +44,62 @@ pub fn codex_home(db: &dyn Db, host: Host) -> PathBuf {
     }
 }
 
+/// CX9: the `[skills]` settings of `$CODEX_HOME/config.toml`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct SkillsConfig {
+    /// `[skills] include_instructions` (default true): false sends no skills message.
+    pub include_instructions: bool,
+    /// `[skills] bundled.enabled` (default true): false drops the bundled skills' root.
+    pub bundled: bool,
+    /// `[[skills.config]]` entries with `enabled = false`, by `name`.
+    pub disabled_names: Vec<String>,
+    /// `[[skills.config]]` entries with `enabled = false`, by `path` (a `SKILL.md`).
+    pub disabled_paths: Vec<PathBuf>,
+}
+
+impl Default for SkillsConfig {
+    fn default() -> Self {
+        SkillsConfig {
+            include_instructions: true,
+            bundled: true,
+            disabled_names: Vec::new(),
+            disabled_paths: Vec::new(),
+        }
+    }
+}
+
+/// What ctxgraph reads of `$CODEX_HOME/config.toml`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CodexConfig {
+    /// CX5.
+    pub budget: Budget,
+    /// CX9.
+    pub skills: SkillsConfig,
+    /// CX13: `model_context_window`, the model's context window in tokens.
+    pub context_window: Option<u64>,
+}
+
 /// CX5: the budget from `$CODEX_HOME/config.toml` (default when the file or key is absent).
-/// A config Codex could not parse is an error: Codex would not start either.
+/// Its own query over [`codex_config`], so an edit to other settings leaves it equal and
+/// the `AGENTS.md` message is not reassembled.
 #[salsa::tracked(returns(ref))]
 pub fn config_budget(db: &dyn Db, host: Host) -> Result<Budget, CodexError> {
+    codex_config(db, host).as_ref().map(|config| config.budget.clone()).map_err(Clone::clone)
+}
+
+/// `$CODEX_HOME/config.toml` as ctxgraph reads it (defaults when the file is absent). A
+/// config Codex could not parse is an error: Codex would not start either.
+#[salsa::tracked(returns(ref))]
+pub fn codex_config(db: &dyn Db, host: Host) -> Result<CodexConfig, CodexError> {
     let path = codex_home(db, host).join("config.toml");
     let file = db.files().get(db, &path);
-    let default = Budget { bytes: DEFAULT_PROJECT_DOC_MAX_BYTES, source: BudgetSource::Default };
+    let default_budget = Budget { bytes: DEFAULT_PROJECT_DOC_MAX_BYTES, source: BudgetSource::Default };
     if file.kind(db) == FileKind::Missing {
-        return Ok(default);
+        return Ok(CodexConfig {
+            budget: default_budget,
+            skills: SkillsConfig::default(),
+            context_window: None,
+        });
     }
     let bytes = file_bytes(db, file).as_ref().map_err(|err| CodexError::Config {
         path: path.clone(),
@@ -77,14 +124,52 @@ pub fn config_budget(db: &dyn Db, host: Host) -> Result<Budget, CodexError> {
     let table: toml::Table = text.parse().map_err(|err: toml::de::Error| {
         error(err.span().map_or(0, |span| span.start), err.message().to_owned())
     })?;
-    match table.get("project_doc_max_bytes") {
-        None => Ok(default),
+    let budget = match table.get("project_doc_max_bytes") {
+        None => default_budget,
         Some(toml::Value::Integer(n)) if *n >= 0 => {
-            Ok(Budget { bytes: n.unsigned_abs(), source: BudgetSource::ConfigFile(path.clone()) })
+            Budget { bytes: n.unsigned_abs(), source: BudgetSource::ConfigFile(path.clone()) }
         }
-        Some(_) => Err(error(
-            text.find("project_doc_max_bytes").unwrap_or(0),
-            "project_doc_max_bytes must be a non-negative integer".to_owned(),
-        )),
+        Some(_) => {
+            return Err(error(
+                text.find("project_doc_max_bytes").unwrap_or(0),
+                "project_doc_max_bytes must be a non-negative integer".to_owned(),
+            ));
+        }
+    };
+    let context_window = match table.get("model_context_window") {
+        None => None,
+        Some(toml::Value::Integer(n)) if *n > 0 => Some(n.unsigned_abs()),
+        Some(_) => {
+            return Err(error(
+                text.find("model_context_window").unwrap_or(0),
+                "model_context_window must be a positive integer".to_owned(),
+            ));
+        }
+    };
+    Ok(CodexConfig { budget, skills: skills_config(&table), context_window })
+}
+
+/// CX9: `[skills]` as Codex reads it; a value of the wrong type keeps the default.
+fn skills_config(table: &toml::Table) -> SkillsConfig {
+    let mut config = SkillsConfig::default();
+    let Some(skills) = table.get("skills").and_then(toml::Value::as_table) else { return config };
+    if let Some(include) = skills.get("include_instructions").and_then(toml::Value::as_bool) {
+        config.include_instructions = include;
     }
+    if let Some(enabled) = skills.get("bundled").and_then(|b| b.get("enabled")).and_then(toml::Value::as_bool)
+    {
+        config.bundled = enabled;
+    }
+    for entry in skills.get("config").and_then(toml::Value::as_array).into_iter().flatten() {
+        if entry.get("enabled").and_then(toml::Value::as_bool) != Some(false) {
+            continue;
+        }
+        if let Some(name) = entry.get("name").and_then(toml::Value::as_str) {
+            config.disabled_names.push(name.to_owned());
+        }
+        if let Some(path) = entry.get("path").and_then(toml::Value::as_str) {
+            config.disabled_paths.push(PathBuf::from(path));
+        }
+    }
+    config
 }

@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+use super::skills::{Skill, SkillFate};
 use super::{AGENTS_NAME, AgentsContext, Fate, OVERRIDE_NAME};
 use ctxgraph_db::profile::{AgentFate, Status};
 
@@ -38,4 +39,29 @@ pub fn codex_fate(ctx: &AgentsContext, codex_home: &Path, path: &Path) -> AgentF
         return not_sent("CX2", "below the working directory: Codex reads directories from the git root down to the working directory only, and attaches nothing on reads (CX2)".to_owned());
     }
     not_sent("CX2", format!("beside the path from {} to the working directory (CX2)", top.display()))
+}
+
+/// Codex's verdict on a `SKILL.md` it found (CX7–CX10): a listed skill's name and
+/// description go in the skills message, its body only when the model opens the file.
+pub fn skill_fate(skill: &Skill, include_instructions: bool) -> AgentFate {
+    let agent = "codex";
+    if skill.fate == SkillFate::Listed && !include_instructions {
+        return AgentFate {
+            agent,
+            status: Status::NotSent,
+            placement: None,
+            rule: "CX9",
+            reason:
+                "[skills] include_instructions = false in config.toml: Codex sends no skills message (CX9)"
+                    .to_owned(),
+        };
+    }
+    let listed = skill.fate == SkillFate::Listed;
+    AgentFate {
+        agent,
+        status: if listed { Status::Sent } else { Status::NotSent },
+        placement: listed.then_some("the skills developer message: name and description only"),
+        rule: skill.rule(),
+        reason: skill.reason(),
+    }
 }

@@ -1,5 +1,5 @@
-//! The Codex CLI profile (`@openai/codex` 0.171.0): the `AGENTS.md` instructions message.
-//! Rule ids (CX1–CX6) are defined in `docs/profiles/codex.md`, each with the recorded case that
+//! The Codex CLI profile (`@openai/codex` 0.171.0): the `AGENTS.md` instructions message and the skills message.
+//! Rule ids (CX1–CX13) are defined in `docs/profiles/codex.md`, each with the recorded case that
 //! confirms it.
 //!
 //! Codex sends its rule files as one user message, built from the global file in
@@ -11,6 +11,9 @@ pub mod config;
 pub mod fate;
 pub mod lint;
 pub mod profile;
+pub mod rollout;
+pub mod skills;
+pub mod wording;
 
 use std::path::{Path, PathBuf};
 
@@ -28,7 +31,7 @@ pub const OVERRIDE_NAME: &str = "AGENTS.override.md";
 /// The rule file's name.
 pub const AGENTS_NAME: &str = "AGENTS.md";
 /// CX4: what joins the global text and the project files.
-const PROJECT_DOC_SEPARATOR: &str = "\n\n--- project-doc ---\n\n";
+pub const PROJECT_DOC_SEPARATOR: &str = "\n\n--- project-doc ---\n\n";
 
 /// Why Codex would not start (so there is nothing to reproduce).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, thiserror::Error)]

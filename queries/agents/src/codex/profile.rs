@@ -1,17 +1,21 @@
 //! The Codex profile's answers in the shared shape ([`ctxgraph_db::profile`]).
 
 use std::path::Path;
+use std::sync::Arc;
 
 use ctxgraph_db::agent::Agent;
 use ctxgraph_db::db::{Db, Workspace};
 use ctxgraph_db::lint::{Budget, Finding};
 use ctxgraph_db::profile::AgentFate;
 use ctxgraph_db::profile::{
-    About, Frame, LayoutBuilder, LeftOut, Part, Placement, Profile, ProfileError, Request, Setting, Source,
-    Status, WordingSource,
+    About, Frame, InstallationSearch, LayoutBuilder, LeftOut, Part, Placement, Profile, ProfileError,
+    Request, Section, Setting, Source, Status, WordingSource,
 };
+use ctxgraph_db::session_costs::{SessionFileError, SessionOccurrences};
 use ctxgraph_db::tokens::TokenCounter;
 
+use super::skills::{Message as SkillsMessage, SkillFate, skills};
+use super::wording::Wording;
 use super::{BudgetSource, Doc, Fate, Scope, agents_context, config::codex_home};
 
 /// Codex CLI 0.171.0.
@@ -20,10 +24,42 @@ pub struct Codex;
 /// Where the message goes (CX4).
 const POSITION: &str = "a user message before the first prompt: `# AGENTS.md instructions`";
 
+/// Where a skill's line goes (CX10).
+const SKILLS_POSITION: &str =
+    "the second developer message: `<skills_instructions>`, before the permissions text";
+
+/// `-c model_context_window=N` (CX13).
+const CONTEXT_WINDOW: &str = "model_context_window";
+/// CX13: the context window Codex assumes for a model it has no metadata for.
+const FALLBACK_CONTEXT_WINDOW: u64 = 272_000;
+
 /// `-c project_doc_max_bytes=N`, the one Codex setting ctxgraph models.
 const MAX_BYTES: &str = "project_doc_max_bytes";
 
 impl Codex {
+    /// CX13: `-c model_context_window=N`, else `config.toml`'s, else Codex's fallback.
+    fn context_window(
+        db: &dyn Db,
+        ws: Workspace,
+        request: &Request,
+    ) -> Result<(u64, WindowFrom), ProfileError> {
+        for (key, value) in &request.settings {
+            if key == CONTEXT_WINDOW {
+                let tokens = value.trim().parse::<u64>().ok().filter(|&n| n > 0).ok_or_else(|| {
+                    ProfileError::Setting(format!(
+                        "-c {key}={value}: {CONTEXT_WINDOW} must be a positive integer"
+                    ))
+                })?;
+                return Ok((tokens, WindowFrom::CommandLine));
+            }
+        }
+        let host = ws.host(db);
+        match super::config::codex_config(db, host).as_ref().ok().and_then(|c| c.context_window) {
+            Some(tokens) => Ok((tokens, WindowFrom::ConfigFile(codex_home(db, host).join("config.toml")))),
+            None => Ok((FALLBACK_CONTEXT_WINDOW, WindowFrom::Fallback)),
+        }
+    }
+
     fn max_bytes(request: &Request) -> Result<Option<u64>, ProfileError> {
         let mut max_bytes = None;
         for (key, value) in &request.settings {
@@ -38,6 +74,94 @@ impl Codex {
         }
         Ok(max_bytes)
     }
+}
+
+/// The skills message of `--section request` (CX7–CX10, CX13) and what goes with it.
+struct SkillsPart {
+    message: Option<SkillsMessage>,
+    /// Skills found and not listed, each with its reason.
+    left_out: Vec<LeftOut>,
+    /// `model_context_window`, the budget's base.
+    window: Setting,
+    /// Set when the budget shortened the listing.
+    note: Option<String>,
+    wording: WordingSource,
+}
+
+fn request_skills(
+    db: &dyn Db,
+    ws: Workspace,
+    ctx: &super::AgentsContext,
+    request: &Request,
+) -> Result<SkillsPart, ProfileError> {
+    let skills = skills(db, ws, ctx.cwd.clone(), ctx.git_root.clone());
+    let words = request
+        .wording::<Wording>()
+        .cloned()
+        .unwrap_or_else(|| Wording::unavailable("Codex's installation was not loaded"));
+    let mut left_out: Vec<LeftOut> = skills
+        .found
+        .iter()
+        .filter(|s| s.fate != SkillFate::Listed)
+        .map(|s| LeftOut {
+            source: s.path.clone(),
+            fate: match s.fate {
+                SkillFate::Failed { .. } => "not_loaded",
+                SkillFate::SameFile { .. } => "same_file",
+                _ => "hidden",
+            },
+            rule: s.rule(),
+            reason: s.reason(),
+        })
+        .collect();
+    let (window, from) = Codex::context_window(db, ws, request)?;
+    let message = skills.message(&words.skills_intro, window);
+    let mut note = None;
+    if let Some(message) = &message {
+        let shown: std::collections::HashSet<&Path> =
+            message.lines.iter().map(|l| l.path.as_path()).collect();
+        left_out.extend(skills.listed().into_iter().filter(|s| !shown.contains(s.path.as_path())).map(|s| LeftOut {
+            source: s.path.clone(),
+            fate: "over_budget",
+            rule: "CX13",
+            reason: "left out of the skills listing: even its line without a description did not fit Codex's budget after the lines before it (CX13)".to_owned(),
+        }));
+        if let Some(budget) = message.budget {
+            let assumed = if from == WindowFrom::Fallback {
+                format!(
+                    " (Codex's fallback window of {window} tokens: give -c {CONTEXT_WINDOW}=N for your model's)"
+                )
+            } else {
+                String::new()
+            };
+            let omitted = if message.omitted > 0 {
+                format!(" and {} skill(s) left out", message.omitted)
+            } else {
+                String::new()
+            };
+            note = Some(format!(
+                "the skills listing exceeds Codex's budget of {budget} estimated tokens, 2% of the model's context window{assumed}: descriptions are shortened{omitted} (CX13)"
+            ));
+        }
+    }
+    let window = Setting {
+        name: CONTEXT_WINDOW,
+        value: window.to_string(),
+        from: match from {
+            WindowFrom::ConfigFile(path) => Some(path),
+            WindowFrom::CommandLine | WindowFrom::Fallback => None,
+        },
+    };
+    Ok(SkillsPart { message, left_out, window, note, wording: words.source })
+}
+
+/// Where the context window the skills budget is based on comes from (CX13).
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum WindowFrom {
+    CommandLine,
+    ConfigFile(std::path::PathBuf),
+    /// Codex's window for a model it has no metadata for.
+    Fallback,
 }
 
 fn would_not_start(err: &super::CodexError) -> ProfileError {
@@ -61,7 +185,14 @@ const ABOUT: About = About {
     title: "Codex",
     release: "codex-0.171.0",
     doc: "docs/profiles/codex.md",
-    files: &[super::AGENTS_NAME, super::OVERRIDE_NAME],
+    files: &[
+        super::AGENTS_NAME,
+        super::OVERRIDE_NAME,
+        ".codex/skills/**/SKILL.md",
+        ".codex/skills/**/agents/openai.yaml",
+        ".agents/skills/**/SKILL.md",
+        ".agents/skills/**/agents/openai.yaml",
+    ],
 };
 
 impl Profile for Codex {
@@ -76,7 +207,19 @@ impl Profile for Codex {
     }
 
     fn settings(&self) -> &'static [&'static str] {
-        &[MAX_BYTES]
+        &[MAX_BYTES, CONTEXT_WINDOW]
+    }
+
+    fn sections(&self) -> &'static [Section] {
+        &[Section::Request]
+    }
+
+    fn wording(&self, search: &InstallationSearch<'_>) -> Option<ctxgraph_db::profile::Wording> {
+        Some(Arc::new(super::wording::wording(search)))
+    }
+
+    fn fingerprints(&self) -> Option<Arc<dyn std::any::Any + Send + Sync>> {
+        Some(Arc::new(Wording::fingerprints()))
     }
 
     fn layout(
@@ -86,7 +229,48 @@ impl Profile for Codex {
         request: &Request,
     ) -> Result<ctxgraph_db::profile::Layout, ProfileError> {
         let ctx = agents_context(db, ws, Self::max_bytes(request)?).as_ref().map_err(would_not_start)?;
-        let mut builder = LayoutBuilder::new(ctx.message.clone().unwrap_or_default());
+        let mut left_out: Vec<LeftOut> =
+            ctx.docs.iter().filter(|d| !d.is_sent()).map(|d| left_out(d, &ctx.budget)).collect();
+        let mut settings = vec![Setting {
+            name: MAX_BYTES,
+            value: ctx.budget.bytes.to_string(),
+            from: match &ctx.budget.source {
+                BudgetSource::ConfigFile(path) => Some(path.clone()),
+                BudgetSource::Default | BudgetSource::CommandLine => None,
+            },
+        }];
+        let skills = if request.section == Section::Request {
+            let part = request_skills(db, ws, ctx, request)?;
+            left_out.extend(part.left_out);
+            settings.push(part.window);
+            Some((part.message, part.note, part.wording))
+        } else {
+            None
+        };
+        let (skills_message, note, wording) = skills.unwrap_or((None, None, WordingSource::None));
+        let agents_message = ctx.message.clone().unwrap_or_default();
+        // CX10: the request's items are separate; the text shows them one after another,
+        // a blank line between, skills first as Codex sends them.
+        let text = match &skills_message {
+            Some(skills) if !agents_message.is_empty() => format!("{}\n\n{agents_message}", skills.text),
+            Some(skills) => skills.text.clone(),
+            None => agents_message,
+        };
+        let mut builder = LayoutBuilder::new(text);
+        if let Some(message) = &skills_message {
+            for line in &message.lines {
+                builder.block_at(line.range.start, Part {
+                    source: Source::File(line.path.clone()),
+                    placement: Placement::SystemMessage,
+                    position: SKILLS_POSITION,
+                    text: &message.text[line.range.clone()],
+                    status: if line.cut { Status::Cut } else { Status::Sent },
+                    rule: "CX10",
+                    reason: "a line of the skills message: its name, description and path; its body is read only when the model opens the file (CX10)".to_owned(),
+                    inlines: Vec::new(),
+                });
+            }
+        }
         for doc in ctx.docs.iter().filter(|d| d.is_sent()) {
             builder.block(Part {
                 source: Source::File(doc.source.clone()),
@@ -102,23 +286,30 @@ impl Profile for Codex {
                 inlines: Vec::new(),
             });
         }
-        let from = match &ctx.budget.source {
-            BudgetSource::ConfigFile(path) => Some(path.clone()),
-            BudgetSource::Default | BudgetSource::CommandLine => None,
-        };
-        let frame = Frame {
-            cwd: ctx.cwd.clone(),
-            root: ctx.git_root.clone(),
-            left_out: ctx.docs.iter().filter(|d| !d.is_sent()).map(|d| left_out(d, &ctx.budget)).collect(),
-            settings: vec![Setting { name: MAX_BYTES, value: ctx.budget.bytes.to_string(), from }],
-            wording: WordingSource::None,
-        };
-        Ok(frame.layout(self, builder))
+        let frame = Frame { cwd: ctx.cwd.clone(), root: ctx.git_root.clone(), left_out, settings, wording };
+        let mut layout = frame.layout(self, builder);
+        layout.note = note;
+        Ok(layout)
+    }
+
+    fn session_costs(
+        &self,
+        db: &dyn Db,
+        ws: Workspace,
+        session: ctxgraph_db::files::File,
+    ) -> Option<Result<SessionOccurrences, SessionFileError>> {
+        Some(super::rollout::rollout_occurrences(db, ws, session).clone())
     }
 
     fn fate(&self, db: &dyn Db, ws: Workspace, _: &dyn TokenCounter, file: &Path) -> AgentFate {
         match agents_context(db, ws, None) {
-            Ok(ctx) => super::fate::codex_fate(ctx, codex_home(db, ws.host(db)), file),
+            Ok(ctx) => {
+                let skills = skills(db, ws, ctx.cwd.clone(), ctx.git_root.clone());
+                match skills.found.iter().find(|skill| skill.path == file) {
+                    Some(skill) => super::fate::skill_fate(skill, skills.include_instructions),
+                    None => super::fate::codex_fate(ctx, codex_home(db, ws.host(db)), file),
+                }
+            }
             Err(err) => ctxgraph_db::profile::not_sent(self.agent(), "CX5", would_not_start(err).to_string()),
         }
     }
@@ -131,6 +322,10 @@ impl Profile for Codex {
         _: Budget,
     ) -> Result<Vec<Finding>, ProfileError> {
         let ctx = agents_context(db, ws, None).as_ref().map_err(would_not_start)?;
-        Ok(super::lint::codex_findings(ctx))
+        let skills = skills(db, ws, ctx.cwd.clone(), ctx.git_root.clone());
+        let (window, _) = Codex::context_window(db, ws, &Request::default())?;
+        let mut findings = super::lint::codex_findings(ctx);
+        findings.extend(super::lint::skill_findings(skills, window));
+        Ok(findings)
     }
 }
