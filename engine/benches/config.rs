@@ -105,14 +105,9 @@ struct Measured {
     peak: u64,
 }
 
-/// `VmRSS` or `VmHWM` of this process, in bytes.
-fn status_bytes(field: &str) -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix(field)?.trim().strip_suffix("kB")?.trim().parse::<u64>().ok())
-        .map_or(0, |kib| kib * 1024)
-}
+#[path = "common/rss.rs"]
+mod rss;
+use rss::status_bytes;
 
 /// The child: builds once over a generated config and prints its measurements.
 fn run_case(shape: Shape, bytes: usize) {

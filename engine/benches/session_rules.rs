@@ -133,14 +133,9 @@ fn median(mut samples: Vec<Duration>) -> Duration {
 /// Set in a child process: the number of steps of the one sample it measures.
 const RSS_VAR: &str = "CTXGRAPH_BENCH_RSS_STEPS";
 
-/// `VmRSS` or `VmHWM` of this process, in bytes (0 where /proc has none).
-fn status_bytes(field: &str) -> usize {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix(field)?.trim().strip_suffix("kB")?.trim().parse::<usize>().ok())
-        .map_or(0, |kib| kib * 1024)
-}
+#[path = "common/rss.rs"]
+mod rss;
+use rss::status_bytes;
 
 /// The child: one sample of `steps`, its peak RSS above the baseline printed.
 fn measure_rss(steps: usize) {
@@ -153,7 +148,7 @@ fn measure_rss(steps: usize) {
 }
 
 /// One sample's peak RSS above its baseline, in a process of its own.
-fn peak_in_child(steps: usize) -> usize {
+fn peak_in_child(steps: usize) -> u64 {
     let exe = std::env::current_exe().expect("the bench's own executable");
     let output = std::process::Command::new(exe).env(RSS_VAR, steps.to_string()).output().expect("child");
     String::from_utf8_lossy(&output.stdout).lines().last().and_then(|l| l.trim().parse().ok()).unwrap_or(0)

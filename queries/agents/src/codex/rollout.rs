@@ -107,6 +107,7 @@ impl<'a> Reader<'a> {
                     request: format!("request {}", self.steps.len() + 1),
                     after_compaction: false,
                     present: self.history.iter().map(|(&(path, text), &n)| (path, text, n)).collect(),
+                    why: Vec::new(),
                 });
             }
             return;
