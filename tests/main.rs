@@ -8,7 +8,6 @@
 //! `snapshots/` under names of its own.
 
 mod agents;
-mod codex_sessions;
 mod config;
 mod conformance;
 mod explain_agrees;

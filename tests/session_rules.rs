@@ -3,8 +3,10 @@
 //! on both `System` backends. The transcript is Claude Code's own, its wording replaced by
 //! placeholders of the same length; `expected.json` holds, per main-loop request, the bytes
 //! of each rule file the captured request body carried, computed by the recorder from the
-//! request bodies, not from the transcript and not by ctxgraph. The last test is opencode's
-//! `session rules` over one of its recorded sessions.
+//! request bodies, not from the transcript and not by ctxgraph. Codex 0.171.0 the same way
+//! (`agents/codex/sessions/`, `oracle/codex_sessions.py`): its rollout, and the project and
+//! home as the session left them. Then opencode's `session rules` over one of its recorded
+//! sessions.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -16,10 +18,16 @@ use ctxgraph_engine::{Agent, Engine, HostEnv, OsSystem};
 /// Per step: each file's bytes.
 type Steps = Vec<BTreeMap<String, u64>>;
 
+/// Claude Code's recorded sessions.
 fn cases() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("agents/claude-code/sessions");
+    cases_of("claude-code")
+}
+
+/// The recorded sessions of the agent in `tests/agents/<folder>/sessions/`.
+fn cases_of(folder: &str) -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("agents").join(folder).join("sessions");
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
-        .expect("tests/agents/claude-code/sessions")
+        .unwrap_or_else(|err| panic!("{}: {err}", root.display()))
         .filter_map(Result::ok)
         .map(|e| e.path())
         .filter(|p| p.join("expected.json").is_file())
@@ -29,6 +37,13 @@ fn cases() -> Vec<PathBuf> {
 }
 
 fn expected(dir: &Path) -> Steps {
+    expected_in(dir, "<run>")
+}
+
+/// The recorded bytes for a case laid out in the folder `run`: a recording that counted the
+/// run folder's name in a text (`run_mentions`, Codex's) wrote it `<run>`.
+fn expected_in(dir: &Path, run: &str) -> Steps {
+    let longer = run.len() as u64 - "<run>".len() as u64;
     let text = std::fs::read_to_string(dir.join("expected.json")).expect("expected.json");
     let value: serde_json::Value = serde_json::from_str(&text).expect("JSON");
     let steps = value["steps"].as_array().expect("steps");
@@ -38,7 +53,11 @@ fn expected(dir: &Path) -> Steps {
             let files = step["files"].as_array().expect("files");
             files
                 .iter()
-                .map(|f| (f["path"].as_str().expect("path").to_owned(), f["bytes"].as_u64().expect("bytes")))
+                .map(|f| {
+                    let mentions = f["run_mentions"].as_u64().unwrap_or_default();
+                    let bytes = f["bytes"].as_u64().expect("bytes") + mentions * longer;
+                    (f["path"].as_str().expect("path").to_owned(), bytes)
+                })
                 .collect()
         })
         .collect()
@@ -121,17 +140,93 @@ fn in_memory_with(files: &[(&str, String)]) -> (Engine, ctxgraph_db::Workspace) 
     (engine, ws)
 }
 
-/// A transcript cut in the middle of a line is refused at that line, never half-reported.
+/// A record cut in the middle of a line is refused at that line, never half-reported:
+/// Claude Code's transcript and Codex's rollout alike.
 #[test]
-fn a_cut_transcript_is_refused_at_its_line() {
-    let dir = &cases()[0];
-    let text = std::fs::read_to_string(dir.join("transcript.jsonl")).expect("transcript");
-    let lines: Vec<&str> = text.lines().collect();
-    let cut = format!("{}\n{}\n", lines[..3].join("\n"), &lines[3][..lines[3].len() / 2]);
-    let (engine, ws) = in_memory("session.jsonl", cut);
-    let err = engine.session_costs(ws, Agent::ClaudeCode, Path::new("session.jsonl")).expect_err("cut");
-    let message = err.to_string();
-    assert!(message.contains("/tmp/cc-sessions/session.jsonl:4: not JSON"), "{message}");
+fn a_cut_record_is_refused_at_its_line() {
+    for (agent, folder, record) in
+        [(Agent::ClaudeCode, "claude-code", "transcript.jsonl"), (Agent::Codex, "codex", "rollout.jsonl")]
+    {
+        let dir = &cases_of(folder)[0];
+        let text = std::fs::read_to_string(dir.join(record)).expect("record");
+        let lines: Vec<&str> = text.lines().collect();
+        let cut = format!("{}\n{}\n", lines[..3].join("\n"), &lines[3][..lines[3].len() / 2]);
+        let (engine, ws) = in_memory("session.jsonl", cut);
+        let err = engine.session_costs(ws, agent, Path::new("session.jsonl")).expect_err("cut");
+        let message = err.to_string();
+        assert!(message.contains("/tmp/cc-sessions/session.jsonl:4: not JSON"), "{agent}: {message}");
+    }
+}
+
+/// Every file below `from`, relative to it.
+fn files_below(from: &Path, below: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
+    for entry in std::fs::read_dir(from.join(below)).expect("case folder").filter_map(Result::ok) {
+        let rel = below.join(entry.file_name());
+        if entry.file_type().expect("type").is_dir() {
+            files_below(from, &rel, out);
+        } else {
+            out.push((rel, std::fs::read(entry.path()).expect("read")));
+        }
+    }
+}
+
+/// A Codex case laid out on one backend (its rollout, `proj/` as a git repository, `home/`):
+/// what `session rules` makes of it, and what the recording says for that layout.
+fn rollout_measured(dir: &Path, disk: bool) -> (Steps, Steps) {
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let mut tree = Vec::new();
+    for top in ["proj", "home"] {
+        files_below(dir, Path::new(top), &mut tree);
+    }
+    let root =
+        if disk { std::fs::canonicalize(scratch.path()).expect("canonical") } else { "/tmp/cx-run".into() };
+    let run = root.to_string_lossy().into_owned();
+    let rollout = std::fs::read_to_string(dir.join("rollout.jsonl")).expect("rollout").replace("<run>", &run);
+    tree.push(("rollout.jsonl".into(), rollout.into_bytes()));
+    let system: Arc<dyn System> = if disk {
+        for (rel, bytes) in &tree {
+            let path = root.join(rel);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(path, bytes).expect("write");
+        }
+        let git =
+            std::process::Command::new("git").args(["init", "-q"]).current_dir(root.join("proj")).status();
+        assert!(git.is_ok_and(|s| s.success()), "git init");
+        Arc::new(OsSystem)
+    } else {
+        let fs = MemorySystem::new();
+        for (rel, bytes) in tree {
+            fs.write_file(root.join(rel), bytes);
+        }
+        fs.init_git_repo(root.join("proj"));
+        Arc::new(fs)
+    };
+    let mut engine = Engine::new(system, HostEnv::fixed(root.join("home")));
+    let ws = engine.open(&root.join("proj")).expect("open");
+    let costs = engine.session_costs(ws, Agent::Codex, &root.join("rollout.jsonl")).expect("session rules");
+    let total: u64 = costs.total.iter().map(|f| f.bytes).sum();
+    let summed: u64 = costs.steps.iter().flat_map(|s| &s.files).map(|f| f.bytes).sum();
+    assert_eq!(total, summed, "the totals are the steps' sums");
+    let got = costs
+        .steps
+        .iter()
+        .map(|step| {
+            step.files.iter().map(|f| (f.path.to_string_lossy().replace(&run, "<run>"), f.bytes)).collect()
+        })
+        .collect();
+    (got, expected_in(dir, &run))
+}
+
+#[test]
+fn every_recorded_codex_rollout_matches_the_request_bodies() {
+    let dirs = cases_of("codex");
+    assert!(dirs.len() >= 2, "recorded sessions: {dirs:?}");
+    for dir in &dirs {
+        for disk in [false, true] {
+            let (got, want) = rollout_measured(dir, disk);
+            assert_eq!(got, want, "{} (disk: {disk}): per-request bytes", dir.display());
+        }
+    }
 }
 
 /// opencode's `session rules` over the manual-compaction recording (`tests/session/e04…`,

@@ -227,6 +227,18 @@ impl Interner {
     }
 }
 
+/// The session record in `file` as text, or why it is none: unreadable, or not UTF-8 (with
+/// the line the first bad byte is on). Every profile's reader starts here.
+pub fn record_text(db: &dyn crate::db::Db, file: crate::files::File) -> Result<&str, SessionFileError> {
+    let bytes = crate::files::file_bytes(db, file)
+        .as_ref()
+        .map_err(|e| SessionFileError::new(db, file, None, e.to_string()))?;
+    std::str::from_utf8(bytes).map_err(|e| {
+        let line = memchr::memchr_iter(b'\n', &bytes[..e.valid_up_to()]).count() + 1;
+        SessionFileError::new(db, file, Some(line), "not UTF-8".to_owned())
+    })
+}
+
 /// Why a session record cannot be read.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, thiserror::Error)]
 #[error("{}{}: {message}", source_name, line.map(|l| format!(":{l}")).unwrap_or_default())]
@@ -237,6 +249,18 @@ pub struct SessionFileError {
     pub line: Option<usize>,
     /// What is wrong.
     pub message: String,
+}
+
+impl SessionFileError {
+    /// What is wrong with `file`, at `line` when one is to blame.
+    pub fn new(
+        db: &dyn crate::db::Db,
+        file: crate::files::File,
+        line: Option<usize>,
+        message: String,
+    ) -> Self {
+        SessionFileError { source_name: crate::path::display(file.path(db)), line, message }
+    }
 }
 
 impl SessionOccurrences {

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use ctxgraph_db::db::{Db, Workspace};
 use ctxgraph_db::files::{File, file_bytes};
 use ctxgraph_db::session_costs::{
-    Interner, PathId, SessionFileError, SessionOccurrences, StepOccurrences, TextId,
+    Interner, PathId, SessionFileError, SessionOccurrences, StepOccurrences, TextId, record_text,
 };
 use ctxgraph_db::system::FileKind;
 use ctxgraph_db::worktree::worktree;
@@ -27,17 +27,8 @@ pub fn rollout_occurrences(
     ws: Workspace,
     file: File,
 ) -> Result<SessionOccurrences, SessionFileError> {
-    let source_name = ctxgraph_db::path::display(file.path(db));
-    let error = |line: Option<usize>, message: String| SessionFileError {
-        source_name: source_name.clone(),
-        line,
-        message,
-    };
-    let bytes = file_bytes(db, file).as_ref().map_err(|e| error(None, e.to_string()))?;
-    let text = std::str::from_utf8(bytes).map_err(|e| {
-        let line = memchr::memchr_iter(b'\n', &bytes[..e.valid_up_to()]).count() + 1;
-        error(Some(line), "not UTF-8".to_owned())
-    })?;
+    let text = record_text(db, file)?;
+    let error = |line: Option<usize>, message: String| SessionFileError::new(db, file, line, message);
     let mut reader = Reader::new(db, ws);
     let mut records = 0;
     for (index, line) in text.split('\n').enumerate() {

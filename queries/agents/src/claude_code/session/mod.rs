@@ -15,9 +15,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use ctxgraph_db::db::Db;
-use ctxgraph_db::files::{File, file_bytes};
+use ctxgraph_db::files::File;
 use ctxgraph_db::session_costs::{
-    Interner, PathId, SessionFileError, SessionOccurrences, StepOccurrences, TextId,
+    Interner, PathId, SessionFileError, SessionOccurrences, StepOccurrences, TextId, record_text,
 };
 
 use records::Record;
@@ -28,17 +28,8 @@ const BASE_DIRECTORY: &str = "Base directory for this skill: ";
 /// CC40: the rule-like texts of every main-loop request of the transcript in `file`.
 #[salsa::tracked(returns(ref))]
 pub fn transcript_occurrences(db: &dyn Db, file: File) -> Result<SessionOccurrences, SessionFileError> {
-    let source_name = ctxgraph_db::path::display(file.path(db));
-    let error = |line: Option<usize>, message: String| SessionFileError {
-        source_name: source_name.clone(),
-        line,
-        message,
-    };
-    let bytes = file_bytes(db, file).as_ref().map_err(|e| error(None, e.to_string()))?;
-    let text = std::str::from_utf8(bytes).map_err(|e| {
-        let line = memchr::memchr_iter(b'\n', &bytes[..e.valid_up_to()]).count() + 1;
-        error(Some(line), "not UTF-8".to_owned())
-    })?;
+    let text = record_text(db, file)?;
+    let error = |line: Option<usize>, message: String| SessionFileError::new(db, file, line, message);
     let mut session = Transcript::default();
     for (index, line) in text.split('\n').enumerate() {
         if line.trim().is_empty() {
