@@ -32,7 +32,7 @@ use crate::ops::{Built, Host, OpError};
 use crate::protocol::{
     BuildParams, ExplainParams, ExplainReply, ForgetParams, LintParams, NearbyReply, RecallParams,
     RememberParams, SessionAppendParams, SessionCompactParams, SessionExplainParams, SessionOpenParams,
-    SessionParams,
+    SessionParams, SessionRulesParams,
 };
 use crate::render;
 
@@ -417,6 +417,15 @@ impl Server {
     )]
     async fn session_explain(&self, args: Args<SessionExplainParams>) -> CallToolResult {
         self.run(args, |worker, args| json(&worker.host.session_explain(worker.ws, args).map_err(op)?)).await
+    }
+
+    #[tool(
+        description = "What each rule-like file cost in every request of a recorded session and over the whole session (bytes, o200k tokens), from the agent's own record: a Claude Code transcript, a Codex rollout or an opencode export.",
+        input_schema = schema::<SessionRulesParams>(),
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn session_rules(&self, args: Args<SessionRulesParams>) -> CallToolResult {
+        self.run(args, |worker, args| json(&worker.host.session_rules(worker.ws, args).map_err(op)?)).await
     }
 }
 

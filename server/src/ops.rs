@@ -22,7 +22,8 @@ use crate::protocol::{
     ForgetReply, InstallationParams, InstallationReply, Known, LintParams, LintReply, NearbyParams,
     RecallParams, RecallReply, RememberParams, RememberReply, ScopeName, SectionParam, SessionAppendParams,
     SessionAppendReply, SessionCompactParams, SessionCompactReply, SessionExplainParams, SessionExplainReply,
-    SessionMessagesReply, SessionOpenParams, SessionOpenReply, SessionParams, WorkspaceExplanation,
+    SessionMessagesReply, SessionOpenParams, SessionOpenReply, SessionParams, SessionRulesParams,
+    SessionRulesReply, WorkspaceExplanation,
 };
 
 /// Why an operation has no answer.
@@ -449,6 +450,17 @@ impl Host {
             params.file.as_deref(),
         )?;
         Ok(SessionExplainReply(answer))
+    }
+
+    /// `session/rules` / `session_rules`.
+    pub fn session_rules(
+        &mut self,
+        ws: Workspace,
+        params: SessionRulesParams,
+    ) -> Result<SessionRulesReply, OpError> {
+        let agent = agent_param(params.agent.as_deref())?;
+        // A relative record is the workspace's, as `cwd` says.
+        Ok(SessionRulesReply(self.engine.session_costs(ws, agent, &params.record)?))
     }
 
     /// The workspace's memory store, its redactor reading the host's environment.

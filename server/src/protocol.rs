@@ -15,7 +15,7 @@ use ctxgraph_engine::answers::explain::{
     Explanation, SessionExplanation, SkillsExplanation, TargetExplanation,
 };
 use ctxgraph_engine::answers::memory::MemoryContext;
-use ctxgraph_engine::answers::profile::AgentFate;
+use ctxgraph_engine::answers::profile::{AgentFate, SessionCosts};
 use ctxgraph_engine::answers::session::CompactionPlan;
 use ctxgraph_engine::answers::stages::{McpServerFact, References};
 use ctxgraph_engine::{Finding, PlacedBlock, Turn};
@@ -558,6 +558,24 @@ pub struct SessionExplainParams {
 #[derive(Serialize, JsonSchema)]
 pub struct SessionExplainReply(pub SessionExplanation);
 
+/// What each rule-like file cost in every request of a recorded session, from the agent's
+/// own record of it, as `ctxgraph session rules --format json` prints it.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SessionRulesParams {
+    /// Whose record, by its `--agent` name (default opencode): a Claude Code transcript, a
+    /// Codex rollout, an `opencode export`.
+    #[serde(default)]
+    #[schemars(schema_with = "agent_name")]
+    pub agent: Option<String>,
+    /// The record's file, relative to `cwd` or absolute.
+    pub record: PathBuf,
+}
+
+/// The answer to `session/rules`.
+#[derive(Serialize, JsonSchema)]
+pub struct SessionRulesReply(pub SessionCosts);
+
 /// Recall what this workspace's memory holds about a topic: remembered facts, the task
 /// handoff, observations from earlier tool runs, tool lessons and related past sessions,
 /// ranked by keyword relevance and clamped to a character budget.
@@ -815,6 +833,14 @@ pub const METHODS: &[Method] = &[
         scope: Scope::Workspace,
         params: schema::<SessionExplainParams>,
         reply: schema::<SessionExplainReply>,
+        other_replies: &[],
+    },
+    Method {
+        name: "session/rules",
+        tool: Some("session_rules"),
+        scope: Scope::Workspace,
+        params: schema::<SessionRulesParams>,
+        reply: schema::<SessionRulesReply>,
         other_replies: &[],
     },
     Method {

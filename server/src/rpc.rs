@@ -30,7 +30,7 @@ use crate::protocol::{
     NearbyParams, NearbyReply, RecallParams, RecallReply, RememberParams, RememberReply, Scope,
     SessionAppendParams, SessionAppendReply, SessionCompactParams, SessionCompactReply, SessionExplainParams,
     SessionExplainReply, SessionMessagesReply, SessionOpenParams, SessionOpenReply, SessionParams,
-    StatsReply,
+    SessionRulesParams, SessionRulesReply, StatsReply,
 };
 
 /// JSON-RPC 2.0 error codes.
@@ -146,6 +146,7 @@ enum Answer {
     SessionCompact(Box<SessionCompactReply>),
     SessionMessages(SessionMessagesReply),
     SessionExplain(Box<SessionExplainReply>),
+    SessionRules(Box<SessionRulesReply>),
     Recall(RecallReply),
     Remember(RememberReply),
     Forget(ForgetReply),
@@ -171,6 +172,7 @@ impl Serialize for Answer {
             Answer::SessionCompact(reply) => reply.serialize(serializer),
             Answer::SessionMessages(reply) => reply.serialize(serializer),
             Answer::SessionExplain(reply) => reply.serialize(serializer),
+            Answer::SessionRules(reply) => reply.serialize(serializer),
             Answer::Recall(reply) => reply.serialize(serializer),
             Answer::Remember(reply) => reply.serialize(serializer),
             Answer::Forget(reply) => reply.serialize(serializer),
@@ -361,6 +363,10 @@ impl Server {
             "session/explain" => {
                 let (ws, _, params) = self.in_workspace::<SessionExplainParams>(params, Scope::Workspace)?;
                 Answer::SessionExplain(Box::new(self.host.session_explain(ws, params)?))
+            }
+            "session/rules" => {
+                let (ws, _, params) = self.in_workspace::<SessionRulesParams>(params, Scope::Workspace)?;
+                Answer::SessionRules(Box::new(self.host.session_rules(ws, params)?))
             }
             "memory/recall" => {
                 let (ws, session, params) =

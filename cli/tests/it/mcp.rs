@@ -164,7 +164,7 @@ fn every_bad_line_gets_the_answer_serve_gives() {
     assert_eq!(reply["error"]["code"], -32601, "{reply}");
     let reply = mcp.call(br#"{"jsonrpc":"2.0","id":12,"method":"tools/list"}"#);
     assert_eq!(reply["id"], 12, "{reply}");
-    assert!(reply["result"]["tools"].as_array().is_some_and(|t| t.len() == 13), "{reply}");
+    assert!(reply["result"]["tools"].as_array().is_some_and(|t| t.len() == 14), "{reply}");
     assert_eq!(mcp.finish().0, Some(0));
     assert_eq!(serve.finish().0, Some(0));
 }

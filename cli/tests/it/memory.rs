@@ -256,6 +256,7 @@ mod mcp {
                     "session_explain",
                     "session_messages",
                     "session_open",
+                    "session_rules",
                 ]
             );
             let (_, recall_schema) = &tools[6];

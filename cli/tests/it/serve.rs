@@ -909,3 +909,42 @@ fn explain_lint_config_and_memory_methods_answer_as_the_cli_does() {
     }
     assert_eq!(server.finish(), Some(0));
 }
+
+/// `session/rules` answers for every agent whose records ctxgraph reads what `session rules
+/// --format json` prints: a recorded Claude Code transcript, a Codex rollout and an opencode
+/// export; an agent whose sessions are not modelled is refused, and serving goes on.
+#[test]
+fn session_rules_answers_as_the_cli_does_for_each_agent() {
+    let tree = Tree::new();
+    let tests = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests");
+    let records = [
+        ("claude-code", tests.join("agents/claude-code/sessions/parallel-nested/transcript.jsonl")),
+        ("codex", tests.join("agents/codex/sessions/resumed-in-sub/rollout.jsonl")),
+        ("opencode", tests.join("session/s11_all_fit/export.json")),
+    ];
+    let cwd = tree.cwd();
+    let pkg = tree.path("repo/pkg");
+    let mut server = tree.spawn(&["serve", "--stdio", "--no-watch"]);
+    for (id, (agent, record)) in (1..).zip(&records) {
+        let record = record.display().to_string();
+        let served = result_of(server.call(
+            id,
+            "session/rules",
+            json!({ "cwd": cwd, "agent": agent, "record": record }),
+        ));
+        let cli = cli_json(
+            &tree,
+            &pkg,
+            &["session", "rules", "--agent", agent, "--session", &record, "--format", "json"],
+        );
+        assert_eq!(served, cli, "{agent}");
+        assert!(served["steps"].as_array().is_some_and(|s| !s.is_empty()), "{agent}: {served}");
+    }
+    let (code, message) = error_of(&server.call(
+        9,
+        "session/rules",
+        json!({ "cwd": cwd, "agent": "gemini", "record": records[0].1 }),
+    ));
+    assert!(message.contains("does not model Gemini CLI's sessions"), "{code} {message}");
+    assert_eq!(server.finish(), Some(0));
+}
