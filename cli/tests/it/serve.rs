@@ -927,7 +927,7 @@ fn session_rules_answers_as_the_cli_does_for_each_agent() {
     let mut server = tree.spawn(&["serve", "--stdio", "--no-watch"]);
     for (id, (agent, record)) in (1..).zip(&records) {
         let record = record.display().to_string();
-        let served = result_of(server.call(
+        let answer = result_of(server.call(
             id,
             "session/rules",
             json!({ "cwd": cwd, "agent": agent, "record": record }),
@@ -937,8 +937,8 @@ fn session_rules_answers_as_the_cli_does_for_each_agent() {
             &pkg,
             &["session", "rules", "--agent", agent, "--session", &record, "--format", "json"],
         );
-        assert_eq!(served, cli, "{agent}");
-        assert!(served["steps"].as_array().is_some_and(|s| !s.is_empty()), "{agent}: {served}");
+        assert_eq!(answer, cli, "{agent}");
+        assert!(answer["steps"].as_array().is_some_and(|s| !s.is_empty()), "{agent}: {answer}");
     }
     let (code, message) = error_of(&server.call(
         9,
