@@ -2,7 +2,7 @@
 //! [`About::files`](crate::profile::About::files): globs over a path relative to the
 //! repository, matched at any depth. `ctxgraph hook` asks whether an edited file is one of
 //! them; `.pre-commit-hooks.yaml` limits its hooks to them with the one regular expression
-//! [`regex`] writes (pre-commit matches `files:` with Python's `re.search` on the path from
+//! [`regex()`] writes (pre-commit matches `files:` with Python's `re.search` on the path from
 //! the repository root).
 //!
 //! The syntax is the small part of gitignore-style globs the profiles need, written out
