@@ -74,6 +74,10 @@ struct Run {
     /// Aider: `KEY=VALUE` variables in the agent's environment (`$AIDER_READ`).
     #[serde(default)]
     env: Vec<String>,
+    /// Why the case runs on the disk backend only (its MCP servers are processes the engine
+    /// starts in the project folder, which exists only there).
+    #[serde(default)]
+    disk_only: Option<String>,
     /// `request`: the case records the agent's whole first request (Claude Code's CC16,
     /// Codex's skills and AGENTS.md items) instead of its rule text.
     #[serde(default)]
@@ -214,9 +218,13 @@ fn substitute_run(dir: &Path, run: &Path, out: &mut dyn TreeWriter) {
             if source.is_dir() {
                 walk(&source, &target, run, out);
             } else if let Ok(text) = std::fs::read_to_string(&source)
-                && text.contains("<run>")
+                && (text.contains("<run>") || text.contains("<repo>"))
             {
-                out.file(&target, text.replace("<run>", &run.to_string_lossy()).into_bytes());
+                // `<repo>`: this repository (a case's MCP server is tests/oracle/mcp_server.py).
+                let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the repository");
+                let text =
+                    text.replace("<run>", &run.to_string_lossy()).replace("<repo>", &repo.to_string_lossy());
+                out.file(&target, text.into_bytes());
             }
         }
     }
@@ -387,11 +395,20 @@ fn compare(row: &Row, name: &str, expected: &str, got: &str) -> Result<(), Strin
 /// reads against `oracle.read`, and the fate of every file considered (see [`check_fates`]).
 fn run_case(row: &Row, dir: &Path, disk: bool, fates: &mut Vec<Fate>) -> Result<(), String> {
     let case = load(dir);
+    if !disk && case.run.disk_only.is_some() {
+        return Ok(());
+    }
     let Laid { mut engine, run, listed_as_recorded, _scratch } = engine(dir, disk, &case.run.env);
     let proj = run.join("proj");
     let ws = engine.open(&normalize(&proj.join(&case.run.cwd))).map_err(|e| e.to_string())?;
     let portable = |text: &str| portable(text, &run);
     let request = request(&case, row.agent);
+    // The whole request holds what the agent's MCP servers answer (Claude Code's CC22): the
+    // case's servers are this repository's tests/oracle/mcp_server.py, spoken to over stdio.
+    if request.section == Section::Request && !engine.pending_agent_mcp(ws, row.agent).is_empty() {
+        let connector = ctxgraph_engine::mcp::McpConnector::new().map_err(|e| e.to_string())?;
+        engine.fetch_agent_mcp(ws, row.agent, &connector).map_err(|e| e.to_string())?;
+    }
     let built = engine.agent_layout(ws, row.agent, &request);
     let layout = match (&row.refusal, case.run.refused) {
         (Refusal::WouldNotStart, true) => {

@@ -257,6 +257,46 @@ impl crate::Engine {
         Ok(pending)
     }
 
+    /// The servers `agent` connects to at start ([`Profile::mcp_servers`]) whose answer the
+    /// engine does not have yet; opencode's are [`crate::Engine::pending_mcp`]'s.
+    ///
+    /// [`Profile::mcp_servers`]: ctxgraph_db::profile::Profile::mcp_servers
+    pub fn pending_agent_mcp(
+        &self,
+        ws: ctxgraph_db::Workspace,
+        agent: ctxgraph_db::agent::Agent,
+    ) -> Vec<(String, McpRequest)> {
+        use ctxgraph_db::Db as _;
+        let mut pending: Vec<(String, McpRequest)> = Vec::new();
+        for (name, request) in crate::profiles::profile(agent).mcp_servers(&self.db, ws) {
+            if *self.db.remotes().mcp().get(&self.db, &request).state(&self.db) == McpState::Pending
+                && !pending.iter().any(|(_, r)| *r == request)
+            {
+                pending.push((name, request));
+            }
+        }
+        pending
+    }
+
+    /// Connects `agent`'s pending servers ([`crate::Engine::pending_agent_mcp`]) on a runtime
+    /// of its own and sets the inputs; each one's name and state.
+    pub fn fetch_agent_mcp(
+        &mut self,
+        ws: ctxgraph_db::Workspace,
+        agent: ctxgraph_db::agent::Agent,
+        connector: &McpConnector,
+    ) -> Result<Vec<(String, McpState)>, crate::EngineError> {
+        let pending = self.pending_agent_mcp(ws, agent);
+        if pending.is_empty() {
+            return Ok(Vec::new());
+        }
+        let env = ws.host(&self.db).vars(&self.db).clone();
+        let requests: Vec<McpRequest> = pending.iter().map(|(_, r)| r.clone()).collect();
+        let states = crate::current_thread_runtime()?.block_on(connector.connect_all(&requests, &env));
+        self.set_mcp_states(requests.into_iter().zip(states.iter().cloned()));
+        Ok(pending.into_iter().map(|(name, _)| name).zip(states).collect())
+    }
+
     /// Sets servers' answers, touching only those that changed.
     pub fn set_mcp_states(&mut self, states: impl IntoIterator<Item = (McpRequest, McpState)>) {
         use ctxgraph_db::Db as _;

@@ -140,9 +140,11 @@ def request(out, case):
     has_skills = config.get("disable-slash-commands") != "true"
     has_git = "system-prompt" not in config
     always = 7 + has_skills + has_git
-    has_style = len(user) - has_rules == always + 2
-    if len(user) - has_rules not in (always, always + 2):
-        sys.exit("%d blocks in the first user message: an MCP server's block is not recorded" % len(user))
+    # An output style adds two blocks, MCP servers' instructions one (CC22).
+    extra = len(user) - has_rules - always
+    if extra not in (0, 1, 2, 3):
+        sys.exit("%d blocks in the first user message: not a layout this recorder knows" % len(user))
+    has_style, has_mcp = extra >= 2, extra % 2 == 1
     name = style_name(case, conf.get("cwd", "."))
     it = iter(user)
     parts += ["<machine:environment>", "<machine:model>"]
@@ -157,8 +159,19 @@ def request(out, case):
         if not defines_style(case, name):
             text = token("style.builtin." + name, text)
         parts.append(wrap(token("style.heading", head[:-len(name)]) + name + "\n" + text, after))
-    parts.append(token("deferred-tools", next(it)))
+    deferred = next(it)
+    if "\nmcp__" in deferred:
+        # The MCP servers' tool names follow Claude Code's own list (CC22): ours, kept.
+        at = deferred.index("\nmcp__") + 1
+        parts.append(token("deferred-tools-open", deferred[:at]) + deferred[at:])
+    else:
+        parts.append(token("deferred-tools", deferred))
     parts.append(agents(next(it)))
+    if has_mcp:
+        # Claude Code's heading, then each server's `## name` and instructions (CC22).
+        block = next(it)
+        at = block.index("\n\n## ")
+        parts.append(token("mcp-heading", block[:at]) + block[at:])
     if has_skills:
         fallback = {os.path.basename(os.path.dirname(p)) for p in glob.glob(case + "/proj/.claude/skills/*/SKILL.md")}
         parts.append(skills(next(it), fallback))

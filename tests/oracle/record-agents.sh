@@ -182,6 +182,8 @@ with_run() {  # case dir, scratch out
   rm -rf "$out.fix"; cp -a "$dir" "$out.fix"
   # (grep finds nothing in a case without `<run>`: not a failure.)
   { grep -rlZ -- '<run>' "$out.fix/proj" "$out.fix/home" "$out.fix/above" 2>/dev/null || true; } | xargs -0 -r sed -i "s#<run>#$out/run#g"
+  # `<repo>`: this repository (a case's MCP server is its tests/oracle/mcp_server.py).
+  { grep -rlZ -- '<repo>' "$out.fix/proj" "$out.fix/home" 2>/dev/null || true; } | xargs -0 -r sed -i "s#<repo>#$ROOT#g"
   # Claude Code's auto memory of <run>/proj (CC15): its folder is named after that path.
   if [ -d "$out.fix/automemory" ]; then
     local slug; slug=$(python3 -c 'import re, sys; print(re.sub("[^A-Za-z0-9]", "-", sys.argv[1]))' "$out/run/proj")

@@ -62,7 +62,17 @@ pub fn build(args: BuildArgs) -> Result<ExitCode, CliError> {
     }
     let env = HostEnv::from_process();
     let request = request(agent, args.section.section(), &args.agent_config, &args.installation, &env)?;
-    let (engine, ws) = super::open_with(env, args.cwd)?;
+    let (mut engine, ws) = super::open_with(env, args.cwd)?;
+    // The whole request holds what the agent's MCP servers answer (Claude Code's CC22).
+    if request.section == Section::Request && !args.remote.no_mcp {
+        let connector =
+            ctxgraph_engine::mcp::McpConnector::new().map_err(ctxgraph_engine::EngineError::from)?;
+        for (name, state) in engine.fetch_agent_mcp(ws, agent, &connector)? {
+            if let ctxgraph_engine::answers::stages::McpState::Failed(failure) = state {
+                eprintln_styled(&format!("warning: the MCP server {name} could not be used: {failure}"));
+            }
+        }
+    }
     let layout = engine.agent_layout(ws, agent, &request)?;
     warn_unavailable(agent, &layout.wording);
     if let Some(note) = &layout.note {

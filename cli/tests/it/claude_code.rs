@@ -192,3 +192,41 @@ fn the_whole_request_lists_the_project_files_in_send_order() {
     assert_ne!(refused.code, 0);
     assert!(refused.stderr.contains("--section request"), "{}", refused.stderr);
 }
+
+/// CC22: `build --section request` starts the working directory's MCP servers as Claude Code
+/// does (this repository's `tests/oracle/mcp_server.py`, over stdio) for their tool names and
+/// instructions; one that cannot start is left out with why and a warning; `--no-mcp` starts
+/// none and says each is not connected.
+#[test]
+fn the_whole_request_asks_the_mcp_servers() {
+    let server = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/oracle/mcp_server.py");
+    let server = server.display();
+    let config = format!(
+        r#"{{"mcpServers": {{
+            "docs": {{"command": "python3", "args": ["{server}", "--instructions", "Use docs_find.", "--tools", "docs_find"]}},
+            "gone": {{"command": "/nonexistent/ctxgraph-test-server"}}
+        }}}}"#
+    );
+    let mut files = FILES.to_vec();
+    files.push(("repo/.mcp.json", &config));
+    let (_dir, root) = tree(&files);
+    let args = ["build", "--agent", "claude-code", "--section", "request"];
+    let text = run(&root, "repo", &args);
+    assert_eq!(text.code, 0, "{}", text.stderr);
+    assert!(text.stdout.contains("mcp__docs__docs_find\n</system-reminder>"), "{}", text.stdout);
+    assert!(text.stdout.contains("\n\n## docs\nUse docs_find.\n</system-reminder>"), "{}", text.stdout);
+    assert!(text.stderr.contains("the MCP server gone could not be used"), "{}", text.stderr);
+
+    let json = run(&root, "repo", &[&args[..], &["--format", "json"]].concat());
+    let report: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
+    let left = report["left_out"].as_array().expect("left_out");
+    assert!(
+        left.iter().any(|l| l["rule"] == "CC22" && l["reason"].as_str().is_some_and(|r| r.contains("gone"))),
+        "{report}"
+    );
+
+    let quiet = run(&root, "repo", &[&args[..], &["--no-mcp"]].concat());
+    assert!(!quiet.stdout.contains("mcp__"), "{}", quiet.stdout);
+    let json = run(&root, "repo", &[&args[..], &["--no-mcp", "--format", "json"]].concat());
+    assert!(json.stdout.contains("the MCP server docs: not connected"), "{}", json.stdout);
+}

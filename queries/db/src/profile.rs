@@ -737,6 +737,13 @@ pub trait Profile: Sync {
         None
     }
 
+    /// The MCP servers the agent connects to at start, by name, whose answers its layout
+    /// reads ([`crate::mcp::McpServer`] inputs the engine sets); none by default.
+    fn mcp_servers(&self, db: &dyn Db, ws: Workspace) -> Vec<(String, crate::mcp::McpRequest)> {
+        let _ = (db, ws);
+        Vec::new()
+    }
+
     /// What each rule-like file cost over the session recorded in `session` (the agent's own
     /// record of it, read through [`System`] as a [`File`](crate::files::File) input), per
     /// main-loop request (`session rules`). `None` (the default): this agent's sessions are

@@ -59,7 +59,7 @@ impl ExcludeMatcher<'_> {
 }
 
 /// The settings files Claude Code takes the list from, in its order.
-fn settings_files(db: &dyn Db, ws: Workspace) -> [PathBuf; 3] {
+pub(super) fn settings_files(db: &dyn Db, ws: Workspace) -> [PathBuf; 3] {
     let cwd = ws.cwd(db);
     [
         ws.host(db).home(db).join(".claude").join("settings.json"),

@@ -1,7 +1,8 @@
 //! What Claude Code lists in its first request from the project's and the user's files:
-//! skills and slash commands (CC17), subagents (CC18), the output style (CC19), and whether
-//! an `.mcp.json` names servers (not modelled: CC16). Every file is read through the
-//! database, so a changed skill re-runs only this query.
+//! skills and slash commands (CC17), subagents (CC18), the output style (CC19), and the
+//! `.mcp.json` files between the working directory and the git root (the working directory's
+//! servers are `mcp.rs`'s, CC22). Every file is read through the database, so a changed
+//! skill re-runs only this query.
 
 use std::path::{Path, PathBuf};
 
@@ -61,7 +62,7 @@ pub struct Listings {
     pub style: Option<Style>,
     /// `outputStyle` as set, and where, when set.
     pub style_setting: Option<(String, PathBuf)>,
-    /// `.mcp.json` files whose servers Claude Code would start (not modelled).
+    /// `.mcp.json` files from the working directory up to the git root (CC22).
     pub mcp: Vec<PathBuf>,
 }
 

@@ -16,6 +16,7 @@ pub mod fate;
 pub mod installation;
 pub mod listing;
 pub mod markdown;
+pub mod mcp;
 mod nearby;
 pub mod profile;
 pub mod prose;

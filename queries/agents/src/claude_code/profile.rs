@@ -263,6 +263,14 @@ impl Profile for ClaudeCode {
         Some(Ok(self.read_layout(db, ws, file, &attachment, &prose.request)))
     }
 
+    fn mcp_servers(&self, db: &dyn Db, ws: Workspace) -> Vec<(String, ctxgraph_db::mcp::McpRequest)> {
+        super::mcp::project_servers(db, ws)
+            .servers
+            .iter()
+            .filter_map(|server| Some((server.name.clone(), server.connect.clone().ok()?)))
+            .collect()
+    }
+
     fn session_costs(
         &self,
         db: &dyn Db,

@@ -67,8 +67,10 @@ pub(super) struct Piece {
 
 fn own(name: &str, placement: Placement, position: &'static str, text: &str, reason: String) -> Piece {
     // The rule is the last one the reason cites: the listing's own where it names one.
-    let rule =
-        ["CC21", "CC20", "CC19", "CC18", "CC17"].into_iter().find(|id| reason.contains(id)).unwrap_or("CC16");
+    let rule = ["CC22", "CC21", "CC20", "CC19", "CC18", "CC17"]
+        .into_iter()
+        .find(|id| reason.contains(id))
+        .unwrap_or("CC16");
     Piece {
         source: Source::Agent(name.to_owned()),
         placement,
@@ -100,6 +102,19 @@ fn from_style(style: &Style, text: String, reason: String) -> Piece {
         position: "first user message: a <system-reminder> text block",
         text,
         rule: "CC19",
+        reason,
+        unstable: None,
+    }
+}
+
+/// A piece an MCP server of `.mcp.json` gave (CC22).
+fn from_mcp(config: &std::path::Path, text: String, reason: String) -> Piece {
+    Piece {
+        source: Source::File(config.to_path_buf()),
+        placement: Placement::FirstUserMessage,
+        position: "first user message: a <system-reminder> text block",
+        text,
+        rule: "CC22",
         reason,
         unstable: None,
     }
@@ -271,19 +286,77 @@ pub(super) fn build(
             from: Some(settings_file.clone()),
         });
     }
-    let mcp_note = if found.mcp.is_empty() {
-        String::new()
+    // CC22: the approved servers of `.mcp.json` that answered, by name.
+    let servers = super::mcp::project_servers(db, ws);
+    let answers: Vec<(&str, ctxgraph_db::mcp::McpAnswer)> = servers
+        .servers
+        .iter()
+        .filter_map(|server| {
+            let request = server.connect.as_ref().ok()?;
+            match db.remotes().mcp().get(db, request).state(db) {
+                ctxgraph_db::mcp::McpState::Connected(answer) => Some((server.name.as_str(), answer.clone())),
+                _ => None,
+            }
+        })
+        .collect();
+    let mut tools: Vec<String> = answers
+        .iter()
+        .flat_map(|(server, answer)| answer.tools.iter().map(move |tool| format!("mcp__{server}__{tool}")))
+        .collect();
+    tools.sort();
+    if tools.is_empty() {
+        blocks.push(vec![piece(own(
+            "deferred tools",
+            user,
+            block,
+            &words.deferred_tools,
+            "Claude Code's list of its deferred tools (CC16)".to_owned(),
+        ))]);
     } else {
-        "; the MCP servers' tool names that follow it are not modelled (CC16)".to_owned()
-    };
-    blocks.push(vec![piece(own(
-        "deferred tools",
-        user,
-        block,
-        &words.deferred_tools,
-        format!("Claude Code's list of its deferred tools (CC16){mcp_note}"),
-    ))]);
+        let mut parts = vec![piece(own(
+            "deferred tools",
+            user,
+            block,
+            &words.deferred_tools_open,
+            "Claude Code's list of its deferred tools, before the MCP servers' (CC16)".to_owned(),
+        ))];
+        let config = servers.file.clone().unwrap_or_default();
+        for tool in &tools {
+            parts.push(piece(from_mcp(
+                &config,
+                format!("{tool}\n"),
+                "an MCP tool by its deferred name, sorted with the others: its schema is loaded only when the model asks for it (CC22)".to_owned(),
+            )));
+        }
+        parts.push(plain("</system-reminder>"));
+        blocks.push(parts);
+    }
     blocks.push(agents(words, found, user, block));
+    // CC22: the servers' instructions, by server name.
+    let instructed: Vec<&(&str, ctxgraph_db::mcp::McpAnswer)> = answers
+        .iter()
+        .filter(|(_, answer)| answer.instructions.as_deref().is_some_and(|i| !i.is_empty()))
+        .collect();
+    if !instructed.is_empty() {
+        let config = servers.file.clone().unwrap_or_default();
+        let mut parts = vec![piece(own(
+            "MCP instructions heading",
+            user,
+            block,
+            &words.mcp_heading,
+            "Claude Code's heading of the MCP servers' instructions (CC22)".to_owned(),
+        ))];
+        for (server, answer) in instructed {
+            parts.push(plain(&format!("\n\n## {server}\n")));
+            parts.push(piece(from_mcp(
+                &config,
+                answer.instructions.clone().unwrap_or_default(),
+                format!("the instructions the MCP server {server} gave in its initialize result (CC22)"),
+            )));
+        }
+        parts.push(plain(CLOSE));
+        blocks.push(parts);
+    }
     if no_skills {
         settings.push(Setting { name: NO_SKILLS_KEY, value: "true".to_owned(), from: None });
     } else {
@@ -353,11 +426,32 @@ pub(super) fn build(
             reason: reason.clone(),
         })
         .collect();
-    left_out.extend(found.mcp.iter().map(|path: &PathBuf| LeftOut {
+    left_out.extend(found.mcp.iter().filter(|path| Some(*path) != servers.file.as_ref()).map(|path: &PathBuf| LeftOut {
         source: path.clone(),
         fate: "not_modelled",
-        rule: "CC16",
-        reason: "its MCP servers' instructions block and tool names need the servers running: not modelled (CC16)".to_owned(),
+        rule: "CC22",
+        reason: "an .mcp.json above the working directory: whether Claude Code starts its servers is not recorded (CC22)".to_owned(),
+    }));
+    left_out.extend(servers.servers.iter().filter_map(|server| {
+        let why = match &server.connect {
+            Err(why) => why.clone(),
+            Ok(request) => match db.remotes().mcp().get(db, request).state(db) {
+                ctxgraph_db::mcp::McpState::Connected(_) => return None,
+                ctxgraph_db::mcp::McpState::Pending => {
+                    "not connected (--no-mcp, or not asked yet)".to_owned()
+                }
+                ctxgraph_db::mcp::McpState::Failed(failure) => failure.to_string(),
+            },
+        };
+        Some(LeftOut {
+            source: servers.file.clone().unwrap_or_default(),
+            fate: "mcp_server_unused",
+            rule: "CC22",
+            reason: format!(
+                "the MCP server {}: {why}; its tools and instructions are not in the request (CC22)",
+                server.name
+            ),
+        })
     }));
     if let Some((name, settings_file)) = found.style_setting.as_ref().filter(|_| style.is_none()) {
         left_out.push(LeftOut {

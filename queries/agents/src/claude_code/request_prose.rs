@@ -25,6 +25,8 @@ mod hashes {
     pub const BUILTIN_STYLES: [(&str, &str); 1] =
         [("Explanatory", "6047cfe7f4ed39f156eee0338d0a1d4ded4ac7f86bbb13350a6dadca8b053140")];
     pub const DEFERRED_TOOLS: &str = "f0e0a0099145c2be2097d7f6270e0472c2a340c2ae2a834d488271832f8dd6c0";
+    pub const DEFERRED_TOOLS_OPEN: &str = "e101f2a241321c0df4a98e483107d8b715ee476e349a5105b8d4ac75df6651dd";
+    pub const MCP_HEADING: &str = "19551780355b09cd0a5902f8350b91a291d132a2e1fd925227cbbbe074fda5fd";
     pub const AGENTS_HEADER: &str = "012cdc52e3156e89216b8d3dc0f0fcbddcb83f3b179df2bf64e4830a522c3420";
     pub const AGENTS_FOOTER: &str = "cc00d11c792651cdbd28a7c19147ada22d54a0ab5d4536570e1760de7f282786";
     pub const SKILLS_HEADER: &str = "65e2b6e137cdf9f23c43334f0f91b35ae1b013760fc04e3686acc210a1cde41f";
@@ -164,6 +166,11 @@ pub struct RequestProse {
     pub builtin_styles: Vec<(&'static str, String)>,
     /// The deferred-tools block, whole (no MCP server).
     pub deferred_tools: String,
+    /// The deferred-tools block up to its last built-in tool's line: the MCP servers' tool
+    /// names follow, then the closing tag (CC22).
+    pub deferred_tools_open: String,
+    /// The MCP instructions block's opening, before the first server's heading (CC22).
+    pub mcp_heading: String,
     /// The agent list's opening line and closing sentence (CC18).
     pub agents_header: String,
     /// See [`RequestProse::agents_header`].
@@ -282,6 +289,8 @@ impl RequestProse {
                 hashes::BUILTIN_STYLES.iter().find(|(n, _)| *n == name).map(|(_, h)| t(h))
             }),
             deferred_tools: t(hashes::DEFERRED_TOOLS),
+            deferred_tools_open: t(hashes::DEFERRED_TOOLS_OPEN),
+            mcp_heading: t(hashes::MCP_HEADING),
             agents_header: t(hashes::AGENTS_HEADER),
             agents_footer: t(hashes::AGENTS_FOOTER),
             builtin_agents: hashes::BUILTIN_AGENTS.iter().map(|(name, hash)| (*name, t(hash))).collect(),
@@ -311,6 +320,8 @@ impl RequestProse {
             system_prompt_no_skills: p("system prompt without skills"),
             builtin_styles: builtin_styles(|_| None),
             deferred_tools: p("deferred-tools block"),
+            deferred_tools_open: p("deferred-tools block, before the MCP tools"),
+            mcp_heading: p("MCP instructions heading"),
             agents_header: p("agent list's opening line"),
             agents_footer: p("agent list's closing sentence"),
             builtin_agents: hashes::BUILTIN_AGENTS
