@@ -41,11 +41,15 @@ pub fn rollout_occurrences(
             return Err(error(Some(index + 1), "a rollout line is a JSON object".to_owned()));
         };
         records += 1;
-        if record.get("type").and_then(serde_json::Value::as_str) == Some("response_item") {
-            let payload = record
-                .get("payload")
-                .ok_or_else(|| error(Some(index + 1), "a response_item without a payload".to_owned()))?;
-            reader.item(payload);
+        match record.get("type").and_then(serde_json::Value::as_str) {
+            Some("response_item") => {
+                let payload = record
+                    .get("payload")
+                    .ok_or_else(|| error(Some(index + 1), "a response_item without a payload".to_owned()))?;
+                reader.item(payload);
+            }
+            Some("compacted") => reader.compacted = true,
+            _ => {}
         }
     }
     if records == 0 {
@@ -69,6 +73,8 @@ struct Reader<'a> {
     agents_messages: usize,
     /// Texts of an `AGENTS.md` message no file on disk now accounts for.
     unattributed: usize,
+    /// The rollout records a compaction, which is not modelled.
+    compacted: bool,
 }
 
 impl<'a> Reader<'a> {
@@ -82,6 +88,7 @@ impl<'a> Reader<'a> {
             steps: Vec::new(),
             agents_messages: 0,
             unattributed: 0,
+            compacted: false,
         }
     }
 
@@ -259,6 +266,9 @@ impl<'a> Reader<'a> {
                 "The rollout ends with input items and no answer: that last request is not counted."
                     .to_owned(),
             );
+        }
+        if self.compacted {
+            notes.push("The rollout records a compaction, which ctxgraph does not model for Codex: the requests after it are counted with the history before it, an upper bound.".to_owned());
         }
         if self.unattributed > 0 {
             notes.push(format!(
