@@ -103,7 +103,7 @@ fn skills_world() -> World {
 
 fn skills_message(engine: &mut Engine) -> String {
     let ws = engine.open(Path::new(CWD)).expect("cwd");
-    let skills = ctxgraph_agents::codex::skills::skills(engine.db(), ws, CWD.into(), Some("/repo".into()));
+    let skills = ctxgraph_agents::codex::skills::skills(engine.db(), ws);
     skills.message("INTRO", 272_000).map(|m| m.text).unwrap_or_default()
 }
 

@@ -173,8 +173,7 @@ pub fn agents_context(
         None => config::config_budget(db, ws.host(db)).clone()?,
     };
     let cwd = ws.cwd(db).clone();
-    let tree = worktree(db, ws);
-    let git_root = tree.is_git().then(|| tree.root.clone());
+    let git_root = git_root(db, ws);
 
     let mut docs = global_docs(db, ws);
     let mut remaining = usize::try_from(budget.bytes).unwrap_or(usize::MAX);
@@ -194,19 +193,32 @@ pub fn agents_context(
     Ok(AgentsContext { cwd, git_root, budget, docs, message })
 }
 
-/// CX2: the directories from the git root down to `cwd`, root first; `cwd` alone
-/// outside git.
-fn project_dirs(cwd: &Path, git_root: Option<&Path>) -> Vec<PathBuf> {
-    let Some(root) = git_root else { return vec![cwd.to_path_buf()] };
+/// CX2: the directories from the git root down to `cwd`, root first; `cwd` alone outside
+/// git (or outside that root: a rollout's message may name another folder).
+pub(crate) fn project_dirs(cwd: &Path, git_root: Option<&Path>) -> Vec<PathBuf> {
+    let Some(root) = git_root.filter(|root| cwd.starts_with(root)) else { return vec![cwd.to_path_buf()] };
     let mut dirs: Vec<PathBuf> =
         cwd.ancestors().take_while(|dir| dir.starts_with(root)).map(Path::to_path_buf).collect();
     dirs.reverse();
     dirs
 }
 
+/// `ws`'s git root, where the walk of CX2 starts; `None` outside git.
+pub(crate) fn git_root(db: &dyn Db, ws: Workspace) -> Option<PathBuf> {
+    let tree = worktree(db, ws);
+    tree.is_git().then(|| tree.root.clone())
+}
+
+/// CX3: the file Codex reads in `dir`: `AGENTS.override.md` when it exists (even empty),
+/// else `AGENTS.md`; none when neither is a file.
+pub(crate) fn chosen_file(db: &dyn Db, dir: &Path) -> Option<PathBuf> {
+    let is_file = |path: &Path| db.files().get(db, path).kind(db) == FileKind::File;
+    [dir.join(OVERRIDE_NAME), dir.join(AGENTS_NAME)].into_iter().find(|path| is_file(path))
+}
+
 /// CX1: `AGENTS.override.md` in `$CODEX_HOME` when its trimmed text is not empty, else
 /// `AGENTS.md`; the text is trimmed.
-fn global_docs(db: &dyn Db, ws: Workspace) -> Vec<Doc> {
+pub(crate) fn global_docs(db: &dyn Db, ws: Workspace) -> Vec<Doc> {
     let home = config::codex_home(db, ws.host(db));
     let mut docs = Vec::new();
     for name in [OVERRIDE_NAME, AGENTS_NAME] {
@@ -246,10 +258,7 @@ fn global_docs(db: &dyn Db, ws: Workspace) -> Vec<Doc> {
 fn dir_docs(db: &dyn Db, dir: &Path) -> Vec<Doc> {
     let is_file = |path: &Path| db.files().get(db, path).kind(db) == FileKind::File;
     let (over, agents) = (dir.join(OVERRIDE_NAME), dir.join(AGENTS_NAME));
-    let chosen = if is_file(&over) { over.clone() } else { agents.clone() };
-    if !is_file(&chosen) {
-        return Vec::new();
-    }
+    let Some(chosen) = chosen_file(db, dir) else { return Vec::new() };
     let bytes = doc_bytes(db, &chosen).as_ref().map_or(0, Vec::len);
     let mut docs = vec![Doc {
         source: chosen.clone(),

@@ -88,13 +88,8 @@ struct SkillsPart {
     wording: WordingSource,
 }
 
-fn request_skills(
-    db: &dyn Db,
-    ws: Workspace,
-    ctx: &super::AgentsContext,
-    request: &Request,
-) -> Result<SkillsPart, ProfileError> {
-    let skills = skills(db, ws, ctx.cwd.clone(), ctx.git_root.clone());
+fn request_skills(db: &dyn Db, ws: Workspace, request: &Request) -> Result<SkillsPart, ProfileError> {
+    let skills = skills(db, ws);
     let words = request
         .wording::<Wording>()
         .cloned()
@@ -240,7 +235,7 @@ impl Profile for Codex {
             },
         }];
         let skills = if request.section == Section::Request {
-            let part = request_skills(db, ws, ctx, request)?;
+            let part = request_skills(db, ws, request)?;
             left_out.extend(part.left_out);
             settings.push(part.window);
             Some((part.message, part.note, part.wording))
@@ -304,7 +299,7 @@ impl Profile for Codex {
     fn fate(&self, db: &dyn Db, ws: Workspace, _: &dyn TokenCounter, file: &Path) -> AgentFate {
         match agents_context(db, ws, None) {
             Ok(ctx) => {
-                let skills = skills(db, ws, ctx.cwd.clone(), ctx.git_root.clone());
+                let skills = skills(db, ws);
                 match skills.found.iter().find(|skill| skill.path == file) {
                     Some(skill) => super::fate::skill_fate(skill, skills.include_instructions),
                     None => super::fate::codex_fate(ctx, codex_home(db, ws.host(db)), file),
@@ -322,7 +317,7 @@ impl Profile for Codex {
         _: Budget,
     ) -> Result<Vec<Finding>, ProfileError> {
         let ctx = agents_context(db, ws, None).as_ref().map_err(would_not_start)?;
-        let skills = skills(db, ws, ctx.cwd.clone(), ctx.git_root.clone());
+        let skills = skills(db, ws);
         let (window, _) = Codex::context_window(db, ws, &Request::default())?;
         let mut findings = super::lint::codex_findings(ctx);
         findings.extend(super::lint::skill_findings(skills, window));

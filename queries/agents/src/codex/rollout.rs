@@ -14,11 +14,9 @@ use ctxgraph_db::files::{File, file_bytes};
 use ctxgraph_db::session_costs::{
     Interner, PathId, SessionFileError, SessionOccurrences, StepOccurrences, TextId, record_text,
 };
-use ctxgraph_db::system::FileKind;
-use ctxgraph_db::worktree::worktree;
 
 use super::config::codex_home;
-use super::{AGENTS_NAME, OVERRIDE_NAME, PROJECT_DOC_SEPARATOR};
+use super::{AGENTS_NAME, PROJECT_DOC_SEPARATOR};
 
 /// CX11–CX12 over the rollout in `file`, for the project `ws` opens.
 #[salsa::tracked(returns(ref))]
@@ -186,14 +184,12 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// CX1: the global file Codex uses now.
+    /// CX1: the global file Codex uses now (its `AGENTS.md` when none is sent).
     fn global_file(&self) -> PathBuf {
-        let home = codex_home(self.db, self.ws.host(self.db));
-        let over = home.join(OVERRIDE_NAME);
-        let used = file_bytes(self.db, self.db.files().get(self.db, &over))
-            .as_ref()
-            .is_ok_and(|bytes| !String::from_utf8_lossy(bytes).trim().is_empty());
-        if used { over } else { home.join(AGENTS_NAME) }
+        super::global_docs(self.db, self.ws)
+            .into_iter()
+            .find(super::Doc::is_sent)
+            .map_or_else(|| codex_home(self.db, self.ws.host(self.db)).join(AGENTS_NAME), |doc| doc.source)
     }
 
     /// CX2, CX3: the project part split among the files from the git root down to `cwd`,
@@ -238,20 +234,10 @@ impl<'a> Reader<'a> {
 
     /// The file Codex reads in each folder from the git root down to `cwd` (CX2, CX3).
     fn project_chain(&self, cwd: &Path) -> Vec<PathBuf> {
-        let tree = worktree(self.db, self.ws);
-        let root = (tree.is_git() && cwd.starts_with(&tree.root)).then(|| tree.root.clone());
-        let mut dirs: Vec<&Path> = match &root {
-            Some(root) => cwd.ancestors().take_while(|d| d.starts_with(root)).collect(),
-            None => vec![cwd],
-        };
-        dirs.reverse();
-        let is_file = |path: &Path| self.db.files().get(self.db, path).kind(self.db) == FileKind::File;
-        dirs.into_iter()
-            .filter_map(|dir| {
-                let over = dir.join(OVERRIDE_NAME);
-                let agents = dir.join(AGENTS_NAME);
-                if is_file(&over) { Some(over) } else { is_file(&agents).then_some(agents) }
-            })
+        let root = super::git_root(self.db, self.ws);
+        super::project_dirs(cwd, root.as_deref())
+            .iter()
+            .filter_map(|dir| super::chosen_file(self.db, dir))
             .collect()
     }
 

@@ -348,14 +348,11 @@ pub fn roots(
     home: &Path,
     bundled: bool,
 ) -> Vec<Root> {
-    let project: Vec<&Path> = match git_root {
-        Some(root) if cwd.starts_with(root) => {
-            cwd.ancestors().take_while(|dir| dir.starts_with(root)).collect()
-        }
-        _ => vec![cwd],
-    };
+    // From the git root down (CX2's folders).
+    let project = super::project_dirs(cwd, git_root);
     let mut roots: Vec<Root> = project
         .iter()
+        .rev()
         .map(|dir| Root { path: dir.join(".codex").join("skills"), kind: RootKind::ProjectCodex })
         .collect();
     roots.push(Root { path: codex_home.join("skills"), kind: RootKind::UserCodex });
@@ -366,15 +363,16 @@ pub fn roots(
     roots.extend(
         project
             .iter()
-            .rev()
             .map(|dir| Root { path: dir.join(".agents").join("skills"), kind: RootKind::ProjectAgents }),
     );
     roots
 }
 
-/// CX7–CX9 from `cwd`: every root and every skill file, each with its fate.
+/// CX7–CX9 from `ws`'s working directory: every root and every skill file, each with its
+/// fate.
 #[salsa::tracked(returns(ref))]
-pub fn skills(db: &dyn Db, ws: Workspace, cwd: PathBuf, git_root: Option<PathBuf>) -> Skills {
+pub fn skills(db: &dyn Db, ws: Workspace) -> Skills {
+    let (cwd, git_root) = (ws.cwd(db).clone(), super::git_root(db, ws));
     let host = ws.host(db);
     let home = codex_home(db, host);
     let config = match super::config::codex_config(db, host) {
