@@ -58,7 +58,8 @@ impl ExcludeMatcher<'_> {
     }
 }
 
-/// The settings files Claude Code takes the list from, in its order.
+/// Claude Code's settings files, in the order a later one wins: the user's, the project's, the
+/// local one (claudeMdExcludes, outputStyle, disabledMcpjsonServers are read from them).
 pub(super) fn settings_files(db: &dyn Db, ws: Workspace) -> [PathBuf; 3] {
     let cwd = ws.cwd(db);
     [

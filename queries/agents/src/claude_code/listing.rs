@@ -227,14 +227,8 @@ fn tools(allowed: Option<&str>, disallowed: Option<&str>) -> String {
 
 /// The settings files `outputStyle` is read from, the last that sets it winning (CC19).
 fn style_settings(db: &dyn Db, ws: Workspace) -> Option<(String, PathBuf)> {
-    let cwd = ws.cwd(db);
-    let files = [
-        ws.host(db).home(db).join(".claude/settings.json"),
-        cwd.join(".claude/settings.json"),
-        cwd.join(".claude/settings.local.json"),
-    ];
     let mut found = None;
-    for settings in files {
+    for settings in super::excludes::settings_files(db, ws) {
         let Some(text) = text(db, &settings) else { continue };
         let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) else { continue };
         if let Some(name) = json.get("outputStyle").and_then(serde_json::Value::as_str) {
