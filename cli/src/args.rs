@@ -146,9 +146,10 @@ pub struct BuildArgs {
     #[arg(long, value_enum, default_value_t = SectionArg::System)]
     pub section: SectionArg,
 
-    /// Add the model line to the environment block, as opencode does for that model
+    /// Add the model line to the environment block, as opencode does for that model (its
+    /// `-c model=PROVIDER/ID`)
     #[arg(long, value_name = "PROVIDER/ID")]
-    pub model: Option<ModelRef>,
+    pub model: Option<String>,
 
     /// Output format: the exact text, or the blocks with their sources and hashes
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -164,9 +165,10 @@ pub struct BuildArgs {
 /// What the whole message (`--section message`) is built for.
 #[derive(Clone, Debug, Args)]
 pub struct MessageArgs {
-    /// The opencode agent whose message to build (its prompt, its permissions)
-    #[arg(long, value_name = "NAME", default_value = "build")]
-    pub opencode_agent: String,
+    /// The opencode agent whose message to build (its prompt, its permissions; opencode's
+    /// `-c agent=NAME`) [default: build]
+    #[arg(long, value_name = "NAME")]
+    pub opencode_agent: Option<String>,
 
     /// The opencode executable (or npm launcher) to load opencode's own texts from
     /// [default: $CTXGRAPH_OPENCODE, else `opencode` on PATH]
@@ -180,6 +182,29 @@ pub struct MessageArgs {
     /// The user message's `system` text, appended last
     #[arg(long, value_name = "TEXT")]
     pub user_system: Option<String>,
+}
+
+impl MessageArgs {
+    /// The flags as the opencode profile's `-c` settings (`model` from `--model`), for the
+    /// one road every agent's build takes: another agent refuses them as it refuses any
+    /// setting it does not model.
+    pub fn settings(&self, model: Option<&str>) -> Vec<(String, String)> {
+        let mut settings = Vec::new();
+        let mut set = |key: &str, value: &str| settings.push((key.to_owned(), value.to_owned()));
+        if let Some(model) = model {
+            set("model", model);
+        }
+        if let Some(agent) = &self.opencode_agent {
+            set("agent", agent);
+        }
+        if self.json_schema {
+            set("json-schema", "true");
+        }
+        if let Some(text) = &self.user_system {
+            set("user-system", text);
+        }
+        settings
+    }
 }
 
 /// How remote `instructions` URLs are fetched, and whether MCP servers are asked.

@@ -36,6 +36,14 @@ impl Locate {
             path: std::env::var("PATH").ok(),
         }
     }
+
+    /// L1's search, reading the two variables from `vars` (a host's environment).
+    pub fn from_vars(vars: &BTreeMap<String, String>) -> Locate {
+        Locate::Search {
+            env: vars.get("CTXGRAPH_OPENCODE").filter(|v| !v.is_empty()).cloned(),
+            path: vars.get("PATH").cloned(),
+        }
+    }
 }
 
 /// L1–L2: locate, read the version, extract and verify. Never fails: what is missing is

@@ -121,7 +121,8 @@ pub mod answers {
     /// The shape every agent's profile answers ([`crate::Engine::agent_layout`]).
     pub mod profile {
         pub use ctxgraph_db::profile::{
-            AgentFate, Block, Layout, LeftOut, ReadLayout, Request, Setting, Status, WordingSource,
+            AgentFate, Block, Layout, LeftOut, ReadLayout, RemoteDocument, Request, Setting, Status,
+            WordingSource,
         };
         pub use ctxgraph_db::session_costs::{FileCost, Saving, SessionCosts, StepCost};
     }
@@ -219,10 +220,15 @@ impl From<profile::ProfileError> for EngineError {
         match err {
             // opencode's own errors keep their kind: the CLI renders a config diagnostic
             // with its source line, and maps each kind to its exit code.
-            profile::ProfileError::Build(source) => match source.downcast_ref::<BuildError>() {
-                Some(build) => EngineError::Build(build.clone()),
-                None => EngineError::Profile(profile::ProfileError::Build(source)),
-            },
+            profile::ProfileError::Build(source) => {
+                if let Some(build) = source.downcast_ref::<BuildError>() {
+                    EngineError::Build(build.clone())
+                } else if let Some(message) = source.downcast_ref::<MessageError>() {
+                    message.clone().into()
+                } else {
+                    EngineError::Profile(profile::ProfileError::Build(source))
+                }
+            }
             other => EngineError::Profile(other),
         }
     }
@@ -612,6 +618,31 @@ impl Engine {
         let state = installation::load(locate);
         self.set_installation(state);
         self.db.installation().state(&self.db)
+    }
+
+    /// What [`Engine::agent_layout`] needs of `agent`'s installation to lay out `section`:
+    /// its own sentences for the request ([`wording::load`]), or, for a profile that reads
+    /// them from the installation input ([`Profile::texts_from_installation`]), that input
+    /// loaded here (L1) and `None`. `explicit` is the installation named on the command line;
+    /// otherwise `vars` name where to look.
+    ///
+    /// [`Profile::texts_from_installation`]: ctxgraph_db::profile::Profile::texts_from_installation
+    pub fn load_agent_installation(
+        &mut self,
+        agent: Agent,
+        section: profile::Section,
+        explicit: Option<&Path>,
+        vars: &std::collections::BTreeMap<String, String>,
+    ) -> Option<profile::Wording> {
+        if !profiles::profile(agent).texts_from_installation(section) {
+            return wording::load(agent, explicit, vars);
+        }
+        let locate = match explicit {
+            Some(path) => installation::Locate::Flag(path.to_path_buf()),
+            None => installation::Locate::from_vars(vars),
+        };
+        self.load_installation(&locate);
+        None
     }
 
     /// Sets the installation input, comparing first (a host that reads the installation

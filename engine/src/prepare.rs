@@ -82,7 +82,7 @@ impl fmt::Display for Warning {
                 "{url}: {failure}; using the last cached copy (opencode would drop it; --strict to do the same)"
             ),
             Warning::McpFailed { server, failure } => {
-                write!(f, "MCP server {server:?}: {failure}; left out, as opencode leaves it out")
+                write!(f, "MCP server {server:?}: {failure}; left out, as the agent leaves it out")
             }
         }
     }
@@ -122,6 +122,41 @@ impl Engine {
             return Ok(Prepared::default());
         }
         crate::current_thread_runtime()?.block_on(self.load(ws, policy))
+    }
+
+    /// What `agent`'s layout of `section` waits on ([`Profile::waits_on`]), loaded as
+    /// `policy` allows: a profile that waits on nothing prepares nothing (another agent's
+    /// broken `opencode.json` is not its concern); MCP servers named by
+    /// [`Profile::mcp_servers`] are connected too.
+    ///
+    /// [`Profile::waits_on`]: ctxgraph_db::profile::Profile::waits_on
+    /// [`Profile::mcp_servers`]: ctxgraph_db::profile::Profile::mcp_servers
+    pub fn prepare_agent(
+        &mut self,
+        ws: Workspace,
+        agent: ctxgraph_db::agent::Agent,
+        section: ctxgraph_db::profile::Section,
+        policy: &Policy,
+    ) -> Result<Prepared, EngineError> {
+        let waits = crate::profiles::profile(agent).waits_on(section);
+        if !waits.any() {
+            return Ok(Prepared::default());
+        }
+        let policy = Policy {
+            fetch: policy.fetch.clone(),
+            remote: policy.remote && waits.remote_documents,
+            mcp: policy.mcp && waits.mcp,
+        };
+        let mut prepared = self.prepare(ws, &policy)?;
+        if policy.mcp && !self.pending_agent_mcp(ws, agent).is_empty() {
+            let connector = McpConnector::new()?;
+            for (server, state) in self.fetch_agent_mcp(ws, agent, &connector)? {
+                if let McpState::Failed(failure) = state {
+                    prepared.warnings.push(Warning::McpFailed { server, failure: failure.to_string() });
+                }
+            }
+        }
+        Ok(prepared)
     }
 
     /// [`Engine::prepare`] for a host that has its own runtime.

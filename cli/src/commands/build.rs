@@ -1,121 +1,68 @@
-//! `ctxgraph build`.
+//! `ctxgraph build --agent NAME`: one road for every agent. The profile's
+//! [`Layout`](ctxgraph_db::profile::Layout) of the section asked for, printed as its exact
+//! text or as the one JSON shape every agent shares (`docs/profiles/README.md`). What the
+//! layout waits on outside the file system (remote documents, MCP servers) is loaded first,
+//! as the profile says ([`ctxgraph_engine::Engine::prepare_agent`]).
 
 use std::process::ExitCode;
 
-use ctxgraph_db::agent::Agent;
-use ctxgraph_db::remote::{LoadedFrom, RemoteState};
-use ctxgraph_engine::Engine;
-use ctxgraph_opencode::instructions::SystemPaths;
-use ctxgraph_opencode::prompt::{PlacedBlock, Prompt, Section};
-use serde::Serialize;
+use ctxgraph_db::profile::{Block, Request};
+use ctxgraph_engine::{HostEnv, Policy};
 
-use crate::args::{BuildArgs, Format, SectionArg};
+use crate::args::{BuildArgs, Format};
 use crate::error::CliError;
-use crate::output::{write_json, write_verbatim};
+use crate::output::{eprintln_styled, write_verbatim};
 
 pub fn run(args: BuildArgs) -> Result<ExitCode, CliError> {
-    match args.agent {
-        Agent::Opencode if !args.agent_config.is_empty() => Err(CliError::Usage(
-            "-c/--agent-config takes another agent's settings; opencode reads its own config files".into(),
-        )),
-        Agent::Opencode => opencode(args),
-        _ => super::profiles::build(args),
+    let agent = args.agent;
+    let env = HostEnv::from_process();
+    let section = args.section.section();
+    let settings = super::profiles::settings(&args.agent_config)?
+        .into_iter()
+        .chain(args.message.settings(args.model.as_deref()))
+        .collect();
+    let fetch = super::fetch_options(&args.remote, &env);
+    let vars = env.vars.clone();
+    let explicit = args.installation.path.as_deref().or(args.message.opencode.as_deref());
+    let (mut engine, ws) = super::open_with(env, args.cwd)?;
+    let wording = engine.load_agent_installation(agent, section, explicit, &vars);
+    let request = Request { section, settings, wording: wording.map(|w| w as std::sync::Arc<_>) };
+    // A request the profile refuses is refused before anything is fetched or started.
+    ctxgraph_engine::profiles::profile(agent)
+        .check_settings(&request)
+        .map_err(ctxgraph_engine::EngineError::from)?;
+    let policy = Policy { fetch, remote: true, mcp: !args.remote.no_mcp };
+    let prepared = engine.prepare_agent(ws, agent, section, &policy)?;
+    for warning in &prepared.warnings {
+        eprintln_styled(&format!("warning: {warning}"));
     }
-}
-
-fn opencode(args: BuildArgs) -> Result<ExitCode, CliError> {
-    // Only the whole message holds the MCP block: other sections start no MCP server.
-    let mut remote = args.remote.clone();
-    remote.no_mcp |= !matches!(args.section, SectionArg::Message);
-    let (mut engine, ws) = super::open_fetching(args.cwd, &remote)?;
-    let section = match args.section {
-        SectionArg::System => Section::System,
-        SectionArg::Environment => Section::Environment,
-        SectionArg::Instructions => Section::Instructions,
-        SectionArg::Message => Section::Message,
-        SectionArg::Request => {
-            return Err(CliError::Usage(
-                "--section request: opencode builds only rules, environment, instructions, message".into(),
-            ));
-        }
-    };
-    let prompt = if section == Section::Message {
-        super::load_installation(&mut engine, &args.message);
-        let prompt = engine.system_message(ws, super::message_options(args.model, &args.message))?;
-        super::warn_unavailable(&prompt);
-        prompt
-    } else {
-        engine.system_prompt(ws, args.model)?
-    };
+    if policy.fetch.strict {
+        prepared.strict()?;
+    }
+    let layout = engine.agent_layout(ws, agent, &request)?;
+    super::profiles::warn_unavailable(agent, &layout.wording);
+    if let Some(note) = &layout.note {
+        eprintln_styled(&format!("warning: {note}"));
+    }
+    warn_unordered(&layout.blocks);
+    if let Some(how) = ctxgraph_engine::profiles::profile(agent).prompt_built_by_server() {
+        eprintln_styled(&format!("note: {how}"));
+    }
     match args.format {
-        Format::Text => write_verbatim(prompt.layout(section).text.as_bytes())?,
+        Format::Text => write_verbatim(layout.text.as_bytes())?,
         Format::Json => {
-            let paths = engine.system_paths(ws)?;
-            // Ids, sources and URLs only: the report holds no prompt text.
-            write_json(&Report::new(&engine, &prompt, section, &paths), &[])?;
+            super::profiles::write_json(&ctxgraph_server::render::profile::LayoutView::new(&layout))?;
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-#[derive(Serialize)]
-struct Report {
-    section: &'static str,
-    bytes: usize,
-    hash: String,
-    blocks: Vec<PlacedBlock>,
-    /// Every `instructions` URL, in config order, and what became of it.
-    remote: Vec<RemoteReport>,
-}
-
-#[derive(Serialize)]
-struct RemoteReport {
-    url: String,
-    config: String,
-    /// `loaded`, `failed` or `pending`.
-    state: &'static str,
-    /// For loaded documents: `network`, `revalidated` or `cache`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    from: Option<&'static str>,
-    /// Why it failed, or why a cached copy was used.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    reason: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    code: Option<&'static str>,
-}
-
-impl Report {
-    fn new(engine: &Engine, prompt: &Prompt, section: Section, paths: &SystemPaths) -> Self {
-        let layout = prompt.layout(section);
-        let remote = paths
-            .remote
-            .iter()
-            .map(|entry| {
-                let (state, from, failure) = match engine.remote_state(&entry.url) {
-                    RemoteState::Pending => ("pending", None, None),
-                    RemoteState::Failed(failure) => ("failed", None, Some(failure)),
-                    RemoteState::Loaded { from, .. } => match from {
-                        LoadedFrom::Network => ("loaded", Some("network"), None),
-                        LoadedFrom::Revalidated => ("loaded", Some("revalidated"), None),
-                        LoadedFrom::Cache { because } => ("loaded", Some("cache"), because),
-                    },
-                };
-                RemoteReport {
-                    url: entry.shown.clone(),
-                    config: entry.source.name(),
-                    state,
-                    from,
-                    code: failure.as_ref().map(ctxgraph_db::remote::FetchFailure::code),
-                    reason: failure.map(|f| f.to_string()),
-                }
-            })
-            .collect();
-        Report {
-            section: section.name(),
-            bytes: layout.text.len(),
-            hash: layout.hash,
-            blocks: layout.blocks,
-            remote,
-        }
+/// The text prints a set's blocks in one order the agent does not keep (Aider's read-only
+/// files): say so, since the bytes alone cannot.
+fn warn_unordered(blocks: &[Block]) {
+    let set: Vec<&Block> = blocks.iter().filter(|b| b.unordered).collect();
+    if let Some(first) = set.first() {
+        let why = first.unstable.as_deref().unwrap_or("the agent keeps them in no stable order");
+        eprintln_styled(&format!("warning: these {} blocks come in no stable order: {why}", set.len()));
     }
 }

@@ -68,7 +68,7 @@ fn message_prompt(
         return Ok(None);
     }
     let message = crate::args::MessageArgs {
-        opencode_agent: args.opencode_agent.clone().unwrap_or_else(|| "build".to_owned()),
+        opencode_agent: args.opencode_agent.clone(),
         opencode: args.opencode.clone(),
         json_schema: false,
         user_system: None,

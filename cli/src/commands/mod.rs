@@ -118,24 +118,9 @@ fn message_options(
 ) -> ctxgraph_opencode::message::MessageOptions {
     ctxgraph_opencode::message::MessageOptions {
         model,
-        agent: args.opencode_agent.clone(),
+        agent: args.opencode_agent.clone().unwrap_or_else(|| "build".to_owned()),
         json_schema: args.json_schema,
         user_system: args.user_system.clone(),
-    }
-}
-
-/// L3: a warning on stderr for each block that stands in for a text of opencode's.
-fn warn_unavailable(prompt: &ctxgraph_opencode::prompt::Prompt) {
-    for block in &prompt.blocks {
-        if let Some(reason) = &block.unavailable {
-            crate::output::eprintln_styled(&format!(
-                "warning: the {} block is a placeholder: {reason}",
-                serde_json::to_value(block.kind)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_owned))
-                    .unwrap_or_default()
-            ));
-        }
     }
 }
 

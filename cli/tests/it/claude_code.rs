@@ -215,7 +215,11 @@ fn the_whole_request_asks_the_mcp_servers() {
     assert_eq!(text.code, 0, "{}", text.stderr);
     assert!(text.stdout.contains("mcp__docs__docs_find\n</system-reminder>"), "{}", text.stdout);
     assert!(text.stdout.contains("\n\n## docs\nUse docs_find.\n</system-reminder>"), "{}", text.stdout);
-    assert!(text.stderr.contains("the MCP server gone could not be used"), "{}", text.stderr);
+    assert!(
+        text.stderr.contains("warning: MCP server \"gone\": could not start the command"),
+        "{}",
+        text.stderr
+    );
 
     let json = run(&root, "repo", &[&args[..], &["--format", "json"]].concat());
     let report: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");

@@ -235,8 +235,18 @@ fn text_and_json_agree() {
     // gone missing still shows in the snapshot.
     let mut redacted = report;
     redact(&mut redacted, &[("hash", "[hash]"), ("bytes", "[bytes]")]);
+    // A block's text and length carry the sandbox's path and the environment block's date.
     for block in redacted["blocks"].as_array_mut().expect("blocks") {
-        redact(block, &[("hash", "[hash]"), ("start", "[offset]"), ("end", "[offset]")]);
+        redact(
+            block,
+            &[
+                ("hash", "[hash]"),
+                ("start", "[offset]"),
+                ("end", "[offset]"),
+                ("bytes", "[bytes]"),
+                ("text", "[text]"),
+            ],
+        );
     }
     insta::assert_json_snapshot!(redacted);
 }
@@ -478,7 +488,7 @@ fn completions_for_every_shell() {
 }
 
 /// `build --section message` without an installation: the blocks of opencode's texts are
-/// placeholders, listed `unavailable` in JSON, with a warning; `explain --opencode-agent`
+/// placeholders, each with its `placeholder` reason in JSON, with a warning; `explain --opencode-agent`
 /// names the agent prompt's source; an unknown agent is bad input.
 #[test]
 fn message_without_an_installation_and_with_an_agent_prompt() {
@@ -505,13 +515,24 @@ fn message_without_an_installation_and_with_an_agent_prompt() {
     assert_eq!(json.code, 0, "{}", json.stderr);
     let report: serde_json::Value = serde_json::from_str(&json.stdout).expect("json");
     let blocks = report["blocks"].as_array().expect("blocks");
-    let kinds: Vec<&str> = blocks.iter().map(|b| b["kind"].as_str().expect("kind")).collect();
-    assert_eq!(kinds, ["model-prompt", "environment", "instruction", "skills", "structured-output"]);
-    assert_eq!(blocks[0]["unavailable"], true);
-    assert!(blocks[0]["unavailable_reason"].as_str().expect("reason").contains("PATH"));
-    assert!(json.stderr.contains("warning: the model-prompt block is a placeholder"), "{}", json.stderr);
-    assert_eq!(blocks[3]["unavailable"], true);
-    assert!(json.stderr.contains("warning: the skills block is a placeholder"), "{}", json.stderr);
+    let sources: Vec<String> = blocks
+        .iter()
+        .map(|b| format!("{}:{}", b["kind"].as_str().expect("kind"), b["source"].as_str().expect("source")))
+        .collect();
+    assert_eq!(
+        sources,
+        [
+            "agent:model-prompt",
+            "agent:environment",
+            "file:[TMP]/proj/AGENTS.md",
+            "agent:skills",
+            "agent:structured-output"
+        ]
+    );
+    assert!(blocks[0]["placeholder"].as_str().expect("reason").contains("PATH"));
+    assert!(json.stderr.contains("warning: opencode's own wording is unavailable"), "{}", json.stderr);
+    assert!(blocks[3]["placeholder"].as_str().is_some(), "{}", blocks[3]);
+    assert!(blocks[1].get("placeholder").is_none(), "{}", blocks[1]);
 
     let text = run(&["build", "--section", "message", "--opencode-agent", "mine", "--user-system", "Last."]);
     assert_eq!(text.code, 0, "{}", text.stderr);

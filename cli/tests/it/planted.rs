@@ -112,7 +112,8 @@ fn a_key_in_a_rule_file_reaches_only_the_prompt() {
     std::fs::create_dir_all(root.join("home")).expect("home");
     let commands: &[(&[&str], Verbatim)] = &[
         (&["build"], Sends),
-        (&["build", "--format", "json"], Not),
+        // Every agent's JSON carries the text it sends, block by block.
+        (&["build", "--format", "json"], Sends),
         (&["build", "--agent", "claude-code"], Sends),
         (&["nearby", "src/main.ts"], Sends),
         (&["explain"], Not),

@@ -124,7 +124,8 @@ const COMMANDS: &[&[&str]] = &[
 ];
 
 /// Whether a command's stdout is the prompt text an agent sends: the one output that
-/// shows secrets, since the agent sends them (`build` promises exactly that text).
+/// shows secrets, since the agent sends them (`build` promises exactly that text). Its JSON
+/// holds that text in its blocks' `text` fields, and no secret anywhere else.
 fn prints_prompt(args: &str) -> bool {
     args.starts_with("build") && !args.contains("--format json")
 }
@@ -168,6 +169,14 @@ impl Running {
             "(prompt text)".to_owned()
         } else if self.args.starts_with("serve") {
             without_prompt_text(&stdout)
+        } else if self.args.starts_with("build") {
+            serde_json::from_str::<serde_json::Value>(&stdout).map_or_else(
+                |_| stdout.clone().into_owned(),
+                |mut doc| {
+                    remove_texts(&mut doc);
+                    doc.to_string()
+                },
+            )
         } else if self.args.starts_with("report") {
             std::fs::read_to_string(root.join("report.html")).unwrap_or_default()
         } else {
@@ -178,6 +187,18 @@ impl Running {
             text: format!("--- stdout\n{stdout}\n--- stderr\n{}", String::from_utf8_lossy(&output.stderr)),
             args: self.args,
         }
+    }
+}
+
+/// `value` without any `text` field: the prompt text a JSON answer carries.
+fn remove_texts(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(map) => {
+            map.remove("text");
+            map.values_mut().for_each(remove_texts);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(remove_texts),
+        _ => {}
     }
 }
 

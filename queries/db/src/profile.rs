@@ -116,6 +116,10 @@ pub struct Block {
     /// The block's text can differ between the agent's starts with nothing changed on disk.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unstable: Option<String>,
+    /// The block stands in for a text of the agent's own that could not be loaded from its
+    /// installation: why (the text holds a marked placeholder).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placeholder: Option<String>,
     /// The block is one of a set the agent sends in no stable order (Aider's read-only
     /// files, a Python set): the set's blocks are contiguous, and only their order can
     /// change between starts. `check` compares such a set without its order.
@@ -345,6 +349,56 @@ pub struct Layout {
     /// a run whose static context is over its model's budget, CP13).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Every remote document the agent's settings name, in their order, and what became of
+    /// it (opencode's `instructions` URLs, I8).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub remote: Vec<RemoteDocument>,
+}
+
+/// A remote document an agent's settings name, and what became of it: the block its body
+/// became, or why there is none.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct RemoteDocument {
+    /// The URL as written in the settings (`?token={env:T}`, never the substituted secret).
+    pub url: String,
+    /// The settings layer that names it.
+    pub config: String,
+    /// `loaded`, `failed` or `pending`.
+    pub state: &'static str,
+    /// For a loaded document: `network`, `revalidated` or `cache`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<&'static str>,
+    /// Why it failed, or why a cached copy was used.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The failure's stable code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<&'static str>,
+}
+
+impl RemoteDocument {
+    /// The document `url` (as written) from `config`, in `state`.
+    pub fn new(url: String, config: String, state: &crate::remote::RemoteState) -> Self {
+        use crate::remote::{LoadedFrom, RemoteState};
+        let (state, from, failure) = match state {
+            RemoteState::Pending => ("pending", None, None),
+            RemoteState::Failed(failure) => ("failed", None, Some(failure)),
+            RemoteState::Loaded { from, .. } => match from {
+                LoadedFrom::Network => ("loaded", Some("network"), None),
+                LoadedFrom::Revalidated => ("loaded", Some("revalidated"), None),
+                LoadedFrom::Cache { because } => ("loaded", Some("cache"), because.as_ref()),
+            },
+        };
+        RemoteDocument {
+            url,
+            config,
+            state,
+            from,
+            code: failure.map(crate::remote::FetchFailure::code),
+            reason: failure.map(ToString::to_string),
+        }
+    }
 }
 
 impl Layout {
@@ -491,6 +545,22 @@ pub enum ProfileError {
     Session(SessionFileError),
 }
 
+impl ProfileError {
+    /// `section` is not one `profile` builds ([`Profile::sections`]).
+    pub fn section_not_built(profile: &(impl Profile + ?Sized), section: Section) -> Self {
+        let built: Vec<&str> = std::iter::once(Section::Rules)
+            .chain(profile.sections().iter().copied())
+            .map(Section::name)
+            .collect();
+        ProfileError::Setting(format!(
+            "--section {}: {} builds only {}",
+            section.name(),
+            profile.title(),
+            built.join(", ")
+        ))
+    }
+}
+
 /// Which part of what an agent sends a layout covers. Every profile builds
 /// [`Section::Rules`]; [`Profile::sections`] names the others it builds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
@@ -552,6 +622,25 @@ impl Request {
     /// The wording as the profile's type, when the caller loaded one of that type.
     pub fn wording<T: Any>(&self) -> Option<&T> {
         self.wording.as_deref().and_then(|w| (w as &dyn Any).downcast_ref::<T>())
+    }
+}
+
+/// What a layout waits on outside the file system ([`Profile::waits_on`]): inputs the engine
+/// loads (fetches, connects) before it asks, since queries do no I/O.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Waits {
+    /// The remote settings the agent reads before its own (opencode's org config, R1–R4).
+    pub remote_config: bool,
+    /// The remote documents its settings name ([`Layout::remote`]).
+    pub remote_documents: bool,
+    /// The answers of the MCP servers it starts.
+    pub mcp: bool,
+}
+
+impl Waits {
+    /// Whether the layout waits on anything.
+    pub fn any(self) -> bool {
+        self.remote_config || self.remote_documents || self.mcp
     }
 }
 
@@ -775,20 +864,26 @@ pub trait Profile: Sync {
         Ok(Vec::new())
     }
 
+    /// What laying out `section` waits on outside the file system, which the engine loads
+    /// before it asks (nothing by default).
+    fn waits_on(&self, section: Section) -> Waits {
+        let _ = section;
+        Waits::default()
+    }
+
+    /// Whether laying out `section` reads the agent's own texts from the database's
+    /// installation input ([`crate::installation`]), which the engine loads before it asks,
+    /// rather than from [`Request::wording`] (opencode's whole message).
+    fn texts_from_installation(&self, section: Section) -> bool {
+        let _ = section;
+        false
+    }
+
     /// Checks `-c` settings against [`Profile::settings`], and the section against
     /// [`Profile::sections`].
     fn check_settings(&self, request: &Request) -> Result<(), ProfileError> {
         if request.section != Section::Rules && !self.sections().contains(&request.section) {
-            let built: Vec<&str> = std::iter::once(Section::Rules)
-                .chain(self.sections().iter().copied())
-                .map(Section::name)
-                .collect();
-            return Err(ProfileError::Setting(format!(
-                "--section {}: {} builds only {}",
-                request.section.name(),
-                self.title(),
-                built.join(", ")
-            )));
+            return Err(ProfileError::section_not_built(self, request.section));
         }
         let known = self.settings();
         for (key, _) in &request.settings {
@@ -866,6 +961,7 @@ impl LayoutBuilder {
             reason: part.reason,
             inlines: part.inlines,
             unstable: None,
+            placeholder: None,
             unordered: false,
             listed: None,
         });
@@ -946,6 +1042,7 @@ impl Frame {
             settings: self.settings,
             wording: self.wording,
             note: None,
+            remote: Vec::new(),
         }
     }
 }

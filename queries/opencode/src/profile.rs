@@ -6,16 +6,18 @@ use std::path::Path;
 
 use ctxgraph_db::agent::Agent;
 use ctxgraph_db::db::{Db, Workspace};
+use ctxgraph_db::installation::InstallationState;
 use ctxgraph_db::profile::{
     About, AgentFate, Frame, LayoutBuilder, LeftOut, Part, Placement, Profile, ProfileError, ReadLayout,
-    Request, Source, Status, WordingSource,
+    RemoteDocument, Request, Section, Setting, Source, Status, Waits, WordingSource,
 };
 use ctxgraph_db::tokens::{BytesPerFour, TokenCounter};
 
 use super::explain::{self as opencode_explain, Reason, Source as ExplainSource, explain_target};
 use super::lint::lint;
+use super::message::{MessageOptions, system_message_layout};
 use super::nearby::{Nearby, nearby_rules};
-use super::prompt::{BlockKind, BuildError, Section, system_prompt_layout};
+use super::prompt::{BlockKind, BuildError, ModelRef, Section as PromptSection, system_prompt_layout};
 use super::session::reads::{RuleState, SessionNearby};
 use ctxgraph_db::lint::{Budget, Finding};
 
@@ -81,13 +83,46 @@ impl Profile for Opencode {
         Some(session_costs(db, ws, session))
     }
 
+    fn sections(&self) -> &'static [Section] {
+        &[Section::Environment, Section::Instructions, Section::Message]
+    }
+
+    fn settings(&self) -> &'static [&'static str] {
+        SETTINGS
+    }
+
+    fn waits_on(&self, section: Section) -> Waits {
+        // The org config comes before any other (R1–R4); only the whole message holds the
+        // MCP block (B4).
+        Waits { remote_config: true, remote_documents: true, mcp: section == Section::Message }
+    }
+
+    fn texts_from_installation(&self, section: Section) -> bool {
+        section == Section::Message
+    }
+
     fn layout(
         &self,
         db: &dyn Db,
         ws: Workspace,
-        _: &Request,
+        request: &Request,
     ) -> Result<ctxgraph_db::profile::Layout, ProfileError> {
-        let prompt = system_prompt_layout(db, ws, Section::System, None).as_ref().map_err(would_not_start)?;
+        let options = message_options(request)?;
+        let model = options.model.clone();
+        let section = match request.section {
+            Section::Rules => PromptSection::System,
+            Section::Environment => PromptSection::Environment,
+            Section::Instructions => PromptSection::Instructions,
+            Section::Message => PromptSection::Message,
+            Section::Request => return Err(ProfileError::section_not_built(self, request.section)),
+        };
+        let prompt = if section == PromptSection::Message {
+            system_message_layout(db, ws, options)
+                .clone()
+                .map_err(|err| ProfileError::Build(std::sync::Arc::new(err)))?
+        } else {
+            system_prompt_layout(db, ws, section, model).clone().map_err(|err| would_not_start(&err))?
+        };
         let explanation =
             opencode_explain::explain(db, ws, &BytesPerFour).map_err(|e| would_not_start(&e))?;
         let mut builder = LayoutBuilder::new(prompt.text.clone());
@@ -120,16 +155,33 @@ impl Profile for Opencode {
             cwd: explanation.cwd.clone(),
             root: explanation.git.then(|| explanation.worktree.clone()),
             left_out,
-            settings: Vec::new(),
-            wording: WordingSource::None,
+            settings: request
+                .settings
+                .iter()
+                .filter_map(|(key, value)| {
+                    let name = SETTINGS.iter().find(|known| **known == key)?;
+                    Some(Setting { name, value: value.clone(), from: None })
+                })
+                .collect(),
+            wording: wording(db, &prompt, section == PromptSection::Message),
         };
         let mut layout = frame.layout(self, builder);
         for (block, placed) in layout.blocks.iter_mut().zip(prompt.blocks.iter()) {
             block.unstable.clone_from(&placed.unstable_reason);
+            block.placeholder.clone_from(&placed.unavailable_reason);
         }
         // F4: the matches of one `instructions` glob come in an order the disk decides.
         if let Ok(paths) = crate::instructions::system_paths(db, ws) {
             layout.mark_listed(|path| paths.listed(path));
+            // I8: every `instructions` URL, in config order, and what became of it.
+            layout.remote = paths
+                .remote
+                .iter()
+                .map(|entry| {
+                    let state = db.remotes().get(db, &entry.url).state(db);
+                    RemoteDocument::new(entry.shown.clone(), entry.source.name(), state)
+                })
+                .collect();
         }
         Ok(layout)
     }
@@ -160,6 +212,48 @@ impl Profile for Opencode {
         budget: Budget,
     ) -> Result<Vec<Finding>, ProfileError> {
         lint(db, ws, counter, budget).map_err(|e| would_not_start(&e))
+    }
+}
+
+/// The `-c KEY=VALUE` settings opencode's layout takes: what its own command line and
+/// request choose (`--model`, `--agent`, structured output, the user message's `system`).
+const SETTINGS: &[&str] = &["model", "agent", "json-schema", "user-system"];
+
+/// [`MessageOptions`] from a request's settings ([`SETTINGS`]).
+fn message_options(request: &Request) -> Result<MessageOptions, ProfileError> {
+    let mut options = MessageOptions::default();
+    for (key, value) in &request.settings {
+        match key.as_str() {
+            "model" => {
+                let model =
+                    value.parse::<ModelRef>().map_err(|e| ProfileError::Setting(format!("-c model: {e}")))?;
+                options.model = Some(model);
+            }
+            "agent" => options.agent.clone_from(value),
+            "json-schema" => {
+                options.json_schema = value.parse::<bool>().map_err(|_| {
+                    ProfileError::Setting(format!("-c json-schema: expected true or false, got {value:?}"))
+                })?;
+            }
+            "user-system" => options.user_system = Some(value.clone()),
+            _ => {}
+        }
+    }
+    Ok(options)
+}
+
+/// L3: where opencode's own texts in `prompt` came from: the installation, or why not (a
+/// block stands in for a text that could not be loaded). Only the whole message holds any
+/// (`whole_message`); the system prompt's sections are the user's files and B2's fields.
+fn wording(db: &dyn Db, prompt: &super::prompt::Layout, whole_message: bool) -> WordingSource {
+    if let Some(reason) = prompt.blocks.iter().find_map(|b| b.unavailable_reason.clone()) {
+        return WordingSource::Unavailable { reason };
+    }
+    match db.installation().state(db) {
+        InstallationState::Found(texts) if whole_message => {
+            WordingSource::Installation { path: texts.binary.clone(), version: texts.version.clone() }
+        }
+        _ => WordingSource::None,
     }
 }
 
@@ -292,7 +386,7 @@ fn session_costs(
         .collect();
     let session = super::session::Session::builder(export.info, messages).new(db);
     let mut notes = Vec::new();
-    let system = match system_prompt_layout(db, ws, Section::System, None) {
+    let system = match system_prompt_layout(db, ws, PromptSection::System, None) {
         Ok(prompt) => prompt
             .blocks
             .iter()

@@ -7,7 +7,9 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use ctxgraph_engine::ReadAnswer;
-use ctxgraph_engine::answers::profile::{AgentFate, Block, Layout, LeftOut, Setting, WordingSource};
+use ctxgraph_engine::answers::profile::{
+    AgentFate, Block, Layout, LeftOut, RemoteDocument, Setting, WordingSource,
+};
 use ctxgraph_engine::answers::session::SessionNearby;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -48,6 +50,9 @@ pub struct LayoutView<'a> {
     left_out: &'a [LeftOut],
     #[serde(skip_serializing_if = "Option::is_none")]
     note: Option<&'a str>,
+    /// Every remote document the agent's settings name, and what became of it.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    remote: &'a [RemoteDocument],
 }
 
 impl<'a> LayoutView<'a> {
@@ -65,6 +70,7 @@ impl<'a> LayoutView<'a> {
             blocks: blocks(&layout.text, &layout.blocks),
             left_out: &layout.left_out,
             note: layout.note.as_deref(),
+            remote: &layout.remote,
         }
     }
 }

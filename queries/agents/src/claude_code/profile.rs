@@ -181,6 +181,11 @@ impl Profile for ClaudeCode {
         &[Section::Request]
     }
 
+    fn waits_on(&self, section: Section) -> ctxgraph_db::profile::Waits {
+        // CC22: the whole request lists what its MCP servers answer.
+        ctxgraph_db::profile::Waits { mcp: section == Section::Request, ..Default::default() }
+    }
+
     fn layout(
         &self,
         db: &dyn Db,
