@@ -45,8 +45,8 @@ use std::path::{Path, PathBuf};
 use ctxgraph_db::agent::Agent;
 use ctxgraph_db::lines::{Column, LineColumn, Lines};
 use ctxgraph_db::path;
+use ctxgraph_db::profile::Request;
 use ctxgraph_db::profile::Section as ProfileSection;
-use ctxgraph_opencode::prompt::{ModelRef, Section};
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -64,13 +64,12 @@ pub struct Scenario {
     pub cwd: PathBuf,
     /// Files the agent reads, whose nearby rules the snapshot shows after the prompt.
     pub reads: Vec<PathBuf>,
-    /// The part of opencode's system prompt pinned.
-    pub section: Section,
-    /// Another agent's: its rule text, or (`section = "request"`, where its profile builds
-    /// it) its whole first request.
-    pub agent_section: ProfileSection,
-    /// The model whose prompt is built, when it matters to the text.
-    pub model: Option<ModelRef>,
+    /// The part of what the agent sends that is pinned: its rules text, or a section its
+    /// profile builds (opencode's environment, instructions or whole message; another
+    /// agent's whole first request).
+    pub section: ProfileSection,
+    /// The model whose prompt is built, when it matters to the text (`PROVIDER/ID`).
+    pub model: Option<String>,
     /// `None`: the scenario has no home directory.
     pub home: Option<PathBuf>,
     /// The directory playing `~/.config/opencode`; `None` for the default under `home`.
@@ -94,10 +93,20 @@ pub struct Scenario {
 impl Scenario {
     /// The section's name as the scenarios file and snapshot headers write it.
     pub fn section_name(&self) -> &'static str {
-        match self.agent_section {
-            ProfileSection::Rules => self.section.name(),
-            other => other.name(),
+        section_key(self.section)
+    }
+
+    /// The `-c` settings the scenario's keys stand for: opencode's `model` and, for its
+    /// whole message, `agent`.
+    pub fn settings(&self) -> Vec<(String, String)> {
+        let mut settings = Vec::new();
+        if let Some(model) = &self.model {
+            settings.push(("model".to_owned(), model.clone()));
         }
+        if self.section == ProfileSection::Message {
+            settings.push(("agent".to_owned(), self.opencode_agent.clone()));
+        }
+        settings
     }
 
     /// The home directory the scenario runs with: its own, or [`NO_HOME`].
@@ -224,6 +233,72 @@ enum Platform {
     Win32,
 }
 
+/// The scenario's keys against what `agent`'s profile builds and takes: the section among
+/// its sections, `reads` only for an agent that attaches rule files to reads, `model` and
+/// `opencode_agent` only where the profile takes them as settings (and their values as it
+/// reads them), `fetch_remote` and `mcp` only for a profile that waits on remote documents
+/// or MCP servers in some section. The error names the key and where it is.
+fn check_against_profile(
+    raw: &RawScenario,
+    agent: Agent,
+    section: ProfileSection,
+    at: usize,
+) -> Result<(), (String, usize)> {
+    let profile = ctxgraph_engine::profiles::profile(agent);
+    let title = profile.title();
+    let built: Vec<ProfileSection> =
+        std::iter::once(ProfileSection::Rules).chain(profile.sections().iter().copied()).collect();
+    if !built.contains(&section) {
+        let names: Vec<&str> = built.iter().map(|s| section_key(*s)).collect();
+        return Err((
+            format!("section = \"{}\": {title} builds only {}", section_key(section), names.join(", ")),
+            at,
+        ));
+    }
+    let waits = built
+        .iter()
+        .map(|s| profile.waits_on(*s))
+        .fold((false, false), |(remote, mcp), w| (remote || w.remote_documents, mcp || w.mcp));
+    let takes = |setting: &str| profile.settings().contains(&setting);
+    let key_at = |key: &Option<Spanned<String>>| key.as_ref().map_or(at, |k| k.span().start);
+    let refused = [
+        (
+            !raw.reads.is_empty() && !profile.attaches_on_read(),
+            "reads",
+            "attaches nothing to a file its model reads",
+            at,
+        ),
+        (raw.model.is_some() && !takes("model"), "model", "takes no model setting", key_at(&raw.model)),
+        (
+            raw.opencode_agent.is_some() && !takes("agent"),
+            "opencode_agent",
+            "has no agents of its own",
+            key_at(&raw.opencode_agent),
+        ),
+        (raw.fetch_remote && !waits.0, "fetch_remote", "fetches no remote document", at),
+        (raw.mcp && !waits.1, "mcp", "starts no MCP server", at),
+    ];
+    if let Some((_, key, why, at)) = refused.into_iter().find(|(set, ..)| *set) {
+        return Err((format!("`{key}`: {title} {why}"), at));
+    }
+    // The values, as the profile reads them (a model that is not `PROVIDER/ID`).
+    let mut settings = Vec::new();
+    if let Some(model) = &raw.model {
+        settings.push(("model".to_owned(), model.get_ref().clone()));
+    }
+    let request = Request { section, settings, wording: None };
+    profile.check_settings(&request).map_err(|err| (err.to_string(), key_at(&raw.model)))
+}
+
+/// A section as a scenarios file writes it (`system`: written so since before every agent
+/// had a rules text).
+fn section_key(section: ProfileSection) -> &'static str {
+    match section {
+        ProfileSection::Rules => "system",
+        other => other.name(),
+    }
+}
+
 /// What [`parse`] needs to know about where the file sits.
 pub struct Anchor<'a> {
     /// The scenarios file (for messages).
@@ -315,40 +390,16 @@ fn validate(
 
     let agent = match &raw.agent {
         Some(agent) => agent.get_ref().parse::<Agent>().map_err(|e| invalid(e, agent.span().start))?,
-        None => Agent::Opencode,
+        None => Agent::default(),
     };
-    if agent != Agent::Opencode
-        && matches!(raw.section, SectionName::Request)
-        && !ctxgraph_engine::profiles::profile(agent).sections().contains(&ProfileSection::Request)
-    {
-        let title = ctxgraph_engine::profiles::profile(agent).title();
-        return Err(invalid(format!("section = \"request\": {title} builds only its rules text"), at));
-    }
-    if agent != Agent::Opencode {
-        let opencode_only = [
-            // Most agents attach rule files to reads too (Claude Code's CC11, Gemini's GM8).
-            (!raw.reads.is_empty() && !ctxgraph_engine::profiles::profile(agent).attaches_on_read(), "reads"),
-            (!matches!(raw.section, SectionName::System | SectionName::Request), "section"),
-            (raw.model.is_some(), "model"),
-            (raw.fetch_remote, "fetch_remote"),
-            (raw.mcp, "mcp"),
-            (raw.opencode_agent.is_some(), "opencode_agent"),
-        ];
-        if let Some((_, key)) = opencode_only.iter().find(|(set, _)| *set) {
-            let at = raw.agent.as_ref().map_or(0, |a| a.span().start);
-            return Err(invalid(
-                format!("`{key}` describes opencode's prompt; agent = \"{agent}\" has none"),
-                at,
-            ));
-        }
-    }
-    if agent == Agent::Opencode && matches!(raw.section, SectionName::Request) {
-        return Err(invalid(
-            "section = \"request\" is another agent's whole first request; opencode's is section = \"message\""
-                .to_owned(),
-            at,
-        ));
-    }
+    let section = match raw.section {
+        SectionName::System => ProfileSection::Rules,
+        SectionName::Environment => ProfileSection::Environment,
+        SectionName::Instructions => ProfileSection::Instructions,
+        SectionName::Message => ProfileSection::Message,
+        SectionName::Request => ProfileSection::Request,
+    };
+    check_against_profile(&raw, agent, section, at).map_err(|(message, at)| invalid(message, at))?;
     if let Some(name) = &raw.opencode_agent
         && !matches!(raw.section, SectionName::Message)
     {
@@ -366,10 +417,7 @@ fn validate(
         }
         reads.push(file);
     }
-    let model = match &raw.model {
-        Some(model) => Some(model.get_ref().parse::<ModelRef>().map_err(|e| invalid(e, model.span().start))?),
-        None => None,
-    };
+    let model = raw.model.as_ref().map(|model| model.get_ref().clone());
     let home = raw.home.as_ref().map(|home| directory(home, "home")).transpose()?;
     let config_dir = match &raw.config_dir {
         Some(value) => {
@@ -417,16 +465,7 @@ fn validate(
         name,
         cwd,
         reads,
-        section: match raw.section {
-            SectionName::System | SectionName::Request => Section::System,
-            SectionName::Environment => Section::Environment,
-            SectionName::Instructions => Section::Instructions,
-            SectionName::Message => Section::Message,
-        },
-        agent_section: match raw.section {
-            SectionName::Request => ProfileSection::Request,
-            _ => ProfileSection::Rules,
-        },
+        section,
         opencode_agent: raw
             .opencode_agent
             .as_ref()

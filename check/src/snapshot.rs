@@ -54,7 +54,7 @@ pub fn encode(scenario: &Scenario, rendered: &Rendered) -> String {
         format!("section: {}", scenario.section_name()),
     ];
     if let Some(model) = &scenario.model {
-        header.push(format!("model: {}", one_line(&format!("{}/{}", model.provider, model.id))));
+        header.push(format!("model: {}", one_line(model)));
     }
     header.push(format!("bytes: {}", body.len()));
     header.push(format!("tokens: {} (o200k_base)", crate::count_tokens(body)));
@@ -158,8 +158,6 @@ pub fn remove_if_present(path: &Path) -> io::Result<()> {
 mod tests {
     use std::collections::BTreeMap;
 
-    use ctxgraph_opencode::prompt::Section;
-
     use super::*;
 
     fn scenario() -> Scenario {
@@ -167,8 +165,7 @@ mod tests {
             name: "api".into(),
             cwd: "/r".into(),
             reads: Vec::new(),
-            section: Section::System,
-            agent_section: ctxgraph_db::profile::Section::Rules,
+            section: ctxgraph_db::profile::Section::Rules,
             model: Some("p/m".parse().expect("model")),
             home: None,
             config_dir: None,
@@ -177,7 +174,7 @@ mod tests {
             platform: "linux",
             fetch_remote: false,
             mcp: false,
-            agent: ctxgraph_db::agent::Agent::Opencode,
+            agent: ctxgraph_db::agent::Agent::default(),
             opencode_agent: "build".into(),
         }
     }

@@ -125,7 +125,7 @@ pub fn explain_fates(
 /// An `agent` parameter: an `--agent` name, opencode when left out.
 fn agent_param(name: Option<&str>) -> Result<Agent, OpError> {
     match name.map(str::parse::<Agent>) {
-        None => Ok(Agent::Opencode),
+        None => Ok(Agent::default()),
         Some(Ok(agent)) => Ok(agent),
         Some(Err(message)) => Err(invalid(format!("agent: {message}"))),
     }

@@ -159,7 +159,7 @@ fn check_pins_the_codex_message() {
         .expect("write");
     let refused = run(&root, "repo", &["check"]);
     assert_eq!(refused.code, 2, "{}", refused.stderr);
-    assert!(refused.stderr.contains("`model` describes opencode's prompt"), "{}", refused.stderr);
+    assert!(refused.stderr.contains("`model`: Codex takes no model setting"), "{}", refused.stderr);
 }
 
 /// `section = "request"` pins Codex's skills message beside its `AGENTS.md` message (CX10):
@@ -187,7 +187,13 @@ fn check_pins_the_codex_skills_message() {
     std::fs::write(root.join("repo/ctxgraph.toml"), "[scenario.x]\nsection = \"request\"\n").expect("write");
     let refused = run(&root, "repo", &["check"]);
     assert_eq!(refused.code, 2, "{}", refused.stderr);
-    assert!(refused.stderr.contains("section = \"request\" is another agent's"), "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains(
+            "section = \"request\": opencode builds only system, environment, instructions, message"
+        ),
+        "{}",
+        refused.stderr
+    );
     assert!(refused.stderr.contains("ctxgraph.toml:1:1"), "{}", refused.stderr);
     std::fs::write(
         root.join("repo/ctxgraph.toml"),
@@ -197,7 +203,7 @@ fn check_pins_the_codex_skills_message() {
     let refused = run(&root, "repo", &["check"]);
     assert_eq!(refused.code, 2, "{}", refused.stderr);
     assert!(
-        refused.stderr.contains("section = \"request\": Gemini CLI builds only its rules text"),
+        refused.stderr.contains("section = \"request\": Gemini CLI builds only system"),
         "{}",
         refused.stderr
     );

@@ -880,23 +880,32 @@ pub trait Profile: Sync {
     }
 
     /// Checks `-c` settings against [`Profile::settings`], and the section against
-    /// [`Profile::sections`].
+    /// [`Profile::sections`] ([`check_known_settings`]); a profile that reads its settings'
+    /// values checks those too.
     fn check_settings(&self, request: &Request) -> Result<(), ProfileError> {
-        if request.section != Section::Rules && !self.sections().contains(&request.section) {
-            return Err(ProfileError::section_not_built(self, request.section));
-        }
-        let known = self.settings();
-        for (key, _) in &request.settings {
-            if !known.contains(&key.as_str()) {
-                let known = if known.is_empty() { "none".to_owned() } else { known.join(", ") };
-                return Err(ProfileError::Setting(format!(
-                    "-c {key}: ctxgraph does not model {}'s `{key}` (known: {known})",
-                    self.agent()
-                )));
-            }
-        }
-        Ok(())
+        check_known_settings(self, request)
     }
+}
+
+/// The section is one `profile` builds, and each `-c` setting one it models.
+pub fn check_known_settings(
+    profile: &(impl Profile + ?Sized),
+    request: &Request,
+) -> Result<(), ProfileError> {
+    if request.section != Section::Rules && !profile.sections().contains(&request.section) {
+        return Err(ProfileError::section_not_built(profile, request.section));
+    }
+    let known = profile.settings();
+    for (key, _) in &request.settings {
+        if !known.contains(&key.as_str()) {
+            let known = if known.is_empty() { "none".to_owned() } else { known.join(", ") };
+            return Err(ProfileError::Setting(format!(
+                "-c {key}: ctxgraph does not model {}'s `{key}` (known: {known})",
+                profile.agent()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// A block as a profile describes it: its own text, which [`LayoutBuilder`] places.

@@ -91,6 +91,11 @@ impl Profile for Opencode {
         SETTINGS
     }
 
+    fn check_settings(&self, request: &Request) -> Result<(), ProfileError> {
+        ctxgraph_db::profile::check_known_settings(self, request)?;
+        message_options(request).map(|_| ())
+    }
+
     fn waits_on(&self, section: Section) -> Waits {
         // The org config comes before any other (R1–R4); only the whole message holds the
         // MCP block (B4).
@@ -139,7 +144,7 @@ impl Profile for Opencode {
                 text: &prompt.text[placed.range.clone()],
                 status: Status::Sent,
                 rule: placed.rule,
-                reason: placed.reason.to_string(),
+                reason: format!("{} ({})", placed.reason, placed.rule),
                 inlines: Vec::new(),
             });
         }
@@ -226,13 +231,13 @@ fn message_options(request: &Request) -> Result<MessageOptions, ProfileError> {
         match key.as_str() {
             "model" => {
                 let model =
-                    value.parse::<ModelRef>().map_err(|e| ProfileError::Setting(format!("-c model: {e}")))?;
+                    value.parse::<ModelRef>().map_err(|e| ProfileError::Setting(format!("model: {e}")))?;
                 options.model = Some(model);
             }
             "agent" => options.agent.clone_from(value),
             "json-schema" => {
                 options.json_schema = value.parse::<bool>().map_err(|_| {
-                    ProfileError::Setting(format!("-c json-schema: expected true or false, got {value:?}"))
+                    ProfileError::Setting(format!("json-schema: expected true or false, got {value:?}"))
                 })?;
             }
             "user-system" => options.user_system = Some(value.clone()),
