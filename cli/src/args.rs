@@ -189,21 +189,12 @@ impl MessageArgs {
     /// one road every agent's build takes: another agent refuses them as it refuses any
     /// setting it does not model.
     pub fn settings(&self, model: Option<&str>) -> Vec<(String, String)> {
-        let mut settings = Vec::new();
-        let mut set = |key: &str, value: &str| settings.push((key.to_owned(), value.to_owned()));
-        if let Some(model) = model {
-            set("model", model);
-        }
-        if let Some(agent) = &self.opencode_agent {
-            set("agent", agent);
-        }
-        if self.json_schema {
-            set("json-schema", "true");
-        }
-        if let Some(text) = &self.user_system {
-            set("user-system", text);
-        }
-        settings
+        ctxgraph_server::protocol::message_settings(
+            model,
+            self.opencode_agent.as_deref(),
+            self.json_schema,
+            self.user_system.as_deref(),
+        )
     }
 }
 

@@ -74,6 +74,14 @@ struct BuildArgs {
     /// config's).
     #[serde(default)]
     model: Option<String>,
+    /// Which part of what the agent sends (`build --section`): `system` (its rules text, the
+    /// default), or a section its profile builds (opencode's `environment`,
+    /// `instructions`, `message`; Claude Code's and Codex's `request`).
+    #[serde(default)]
+    section: Option<crate::protocol::SectionParam>,
+    /// The agent's own settings as `KEY=VALUE` (`build -c`).
+    #[serde(default)]
+    settings: Vec<String>,
 }
 
 /// `context_explain`'s arguments: `explain`'s, and how to print the answer.
@@ -170,7 +178,8 @@ impl Worker {
     fn build(&mut self, args: BuildArgs) -> Answer {
         let params = BuildParams {
             cwd: self.cwd.clone(),
-            section: None,
+            section: args.section,
+            settings: args.settings,
             model: args.model,
             opencode_agent: None,
             json_schema: false,

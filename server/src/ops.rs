@@ -213,11 +213,23 @@ impl Host {
             Some(Ok(model)) => Some(model),
             None => None,
         };
+        if !params.settings.is_empty() {
+            return Err(invalid(
+                "settings: opencode's are the parameters model, opencode_agent, json_schema and user_system",
+            ));
+        }
         let section = match params.section.unwrap_or(SectionParam::System) {
             SectionParam::System => Section::System,
             SectionParam::Environment => Section::Environment,
             SectionParam::Instructions => Section::Instructions,
             SectionParam::Message => Section::Message,
+            SectionParam::Request => {
+                let refused = ctxgraph_engine::answers::profile::ProfileError::section_not_built(
+                    ctxgraph_engine::profiles::profile(agent),
+                    params.section.map_or_else(Default::default, SectionParam::section),
+                );
+                return Err(invalid(format!("section: {refused}")));
+            }
         };
         if section == Section::Message {
             self.load_installation();
@@ -250,17 +262,12 @@ impl Host {
     /// `build` for an agent other than opencode: its profile's layout, the text and the
     /// files it carries, each with why.
     fn agent_build(&mut self, agent: Agent, params: BuildParams) -> Result<AgentBuildReply, OpError> {
-        let opencode_only = params.section.is_some()
-            || params.model.is_some()
-            || params.opencode_agent.is_some()
-            || params.json_schema
-            || params.user_system.is_some();
-        if opencode_only {
-            return Err(invalid(
-                "section, model, opencode_agent, json_schema and user_system describe opencode's system message; this agent has none of them",
-            ));
-        }
-        let request = self.request(agent);
+        let mut request = self.request(agent);
+        request.section = params.section.map_or_else(Default::default, SectionParam::section);
+        request.settings = params.agent_settings().map_err(invalid)?;
+        ctxgraph_engine::profiles::profile(agent)
+            .check_settings(&request)
+            .map_err(|err| invalid(err.to_string()))?;
         let before = self.engine.executions().total();
         let ws = self.workspace(&params.cwd)?;
         let layout = self.engine.agent_layout(ws, agent, &request)?;

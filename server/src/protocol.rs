@@ -34,10 +34,16 @@ use crate::render;
 pub struct BuildParams {
     /// The working directory.
     pub cwd: PathBuf,
-    /// Which part of opencode's text: `system` (default), `environment`, `instructions` or
-    /// `message`.
+    /// Which part of what the agent sends: `system` (its rules text, the default; also
+    /// `rules`), or a section its profile builds: opencode's `environment`, `instructions`
+    /// and `message`, Claude Code's and Codex's `request`.
     #[serde(default)]
     pub section: Option<SectionParam>,
+    /// The agent's own settings as `KEY=VALUE`, as `build -c` takes them (Codex's
+    /// `project_doc_max_bytes=N`, Aider's `read=FILE`, …); an agent refuses one it does not
+    /// model.
+    #[serde(default)]
+    pub settings: Vec<String>,
     /// The model whose prompt to build, as `provider/model` (default: the config's).
     #[serde(default)]
     pub model: Option<String>,
@@ -55,17 +61,65 @@ pub struct BuildParams {
     /// client knows.
     #[serde(default)]
     pub known_hash: Option<String>,
-    /// Whose context to build, by its `--agent` name (default opencode); `section` and
-    /// `model` are opencode's.
+    /// Whose context to build, by its `--agent` name (default opencode); `model`,
+    /// `opencode_agent`, `json_schema` and `user_system` are opencode's settings (`-c model=`,
+    /// `agent=`, `json-schema=`, `user-system=`), refused by every other agent.
     #[serde(default)]
     pub agent: Option<String>,
 }
 
-/// Which part of opencode's text `build` answers.
+impl BuildParams {
+    /// The agent's settings: `settings`, then opencode's named parameters as the settings
+    /// they stand for ([`message_settings`]). A setting that is not `KEY=VALUE` is refused.
+    pub fn agent_settings(&self) -> Result<Vec<(String, String)>, String> {
+        let mut settings = self
+            .settings
+            .iter()
+            .map(|setting| {
+                split_setting(setting).ok_or_else(|| format!("settings: {setting:?} is not KEY=VALUE"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        settings.extend(message_settings(
+            self.model.as_deref(),
+            self.opencode_agent.as_deref(),
+            self.json_schema,
+            self.user_system.as_deref(),
+        ));
+        Ok(settings)
+    }
+}
+
+/// `KEY=VALUE` as the pair a profile's request holds (both sides trimmed), as `build -c`
+/// and `build`'s `settings` take it.
+pub fn split_setting(setting: &str) -> Option<(String, String)> {
+    let (key, value) = setting.split_once('=')?;
+    Some((key.trim().to_owned(), value.trim().to_owned()))
+}
+
+/// opencode's named options (`--model`, `--opencode-agent`, `--json-schema`,
+/// `--user-system`; the same parameters of `build`) as the `-c` settings its profile reads.
+/// Another agent refuses them as it refuses any setting it does not model.
+pub fn message_settings(
+    model: Option<&str>,
+    opencode_agent: Option<&str>,
+    json_schema: bool,
+    user_system: Option<&str>,
+) -> Vec<(String, String)> {
+    let pairs = [
+        ("model", model),
+        ("agent", opencode_agent),
+        ("json-schema", json_schema.then_some("true")),
+        ("user-system", user_system),
+    ];
+    pairs.into_iter().filter_map(|(key, value)| Some((key.to_owned(), value?.to_owned()))).collect()
+}
+
+/// Which part of what the agent sends `build` answers (`build --section`).
 #[derive(Deserialize, JsonSchema, Clone, Copy)]
 #[serde(rename_all = "lowercase")]
 pub enum SectionParam {
-    /// The whole system prompt.
+    /// The agent's rules text (opencode: its whole system prompt).
+    #[serde(alias = "rules")]
     System,
     /// The environment block only.
     Environment,
@@ -73,6 +127,22 @@ pub enum SectionParam {
     Instructions,
     /// The whole first message (needs the opencode installation's texts).
     Message,
+    /// The whole first request, every block in send order (Claude Code, Codex).
+    Request,
+}
+
+impl SectionParam {
+    /// The section a profile builds.
+    pub fn section(self) -> ctxgraph_engine::answers::profile::Section {
+        use ctxgraph_engine::answers::profile::Section;
+        match self {
+            SectionParam::System => Section::Rules,
+            SectionParam::Environment => Section::Environment,
+            SectionParam::Instructions => Section::Instructions,
+            SectionParam::Message => Section::Message,
+            SectionParam::Request => Section::Request,
+        }
+    }
 }
 
 /// The answer to `build` for opencode. Without `known_hash` it carries the text and every

@@ -17,9 +17,7 @@ pub(super) fn settings(settings: &[String]) -> Result<Vec<(String, String)>, Cli
     settings
         .iter()
         .map(|setting| {
-            setting
-                .split_once('=')
-                .map(|(key, value)| (key.trim().to_owned(), value.trim().to_owned()))
+            ctxgraph_server::protocol::split_setting(setting)
                 .ok_or_else(|| CliError::Usage(format!("-c {setting}: expected KEY=VALUE")))
         })
         .collect()

@@ -472,5 +472,12 @@ fn every_agent_answers_alike_on_every_surface() {
         assert!(!failed && !read.raw_stdout.is_empty(), "{agent}: {text}");
         assert_eq!(text.as_bytes(), read.raw_stdout, "context_nearby for {agent}");
     }
+    // A section and a setting, as `build --section` and `-c` take them.
+    let args = ["build", "--agent", "codex", "--section", "request", "-c", "project_doc_max_bytes=12"];
+    let built = crate::agents::run(&root, "repo", &args);
+    let arguments = json!({"agent": "codex", "section": "request", "settings": ["project_doc_max_bytes=12"]});
+    let (text, failed) = tool_text(&mcp.call(&tool_call(30, "context_build", arguments)));
+    assert!(!failed && built.code == 0, "{text} {}", built.stderr);
+    assert_eq!(text.as_bytes(), built.raw_stdout, "context_build with a section and a setting");
     assert_eq!(mcp.finish().0, Some(0));
 }

@@ -57,6 +57,15 @@ impl Tree {
         self.spawn_with(args, &[])
     }
 
+    /// `ctxgraph ARGS` run to its end in the repository, with the same clean environment as
+    /// [`Tree::spawn`]: its standard output.
+    fn run_cli(&self, args: &[&str]) -> Vec<u8> {
+        let root = self.root();
+        let out = ctxgraph(&root).args(args).current_dir(root.join("repo")).output().expect("ctxgraph runs");
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        out.stdout
+    }
+
     /// `spawn` with variables added to the clean environment.
     fn spawn_with(&self, args: &[&str], vars: &[(&str, &std::ffi::OsStr)]) -> Proc {
         let root = self.root();
@@ -440,8 +449,25 @@ fn build_serves_every_agent() {
             .clone();
     assert!(edited["text"].as_str().is_some_and(|t| t.contains("pkg rules, edited")), "{edited}");
 
+    // opencode's parameters are its settings, which Gemini does not model; a section it
+    // does not build is refused the same way.
     let refused = server.call(5, "build", json!({ "cwd": cwd, "agent": "gemini", "model": "a/b" }));
-    assert!(refused["error"]["message"].as_str().is_some_and(|m| m.contains("section, model")), "{refused}");
+    let message = |reply: &Value| reply["error"]["message"].as_str().unwrap_or_default().to_owned();
+    assert!(message(&refused).contains("does not model gemini's `model`"), "{refused}");
+    let refused = server.call(51, "build", json!({ "cwd": cwd, "agent": "gemini", "section": "request" }));
+    assert!(message(&refused).contains("Gemini CLI builds only rules"), "{refused}");
+
+    // Any agent's sections and settings, as `build --section` and `-c` take them: the text
+    // is the CLI's.
+    let params = json!({ "cwd": cwd, "agent": "codex", "section": "request", "settings": ["project_doc_max_bytes=8"] });
+    let request = server.call(52, "build", params)["result"].clone();
+    let args =
+        ["build", "--cwd", &cwd, "--agent", "codex", "--section", "request", "-c", "project_doc_max_bytes=8"];
+    let cli = String::from_utf8(tree.run_cli(&args)).expect("UTF-8");
+    assert!(cli.contains("root rul\n</INSTRUCTIONS>"), "the setting cut the file: {cli}");
+    assert_eq!(request["text"].as_str(), Some(cli.as_str()), "{request}");
+    let bad = server.call(53, "build", json!({ "cwd": cwd, "agent": "codex", "settings": ["no-equals"] }));
+    assert!(message(&bad).contains("is not KEY=VALUE"), "{bad}");
     let unknown = server.call(6, "build", json!({ "cwd": cwd, "agent": "nobody" }));
     assert!(unknown.get("error").is_some(), "{unknown}");
 
