@@ -62,4 +62,22 @@ impl RemoteRefresh {
         }
         Ok(())
     }
+
+    /// Connects the MCP servers `agent`'s profile names for `ws` that are not connected yet
+    /// ([`Engine::pending_agent_mcp`]; Claude Code's `.mcp.json`, CC22), unless MCP is off:
+    /// once per server config, as [`RemoteRefresh::refresh`] connects opencode's.
+    pub fn connect_agent_mcp(
+        &mut self,
+        engine: &mut Engine,
+        ws: Workspace,
+        agent: ctxgraph_db::agent::Agent,
+    ) -> Result<(), EngineError> {
+        if let Some(connector) = &self.mcp
+            && !engine.pending_agent_mcp(ws, agent).is_empty()
+        {
+            // Failures end up in the inputs: the layout lists a server that failed as left out.
+            engine.fetch_agent_mcp(ws, agent, connector)?;
+        }
+        Ok(())
+    }
 }

@@ -270,6 +270,11 @@ impl Host {
             .map_err(|err| invalid(err.to_string()))?;
         let before = self.engine.executions().total();
         let ws = self.workspace(&params.cwd)?;
+        if ctxgraph_engine::profiles::profile(agent).waits_on(request.section).mcp
+            && let Some(remote) = &mut self.remote
+        {
+            remote.connect_agent_mcp(&mut self.engine, ws, agent)?;
+        }
         let layout = self.engine.agent_layout(ws, agent, &request)?;
         let executed = self.engine.executions().total() - before;
         let hash = layout.hash.map_or_else(|| ContentHash::of("").to_string(), |h| h.to_string());

@@ -233,4 +233,17 @@ fn the_whole_request_asks_the_mcp_servers() {
     assert!(!quiet.stdout.contains("mcp__"), "{}", quiet.stdout);
     let json = run(&root, "repo", &[&args[..], &["--no-mcp", "--format", "json"]].concat());
     assert!(json.stdout.contains("the MCP server docs: not connected"), "{}", json.stdout);
+
+    // `serve` connects them too, once, and answers the CLI's text.
+    let mut serve = crate::mcp::Proc::spawn(&root, &["serve", "--stdio", "--no-watch"]);
+    let params = serde_json::json!({"cwd": root.join("repo"), "agent": "claude-code", "section": "request"});
+    let call = |id: u64| {
+        serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "build", "params": params}).to_string()
+    };
+    for id in 1..=2 {
+        let reply = serve.call(call(id).as_bytes());
+        let answered = reply["result"]["text"].as_str().unwrap_or_else(|| panic!("turn {id}: {reply}"));
+        assert_eq!(answered.as_bytes(), text.raw_stdout, "turn {id}");
+    }
+    assert_eq!(serve.finish().0, Some(0));
 }
