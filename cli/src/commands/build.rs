@@ -33,9 +33,7 @@ pub fn run(args: BuildArgs) -> Result<ExitCode, CliError> {
         .map_err(ctxgraph_engine::EngineError::from)?;
     let policy = Policy { fetch, remote: true, mcp: !args.remote.no_mcp };
     let prepared = engine.prepare_agent(ws, agent, section, &policy)?;
-    for warning in &prepared.warnings {
-        eprintln_styled(&format!("warning: {warning}"));
-    }
+    super::warn(&prepared);
     if policy.fetch.strict {
         prepared.strict()?;
     }

@@ -93,13 +93,18 @@ fn open_fetching(cwd: Option<PathBuf>, remote: &RemoteArgs) -> Result<(Engine, W
 /// [`Engine::prepare`], each warning on stderr.
 fn prepare(engine: &mut Engine, ws: Workspace, policy: &Policy) -> Result<(), CliError> {
     let prepared = engine.prepare(ws, policy)?;
-    for warning in &prepared.warnings {
-        crate::output::eprintln_styled(&format!("warning: {warning}"));
-    }
+    warn(&prepared);
     if policy.fetch.strict {
         prepared.strict()?;
     }
     Ok(())
+}
+
+/// What preparing found wrong, each on stderr.
+fn warn(prepared: &ctxgraph_engine::Prepared) {
+    for warning in &prepared.warnings {
+        crate::output::eprintln_styled(&format!("warning: {warning}"));
+    }
 }
 
 /// L1: loads opencode's own texts from the installation `--opencode`, `$CTXGRAPH_OPENCODE`

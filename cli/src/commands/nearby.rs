@@ -5,7 +5,7 @@ use ctxgraph_db::profile::Section;
 use std::process::ExitCode;
 
 use ctxgraph_db::agent::Agent;
-use ctxgraph_engine::HostEnv;
+use ctxgraph_engine::{HostEnv, Policy};
 use ctxgraph_engine::answers::session::ReadPoint;
 use ctxgraph_server::render::profile::ReadView;
 
@@ -41,14 +41,13 @@ pub fn run(args: NearbyArgs) -> Result<ExitCode, CliError> {
             let layout = engine.agent_read_in_session(ws, agent, &args.file, &request, &record)?;
             ctxgraph_engine::ReadAnswer { layout, opencode: None }
         }
-        // opencode's read needs its config (remote config included); another agent's does
-        // not, and must not fail on a broken opencode.json.
-        (None, Agent::Opencode) => {
-            let (engine, ws, _) = super::open_configured(args.cwd.clone(), &args.remote)?;
-            engine.read(ws, agent, &args.file, &request, None)?
-        }
+        // What the agent's rules wait on (opencode's remote config), but no document or
+        // server: a read attaches files. An agent that waits on nothing reads no other
+        // agent's config, and does not fail on a broken opencode.json.
         (None, _) => {
-            let (engine, ws) = super::open_with(env, args.cwd.clone())?;
+            let policy = Policy::config_only(super::fetch_options(&args.remote, &env));
+            let (mut engine, ws) = super::open_with(env, args.cwd.clone())?;
+            super::warn(&engine.prepare_agent(ws, agent, Section::Rules, &policy)?);
             engine.read(ws, agent, &args.file, &request, None)?
         }
     };
