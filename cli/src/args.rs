@@ -133,9 +133,9 @@ pub struct BuildArgs {
     #[arg(long, value_parser = agent_parser(), default_value = "opencode", help = agents_help("Whose context to build", ""))]
     pub agent: Agent,
 
-    /// A setting of that agent's own, as its `-c KEY=VALUE` takes it (codex:
-    /// project_doc_max_bytes)
-    #[arg(short = 'c', long = "agent-config", value_name = "KEY=VALUE")]
+    /// A setting of that agent's own, as its `-c KEY=VALUE` takes it (each agent's, from the
+    /// profile registry: [`settings_help`])
+    #[arg(short = 'c', long = "agent-config", value_name = "KEY=VALUE", help = settings_help())]
     pub agent_config: Vec<String>,
 
     #[command(flatten)]
@@ -443,6 +443,17 @@ fn agents_help(what: &str, tail: &str) -> String {
         Some((last, rest)) => format!("{what}: {} or {last}{tail}", rest.join(", ")),
         None => format!("{what}{tail}"),
     }
+}
+
+/// `-c`'s help: every agent of the profile registry that takes settings, with their keys;
+/// read from the registry, so a profile's new setting is named without an edit here.
+fn settings_help() -> String {
+    let agents: Vec<String> = ctxgraph_engine::profiles::PROFILES
+        .iter()
+        .filter(|p| !p.settings().is_empty())
+        .map(|p| format!("{}: {}", p.agent(), p.settings().join(", ")))
+        .collect();
+    format!("A setting of that agent's own, as its `-c KEY=VALUE` takes it ({})", agents.join("; "))
 }
 
 /// `--agent NAME`: any agent of the profile registry, by its name. The names come from
