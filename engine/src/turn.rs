@@ -5,12 +5,18 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use ctxgraph_db::Workspace;
+use ctxgraph_db::agent::Agent;
 use ctxgraph_db::hash::ContentHash;
+use ctxgraph_db::profile;
 use ctxgraph_opencode::message::MessageOptions;
-use ctxgraph_opencode::prompt::{Layout, ModelRef, PlacedBlock, Section};
+use ctxgraph_opencode::prompt::{Layout, ModelRef, Section};
 use serde::Serialize;
 
 use crate::{Engine, EngineError};
+
+/// A text and its blocks' ids and hashes, in text order: what [`TurnDiff::of_blocks`]
+/// compares.
+pub type IdentifiedText<'a> = (&'a str, Vec<(Arc<str>, ContentHash)>);
 
 /// How a build differs from the previous one.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -29,25 +35,33 @@ pub struct TurnDiff {
 impl TurnDiff {
     /// What changed from `previous` (none: the first build) to `current`.
     pub fn between(previous: Option<&Layout>, current: &Layout) -> Self {
-        let Some(previous) = previous else {
-            let added = current.blocks.iter().map(|b| b.id.clone()).collect();
+        let ids = |layout: &Layout| -> Vec<(Arc<str>, ContentHash)> {
+            layout.blocks.iter().map(|b| (Arc::clone(&b.id), b.hash)).collect()
+        };
+        TurnDiff::of_blocks(previous.map(|p| (p.text.as_str(), ids(p))), (&current.text, ids(current)))
+    }
+
+    /// What changed between two texts, each with its blocks' ids and hashes in text order:
+    /// the one diff every layout's turns share.
+    pub fn of_blocks(previous: Option<IdentifiedText<'_>>, current: IdentifiedText<'_>) -> Self {
+        let (text, blocks) = current;
+        let Some((previous_text, previous)) = previous else {
+            let added = blocks.into_iter().map(|(id, _)| id).collect();
             return TurnDiff { added, ..TurnDiff::default() };
         };
-        let hashes = |blocks: &[PlacedBlock]| -> HashMap<Arc<str>, ContentHash> {
-            blocks.iter().map(|b| (Arc::clone(&b.id), b.hash)).collect()
-        };
-        let (before, now) = (hashes(&previous.blocks), hashes(&current.blocks));
+        let before: HashMap<&Arc<str>, ContentHash> = previous.iter().map(|(id, hash)| (id, *hash)).collect();
+        let now: HashMap<&Arc<str>, ContentHash> = blocks.iter().map(|(id, hash)| (id, *hash)).collect();
         let mut diff = TurnDiff::default();
-        for block in &current.blocks {
-            match before.get(&block.id) {
-                None => diff.added.push(block.id.clone()),
-                Some(hash) if *hash != block.hash => diff.modified.push(block.id.clone()),
+        for (id, hash) in &blocks {
+            match before.get(id) {
+                None => diff.added.push(Arc::clone(id)),
+                Some(was) if was != hash => diff.modified.push(Arc::clone(id)),
                 Some(_) => {}
             }
         }
         diff.removed =
-            previous.blocks.iter().filter(|b| !now.contains_key(&b.id)).map(|b| b.id.clone()).collect();
-        diff.stable_prefix_bytes = common_prefix(previous.text.as_bytes(), current.text.as_bytes());
+            previous.iter().filter(|(id, _)| !now.contains_key(id)).map(|(id, _)| Arc::clone(id)).collect();
+        diff.stable_prefix_bytes = common_prefix(previous_text.as_bytes(), text.as_bytes());
         diff
     }
 
@@ -126,6 +140,79 @@ impl Turns {
     }
 }
 
+/// Which text an agent's build is of: working directory, agent, section and settings.
+pub type AgentTextKey = (Workspace, Agent, profile::Section, Vec<(String, String)>);
+
+/// One client's builds of any agent's text ([`Engine::agent_layout`]), turn after turn, each
+/// compared with that client's previous build of the same text: the diff opencode's
+/// [`Turns`] gives, for every profile.
+#[derive(Debug, Default)]
+pub struct AgentTurns {
+    previous: HashMap<AgentTextKey, Arc<profile::Layout>>,
+}
+
+/// An agent's build, its blocks' ids and what changed.
+#[derive(Clone, Debug)]
+pub struct AgentTurn {
+    /// The layout; the previous turn's when nothing changed.
+    pub layout: Arc<profile::Layout>,
+    /// Each block's id, in block order ([`block_ids`]).
+    pub ids: Vec<Arc<str>>,
+    /// What changed since this client's previous build of the same text.
+    pub diff: TurnDiff,
+}
+
+impl AgentTurns {
+    /// Lays out `agent`'s text for `request` and compares it with the previous build of the
+    /// same text (working directory, agent, section, settings).
+    pub fn build(
+        &mut self,
+        engine: &Engine,
+        ws: Workspace,
+        agent: Agent,
+        request: &profile::Request,
+    ) -> Result<AgentTurn, EngineError> {
+        let layout = engine.agent_layout(ws, agent, request)?;
+        let key = (ws, agent, request.section, request.settings.clone());
+        let previous = self.previous.get(&key);
+        if let Some(previous) = previous.filter(|previous| ***previous == layout) {
+            let diff = TurnDiff { stable_prefix_bytes: previous.text.len(), ..TurnDiff::default() };
+            return Ok(AgentTurn { ids: block_ids(previous), layout: Arc::clone(previous), diff });
+        }
+        let ids = block_ids(&layout);
+        let hashed = |layout: &profile::Layout, ids: &[Arc<str>]| -> Vec<(Arc<str>, ContentHash)> {
+            ids.iter().cloned().zip(layout.blocks.iter().map(|b| b.hash)).collect()
+        };
+        let diff = TurnDiff::of_blocks(
+            previous.map(|p| (p.text.as_str(), hashed(p, &block_ids(p)))),
+            (&layout.text, hashed(&layout, &ids)),
+        );
+        let layout = Arc::new(layout);
+        self.previous.insert(key, Arc::clone(&layout));
+        Ok(AgentTurn { layout, ids, diff })
+    }
+}
+
+/// A stable id per block of a layout, for as long as the block has the same source:
+/// `file:<path>`, `url:<url>`, or the name of a text the agent writes itself; a source seen
+/// again in the same layout gets `#2`, `#3`, … (opencode's ids, for every agent).
+pub fn block_ids(layout: &profile::Layout) -> Vec<Arc<str>> {
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    layout
+        .blocks
+        .iter()
+        .map(|block| {
+            let id = match &block.source {
+                profile::Source::File(path) => format!("file:{}", path.display()),
+                profile::Source::Url(url) => format!("url:{url}"),
+                profile::Source::Agent(name) => name.clone(),
+            };
+            let occurrence = seen.entry(id.clone()).and_modify(|n| *n += 1).or_insert(1);
+            if *occurrence == 1 { id.into() } else { format!("{id}#{occurrence}").into() }
+        })
+        .collect()
+}
+
 /// What makes two builds "the same text" whose turns are compared: the model and the
 /// opencode agent. The structured-output line and `user.system` belong to one user message,
 /// so they may change from turn to turn and show up as blocks added, removed or modified.
@@ -168,6 +255,43 @@ mod tests {
         assert_eq!(diff.changed(), ids(&["file:/c", "file:/a"]));
         // "env\na" is shared; the 'X' is the first differing byte.
         assert_eq!(diff.stable_prefix_bytes, "env\na".len());
+    }
+
+    /// Any agent's blocks are named by their source, and a source seen again is numbered.
+    #[test]
+    fn every_profile_s_blocks_have_ids_by_source() {
+        use ctxgraph_db::profile::{Frame, LayoutBuilder, Part, Placement, Source, Status, WordingSource};
+        let mut builder = LayoutBuilder::new("env\na\nu\na".to_owned());
+        for (source, text) in [
+            (Source::Agent("environment".to_owned()), "env"),
+            (Source::File("/r/AGENTS.md".into()), "a"),
+            (Source::Url("https://x/r.md".to_owned()), "u"),
+            (Source::File("/r/AGENTS.md".into()), "a"),
+        ] {
+            builder.block(Part {
+                source,
+                placement: Placement::SystemMessage,
+                position: "",
+                text,
+                status: Status::Sent,
+                rule: "I4",
+                reason: String::new(),
+                inlines: Vec::new(),
+            });
+        }
+        let frame = Frame {
+            cwd: "/r".into(),
+            root: None,
+            left_out: Vec::new(),
+            settings: Vec::new(),
+            wording: WordingSource::None,
+        };
+        let layout = frame.layout(crate::profiles::PROFILES[0], builder);
+        let ids: Vec<Arc<str>> =
+            ["environment", "file:/r/AGENTS.md", "url:https://x/r.md", "file:/r/AGENTS.md#2"]
+                .map(Arc::from)
+                .into();
+        assert_eq!(block_ids(&layout), ids);
     }
 
     #[test]

@@ -12,8 +12,8 @@ use ctxgraph_engine::answers::memory::{FactSource, MemoryContext, Scope};
 use ctxgraph_engine::answers::profile::{Request, WordingSource};
 use ctxgraph_engine::answers::session::{ReadPoint, Session};
 use ctxgraph_engine::{
-    Agent, Budget, ContentHash, Engine, EngineError, LimitOverrides, MessageOptions, ModelRef, ReadAnswer,
-    Recall, RemoteRefresh, Section, Turns, Workspace, same_text,
+    Agent, AgentTextKey, AgentTurns, Budget, ContentHash, Engine, EngineError, LimitOverrides,
+    MessageOptions, ModelRef, ReadAnswer, Recall, RemoteRefresh, Section, Turns, Workspace, same_text,
 };
 use ctxgraph_memory::{Store, system_clock};
 
@@ -163,6 +163,11 @@ pub struct Host {
     remote: Option<RemoteRefresh>,
     /// The hash of the last build sent per text, so a `known_hash` can be trusted.
     sent: HashMap<(Workspace, Section, MessageOptions), String>,
+    /// Every other agent's builds, turn after turn.
+    agent_turns: AgentTurns,
+    /// The hash of the last build sent per agent text (working directory, agent, section,
+    /// settings).
+    agent_sent: HashMap<AgentTextKey, String>,
     /// Whether the opencode installation was looked for (once, at the first request that
     /// needs its texts: a message build or `installation`).
     installation_loaded: bool,
@@ -182,6 +187,8 @@ impl Host {
             turns: Turns::default(),
             remote: None,
             sent: HashMap::new(),
+            agent_turns: AgentTurns::default(),
+            agent_sent: HashMap::new(),
             installation_loaded: false,
             wordings: HashMap::new(),
             sessions: HashMap::new(),
@@ -275,25 +282,48 @@ impl Host {
         {
             remote.connect_agent_mcp(&mut self.engine, ws, agent)?;
         }
-        let layout = self.engine.agent_layout(ws, agent, &request)?;
+        let turn = self.agent_turns.build(&self.engine, ws, agent, &request)?;
         let executed = self.engine.executions().total() - before;
+        let layout = &turn.layout;
         let hash = layout.hash.map_or_else(|| ContentHash::of("").to_string(), |h| h.to_string());
-        let unchanged = params.known_hash.as_deref() == Some(hash.as_str());
+        // What the client holds, as for opencode's turns: this text, the previous build the
+        // server sent for the same text, or nothing it can tell.
+        let key = (ws, agent, request.section, request.settings.clone());
+        let sent = self.agent_sent.get(&key);
+        let known = match (&params.known_hash, sent) {
+            (Some(known), _) if *known == hash => Known::Current,
+            (Some(known), Some(sent)) if known == sent => Known::PreviousBuild,
+            _ => Known::Nothing,
+        };
+        if sent != Some(&hash) {
+            self.agent_sent.insert(key, hash.clone());
+        }
         let unavailable = match &layout.wording {
             WordingSource::Unavailable { reason } => Some(reason.clone()),
             _ => None,
         };
+        let changed = turn.diff.changed();
         let blocks = layout
             .blocks
             .iter()
-            .map(|block| AgentBlock { text: layout.text_of(block).to_owned(), block: block.clone() })
+            .zip(&turn.ids)
+            .filter(|(_, id)| !matches!(known, Known::PreviousBuild) || changed.contains(id))
+            .map(|(block, id)| AgentBlock {
+                id: id.to_string(),
+                text: layout.text_of(block).to_owned(),
+                block: block.clone(),
+            })
             .collect();
+        let unchanged = matches!(known, Known::Current);
         Ok(AgentBuildReply {
             agent: layout.agent,
             bytes: layout.text.len(),
             hash,
-            text: (!unchanged).then_some(layout.text),
+            text: (!unchanged).then(|| layout.text.clone()),
             blocks: (!unchanged).then_some(blocks),
+            changed: changed.iter().map(ToString::to_string).collect(),
+            removed: turn.diff.removed.iter().map(ToString::to_string).collect(),
+            stable_prefix_bytes: turn.diff.stable_prefix_bytes,
             executed,
             unchanged,
             unavailable,

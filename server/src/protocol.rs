@@ -215,8 +215,10 @@ impl<'a> BuildReply<'a> {
 }
 
 /// The answer to `build` for an agent other than opencode: its text (Codex's message;
-/// Gemini's system-instruction and first-message context) and one block per file sent, in
-/// send order. With the current hash as `known_hash`: `unchanged`, no text and no blocks.
+/// Gemini's system-instruction and first-message context), its blocks in send order, and
+/// what changed since this client's previous build of the same text, as opencode's turns
+/// say it. With the current hash as `known_hash`: `unchanged`, no text and no blocks; with
+/// the hash of the server's previous build: the text and only the blocks that changed.
 #[derive(Serialize, JsonSchema)]
 pub struct AgentBuildReply {
     /// The agent's `--agent` name.
@@ -228,9 +230,18 @@ pub struct AgentBuildReply {
     pub hash: String,
     /// Length of the text in bytes.
     pub bytes: usize,
-    /// One block per file sent, with its bytes.
+    /// Each block with its id and bytes; with a `known_hash` of the server's previous build
+    /// of this text, only the blocks added or modified since.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub blocks: Option<Vec<AgentBlock>>,
+    /// Ids of the blocks added, then modified, since this client's previous build of the
+    /// same text (working directory, agent, section, settings).
+    pub changed: Vec<String>,
+    /// Ids of the blocks removed since that build.
+    pub removed: Vec<String>,
+    /// How many bytes at the start are the same as in that build: what a provider's prompt
+    /// cache can reuse.
+    pub stable_prefix_bytes: usize,
     /// Queries executed for this build.
     pub executed: u64,
     /// The text is the one the client named in `known_hash`.
@@ -244,6 +255,9 @@ pub struct AgentBuildReply {
 /// hash, rule, reason) and its bytes.
 #[derive(Serialize, JsonSchema)]
 pub struct AgentBlock {
+    /// Stable for as long as the block has the same source: `file:<path>`, `url:<url>`, or
+    /// the name of a text the agent writes itself (`#2` for a source seen again).
+    pub id: String,
     /// The profile's block.
     #[serde(flatten)]
     pub block: ctxgraph_engine::answers::profile::Block,

@@ -5,8 +5,8 @@ use ctxgraph_db::profile::Section;
 use std::process::ExitCode;
 
 use ctxgraph_db::agent::Agent;
-use ctxgraph_engine::{HostEnv, Policy};
 use ctxgraph_engine::answers::session::ReadPoint;
+use ctxgraph_engine::{HostEnv, Policy};
 use ctxgraph_server::render::profile::ReadView;
 
 use crate::args::{Format, NearbyArgs, SessionInput};

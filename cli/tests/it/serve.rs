@@ -448,6 +448,17 @@ fn build_serves_every_agent() {
         server.call(4, "build", json!({ "cwd": cwd, "agent": "gemini", "known_hash": known }))["result"]
             .clone();
     assert!(edited["text"].as_str().is_some_and(|t| t.contains("pkg rules, edited")), "{edited}");
+    // The client holds the server's previous build: only the block that changed comes back
+    // (GEMINI.md, which inlines the edited import), named as every agent's blocks are, with
+    // the bytes a prompt cache can still reuse.
+    let root = format!("file:{}", tree.path("repo/GEMINI.md").display());
+    assert_eq!(edited["changed"], json!([root]), "{edited}");
+    let blocks = edited["blocks"].as_array().expect("blocks");
+    assert_eq!(blocks.iter().map(|b| b["id"].clone()).collect::<Vec<_>>(), [json!(root)], "{edited}");
+    let prefix = edited["stable_prefix_bytes"].as_u64().expect("a prefix");
+    let text = edited["text"].as_str().expect("text");
+    assert!(prefix > 0 && text[..usize::try_from(prefix).expect("fits")].ends_with("pkg rules"), "{edited}");
+    assert_eq!(edited["removed"], json!([]), "{edited}");
 
     // opencode's parameters are its settings, which Gemini does not model; a section it
     // does not build is refused the same way.
@@ -546,6 +557,24 @@ fn build_serves_qwen_code_and_a_warm_turn_executes_nothing() {
         server.call(4, "build", json!({ "cwd": cwd, "agent": "qwen-code", "known_hash": known }))["result"]
             .clone();
     assert!(edited["text"].as_str().is_some_and(|t| t.contains("pkg rules, edited")), "{edited}");
+    // The client holds the server's previous build: only the blocks that changed come back
+    // (QWEN.md inlines the edited file, which is also sent on its own), named as every
+    // agent's blocks are, with the bytes a prompt cache can still reuse.
+    let ids = [
+        format!("file:{}", tree.path("repo/QWEN.md").display()),
+        format!("file:{}", tree.path("repo/pkg/AGENTS.md").display()),
+    ];
+    assert_eq!(edited["changed"], json!(ids), "{edited}");
+    let blocks = edited["blocks"].as_array().expect("blocks");
+    assert_eq!(
+        blocks.iter().map(|b| b["id"].clone()).collect::<Vec<_>>(),
+        ids.map(|id| json!(id)),
+        "{edited}"
+    );
+    let prefix = edited["stable_prefix_bytes"].as_u64().expect("a prefix");
+    let text = edited["text"].as_str().expect("text");
+    assert!(prefix > 0 && text[..usize::try_from(prefix).expect("fits")].ends_with("pkg rules"), "{edited}");
+    assert_eq!(edited["removed"], json!([]), "{edited}");
     assert_eq!(edited["unchanged"], json!(false), "{edited}");
 }
 
