@@ -139,6 +139,10 @@ struct NearbyArgs {
     /// The assistant message the read belongs to; default: the session's next step.
     #[serde(default)]
     message: Option<String>,
+    /// Another agent's own session record (Claude Code's transcript, …), relative to the
+    /// workspace or absolute: the read happens at its next step.
+    #[serde(default)]
+    record: Option<PathBuf>,
     /// `text` (default: exactly what the agent attaches) or `json`.
     #[serde(default)]
     format: Option<FormatName>,
@@ -227,6 +231,7 @@ impl Worker {
             agent: args.agent,
             session: args.session,
             message: args.message,
+            record: args.record,
         };
         let reply = NearbyReply(self.host.nearby(params).map_err(op)?);
         if args.format == Some(FormatName::Json) {

@@ -347,11 +347,15 @@ impl Host {
     /// session's state when one is named (opencode's).
     pub fn nearby(&mut self, params: NearbyParams) -> Result<ReadAnswer, OpError> {
         let agent = agent_param(params.agent.as_deref())?;
-        if agent != Agent::Opencode && params.session.is_some() {
-            return Err(invalid(format!("session: sessions are opencode's; {agent}'s are not modelled")));
-        }
         let ws = self.workspace(&params.cwd)?;
         let request = self.request(agent);
+        if let Some(record) = &params.record {
+            if params.session.is_some() || params.message.is_some() {
+                return Err(invalid("record: give a record, or a session (and its message), not both"));
+            }
+            let layout = self.engine.agent_read_in_session(ws, agent, &params.file, &request, record)?;
+            return Ok(ReadAnswer { layout, opencode: None });
+        }
         let session = match &params.session {
             Some(id) => Some(self.session(id)?),
             None => None,

@@ -286,6 +286,10 @@ pub struct NearbyParams {
     /// The assistant message the read belongs to; default: the session's next step.
     #[serde(default)]
     pub message: Option<String>,
+    /// Another agent's own session record (Claude Code's transcript, …), relative to `cwd`
+    /// or absolute: the read happens at its next step, as `nearby --session RECORD` reads it.
+    #[serde(default)]
+    pub record: Option<PathBuf>,
 }
 
 /// The answer to `nearby`: [`render::profile::ReadView`], the same for every agent.

@@ -967,7 +967,8 @@ fn explain_lint_config_and_memory_methods_answer_as_the_cli_does() {
 
 /// `session/rules` answers for every agent whose records ctxgraph reads what `session rules
 /// --format json` prints: a recorded Claude Code transcript, a Codex rollout and an opencode
-/// export; an agent whose sessions are not modelled is refused, and serving goes on.
+/// export; an agent whose sessions are not modelled is refused, and serving goes on. `nearby`
+/// with a `record` answers what `nearby --session RECORD` prints.
 #[test]
 fn session_rules_answers_as_the_cli_does_for_each_agent() {
     let tree = Tree::new();
@@ -1001,5 +1002,18 @@ fn session_rules_answers_as_the_cli_does_for_each_agent() {
         json!({ "cwd": cwd, "agent": "gemini", "record": records[0].1 }),
     ));
     assert!(message.contains("does not model Gemini CLI's sessions"), "{code} {message}");
+
+    // `nearby` at a record's next step, as `nearby --session RECORD` answers it.
+    let record = records[0].1.display().to_string();
+    let params = json!({ "cwd": cwd, "agent": "claude-code", "file": "src/main.rs", "record": record });
+    let answer = result_of(server.call(10, "nearby", params));
+    let args = ["nearby", "--agent", "claude-code", "--session", &record, "src/main.rs", "--format", "json"];
+    assert_eq!(answer, cli_json(&tree, &pkg, &args), "nearby in a record");
+    let params = json!({ "cwd": cwd, "agent": "gemini", "file": "src/main.rs", "record": record });
+    let (_, message) = error_of(&server.call(11, "nearby", params));
+    assert!(message.contains("does not model Gemini CLI's sessions"), "{message}");
+    let params = json!({ "cwd": cwd, "file": "src/main.rs", "record": record, "session": "s" });
+    let (code, message) = error_of(&server.call(12, "nearby", params));
+    assert!(code == -32602 && message.contains("not both"), "{code} {message}");
     assert_eq!(server.finish(), Some(0));
 }
