@@ -341,20 +341,36 @@ pub enum CheckFormat {
     Html,
 }
 
-/// Rebuild the system prompt on every file change, one line per rebuild
+/// Rebuild an agent's context on every file change, one line per rebuild
 ///
-/// Each line: the prompt's blake3 hash (first 16 hex digits), its size in bytes, the blocks
+/// Each line: the text's blake3 hash (first 16 hex digits), its size in bytes, the blocks
 /// added, removed and changed since the previous build, and how many queries executed.
-/// Only the directories the build looked at are watched.
+/// Only the directories the build looked at are watched. Any agent, section and settings
+/// `build` takes.
 #[derive(Debug, Args)]
 pub struct WatchArgs {
-    /// The directory opencode would be started in [default: the current directory]
+    /// The directory the agent would be started in [default: the current directory]
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
 
-    /// Add the model line to the environment block
+    /// Whose context to watch (every agent of the registry, [`agents_help`]).
+    #[arg(long, value_parser = agent_parser(), default_value = "opencode", help = agents_help("Whose context to watch", ""))]
+    pub agent: Agent,
+
+    /// A setting of that agent's own, as `build -c` takes it
+    #[arg(short = 'c', long = "agent-config", value_name = "KEY=VALUE", help = settings_help())]
+    pub agent_config: Vec<String>,
+
+    #[command(flatten)]
+    pub installation: InstallationArgs,
+
+    /// Which part of what the agent sends to watch (as `build --section`)
+    #[arg(long, value_enum, default_value_t = SectionArg::System)]
+    pub section: SectionArg,
+
+    /// Add the model line to the environment block (opencode's `-c model=PROVIDER/ID`)
     #[arg(long, value_name = "PROVIDER/ID")]
-    pub model: Option<ModelRef>,
+    pub model: Option<String>,
 
     #[command(flatten)]
     pub remote: RemoteArgs,

@@ -160,6 +160,8 @@ pub struct AgentTurn {
     pub ids: Vec<Arc<str>>,
     /// What changed since this client's previous build of the same text.
     pub diff: TurnDiff,
+    /// Queries that executed (rather than being reused) for this build.
+    pub executed: u64,
 }
 
 impl AgentTurns {
@@ -172,12 +174,14 @@ impl AgentTurns {
         agent: Agent,
         request: &profile::Request,
     ) -> Result<AgentTurn, EngineError> {
+        let before = engine.db().executions().total();
         let layout = engine.agent_layout(ws, agent, request)?;
+        let executed = engine.db().executions().total() - before;
         let key = (ws, agent, request.section, request.settings.clone());
         let previous = self.previous.get(&key);
         if let Some(previous) = previous.filter(|previous| ***previous == layout) {
             let diff = TurnDiff { stable_prefix_bytes: previous.text.len(), ..TurnDiff::default() };
-            return Ok(AgentTurn { ids: block_ids(previous), layout: Arc::clone(previous), diff });
+            return Ok(AgentTurn { ids: block_ids(previous), layout: Arc::clone(previous), diff, executed });
         }
         let ids = block_ids(&layout);
         let hashed = |layout: &profile::Layout, ids: &[Arc<str>]| -> Vec<(Arc<str>, ContentHash)> {
@@ -189,7 +193,7 @@ impl AgentTurns {
         );
         let layout = Arc::new(layout);
         self.previous.insert(key, Arc::clone(&layout));
-        Ok(AgentTurn { layout, ids, diff })
+        Ok(AgentTurn { layout, ids, diff, executed })
     }
 }
 

@@ -1,31 +1,55 @@
-//! `ctxgraph watch`.
+//! `ctxgraph watch --agent NAME`: any agent's context rebuilt on every change that touches
+//! it, each rebuild compared with the previous one ([`AgentTurns`]).
 
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use ctxgraph_db::profile::Request;
 use ctxgraph_engine::watch::Watcher;
-use ctxgraph_engine::{SystemClock, Turn, Turns};
-use ctxgraph_opencode::prompt::Section;
+use ctxgraph_engine::{AgentTurn, AgentTurns, ContentHash, HostEnv, SystemClock};
 
 use crate::args::{Format, WatchArgs};
 use crate::error::{CliError, render, to_json};
 use crate::output::{eprintln_styled, write_stdout};
 
 pub fn run(args: WatchArgs) -> Result<ExitCode, CliError> {
-    let (engine, ws, options) = super::open_configured(args.cwd, &args.remote)?;
+    let agent = args.agent;
+    let profile = ctxgraph_engine::profiles::profile(agent);
+    let env = HostEnv::from_process();
+    let section = args.section.section();
+    let settings = super::profiles::settings(&args.agent_config)?
+        .into_iter()
+        .chain(ctxgraph_server::protocol::message_settings(args.model.as_deref(), None, false, None))
+        .collect();
+    let fetch = super::fetch_options(&args.remote, &env);
+    let vars = env.vars.clone();
+    let (engine, ws) = super::open_with(env, args.cwd)?;
     let mut engine = engine.with_clock(Arc::new(SystemClock::default()));
-    let mut remote = super::remote_refresh(options, args.remote_refresh_secs, args.remote.no_mcp)?;
+    let wording = engine.load_agent_installation(agent, section, args.installation.path.as_deref(), &vars);
+    let request = Request { section, settings, wording: wording.map(|w| w as Arc<_>) };
+    profile.check_settings(&request).map_err(ctxgraph_engine::EngineError::from)?;
+    // What the text waits on outside the file system (opencode's remote documents, an
+    // agent's MCP servers), kept loaded; an agent that waits on nothing reads no remote config.
+    let waits = profile.waits_on(section);
+    let mut remote = super::remote_refresh(fetch, args.remote_refresh_secs, args.remote.no_mcp)?;
     let mut watcher = Watcher::new().map_err(CliError::Watch)?;
-    let mut turns = Turns::default();
+    let mut turns = AgentTurns::default();
     loop {
         // Remote documents are refreshed when a rebuild is due anyway, at most once per
         // interval; a failure shows up in the build (an error or a missing block).
-        if let Err(err) = remote.refresh(&mut engine, ws) {
+        let loaded = match (waits.any(), waits.mcp) {
+            (false, _) => Ok(()),
+            (true, false) => remote.refresh(&mut engine, ws),
+            (true, true) => {
+                remote.refresh(&mut engine, ws).and_then(|()| remote.connect_agent_mcp(&mut engine, ws, agent))
+            }
+        };
+        if let Err(err) = loaded {
             eprintln_styled(&render(&CliError::Engine(err)));
         }
         let started = ctxgraph_engine::watch::status_clock();
-        let turn = turns.build(&engine, ws, Section::System, args.model.clone());
+        let turn = turns.build(&engine, ws, agent, &request);
         // Watch what this build looked at before saying it is done: an edit made after
         // the line appears is always seen.
         watcher.track(&mut engine, started);
@@ -40,8 +64,8 @@ pub fn run(args: WatchArgs) -> Result<ExitCode, CliError> {
         }
         // Wait for a batch that touches an input (events only for paths no query read,
         // this command's own output redirected into the tree say, rebuild nothing), or for
-        // the date to change (the environment block says today's date). The loop ends
-        // when the process is interrupted.
+        // the date to change (opencode's environment block says today's date). The loop
+        // ends when the process is interrupted.
         loop {
             if let Some(batch) = watcher.next_batch(DATE_POLL)
                 && watcher.apply(&mut engine, &batch).touched_inputs()
@@ -58,12 +82,17 @@ pub fn run(args: WatchArgs) -> Result<ExitCode, CliError> {
 /// How often an idle `watch` looks at the clock: the new date shows within this of midnight.
 const DATE_POLL: Duration = Duration::from_secs(30);
 
+/// The text's blake3 (of the empty text when the agent sends none).
+fn hash(turn: &AgentTurn) -> String {
+    turn.layout.hash.map_or_else(|| ContentHash::of("").to_string(), |hash| hash.to_string())
+}
+
 /// One rebuild: hash, size, block changes, queries executed.
-fn line(turn: &Turn) -> String {
+fn line(turn: &AgentTurn) -> String {
     let diff = &turn.diff;
     format!(
         "{hash}  {bytes} bytes  blocks +{added} -{removed} ~{modified}  {executed} queries\n",
-        hash = &turn.layout.hash[..16],
+        hash = &hash(turn)[..16],
         bytes = turn.layout.text.len(),
         added = diff.added.len(),
         removed = diff.removed.len(),
@@ -75,22 +104,22 @@ fn line(turn: &Turn) -> String {
 /// One rebuild under `--format json`: what the text line says, with the block ids.
 #[derive(serde::Serialize)]
 struct Rebuild<'a> {
-    /// blake3 of the prompt (all 64 hex digits).
-    hash: &'a str,
+    /// blake3 of the text (all 64 hex digits).
+    hash: String,
     bytes: usize,
-    added: &'a [std::sync::Arc<str>],
-    removed: &'a [std::sync::Arc<str>],
-    modified: &'a [std::sync::Arc<str>],
+    added: &'a [Arc<str>],
+    removed: &'a [Arc<str>],
+    modified: &'a [Arc<str>],
     stable_prefix_bytes: usize,
     /// Queries that ran for this rebuild.
     executed: u64,
 }
 
 impl<'a> Rebuild<'a> {
-    fn of(turn: &'a Turn) -> Self {
+    fn of(turn: &'a AgentTurn) -> Self {
         let diff = &turn.diff;
         Rebuild {
-            hash: &turn.layout.hash,
+            hash: hash(turn),
             bytes: turn.layout.text.len(),
             added: &diff.added,
             removed: &diff.removed,

@@ -355,8 +355,10 @@ fn watch_prints_a_line_per_rebuild() {
     tree.write("repo/pkg/AGENTS.md", "pkg rules, edited");
     let second = watch.line();
     assert!(second.contains(" blocks +0 -0 ~1  "), "{second}");
-    // The file's content query, its text, its rendered block and the laid-out prompt.
-    assert!(second.ends_with("  4 queries"), "{second}");
+    // The file's content query, its text, its rendered block and the laid-out prompt; and
+    // for the files the profile's answer lists as left out, the prompt the explanation
+    // reads and its instruction blocks. Nothing else re-runs.
+    assert!(second.ends_with("  6 queries"), "{second}");
     assert_ne!(first[..16], second[..16]);
 }
 
@@ -371,8 +373,26 @@ fn watch_prints_a_json_object_per_rebuild() {
     let second: serde_json::Value = serde_json::from_str(&watch.line()).expect("a JSON line");
     let pkg = tree.path("repo/pkg/AGENTS.md");
     assert_eq!(second["modified"], serde_json::json!([format!("file:{}", pkg.display())]), "{second}");
-    assert_eq!(second["executed"], 4, "{second}");
+    assert_eq!(second["executed"], 6, "{second}");
     assert_ne!(first["hash"], second["hash"]);
+}
+
+/// `watch --agent codex`: another agent's text, rebuilt on an edit with the blocks named as
+/// every agent's are, and a broken `opencode.json` (not Codex's concern) never read.
+#[test]
+fn watch_follows_any_agent() {
+    let tree = Tree::new();
+    tree.write("repo/opencode.json", "{ not json");
+    let cwd = tree.cwd();
+    let watch = tree.spawn(&["watch", "--cwd", &cwd, "--agent", "codex", "--format", "json"]);
+    let first: serde_json::Value = serde_json::from_str(&watch.line()).expect("a JSON line");
+    let root = format!("file:{}", tree.path("repo/AGENTS.md").display());
+    let pkg = format!("file:{}", tree.path("repo/pkg/AGENTS.md").display());
+    assert_eq!(first["added"], serde_json::json!([root, pkg]), "{first}");
+    tree.write("repo/pkg/AGENTS.md", "pkg rules, edited");
+    let second: serde_json::Value = serde_json::from_str(&watch.line()).expect("a JSON line");
+    assert_eq!(second["modified"], serde_json::json!([pkg]), "{second}");
+    assert!(second["stable_prefix_bytes"].as_u64().is_some_and(|n| n > 0), "{second}");
 }
 
 /// #14.4: `ctxgraph watch > watch.log` inside the tree. Appending to a file no query read
