@@ -41,9 +41,9 @@ pub fn run(args: WatchArgs) -> Result<ExitCode, CliError> {
         let loaded = match (waits.any(), waits.mcp) {
             (false, _) => Ok(()),
             (true, false) => remote.refresh(&mut engine, ws),
-            (true, true) => {
-                remote.refresh(&mut engine, ws).and_then(|()| remote.connect_agent_mcp(&mut engine, ws, agent))
-            }
+            (true, true) => remote
+                .refresh(&mut engine, ws)
+                .and_then(|()| remote.connect_agent_mcp(&mut engine, ws, agent)),
         };
         if let Err(err) = loaded {
             eprintln_styled(&render(&CliError::Engine(err)));

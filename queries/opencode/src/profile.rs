@@ -128,8 +128,10 @@ impl Profile for Opencode {
         } else {
             system_prompt_layout(db, ws, section, model).clone().map_err(|err| would_not_start(&err))?
         };
+        // Files looked at when opencode starts; those a read attaches are the read's answer
+        // (as for every agent), and finding them would walk the whole tree below.
         let explanation =
-            opencode_explain::explain(db, ws, &BytesPerFour).map_err(|e| would_not_start(&e))?;
+            opencode_explain::explain_startup(db, ws, &BytesPerFour).map_err(|e| would_not_start(&e))?;
         let mut builder = LayoutBuilder::new(prompt.text.clone());
         for placed in &prompt.blocks {
             let source = match (placed.kind, &placed.source) {

@@ -69,6 +69,13 @@ impl<'a> Explainer<'a> {
     }
 
     pub(super) fn explanation(&self) -> Result<Explanation, BuildError> {
+        self.explanation_of(true)
+    }
+
+    /// What discovery considers at start-up (every stage), and with `on_read` the rule files
+    /// below the working directory the read tool would attach, which takes a walk of that
+    /// whole tree.
+    pub(super) fn explanation_of(&self, on_read: bool) -> Result<Explanation, BuildError> {
         let prompt = system_prompt(self.db, self.ws, None).as_ref().map_err(Clone::clone)?;
         let layout = prompt.layout(Section::System);
         let block_where = |wanted: &dyn Fn(&Block) -> bool| -> Option<Loaded> {
@@ -90,7 +97,9 @@ impl<'a> Explainer<'a> {
         self.project_items(&mut items, &loaded_at);
         self.instruction_items(&mut items, &loaded_at);
         self.remote_items(&mut items, &|remote| block_where(&|b| b.remote == Some(remote)));
-        self.nearby_items(&mut items)?;
+        if on_read {
+            self.nearby_items(&mut items)?;
+        }
 
         Ok(Explanation {
             cwd: self.cwd.clone(),

@@ -39,6 +39,17 @@ pub fn explain(db: &dyn Db, ws: Workspace, counter: &dyn TokenCounter) -> Result
     Explainer::new(db, ws, counter)?.explanation()
 }
 
+/// [`explain`] without the rule files below the working directory that only a read
+/// attaches (N3): what opencode looks at when it starts, without walking the tree below
+/// the working directory.
+pub fn explain_startup(
+    db: &dyn Db,
+    ws: Workspace,
+    counter: &dyn TokenCounter,
+) -> Result<Explanation, BuildError> {
+    Explainer::new(db, ws, counter)?.explanation_of(false)
+}
+
 /// Explains one file, `instructions` entry or URL. A relative path is taken relative to
 /// `base` (the caller's current directory).
 pub fn explain_target(
