@@ -86,6 +86,29 @@ struct Compound<'r, C> {
     keep_value: bool,
 }
 
+impl<'r, C> Compound<'r, C> {
+    fn new<E>(inner: Result<C, E>, rules: &'r Rules<'r>) -> Result<Self, E> {
+        Ok(Compound { inner: inner?, rules, keep_value: false })
+    }
+
+    /// A value under `key`: kept when the key is a verbatim one (`None`: an element).
+    fn member<'v, T: ?Sized>(&self, key: Option<&str>, value: &'v T) -> Redacted<'v, T>
+    where
+        'r: 'v,
+    {
+        Redacted { value, rules: self.rules, keep: key.is_some_and(|key| self.rules.is_verbatim(key)) }
+    }
+}
+
+/// Serializer methods for values that are neither strings nor containers: written as they are.
+macro_rules! as_they_are {
+    ($($method:ident($($arg:ident: $ty:ty),*);)*) => {
+        $(fn $method(self, $($arg: $ty),*) -> Result<S::Ok, S::Error> {
+            self.inner.$method($($arg),*)
+        })*
+    };
+}
+
 impl<'r, S: Serializer> Serializer for Redacting<'r, S> {
     type Ok = S::Ok;
     type Error = S::Error;
@@ -151,13 +174,11 @@ impl<'r, S: Serializer> Serializer for Redacting<'r, S> {
     }
 
     fn serialize_seq(self, len: Option<usize>) -> Result<Self::SerializeSeq, S::Error> {
-        let inner = self.inner.serialize_seq(len)?;
-        Ok(Compound { inner, rules: self.rules, keep_value: false })
+        Compound::new(self.inner.serialize_seq(len), self.rules)
     }
 
     fn serialize_tuple(self, len: usize) -> Result<Self::SerializeTuple, S::Error> {
-        let inner = self.inner.serialize_tuple(len)?;
-        Ok(Compound { inner, rules: self.rules, keep_value: false })
+        Compound::new(self.inner.serialize_tuple(len), self.rules)
     }
 
     fn serialize_tuple_struct(
@@ -165,8 +186,7 @@ impl<'r, S: Serializer> Serializer for Redacting<'r, S> {
         name: &'static str,
         len: usize,
     ) -> Result<Self::SerializeTupleStruct, S::Error> {
-        let inner = self.inner.serialize_tuple_struct(name, len)?;
-        Ok(Compound { inner, rules: self.rules, keep_value: false })
+        Compound::new(self.inner.serialize_tuple_struct(name, len), self.rules)
     }
 
     fn serialize_tuple_variant(
@@ -176,18 +196,15 @@ impl<'r, S: Serializer> Serializer for Redacting<'r, S> {
         variant: &'static str,
         len: usize,
     ) -> Result<Self::SerializeTupleVariant, S::Error> {
-        let inner = self.inner.serialize_tuple_variant(name, index, variant, len)?;
-        Ok(Compound { inner, rules: self.rules, keep_value: false })
+        Compound::new(self.inner.serialize_tuple_variant(name, index, variant, len), self.rules)
     }
 
     fn serialize_map(self, len: Option<usize>) -> Result<Self::SerializeMap, S::Error> {
-        let inner = self.inner.serialize_map(len)?;
-        Ok(Compound { inner, rules: self.rules, keep_value: false })
+        Compound::new(self.inner.serialize_map(len), self.rules)
     }
 
     fn serialize_struct(self, name: &'static str, len: usize) -> Result<Self::SerializeStruct, S::Error> {
-        let inner = self.inner.serialize_struct(name, len)?;
-        Ok(Compound { inner, rules: self.rules, keep_value: false })
+        Compound::new(self.inner.serialize_struct(name, len), self.rules)
     }
 
     fn serialize_struct_variant(
@@ -197,128 +214,77 @@ impl<'r, S: Serializer> Serializer for Redacting<'r, S> {
         variant: &'static str,
         len: usize,
     ) -> Result<Self::SerializeStructVariant, S::Error> {
-        let inner = self.inner.serialize_struct_variant(name, index, variant, len)?;
-        Ok(Compound { inner, rules: self.rules, keep_value: false })
+        Compound::new(self.inner.serialize_struct_variant(name, index, variant, len), self.rules)
     }
 
-    // Neither strings nor containers: written as they are.
-    fn serialize_bool(self, v: bool) -> Result<S::Ok, S::Error> {
-        self.inner.serialize_bool(v)
+    as_they_are! {
+        serialize_bool(v: bool);
+        serialize_i8(v: i8);
+        serialize_i16(v: i16);
+        serialize_i32(v: i32);
+        serialize_i64(v: i64);
+        serialize_i128(v: i128);
+        serialize_u8(v: u8);
+        serialize_u16(v: u16);
+        serialize_u32(v: u32);
+        serialize_u64(v: u64);
+        serialize_u128(v: u128);
+        serialize_f32(v: f32);
+        serialize_f64(v: f64);
+        serialize_bytes(v: &[u8]);
+        serialize_none();
+        serialize_unit();
+        serialize_unit_struct(name: &'static str);
     }
-    fn serialize_i8(self, v: i8) -> Result<S::Ok, S::Error> {
-        self.inner.serialize_i8(v)
-    }
-    fn serialize_i16(self, v: i16) -> Result<S::Ok, S::Error> {
-        self.inner.serialize_i16(v)
-    }
-    fn serialize_i32(self, v: i32) -> Result<S::Ok, S::Error> {
-        self.inner.serialize_i32(v)
-    }
-    fn serialize_i64(self, v: i64) -> Result<S::Ok, S::Error> {
-        self.inner.serialize_i64(v)
-    }
-    fn serialize_i128(self, v: i128) -> Result<S::Ok, S::Error> {
-        self.inner.serialize_i128(v)
-    }
-    fn serialize_u8(self, v: u8) -> Result<S::Ok, S::Error> {
-        self.inner.serialize_u8(v)
-    }
-    fn serialize_u16(self, v: u16) -> Result<S::Ok, S::Error> {
-        self.inner.serialize_u16(v)
-    }
-    fn serialize_u32(self, v: u32) -> Result<S::Ok, S::Error> {
-        self.inner.serialize_u32(v)
-    }
-    fn serialize_u64(self, v: u64) -> Result<S::Ok, S::Error> {
-        self.inner.serialize_u64(v)
-    }
-    fn serialize_u128(self, v: u128) -> Result<S::Ok, S::Error> {
-        self.inner.serialize_u128(v)
-    }
-    fn serialize_f32(self, v: f32) -> Result<S::Ok, S::Error> {
-        self.inner.serialize_f32(v)
-    }
-    fn serialize_f64(self, v: f64) -> Result<S::Ok, S::Error> {
-        self.inner.serialize_f64(v)
-    }
-    fn serialize_bytes(self, v: &[u8]) -> Result<S::Ok, S::Error> {
-        self.inner.serialize_bytes(v)
-    }
-    fn serialize_none(self) -> Result<S::Ok, S::Error> {
-        self.inner.serialize_none()
-    }
-    fn serialize_unit(self) -> Result<S::Ok, S::Error> {
-        self.inner.serialize_unit()
-    }
-    fn serialize_unit_struct(self, name: &'static str) -> Result<S::Ok, S::Error> {
-        self.inner.serialize_unit_struct(name)
-    }
+
     fn is_human_readable(&self) -> bool {
         self.inner.is_human_readable()
     }
 }
 
-impl<'r, C> Compound<'r, C> {
-    /// A member that is not under a verbatim key.
-    fn member<'v, T: ?Sized>(&self, value: &'v T) -> Redacted<'v, T>
-    where
-        'r: 'v,
-    {
-        Redacted { value, rules: self.rules, keep: false }
-    }
-
-    /// A field's value: kept when its key is a verbatim one.
-    fn field<'v, T: ?Sized>(&self, key: &str, value: &'v T) -> Redacted<'v, T>
-    where
-        'r: 'v,
-    {
-        Redacted { value, rules: self.rules, keep: self.rules.is_verbatim(key) }
-    }
+/// The sequences and tuples: elements, none under a key.
+macro_rules! elements {
+    ($($kind:ident::$method:ident),*) => {
+        $(impl<C: ser::$kind> ser::$kind for Compound<'_, C> {
+            type Ok = C::Ok;
+            type Error = C::Error;
+            fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), C::Error> {
+                self.inner.$method(&self.member(None, value))
+            }
+            fn end(self) -> Result<C::Ok, C::Error> {
+                self.inner.end()
+            }
+        })*
+    };
 }
 
-impl<C: ser::SerializeSeq> ser::SerializeSeq for Compound<'_, C> {
-    type Ok = C::Ok;
-    type Error = C::Error;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), C::Error> {
-        self.inner.serialize_element(&self.member(value))
-    }
-    fn end(self) -> Result<C::Ok, C::Error> {
-        self.inner.end()
-    }
+elements!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field
+);
+
+/// The structs: fields under their names.
+macro_rules! fields {
+    ($($kind:ident),*) => {
+        $(impl<C: ser::$kind> ser::$kind for Compound<'_, C> {
+            type Ok = C::Ok;
+            type Error = C::Error;
+            fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result<(), C::Error> {
+                self.inner.serialize_field(key, &self.member(Some(key), value))
+            }
+            fn skip_field(&mut self, key: &'static str) -> Result<(), C::Error> {
+                self.inner.skip_field(key)
+            }
+            fn end(self) -> Result<C::Ok, C::Error> {
+                self.inner.end()
+            }
+        })*
+    };
 }
 
-impl<C: ser::SerializeTuple> ser::SerializeTuple for Compound<'_, C> {
-    type Ok = C::Ok;
-    type Error = C::Error;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), C::Error> {
-        self.inner.serialize_element(&self.member(value))
-    }
-    fn end(self) -> Result<C::Ok, C::Error> {
-        self.inner.end()
-    }
-}
-
-impl<C: ser::SerializeTupleStruct> ser::SerializeTupleStruct for Compound<'_, C> {
-    type Ok = C::Ok;
-    type Error = C::Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), C::Error> {
-        self.inner.serialize_field(&self.member(value))
-    }
-    fn end(self) -> Result<C::Ok, C::Error> {
-        self.inner.end()
-    }
-}
-
-impl<C: ser::SerializeTupleVariant> ser::SerializeTupleVariant for Compound<'_, C> {
-    type Ok = C::Ok;
-    type Error = C::Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), C::Error> {
-        self.inner.serialize_field(&self.member(value))
-    }
-    fn end(self) -> Result<C::Ok, C::Error> {
-        self.inner.end()
-    }
-}
+fields!(SerializeStruct, SerializeStructVariant);
 
 impl<C: ser::SerializeMap> ser::SerializeMap for Compound<'_, C> {
     type Ok = C::Ok;
@@ -333,42 +299,6 @@ impl<C: ser::SerializeMap> ser::SerializeMap for Compound<'_, C> {
         let value = Redacted { value, rules: self.rules, keep: self.keep_value };
         self.keep_value = false;
         self.inner.serialize_value(&value)
-    }
-    fn end(self) -> Result<C::Ok, C::Error> {
-        self.inner.end()
-    }
-}
-
-impl<C: ser::SerializeStruct> ser::SerializeStruct for Compound<'_, C> {
-    type Ok = C::Ok;
-    type Error = C::Error;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), C::Error> {
-        self.inner.serialize_field(key, &self.field(key, value))
-    }
-    fn skip_field(&mut self, key: &'static str) -> Result<(), C::Error> {
-        self.inner.skip_field(key)
-    }
-    fn end(self) -> Result<C::Ok, C::Error> {
-        self.inner.end()
-    }
-}
-
-impl<C: ser::SerializeStructVariant> ser::SerializeStructVariant for Compound<'_, C> {
-    type Ok = C::Ok;
-    type Error = C::Error;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), C::Error> {
-        self.inner.serialize_field(key, &self.field(key, value))
-    }
-    fn skip_field(&mut self, key: &'static str) -> Result<(), C::Error> {
-        self.inner.skip_field(key)
     }
     fn end(self) -> Result<C::Ok, C::Error> {
         self.inner.end()
