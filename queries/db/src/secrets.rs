@@ -17,6 +17,8 @@ use regex::Regex;
 
 use crate::lines::{Column, LineColumn, Lines};
 
+mod json;
+
 /// One kind of secret and how to recognise it.
 #[derive(Debug)]
 pub struct Pattern {
