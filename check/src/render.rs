@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use ctxgraph_db::hash::content_hash;
-use ctxgraph_db::profile::{Request, Source, WordingSource};
+use ctxgraph_db::profile::{Request, WordingSource};
 use ctxgraph_engine::remote::FetchOptions;
 use ctxgraph_engine::{Engine, EngineError, HostEnv, Policy};
 use serde::Serialize;
@@ -74,15 +74,22 @@ pub fn render(scenario: &Scenario, repo: &Path) -> Result<Rendered, EngineError>
     };
     let request = Request { section, settings: scenario.settings(), wording };
     let layout = engine.agent_layout(ws, agent, &request)?;
-    if let (true, WordingSource::Unavailable { reason }) = (from_installation, &layout.wording) {
-        return Err(EngineError::NoInstallation { reason: reason.clone() });
+    if from_installation {
+        let placeholder = layout.blocks.iter().find_map(|b| b.placeholder.clone());
+        let missing = match &layout.wording {
+            WordingSource::Unavailable { reason } => Some(reason.clone()),
+            _ => placeholder,
+        };
+        if let Some(reason) = missing {
+            return Err(EngineError::NoInstallation { reason });
+        }
     }
     let entry = |text: &str, block: &ctxgraph_db::profile::Block, id: String| {
         BlockEntry::new(id, &content_hash(&placeholders.apply(text)), placeholders.apply(&block.reason))
     };
     let (text, placed) = layout.sets_in_one_order();
     let id = |block: &ctxgraph_db::profile::Block| {
-        let source = placeholders.apply(&source_id(&block.source));
+        let source = placeholders.apply(&block.source.name());
         match &block.listed {
             Some(listed) => in_a_set(&source, listed, &placeholders),
             None => source,
@@ -98,7 +105,7 @@ pub fn render(scenario: &Scenario, repo: &Path) -> Result<Rendered, EngineError>
             attached if !attached.text.is_empty() => {
                 body.push_str(&placeholders.apply(&attached.text));
                 for block in &attached.blocks {
-                    let id = format!("{} (read {shown})", placeholders.apply(&source_id(&block.source)));
+                    let id = format!("{} (read {shown})", placeholders.apply(&block.source.name()));
                     blocks.push(entry(&attached.text[block.range.clone()], block, id));
                 }
             }
@@ -106,15 +113,6 @@ pub fn render(scenario: &Scenario, repo: &Path) -> Result<Rendered, EngineError>
         }
     }
     Ok(Rendered { body, blocks })
-}
-
-/// A block's source as a snapshot names it: a file's path, a URL, or the name of a text the
-/// agent writes itself (`environment`).
-fn source_id(source: &Source) -> String {
-    match source {
-        Source::Agent(name) => name.clone(),
-        other => other.display(),
-    }
 }
 
 /// A block of a listed run says so in its id, which the snapshot's header and a change's

@@ -487,6 +487,12 @@ impl Engine {
         fate
     }
 
+    /// What to do about each file `agent` leaves out from `ws`, by file, in the agent's terms
+    /// (none for an agent whose rules say nothing of it).
+    pub fn agent_fixes(&self, ws: Workspace, agent: Agent) -> std::collections::BTreeMap<PathBuf, String> {
+        profiles::profile(agent).fixes(&self.db, ws).into_iter().collect()
+    }
+
     /// What `agent` sends from `ws` ([`profile::Layout`]: its exact text, every block placed,
     /// every file left out): what `build --agent NAME` prints, for every agent alike.
     pub fn agent_layout(

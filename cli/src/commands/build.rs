@@ -39,6 +39,7 @@ pub fn run(args: BuildArgs) -> Result<ExitCode, CliError> {
     }
     let layout = engine.agent_layout(ws, agent, &request)?;
     super::profiles::warn_unavailable(agent, &layout.wording);
+    warn_placeholders(&layout);
     if let Some(note) = &layout.note {
         eprintln_styled(&format!("warning: {note}"));
     }
@@ -53,6 +54,19 @@ pub fn run(args: BuildArgs) -> Result<ExitCode, CliError> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// L3: a block that stands in for a text the installation has but this text cannot use (no
+/// model chose opencode's model prompt), when the wording as a whole was read.
+fn warn_placeholders(layout: &ctxgraph_db::profile::Layout) {
+    if layout.wording.is_unavailable() {
+        return;
+    }
+    for block in &layout.blocks {
+        if let Some(why) = &block.placeholder {
+            eprintln_styled(&format!("warning: the {} block is a placeholder: {why}", block.source.name()));
+        }
+    }
 }
 
 /// The text prints a set's blocks in one order the agent does not keep (Aider's read-only

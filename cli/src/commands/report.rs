@@ -7,11 +7,10 @@ use std::process::ExitCode;
 
 use ctxgraph_db::Workspace;
 use ctxgraph_db::agent::Agent;
-use ctxgraph_db::installation::InstallationState;
-use ctxgraph_db::profile::{AgentFate, Layout, Source, Status};
+use ctxgraph_db::profile::{AgentFate, Layout, Request, Section, Source, Status};
 use ctxgraph_db::tokens::TokenCounter;
 use ctxgraph_engine::profiles::PROFILES;
-use ctxgraph_engine::{BlockKind, Engine, HostEnv, LimitOverrides, O200k, PlacedBlock, Section};
+use ctxgraph_engine::{Engine, HostEnv, LimitOverrides, O200k};
 
 use crate::args::{ReportArgs, SessionInput};
 use crate::error::CliError;
@@ -61,15 +60,14 @@ pub fn run(args: ReportArgs) -> Result<ExitCode, CliError> {
         None => PROFILES.iter().map(|profile| profile.agent()).collect(),
     };
     let (mut engine, ws) = super::open_fetching(args.cwd.clone(), &args.remote)?;
-    // opencode's own texts (its model prompt…) come from its installation, when found.
-    let installed = agents.contains(&Agent::Opencode) && {
-        let locate = match &args.message.opencode {
-            Some(path) => ctxgraph_engine::installation::Locate::Flag(path.clone()),
-            None => ctxgraph_engine::installation::Locate::from_process(),
-        };
-        matches!(engine.load_installation(&locate), InstallationState::Found(_))
-    };
-    let mut page = gather(&engine, ws, &agents, &args, &env, installed)?;
+    // A section built from an agent's own texts in its installation (opencode's whole
+    // message) is what that agent's budget shows, when the installation is found.
+    for &agent in &agents {
+        if let Some(section) = installation_section(agent) {
+            engine.load_agent_installation(agent, section, args.message.opencode.as_deref(), &env.vars);
+        }
+    }
+    let mut page = gather(&engine, ws, &agents, &args, &env)?;
     if let Some(export) = &args.session {
         let input =
             SessionInput { session: export.clone(), cwd: args.cwd.clone(), remote: args.remote.clone() };
@@ -133,13 +131,18 @@ fn page_path(path: &Path) -> Result<PathBuf, CliError> {
     Ok(path.to_path_buf())
 }
 
+/// The section of `agent` built from the texts of its installation, if it has one.
+fn installation_section(agent: Agent) -> Option<Section> {
+    let profile = ctxgraph_engine::profiles::profile(agent);
+    profile.sections().iter().copied().find(|section| profile.texts_from_installation(*section))
+}
+
 fn gather(
     engine: &Engine,
     ws: Workspace,
     agents: &[Agent],
     args: &ReportArgs,
     env: &HostEnv,
-    installed: bool,
 ) -> Result<Page, CliError> {
     let cwd = engine.cwd(ws).to_path_buf();
     let worktree = engine.worktree(ws);
@@ -152,7 +155,7 @@ fn gather(
         let profile = ctxgraph_engine::profiles::profile(agent);
         let request = super::profiles::request(
             agent,
-            ctxgraph_db::profile::Section::Rules,
+            Section::Rules,
             &[],
             &crate::args::InstallationArgs { path: None },
             env,
@@ -184,10 +187,9 @@ fn gather(
         // A left-out path that is no file (an `@alice` mention read as an import, a missing
         // import) has no row on the map; the agent's own list still names it.
         files.extend(layout.left_out.iter().map(|left| left.source.clone()).filter(|path| path.is_file()));
-        let mut budget = if agent == Agent::Opencode {
-            opencode_budget(engine, ws, &layout, &places, args, installed)
-        } else {
-            shared_budget(&layout, &places)
+        let mut budget = match installation_section(agent) {
+            Some(section) => installed_budget(engine, ws, agent, section, &layout, &places, args),
+            None => shared_budget(&layout, &places),
         };
         budget.title = profile.title();
         if layout.wording.is_unavailable() {
@@ -278,89 +280,37 @@ fn shared_budget(layout: &Layout, places: &Places<'_>) -> AgentBudget {
     }
 }
 
-/// opencode's whole system message when its installation is loaded (its model prompt,
-/// skills, references and MCP blocks around the system section), else its system section.
-fn opencode_budget(
+/// The section built from `agent`'s installation (opencode's whole system message: its
+/// model prompt, skills, references and MCP blocks around the system section) when the
+/// installation's texts are there, else its rules text.
+fn installed_budget(
     engine: &Engine,
     ws: Workspace,
+    agent: Agent,
+    section: Section,
     layout: &Layout,
     places: &Places<'_>,
     args: &ReportArgs,
-    installed: bool,
 ) -> AgentBudget {
-    let message = installed
-        .then(|| engine.layout(ws, Section::Message, super::message_options(None, &args.message)))
-        .and_then(Result::ok);
-    let Some(message) = message else {
+    let request = Request { section, settings: args.message.settings(None), wording: None };
+    let whole = engine.agent_layout(ws, agent, &request).ok().filter(|whole| !whole.wording.is_unavailable());
+    let Some(whole) = whole else {
         let mut budget = shared_budget(layout, places);
-        "the system section (`build`): without opencode's installation, no model prompt, skills or MCP"
-            .clone_into(&mut budget.scope);
+        budget.scope = format!(
+            "what `build --agent {agent}` prints: without {}'s installation, not its `--section {}`",
+            ctxgraph_engine::profiles::profile(agent).title(),
+            section.name()
+        );
         return budget;
     };
-    let blocks = message
+    let mut budget = shared_budget(&whole, places);
+    budget.scope = format!("`build --agent {agent} --section {}`", section.name());
+    budget.notes = whole
         .blocks
         .iter()
-        .map(|placed| placed_block(&message.text, placed, &layout.cwd, places))
+        .filter_map(|b| Some(format!("{} is a placeholder: {}", b.source.name(), b.placeholder.as_ref()?)))
         .collect();
-    AgentBudget {
-        agent: layout.agent,
-        title: "",
-        release: layout.release,
-        scope: "the whole system message (`build --section message`)".to_owned(),
-        bytes: message.text.len(),
-        tokens: O200k.count(&message.text),
-        framing_tokens: 0,
-        blocks,
-        left_out: Vec::new(),
-        notes: message
-            .blocks
-            .iter()
-            .filter_map(|b| {
-                b.unavailable_reason.as_ref().map(|why| format!("{} is a placeholder: {why}", b.id))
-            })
-            .collect(),
-        error: None,
-        sends_nothing: false,
-    }
-}
-
-fn placed_block(text: &str, placed: &PlacedBlock, cwd: &Path, roots: &Places<'_>) -> BudgetBlock {
-    let body = &text[placed.range.clone()];
-    let kind = match placed.kind {
-        BlockKind::Environment => Kind::Environment,
-        BlockKind::Instruction => Kind::RuleFile,
-        BlockKind::Remote => Kind::Remote,
-        BlockKind::Memory => Kind::Memory,
-        BlockKind::ModelPrompt | BlockKind::AgentPrompt => Kind::Prompt,
-        BlockKind::References | BlockKind::Mcp | BlockKind::Skills => Kind::Tools,
-        BlockKind::StructuredOutput | BlockKind::UserSystem => Kind::AgentText,
-    };
-    let label = match (&placed.source, placed.kind) {
-        (Some(path), BlockKind::Instruction) => relative(cwd, Path::new(&**path)),
-        (Some(source), _) => source.to_string(),
-        (None, _) => placed.id.to_string(),
-    };
-    let mut provenance = vec!["system message: one of the system array's strings".to_owned()];
-    provenance.push(with_rule(placed.rule, &placed.reason));
-    provenance.extend(placed.unstable_reason.iter().map(|why| format!("unstable: {why}")));
-    BudgetBlock {
-        kind,
-        label,
-        source: placed.source.as_deref().map_or_else(|| format!("({})", placed.id), str::to_owned),
-        placement: "system message".to_owned(),
-        start: placed.range.start,
-        end: placed.range.end,
-        bytes: placed.range.len(),
-        tokens: O200k.count(body),
-        hash: placed.hash.to_string(),
-        status: "sent",
-        rule: placed.rule,
-        reason: placed.reason.to_string(),
-        provenance,
-        first_lines: first_lines(body, FIRST_LINES, LINE_WIDTH),
-        from_home: placed.kind == BlockKind::Instruction
-            && placed.source.as_deref().is_some_and(|path| roots.is_home(Path::new(path))),
-    }
+    budget
 }
 
 /// The reason, with its rule in front unless it already names it.
@@ -399,7 +349,8 @@ fn map(
     places: &Places<'_>,
     files: &[PathBuf],
 ) -> Vec<RuleDir> {
-    let hints = if agents.contains(&Agent::Opencode) { opencode_fixes(engine, ws) } else { BTreeMap::new() };
+    let fixes_by_agent: BTreeMap<&str, BTreeMap<PathBuf, String>> =
+        agents.iter().map(|&agent| (agent.name(), engine.agent_fixes(ws, agent))).collect();
     let fates_of = |path: &Path| {
         if agents.len() == PROFILES.len() {
             engine.file_fates(ws, path)
@@ -434,7 +385,7 @@ fn map(
                 placement: fate.placement,
                 rule: fate.rule,
                 reason: fate.reason,
-                fix: if fate.agent == Agent::Opencode.name() { hints.get(&path).cloned() } else { None },
+                fix: fixes_by_agent.get(fate.agent).and_then(|fixes| fixes.get(&path)).cloned(),
             })
             .collect();
         let parent = path.parent().unwrap_or(places.root);
@@ -489,26 +440,6 @@ fn walk_markdown(root: &Path) -> Vec<PathBuf> {
     }
     found.sort();
     found
-}
-
-/// What `explain` tells to do about each rule file opencode leaves out: its reasons'
-/// hints, and the `instructions` entry that would load it.
-fn opencode_fixes(engine: &Engine, ws: Workspace) -> BTreeMap<PathBuf, String> {
-    use ctxgraph_engine::answers::explain::Source as ExplainSource;
-    let Ok(explanation) = engine.explain(ws) else { return BTreeMap::new() };
-    let mut fixes = BTreeMap::new();
-    for item in &explanation.items {
-        let ExplainSource::File(path) = &item.source else { continue };
-        let mut steps: Vec<String> =
-            item.reasons.iter().filter_map(ctxgraph_engine::answers::explain::Reason::hint).collect();
-        if let Some(entry) = &item.load_with {
-            steps.push(format!("to load it anyway, add to opencode.json at the repository root: \"instructions\": [{entry:?}]"));
-        }
-        if !steps.is_empty() {
-            fixes.insert(path.clone(), steps.join("; "));
-        }
-    }
-    fixes
 }
 
 /// `path` relative to `root` where it is below it (`.` for the root), else whole; bytes

@@ -98,6 +98,39 @@ fn the_page_data_snapshot() {
     });
 }
 
+/// With opencode's installation, opencode's budget is its whole system message (what
+/// `build --section message` prints, model prompt first), the blocks it is made of kinded as
+/// any agent's are.
+#[test]
+fn with_the_installation_opencode_s_budget_is_its_whole_message() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let repo = lay_out(root.path());
+    let opencode = ctxgraph_test_support::opencode::installed();
+    let out = root.path().join("report.html");
+    let run = |args: &[&str]| {
+        ctxgraph(root.path())
+            .args(args)
+            .arg("--cwd")
+            .arg(&repo)
+            .env("CTXGRAPH_OPENCODE", &opencode)
+            .output()
+            .expect("run ctxgraph")
+    };
+    let report =
+        run(&["report", "--offline", "--no-mcp", "--agent", "opencode", "-o", &out.to_string_lossy()]);
+    assert!(report.status.success(), "{}", String::from_utf8_lossy(&report.stderr));
+    let data = embedded_data(&std::fs::read_to_string(&out).expect("the page"));
+    let budget = &data["agents"][0];
+    assert_eq!(budget["scope"], "`build --agent opencode --section message`", "{budget}");
+    let message = run(&["build", "--offline", "--no-mcp", "--section", "message"]);
+    assert!(message.status.success(), "{}", String::from_utf8_lossy(&message.stderr));
+    assert_eq!(budget["bytes"], json!(message.stdout.len()), "{budget}");
+    let kinds: Vec<&str> =
+        budget["blocks"].as_array().expect("blocks").iter().filter_map(|b| b["kind"].as_str()).collect();
+    assert_eq!(kinds.first(), Some(&"prompt"), "{kinds:?}");
+    assert!(kinds.contains(&"environment") && kinds.contains(&"rule_file"), "{kinds:?}");
+}
+
 #[test]
 fn writing_the_page_is_whole_or_nothing() {
     let root = tempfile::tempdir().expect("tempdir");

@@ -77,6 +77,14 @@ impl Source {
         }
     }
 
+    /// The source by itself: a file's path, a URL, or the name of a text the agent writes.
+    pub fn name(&self) -> String {
+        match self {
+            Source::Agent(name) => name.clone(),
+            other => other.display(),
+        }
+    }
+
     /// The source as text output names it.
     pub fn display(&self) -> String {
         match self {
@@ -862,6 +870,13 @@ pub trait Profile: Sync {
     ) -> Result<Vec<Finding>, ProfileError> {
         let _ = (db, ws, counter, budget);
         Ok(Vec::new())
+    }
+
+    /// What to do about each file the agent leaves out, in the agent's terms ("list it in
+    /// `instructions`"), where its rules say; none by default.
+    fn fixes(&self, db: &dyn Db, ws: Workspace) -> Vec<(PathBuf, String)> {
+        let _ = (db, ws);
+        Vec::new()
     }
 
     /// What laying out `section` waits on outside the file system, which the engine loads

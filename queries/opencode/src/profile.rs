@@ -96,6 +96,25 @@ impl Profile for Opencode {
         message_options(request).map(|_| ())
     }
 
+    fn fixes(&self, db: &dyn Db, ws: Workspace) -> Vec<(std::path::PathBuf, String)> {
+        // Each reason's hint, and the `instructions` entry that would load the file.
+        let Ok(explanation) = opencode_explain::explain(db, ws, &BytesPerFour) else { return Vec::new() };
+        let mut fixes = Vec::new();
+        for item in &explanation.items {
+            let ExplainSource::File(path) = &item.source else { continue };
+            let mut steps: Vec<String> = item.reasons.iter().filter_map(Reason::hint).collect();
+            if let Some(entry) = &item.load_with {
+                steps.push(format!(
+                    "to load it anyway, add to opencode.json at the repository root: \"instructions\": [{entry:?}]"
+                ));
+            }
+            if !steps.is_empty() {
+                fixes.push((path.clone(), steps.join("; ")));
+            }
+        }
+        fixes
+    }
+
     fn waits_on(&self, section: Section) -> Waits {
         // The org config comes before any other (R1–R4); only the whole message holds the
         // MCP block (B4).
@@ -249,18 +268,23 @@ fn message_options(request: &Request) -> Result<MessageOptions, ProfileError> {
     Ok(options)
 }
 
-/// L3: where opencode's own texts in `prompt` came from: the installation, or why not (a
-/// block stands in for a text that could not be loaded). Only the whole message holds any
-/// (`whole_message`); the system prompt's sections are the user's files and B2's fields.
+/// L3: where opencode's own texts in `prompt` came from: the installation, or why none could
+/// be read. Only the whole message holds any (`whole_message`); the system prompt's sections
+/// are the user's files and B2's fields. A text the installation has but this message cannot
+/// use (no model chose a model prompt) is its block's `placeholder`, with why.
 fn wording(db: &dyn Db, prompt: &super::prompt::Layout, whole_message: bool) -> WordingSource {
-    if let Some(reason) = prompt.blocks.iter().find_map(|b| b.unavailable_reason.clone()) {
-        return WordingSource::Unavailable { reason };
-    }
     match db.installation().state(db) {
         InstallationState::Found(texts) if whole_message => {
             WordingSource::Installation { path: texts.binary.clone(), version: texts.version.clone() }
         }
-        _ => WordingSource::None,
+        InstallationState::Missing { reason } if whole_message => {
+            WordingSource::Unavailable { reason: reason.clone() }
+        }
+        // Not asked for: the section holds no text of opencode's own.
+        _ => match prompt.blocks.iter().find_map(|b| b.unavailable_reason.clone()) {
+            Some(reason) => WordingSource::Unavailable { reason },
+            None => WordingSource::None,
+        },
     }
 }
 
