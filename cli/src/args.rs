@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use clap::builder::TypedValueParser as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use ctxgraph_db::agent::Agent;
-use ctxgraph_opencode::prompt::ModelRef;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -563,7 +562,7 @@ pub struct ExplainArgs {
 
     /// With --opencode-agent: the model (its family picks opencode's model prompt)
     #[arg(long, value_name = "PROVIDER/ID")]
-    pub model: Option<ModelRef>,
+    pub model: Option<String>,
 
     /// The opencode executable to load opencode's own texts from
     #[arg(long, value_name = "PATH")]

@@ -3,8 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use ctxgraph_db::profile::{Block, Request, Section};
 use ctxgraph_engine::{EngineError, LimitOverrides};
-use ctxgraph_opencode::prompt::{PlacedBlock, Section};
 
 use ctxgraph_db::agent::Agent;
 
@@ -58,24 +58,28 @@ pub fn run(args: ExplainArgs) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// With `--opencode-agent` or `--model`: the message's first block, placed (B1/A2).
+/// With `--opencode-agent` or `--model`: the whole message's first block (B1/A2), laid out
+/// by the profile as `build --section message` lays it out.
 fn message_prompt(
     engine: &mut ctxgraph_engine::Engine,
     ws: ctxgraph_db::Workspace,
     args: &ExplainArgs,
-) -> Result<Option<PlacedBlock>, CliError> {
+) -> Result<Option<Block>, CliError> {
     if args.opencode_agent.is_none() && args.model.is_none() {
         return Ok(None);
     }
-    let message = crate::args::MessageArgs {
-        opencode_agent: args.opencode_agent.clone(),
-        opencode: args.opencode.clone(),
-        json_schema: false,
-        user_system: None,
-    };
-    super::load_installation(engine, &message);
-    let prompt = engine.system_message(ws, super::message_options(args.model.clone(), &message))?;
-    Ok(prompt.layout(Section::Message).blocks.into_iter().next())
+    let Some(agent) = args.agent.one() else { return Ok(None) };
+    let vars = ctxgraph_engine::HostEnv::from_process().vars;
+    let wording = engine.load_agent_installation(agent, Section::Message, args.opencode.as_deref(), &vars);
+    let settings = ctxgraph_server::protocol::message_settings(
+        args.model.as_deref(),
+        args.opencode_agent.as_deref(),
+        false,
+        None,
+    );
+    let request = Request { section: Section::Message, settings, wording };
+    let layout = engine.agent_layout(ws, agent, &request)?;
+    Ok(layout.blocks.into_iter().next())
 }
 
 /// `explain --session`: the session's reads and its next compaction.

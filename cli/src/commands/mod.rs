@@ -107,28 +107,6 @@ fn warn(prepared: &ctxgraph_engine::Prepared) {
     }
 }
 
-/// L1: loads opencode's own texts from the installation `--opencode`, `$CTXGRAPH_OPENCODE`
-/// or `opencode` on PATH names.
-fn load_installation(engine: &mut Engine, args: &crate::args::MessageArgs) {
-    let locate = match &args.opencode {
-        Some(path) => ctxgraph_engine::installation::Locate::Flag(path.clone()),
-        None => ctxgraph_engine::installation::Locate::from_process(),
-    };
-    engine.load_installation(&locate);
-}
-
-fn message_options(
-    model: Option<ctxgraph_opencode::prompt::ModelRef>,
-    args: &crate::args::MessageArgs,
-) -> ctxgraph_opencode::message::MessageOptions {
-    ctxgraph_opencode::message::MessageOptions {
-        model,
-        agent: args.opencode_agent.clone().unwrap_or_else(|| "build".to_owned()),
-        json_schema: args.json_schema,
-        user_system: args.user_system.clone(),
-    }
-}
-
 fn fetch_options(args: &RemoteArgs, env: &HostEnv) -> FetchOptions {
     FetchOptions {
         header_timeout: Duration::from_millis(args.remote_timeout_ms),

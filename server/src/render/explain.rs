@@ -2,7 +2,6 @@
 
 use std::fmt::Write;
 
-use ctxgraph_engine::PlacedBlock;
 use ctxgraph_engine::answers::display;
 use ctxgraph_engine::answers::explain::SkillsExplanation;
 use ctxgraph_engine::answers::explain::{
@@ -186,7 +185,7 @@ pub struct ExplanationView<'a> {
     stages: Option<super::stages::StagesView>,
     /// With `--opencode-agent`/`--model`: the message's first block (B1 or A2) and why.
     #[serde(skip_serializing_if = "Option::is_none")]
-    message_prompt: Option<PlacedBlock>,
+    message_prompt: Option<ctxgraph_engine::answers::profile::Block>,
     /// B5: each skill and SKILL.md, listed or not and why (left out when only opencode's
     /// built-in skill is listed).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -248,7 +247,7 @@ impl<'a> ExplanationView<'a> {
 
     /// Adds the message's first block (the model or agent prompt).
     #[must_use]
-    pub fn with_message_prompt(mut self, block: Option<PlacedBlock>) -> Self {
+    pub fn with_message_prompt(mut self, block: Option<ctxgraph_engine::answers::profile::Block>) -> Self {
         self.message_prompt = block;
         self
     }
@@ -348,13 +347,18 @@ fn cut_sentence(reason: &CutReason) -> String {
 /// candidate with why it was cut.
 /// The message's first block, in words: which prompt opens the message and why (B1: the
 /// model's family; A2: the agent's own prompt and where it was written).
-pub fn message_prompt_text(block: &PlacedBlock) -> String {
+pub fn message_prompt_text(block: &ctxgraph_engine::answers::profile::Block) -> String {
     let mut out =
-        format!("\nmessage prompt ({}, {} bytes): {}\n", block.rule, block.range.len(), block.reason);
-    if let Some(reason) = &block.unavailable_reason {
+        format!("\nmessage prompt ({}, {} bytes): {}\n", block.rule, block.range.len(), without_rule(block));
+    if let Some(reason) = &block.placeholder {
         let _ = writeln!(out, "  unavailable: {reason}");
     }
     out
+}
+
+/// A block's reason without the rule it ends with (` (B1)`), which the line names first.
+fn without_rule(block: &ctxgraph_engine::answers::profile::Block) -> &str {
+    block.reason.strip_suffix(&format!(" ({})", block.rule)).unwrap_or(&block.reason)
 }
 
 /// The memory section of explain's text: each recalled block with its size and budget, the
