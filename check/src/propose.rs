@@ -1,18 +1,27 @@
 //! `ctxgraph init-check`: a first scenarios file for a repository.
 //!
-//! One scenario for the root, and one per directory that holds a rule file (I1: any of
-//! `AGENTS.md`, `CLAUDE.md`, `CONTEXT.md`), started there. The walk honours `.gitignore`
+//! One scenario for the root, and one per directory that holds a rule file of the agent a
+//! scenario pins by default (the rule-file names among its profile's files: opencode's
+//! `AGENTS.md`, `CLAUDE.md`, `CONTEXT.md`, I1), started there. The walk honours `.gitignore`
 //! and skips hidden directories, through the `ignore` crate (ripgrep's walker).
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use ctxgraph_opencode::instructions::rule_names;
+use ctxgraph_db::agent::Agent;
+
+/// The rule-file names of the agent a scenario pins by default: the plain Markdown names
+/// among the files its profile reads (no folder, no glob).
+fn rule_names() -> Vec<&'static str> {
+    let about = ctxgraph_engine::profiles::profile(Agent::default()).about();
+    let markdown = |name: &str| Path::new(name).extension().is_some_and(|e| e.eq_ignore_ascii_case("md"));
+    about.files.iter().copied().filter(|f| markdown(f) && !f.contains(['/', '*', '{'])).collect()
+}
 
 /// The directories with a rule file, relative to `base`, sorted; `""` is the root.
 pub fn rule_directories(base: &Path) -> Vec<PathBuf> {
-    let names = rule_names(false);
+    let names = rule_names();
     let mut dirs = BTreeSet::new();
     dirs.insert(PathBuf::new());
     let walk = ignore::WalkBuilder::new(base).require_git(false).sort_by_file_name(Ord::cmp).build();
