@@ -247,3 +247,40 @@ fn the_whole_request_asks_the_mcp_servers() {
     }
     assert_eq!(serve.finish().0, Some(0));
 }
+
+/// `check` pins Claude Code's whole request with its MCP servers' tool names when the
+/// scenario says `mcp = true` (CC22), started as `build` starts them; without it the servers
+/// are left out as not connected, and the snapshot says so by their absence.
+#[test]
+fn check_pins_the_mcp_servers_of_the_whole_request() {
+    let server = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/oracle/mcp_server.py");
+    // A scenario's environment has no PATH: the interpreter by its absolute path.
+    let python = std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|dir| dir.join("python3"))
+        .find(|p| p.is_file())
+        .expect("python3 on PATH");
+    let config = serde_json::json!({"mcpServers": {"docs": {
+        "command": python, "args": [server, "--instructions", "Use docs_find.", "--tools", "docs_find"]
+    }}})
+    .to_string();
+    let scenarios = "[scenario.on]\nagent = \"claude-code\"\nsection = \"request\"\nmcp = true\n\n\
+                     [scenario.off]\nagent = \"claude-code\"\nsection = \"request\"\n";
+    let (_dir, root) = tree(&[
+        ("repo/CLAUDE.md", "Root rules.\n"),
+        ("repo/.mcp.json", &config),
+        ("repo/ctxgraph.toml", scenarios),
+    ]);
+    let snapshot = run(&root, "repo", &["snapshot"]);
+    assert_eq!(snapshot.code, 0, "{}", snapshot.stderr);
+    let read = |name: &str| {
+        std::fs::read_to_string(root.join("repo/.ctxgraph/snapshots").join(format!("{name}.snap")))
+            .expect("snap")
+    };
+    let (on, off) = (read("on"), read("off"));
+    assert!(on.contains("mcp__docs__docs_find\n") && on.contains("## docs\nUse docs_find.\n"), "{on}");
+    assert!(!off.contains("mcp__docs__docs_find"), "{off}");
+    let check = run(&root, "repo", &["check"]);
+    assert_eq!(check.code, 0, "{}{}", check.stdout, check.stderr);
+}

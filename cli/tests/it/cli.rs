@@ -259,6 +259,34 @@ fn redact(value: &mut serde_json::Value, fields: &[(&str, &str)]) {
     }
 }
 
+/// opencode takes the one road every agent's `build` takes: `--model` is its `-c model=`,
+/// the same text either way, shown among the layout's settings; a bad value is bad input;
+/// another agent refuses opencode's options as settings it does not model, and opencode's
+/// own sections are refused by an agent that does not build them.
+#[test]
+fn opencode_s_options_are_its_settings() {
+    let sandbox = Sandbox::new();
+    sandbox.write("repo/AGENTS.md", "root\n");
+    let flag = sandbox.run(&["build", "--section", "environment", "--model", "acme/claude-x"]);
+    let setting = sandbox.run(&["build", "--section", "environment", "-c", "model=acme/claude-x"]);
+    assert_eq!((flag.code, setting.code), (0, 0), "{flag}\n{setting}");
+    assert!(flag.stdout.contains("acme/claude-x"), "{flag}");
+    assert_eq!(flag.raw_stdout, setting.raw_stdout);
+    let json = sandbox.run(&["build", "-c", "model=acme/claude-x", "--format", "json"]);
+    let report: serde_json::Value = serde_json::from_str(&json.stdout).expect("json");
+    assert_eq!(report["settings"], serde_json::json!([{"name": "model", "value": "acme/claude-x"}]));
+
+    let bad = sandbox.run(&["build", "-c", "model=sonnet"]);
+    assert_eq!(bad.code, 2, "{bad}");
+    assert!(bad.stderr.contains("model: expected PROVIDER/MODEL, got \"sonnet\""), "{bad}");
+    let codex = sandbox.run(&["build", "--agent", "codex", "--model", "acme/claude-x"]);
+    assert_eq!(codex.code, 2, "{codex}");
+    assert!(codex.stderr.contains("ctxgraph does not model codex's `model`"), "{codex}");
+    let section = sandbox.run(&["build", "--agent", "gemini", "--section", "message"]);
+    assert_eq!(section.code, 2, "{section}");
+    assert!(section.stderr.contains("--section message: Gemini CLI builds only rules"), "{section}");
+}
+
 #[test]
 fn nearby_prints_the_reminder_only() {
     let sandbox = Sandbox::new();
