@@ -124,31 +124,8 @@ pub struct ConfigArgs {
 /// reason) and every file left out, in the same shape for every agent.
 #[derive(Debug, Args)]
 pub struct BuildArgs {
-    /// The directory the agent would be started in [default: the current directory]
-    #[arg(long, value_name = "DIR")]
-    pub cwd: Option<PathBuf>,
-
-    /// Whose context to build (every agent of the registry, [`agents_help`]).
-    #[arg(long, value_parser = agent_parser(), default_value = "opencode", help = agents_help("Whose context to build", ""))]
-    pub agent: Agent,
-
-    /// A setting of that agent's own, as its `-c KEY=VALUE` takes it (each agent's, from the
-    /// profile registry: [`settings_help`])
-    #[arg(short = 'c', long = "agent-config", value_name = "KEY=VALUE", help = settings_help())]
-    pub agent_config: Vec<String>,
-
     #[command(flatten)]
-    pub installation: InstallationArgs,
-
-    /// Which part of what the agent sends to print (each agent builds `rules`; the others are
-    /// named per value)
-    #[arg(long, value_enum, default_value_t = SectionArg::System)]
-    pub section: SectionArg,
-
-    /// Add the model line to the environment block, as opencode does for that model (its
-    /// `-c model=PROVIDER/ID`)
-    #[arg(long, value_name = "PROVIDER/ID")]
-    pub model: Option<String>,
+    pub text: TextArgs,
 
     /// Output format: the exact text, or the blocks with their sources and hashes
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -159,6 +136,36 @@ pub struct BuildArgs {
 
     #[command(flatten)]
     pub remote: RemoteArgs,
+}
+
+/// Which agent's text, started where, with which settings: what `build` and `watch` share.
+#[derive(Debug, Args)]
+pub struct TextArgs {
+    /// The directory the agent would be started in [default: the current directory]
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+
+    /// Whose context (every agent of the registry, [`agents_help`]).
+    #[arg(long, value_parser = agent_parser(), default_value = "opencode", help = agents_help("Whose context", ""))]
+    pub agent: Agent,
+
+    /// A setting of that agent's own, as its `-c KEY=VALUE` takes it (each agent's, from the
+    /// profile registry: [`settings_help`])
+    #[arg(short = 'c', long = "agent-config", value_name = "KEY=VALUE", help = settings_help())]
+    pub agent_config: Vec<String>,
+
+    #[command(flatten)]
+    pub installation: InstallationArgs,
+
+    /// Which part of what the agent sends (each agent builds `rules`; the others are named
+    /// per value)
+    #[arg(long, value_enum, default_value_t = SectionArg::System)]
+    pub section: SectionArg,
+
+    /// Add the model line to the environment block, as opencode does for that model (its
+    /// `-c model=PROVIDER/ID`)
+    #[arg(long, value_name = "PROVIDER/ID")]
+    pub model: Option<String>,
 }
 
 /// What the whole message (`--section message`) is built for.
@@ -348,28 +355,8 @@ pub enum CheckFormat {
 /// `build` takes.
 #[derive(Debug, Args)]
 pub struct WatchArgs {
-    /// The directory the agent would be started in [default: the current directory]
-    #[arg(long, value_name = "DIR")]
-    pub cwd: Option<PathBuf>,
-
-    /// Whose context to watch (every agent of the registry, [`agents_help`]).
-    #[arg(long, value_parser = agent_parser(), default_value = "opencode", help = agents_help("Whose context to watch", ""))]
-    pub agent: Agent,
-
-    /// A setting of that agent's own, as `build -c` takes it
-    #[arg(short = 'c', long = "agent-config", value_name = "KEY=VALUE", help = settings_help())]
-    pub agent_config: Vec<String>,
-
     #[command(flatten)]
-    pub installation: InstallationArgs,
-
-    /// Which part of what the agent sends to watch (as `build --section`)
-    #[arg(long, value_enum, default_value_t = SectionArg::System)]
-    pub section: SectionArg,
-
-    /// Add the model line to the environment block (opencode's `-c model=PROVIDER/ID`)
-    #[arg(long, value_name = "PROVIDER/ID")]
-    pub model: Option<String>,
+    pub text: TextArgs,
 
     #[command(flatten)]
     pub remote: RemoteArgs,

@@ -6,7 +6,7 @@
 
 use std::process::ExitCode;
 
-use ctxgraph_db::profile::{Block, Request};
+use ctxgraph_db::profile::Block;
 use ctxgraph_engine::{HostEnv, Policy};
 
 use crate::args::{BuildArgs, Format};
@@ -14,23 +14,14 @@ use crate::error::CliError;
 use crate::output::{eprintln_styled, write_verbatim};
 
 pub fn run(args: BuildArgs) -> Result<ExitCode, CliError> {
-    let agent = args.agent;
+    let (agent, section) = (args.text.agent, args.text.section.section());
     let env = HostEnv::from_process();
-    let section = args.section.section();
-    let settings = super::profiles::settings(&args.agent_config)?
-        .into_iter()
-        .chain(args.message.settings(args.model.as_deref()))
-        .collect();
     let fetch = super::fetch_options(&args.remote, &env);
     let vars = env.vars.clone();
-    let explicit = args.installation.path.as_deref().or(args.message.opencode.as_deref());
-    let (mut engine, ws) = super::open_with(env, args.cwd)?;
-    let wording = engine.load_agent_installation(agent, section, explicit, &vars);
-    let request = Request { section, settings, wording: wording.map(|w| w as std::sync::Arc<_>) };
-    // A request the profile refuses is refused before anything is fetched or started.
-    ctxgraph_engine::profiles::profile(agent)
-        .check_settings(&request)
-        .map_err(ctxgraph_engine::EngineError::from)?;
+    let (mut engine, ws) = super::open_with(env, args.text.cwd.clone())?;
+    let installation = args.text.installation.path.as_deref().or(args.message.opencode.as_deref());
+    let extra = args.message.settings(args.text.model.as_deref());
+    let request = super::profiles::text_request(&mut engine, &args.text, extra, installation, &vars)?;
     let policy = Policy { fetch, remote: true, mcp: !args.remote.no_mcp };
     let prepared = engine.prepare_agent(ws, agent, section, &policy)?;
     super::warn(&prepared);

@@ -5,7 +5,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ctxgraph_db::profile::Request;
 use ctxgraph_engine::watch::Watcher;
 use ctxgraph_engine::{AgentTurn, AgentTurns, ContentHash, HostEnv, SystemClock};
 
@@ -14,21 +13,16 @@ use crate::error::{CliError, render, to_json};
 use crate::output::{eprintln_styled, write_stdout};
 
 pub fn run(args: WatchArgs) -> Result<ExitCode, CliError> {
-    let agent = args.agent;
+    let (agent, section) = (args.text.agent, args.text.section.section());
     let profile = ctxgraph_engine::profiles::profile(agent);
     let env = HostEnv::from_process();
-    let section = args.section.section();
-    let settings = super::profiles::settings(&args.agent_config)?
-        .into_iter()
-        .chain(ctxgraph_server::protocol::message_settings(args.model.as_deref(), None, false, None))
-        .collect();
     let fetch = super::fetch_options(&args.remote, &env);
     let vars = env.vars.clone();
-    let (engine, ws) = super::open_with(env, args.cwd)?;
+    let (engine, ws) = super::open_with(env, args.text.cwd.clone())?;
     let mut engine = engine.with_clock(Arc::new(SystemClock::default()));
-    let wording = engine.load_agent_installation(agent, section, args.installation.path.as_deref(), &vars);
-    let request = Request { section, settings, wording: wording.map(|w| w as Arc<_>) };
-    profile.check_settings(&request).map_err(ctxgraph_engine::EngineError::from)?;
+    let extra = ctxgraph_server::protocol::message_settings(args.text.model.as_deref(), None, false, None);
+    let installation = args.text.installation.path.as_deref();
+    let request = super::profiles::text_request(&mut engine, &args.text, extra, installation, &vars)?;
     // What the text waits on outside the file system (opencode's remote documents, an
     // agent's MCP servers), kept loaded; an agent that waits on nothing reads no remote config.
     let waits = profile.waits_on(section);
