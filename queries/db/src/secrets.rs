@@ -327,15 +327,69 @@ pub fn redact(text: &str) -> (Cow<'_, str>, Vec<Span>) {
     (Cow::Owned(out), spans)
 }
 
+/// Strings shorter than this are scanned every time rather than remembered clean.
+const CLEAN_MIN_BYTES: usize = 24;
+
 /// The one redaction every output goes through (text, JSON, SARIF, serve, MCP, the
 /// report, the language server): the values of secret-named environment variables, then
 /// every pattern in [`PATTERNS`] (URL credentials included). Only the prompt text an agent
 /// sends is printed as it is (`build` shows exactly that).
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct Redactor {
     /// Values (≥ 8 characters) of variables named like secrets, longest first: what
     /// `{env:…}` can put into a config, a URL or a block id.
     env_values: Vec<String>,
+    /// Strings this redactor found clean.
+    clean: CleanStrings,
+}
+
+impl Clone for Redactor {
+    fn clone(&self) -> Self {
+        Redactor { env_values: self.env_values.clone(), clean: CleanStrings::new() }
+    }
+}
+
+/// The strings a [`Redactor`] found clean, so that a host's next reply, which repeats most of
+/// them (every block's source and reason, turn after turn), is not scanned again: on a
+/// 145 KB `serve` reply the scan was most of what writing it cost. Redaction is a function
+/// of the string and the redactor's environment values, so a string found clean stays
+/// clean. Each string is kept whole (a hash alone could let a secret collide with a clean
+/// string), up to [`CleanStrings::MAX_BYTES`], after which the set starts over. A caller
+/// that finds the set busy (another thread holds it) scans instead of waiting.
+#[derive(Debug, Default)]
+struct CleanStrings(std::sync::Mutex<CleanSet>);
+
+#[derive(Debug, Default)]
+struct CleanSet {
+    strings: std::collections::HashSet<Box<str>, rustc_hash::FxBuildHasher>,
+    bytes: usize,
+}
+
+impl CleanStrings {
+    /// What the set may hold before it starts over: a few replies' worth of strings.
+    const MAX_BYTES: usize = 4 << 20;
+
+    const fn new() -> Self {
+        CleanStrings(std::sync::Mutex::new(CleanSet {
+            strings: std::collections::HashSet::with_hasher(rustc_hash::FxBuildHasher),
+            bytes: 0,
+        }))
+    }
+
+    fn contains(&self, text: &str) -> bool {
+        self.0.try_lock().is_ok_and(|set| set.strings.contains(text))
+    }
+
+    fn insert(&self, text: &str) {
+        let Ok(mut set) = self.0.try_lock() else { return };
+        if set.bytes + text.len() > Self::MAX_BYTES {
+            set.strings.clear();
+            set.bytes = 0;
+        }
+        if text.len() <= Self::MAX_BYTES && set.strings.insert(text.into()) {
+            set.bytes += text.len();
+        }
+    }
 }
 
 impl Redactor {
@@ -348,12 +402,17 @@ impl Redactor {
             .collect();
         env_values.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
         env_values.dedup();
-        Redactor { env_values }
+        Redactor { env_values, clean: CleanStrings::new() }
     }
 
     /// `text` with every secret replaced by `[REDACTED:<id>]` (an environment value by
     /// `[REDACTED:env_value]`).
     pub fn text<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        // A short string costs less to scan than to look up.
+        let remembered = text.len() >= CLEAN_MIN_BYTES;
+        if remembered && self.clean.contains(text) {
+            return Cow::Borrowed(text);
+        }
         let mut out = Cow::Borrowed(text);
         for value in &self.env_values {
             if out.contains(value.as_str()) {
@@ -361,6 +420,12 @@ impl Redactor {
             }
         }
         match redact(&out).0 {
+            Cow::Borrowed(_) if matches!(out, Cow::Borrowed(_)) => {
+                if remembered {
+                    self.clean.insert(text);
+                }
+                out
+            }
             Cow::Borrowed(_) => out,
             Cow::Owned(redacted) => Cow::Owned(redacted),
         }
@@ -419,7 +484,7 @@ pub fn install(redactor: Redactor) {
 
 /// The redactor [`install`] set, or one with the patterns alone.
 pub fn redactor() -> &'static Redactor {
-    static PATTERNS_ONLY: Redactor = Redactor { env_values: Vec::new() };
+    static PATTERNS_ONLY: Redactor = Redactor { env_values: Vec::new(), clean: CleanStrings::new() };
     PROCESS.get().unwrap_or(&PATTERNS_ONLY)
 }
 
@@ -455,6 +520,41 @@ mod tests {
     /// in the source.
     fn fake(prefix: &str, body: char, len: usize) -> String {
         format!("{prefix}{}", body.to_string().repeat(len))
+    }
+
+    /// A string found clean is remembered and answered without a scan; one with a secret
+    /// (a pattern's, or an environment value) never is, however often it comes; the set
+    /// starts over past its bound and answers the same.
+    #[test]
+    fn only_clean_strings_are_remembered() {
+        let token = fake("ghp_", 'a', 36);
+        let value = "hunter2-hunter2-hunter2";
+        let redactor = Redactor::new([("API_KEY", value)]);
+        let clean = "a clean reason, long enough to be remembered".to_owned();
+        let secrets = [
+            format!("a reason that names {token} at length"),
+            format!("a reason that names {value} at length"),
+        ];
+        for _ in 0..3 {
+            assert!(matches!(redactor.text(&clean), Cow::Borrowed(text) if text == clean));
+            for secret in &secrets {
+                let redacted = redactor.text(secret);
+                assert!(
+                    redacted.contains("[REDACTED:")
+                        && !redacted.contains(value)
+                        && !redacted.contains(&token)
+                );
+            }
+        }
+        let remembered = |text: &str| redactor.clean.0.lock().unwrap().strings.contains(text);
+        assert!(remembered(&clean));
+        assert!(secrets.iter().all(|s| !remembered(s)));
+        // Past the bound the set starts over, and answers stay the same.
+        let big = "x".repeat(CleanStrings::MAX_BYTES - 8);
+        assert_eq!(redactor.text(&big), big.as_str());
+        assert!(!remembered(&clean) && remembered(&big));
+        assert_eq!(redactor.text(&clean), clean.as_str());
+        assert!(remembered(&clean) && !remembered(&big));
     }
 
     #[test]
