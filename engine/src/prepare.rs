@@ -147,7 +147,13 @@ impl Engine {
             remote: policy.remote && waits.remote_documents,
             mcp: policy.mcp && waits.mcp,
         };
-        let mut prepared = self.prepare(ws, &policy)?;
+        // [`Engine::prepare`] loads what a config names (its org config, its URLs, its MCP
+        // servers: opencode's): only for a profile that reads that config.
+        let mut prepared = if waits.remote_config || waits.remote_documents {
+            self.prepare(ws, &policy)?
+        } else {
+            Prepared::default()
+        };
         if policy.mcp && !self.pending_agent_mcp(ws, agent).is_empty() {
             let connector = McpConnector::new()?;
             for (server, state) in self.fetch_agent_mcp(ws, agent, &connector)? {

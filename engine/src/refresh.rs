@@ -48,14 +48,20 @@ impl RemoteRefresh {
         // (a config request appears when the auth store changes; a server config is new;
         // the URLs are due). The sequence is the one `Engine::prepare` runs.
         let due = self.fetched_at.get(&ws).is_none_or(|at| at.elapsed() >= self.interval);
+        // A config that cannot be read names no URL and no server here: the question that
+        // reads it (opencode's build) says what is wrong and where; another agent's question
+        // must not fail on it.
         let needs = !engine.config_requests(ws).is_empty()
-            || (due && !engine.remote_urls(ws)?.is_empty())
-            || (self.mcp.is_some() && !engine.pending_mcp(ws)?.is_empty());
+            || (due && engine.remote_urls(ws).is_ok_and(|urls| !urls.is_empty()))
+            || (self.mcp.is_some() && engine.pending_mcp(ws).is_ok_and(|servers| !servers.is_empty()));
         if needs {
             // A long-lived host reports failures through the inputs (a missing block, the
             // build's error), not as warnings, and never refuses to serve (no strict).
             let load = engine.load_through(ws, &self.fetcher, due, self.mcp.as_ref());
-            crate::current_thread_runtime()?.block_on(load)?;
+            match crate::current_thread_runtime()?.block_on(load) {
+                Ok(_) | Err(EngineError::Build(_)) => {}
+                Err(err) => return Err(err),
+            }
         }
         if due {
             self.fetched_at.insert(ws, Instant::now());

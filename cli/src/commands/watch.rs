@@ -32,12 +32,14 @@ pub fn run(args: WatchArgs) -> Result<ExitCode, CliError> {
     loop {
         // Remote documents are refreshed when a rebuild is due anyway, at most once per
         // interval; a failure shows up in the build (an error or a missing block).
-        let loaded = match (waits.any(), waits.mcp) {
-            (false, _) => Ok(()),
-            (true, false) => remote.refresh(&mut engine, ws),
-            (true, true) => remote
-                .refresh(&mut engine, ws)
-                .and_then(|()| remote.connect_agent_mcp(&mut engine, ws, agent)),
+        // What a config names (opencode's) only for a profile that reads it; an agent's own
+        // MCP servers (Claude Code's `.mcp.json`) for one that waits on them.
+        let config = waits.remote_config || waits.remote_documents;
+        let refreshed = if config { remote.refresh(&mut engine, ws) } else { Ok(()) };
+        let loaded = if waits.mcp {
+            refreshed.and_then(|()| remote.connect_agent_mcp(&mut engine, ws, agent))
+        } else {
+            refreshed
         };
         if let Err(err) = loaded {
             eprintln_styled(&render(&CliError::Engine(err)));

@@ -282,6 +282,10 @@ fn opencode_s_options_are_its_settings() {
     let codex = sandbox.run(&["build", "--agent", "codex", "--model", "acme/claude-x"]);
     assert_eq!(codex.code, 2, "{codex}");
     assert!(codex.stderr.contains("ctxgraph does not model codex's `model`"), "{codex}");
+    // Another agent's whole request reads nothing of opencode's config, broken or not.
+    sandbox.write("repo/opencode.json", "{ not json");
+    let request = sandbox.run(&["build", "--agent", "claude-code", "--section", "request"]);
+    assert_eq!(request.code, 0, "{request}");
     let section = sandbox.run(&["build", "--agent", "gemini", "--section", "message"]);
     assert_eq!(section.code, 2, "{section}");
     assert!(section.stderr.contains("--section message: Gemini CLI builds only rules"), "{section}");

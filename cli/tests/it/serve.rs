@@ -377,6 +377,32 @@ fn watch_prints_a_json_object_per_rebuild() {
     assert_ne!(first["hash"], second["hash"]);
 }
 
+/// A broken `opencode.json` is opencode's answer to give (its build says where), not a reason
+/// to refuse another agent's questions: serve's refresh of what opencode's config names
+/// does not stand in their way.
+#[test]
+fn a_broken_opencode_json_stops_only_opencode() {
+    let tree = Tree::new();
+    tree.write("repo/opencode.json", "{ not json");
+    let cwd = tree.cwd();
+    let mut server = tree.spawn(&["serve", "--stdio", "--no-watch"]);
+    let asks = [
+        ("build", json!({ "cwd": cwd, "agent": "codex" })),
+        ("build", json!({ "cwd": cwd, "agent": "claude-code", "section": "request" })),
+        ("nearby", json!({ "cwd": cwd, "agent": "gemini", "file": "src/main.rs" })),
+        ("explain", json!({ "cwd": cwd, "agent": "codex" })),
+        ("lint", json!({ "cwd": cwd, "agent": "codex" })),
+    ];
+    for (id, (method, params)) in (1..).zip(asks) {
+        let reply = server.call(id, method, params.clone());
+        assert!(reply.get("result").is_some(), "{method} {params}: {reply}");
+    }
+    let opencode = server.call(9, "build", json!({ "cwd": cwd }));
+    let message = opencode["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("opencode.json") && message.contains("JSONC"), "{opencode}");
+    assert_eq!(server.finish(), Some(0));
+}
+
 /// `watch --agent codex`: another agent's text, rebuilt on an edit with the blocks named as
 /// every agent's are, and a broken `opencode.json` (not Codex's concern) never read.
 #[test]
