@@ -129,18 +129,32 @@ pub fn check_inside(workspace: &Path, path: &Path) -> Result<(), StoreError> {
     // The nearest part of `path` that exists, resolved: the file (a link is followed), or
     // the directory it is to be created in.
     let mut existing = path;
+    // Another writer may create the store's directory between the two looks below (two
+    // sessions remembering at once): a path that is there after all, and no link, is looked
+    // at again, a bounded number of times.
+    let mut appeared = 0;
     let resolved = loop {
         match fs::canonicalize(existing) {
             Ok(real) => break real,
-            Err(err) if err.kind() == io::ErrorKind::NotFound => {
-                if fs::symlink_metadata(existing).is_ok() {
+            Err(err) if err.kind() == io::ErrorKind::NotFound => match fs::symlink_metadata(existing) {
+                Ok(meta) if meta.file_type().is_symlink() => {
                     return Err(unusable(
                         existing,
                         "is a dangling symbolic link; the memory store writes only regular files inside the workspace",
                     ));
                 }
-                existing = existing.parent().ok_or_else(|| unusable(path, "has no existing directory"))?;
-            }
+                Ok(_) if appeared >= 3 => {
+                    return Err(unusable(
+                        existing,
+                        "keeps appearing and disappearing while the store looks at it",
+                    ));
+                }
+                Ok(_) => appeared += 1,
+                Err(_) => {
+                    existing =
+                        existing.parent().ok_or_else(|| unusable(path, "has no existing directory"))?;
+                }
+            },
             Err(err) => return Err(open_error(existing, err)),
         }
     };
@@ -368,6 +382,21 @@ pub fn read_text(path: &Path) -> Result<Option<String>, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A dangling link on the way is refused; a path made of directories that do not exist
+    /// yet (a store not written before, another writer about to create it) is inside.
+    #[test]
+    fn check_inside_refuses_only_a_dangling_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = fs::canonicalize(dir.path()).unwrap();
+        let store = workspace.join(".opencode/memory/facts.jsonl");
+        assert!(check_inside(&workspace, &store).is_ok());
+        fs::create_dir_all(workspace.join(".opencode")).unwrap();
+        assert!(check_inside(&workspace, &store).is_ok());
+        std::os::unix::fs::symlink(workspace.join("nowhere"), workspace.join(".opencode/memory")).unwrap();
+        let refused = check_inside(&workspace, &store).unwrap_err().to_string();
+        assert!(refused.contains("dangling symbolic link"), "{refused}");
+    }
 
     #[test]
     fn append_repairs_a_torn_tail() {

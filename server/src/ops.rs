@@ -233,7 +233,7 @@ impl Host {
             SectionParam::Request => {
                 let refused = ctxgraph_engine::answers::profile::ProfileError::section_not_built(
                     ctxgraph_engine::profiles::profile(agent),
-                    params.section.map_or_else(Default::default, SectionParam::section),
+                    SectionParam::Request.section(),
                 );
                 return Err(invalid(format!("section: {refused}")));
             }
@@ -303,24 +303,28 @@ impl Host {
             _ => None,
         };
         let changed = turn.diff.changed();
-        let blocks = layout
-            .blocks
-            .iter()
-            .zip(&turn.ids)
-            .filter(|(_, id)| !matches!(known, Known::PreviousBuild) || changed.contains(id))
-            .map(|(block, id)| AgentBlock {
-                id: id.to_string(),
-                text: layout.text_of(block).to_owned(),
-                block: block.clone(),
-            })
-            .collect();
         let unchanged = matches!(known, Known::Current);
+        // What the client lacks: nothing of an unchanged text, only the changed blocks of
+        // the build it holds.
+        let blocks = (!unchanged).then(|| {
+            layout
+                .blocks
+                .iter()
+                .zip(&turn.ids)
+                .filter(|(_, id)| !matches!(known, Known::PreviousBuild) || changed.contains(id))
+                .map(|(block, id)| AgentBlock {
+                    id: id.to_string(),
+                    text: layout.text_of(block).to_owned(),
+                    block: block.clone(),
+                })
+                .collect()
+        });
         Ok(AgentBuildReply {
             agent: layout.agent,
             bytes: layout.text.len(),
             hash,
             text: (!unchanged).then(|| layout.text.clone()),
-            blocks: (!unchanged).then_some(blocks),
+            blocks,
             changed: changed.iter().map(ToString::to_string).collect(),
             removed: turn.diff.removed.iter().map(ToString::to_string).collect(),
             stable_prefix_bytes: turn.diff.stable_prefix_bytes,
