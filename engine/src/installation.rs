@@ -31,10 +31,7 @@ pub enum Locate {
 impl Locate {
     /// L1's search, reading the two variables from this process.
     pub fn from_process() -> Locate {
-        Locate::Search {
-            env: std::env::var("CTXGRAPH_OPENCODE").ok().filter(|v| !v.is_empty()),
-            path: std::env::var("PATH").ok(),
-        }
+        Locate::from_vars(&crate::HostEnv::from_process().vars)
     }
 
     /// L1's search, reading the two variables from `vars` (a host's environment).

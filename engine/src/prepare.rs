@@ -149,11 +149,8 @@ impl Engine {
         };
         // [`Engine::prepare`] loads what a config names (its org config, its URLs, its MCP
         // servers: opencode's): only for a profile that reads that config.
-        let mut prepared = if waits.remote_config || waits.remote_documents {
-            self.prepare(ws, &policy)?
-        } else {
-            Prepared::default()
-        };
+        let mut prepared =
+            if waits.reads_config() { self.prepare(ws, &policy)? } else { Prepared::default() };
         if policy.mcp && !self.pending_agent_mcp(ws, agent).is_empty() {
             let connector = McpConnector::new()?;
             for (server, state) in self.fetch_agent_mcp(ws, agent, &connector)? {

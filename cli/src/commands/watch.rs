@@ -34,8 +34,7 @@ pub fn run(args: WatchArgs) -> Result<ExitCode, CliError> {
         // interval; a failure shows up in the build (an error or a missing block).
         // What a config names (opencode's) only for a profile that reads it; an agent's own
         // MCP servers (Claude Code's `.mcp.json`) for one that waits on them.
-        let config = waits.remote_config || waits.remote_documents;
-        let refreshed = if config { remote.refresh(&mut engine, ws) } else { Ok(()) };
+        let refreshed = if waits.reads_config() { remote.refresh(&mut engine, ws) } else { Ok(()) };
         let loaded = if waits.mcp {
             refreshed.and_then(|()| remote.connect_agent_mcp(&mut engine, ws, agent))
         } else {

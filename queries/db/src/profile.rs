@@ -650,6 +650,12 @@ impl Waits {
     pub fn any(self) -> bool {
         self.remote_config || self.remote_documents || self.mcp
     }
+
+    /// Whether the layout reads what a config names remotely (its org config, its URLs):
+    /// what the engine's config loader fetches, and only for a profile that reads it.
+    pub fn reads_config(self) -> bool {
+        self.remote_config || self.remote_documents
+    }
 }
 
 /// Which agent a profile reproduces, and where its rules are written down.
