@@ -65,7 +65,7 @@ pub use refresh::RemoteRefresh;
 pub use session::{LimitOverrides, ReadAnswer, SessionFailure};
 pub use snapshot::{Cancel, Interrupted, Snapshot};
 pub use tokens::O200k;
-pub use turn::{AgentTextKey, AgentTurn, AgentTurns, Turn, TurnDiff, Turns, block_ids, same_text};
+pub use turn::{AgentTextKey, AgentTurn, AgentTurns, BlockIds, Turn, TurnDiff, Turns, block_ids, same_text};
 
 // What the engine's methods take and return, so a host needs no direct dependency on the
 // query crates for the common answers; the types nested deeper in them are in those crates.

@@ -148,8 +148,13 @@ pub type AgentTextKey = (Workspace, Agent, profile::Section, Vec<(String, String
 /// [`Turns`] gives, for every profile.
 #[derive(Debug, Default)]
 pub struct AgentTurns {
-    previous: HashMap<AgentTextKey, Arc<profile::Layout>>,
+    /// Each text's previous build, with its blocks' ids (computed once per build).
+    previous: HashMap<AgentTextKey, (Arc<profile::Layout>, BlockIds)>,
 }
+
+/// A layout's blocks' ids, in block order ([`block_ids`]), shared between the turns of an
+/// unchanged text.
+pub type BlockIds = Arc<[Arc<str>]>;
 
 /// An agent's build, its blocks' ids and what changed.
 #[derive(Clone, Debug)]
@@ -157,7 +162,7 @@ pub struct AgentTurn {
     /// The layout; the previous turn's when nothing changed.
     pub layout: Arc<profile::Layout>,
     /// Each block's id, in block order ([`block_ids`]).
-    pub ids: Vec<Arc<str>>,
+    pub ids: BlockIds,
     /// What changed since this client's previous build of the same text.
     pub diff: TurnDiff,
     /// Queries that executed (rather than being reused) for this build.
@@ -179,20 +184,20 @@ impl AgentTurns {
         let executed = engine.db().executions().total() - before;
         let key = (ws, agent, request.section, request.settings.clone());
         let previous = self.previous.get(&key);
-        if let Some(previous) = previous.filter(|previous| ***previous == layout) {
+        if let Some((previous, ids)) = previous.filter(|(previous, _)| **previous == layout) {
             let diff = TurnDiff { stable_prefix_bytes: previous.text.len(), ..TurnDiff::default() };
-            return Ok(AgentTurn { ids: block_ids(previous), layout: Arc::clone(previous), diff, executed });
+            return Ok(AgentTurn { layout: Arc::clone(previous), ids: Arc::clone(ids), diff, executed });
         }
-        let ids = block_ids(&layout);
+        let ids: BlockIds = block_ids(&layout).into();
         let hashed = |layout: &profile::Layout, ids: &[Arc<str>]| -> Vec<(Arc<str>, ContentHash)> {
             ids.iter().cloned().zip(layout.blocks.iter().map(|b| b.hash)).collect()
         };
         let diff = TurnDiff::of_blocks(
-            previous.map(|p| (p.text.as_str(), hashed(p, &block_ids(p)))),
+            previous.map(|(p, p_ids)| (p.text.as_str(), hashed(p, p_ids))),
             (&layout.text, hashed(&layout, &ids)),
         );
         let layout = Arc::new(layout);
-        self.previous.insert(key, Arc::clone(&layout));
+        self.previous.insert(key, (Arc::clone(&layout), Arc::clone(&ids)));
         Ok(AgentTurn { layout, ids, diff, executed })
     }
 }

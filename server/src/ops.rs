@@ -310,7 +310,7 @@ impl Host {
             layout
                 .blocks
                 .iter()
-                .zip(&turn.ids)
+                .zip(turn.ids.iter())
                 .filter(|(_, id)| !matches!(known, Known::PreviousBuild) || changed.contains(id))
                 .map(|(block, id)| AgentBlock {
                     id: id.to_string(),
