@@ -30,9 +30,9 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::ops::{Built, Host, OpError};
 use crate::protocol::{
-    BuildParams, ExplainParams, ExplainReply, ForgetParams, LintParams, NearbyReply, RecallParams,
-    RememberParams, SessionAppendParams, SessionCompactParams, SessionExplainParams, SessionOpenParams,
-    SessionParams, SessionRulesParams,
+    BuildParams, ExplainParams, ForgetParams, LintParams, NearbyReply, RecallParams, RememberParams,
+    SessionAppendParams, SessionCompactParams, SessionExplainParams, SessionOpenParams, SessionParams,
+    SessionRulesParams,
 };
 use crate::render;
 
@@ -203,12 +203,7 @@ impl Worker {
         if args.format == Some(FormatName::Json) {
             return json(&reply);
         }
-        Ok(redacted(match &reply {
-            ExplainReply::Workspace(workspace) => workspace.text(),
-            ExplainReply::Target(answer) => render::explain::target_text(answer),
-            ExplainReply::File(file, fates) => render::profile::fates_text(file, fates),
-            ExplainReply::Files(files) => render::profile::files_text(files),
-        }))
+        Ok(redacted(reply.text()))
     }
 
     fn lint(&mut self, args: LintArgs) -> Answer {

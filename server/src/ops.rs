@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ctxgraph_engine::answers::memory::{FactSource, MemoryContext, Scope};
-use ctxgraph_engine::answers::profile::{Request, WordingSource};
+use ctxgraph_engine::answers::profile::{Request, Section as ProfileSection, WordingSource};
 use ctxgraph_engine::answers::session::{ReadPoint, Session};
 use ctxgraph_engine::{
     Agent, AgentTextKey, AgentTurns, Budget, ContentHash, Engine, EngineError, LimitOverrides,
@@ -66,9 +66,42 @@ fn invalid(message: impl Into<String>) -> OpError {
     OpError::Invalid(message.into())
 }
 
-/// opencode's whole explanation of `ws` for its agent `agent`: what `explain` answers on
-/// every surface.
-pub fn explain_workspace(
+/// What `explain` answers on every surface, for one agent or (`agents: None`) every agent
+/// side by side: opencode's whole explanation (for its agent `opencode_agent`) or one
+/// target's, another agent's verdict on every file it looked at, or one file's fate.
+/// `target` is as given: a path relative to `base`, or for opencode also an
+/// `instructions` entry or a URL.
+pub fn explain(
+    engine: &Engine,
+    ws: Workspace,
+    agents: Option<Agent>,
+    target: Option<&str>,
+    base: &Path,
+    opencode_agent: &str,
+) -> Result<ExplainReply, EngineError> {
+    Ok(match (agents, target) {
+        (Some(Agent::Opencode), None) => {
+            ExplainReply::Workspace(Box::new(explain_workspace(engine, ws, opencode_agent)?))
+        }
+        (Some(Agent::Opencode), Some(target)) => {
+            ExplainReply::Target(engine.explain_target(ws, target, base)?)
+        }
+        (agents, target) => {
+            let path = target.map(|target| ctxgraph_engine::answers::resolve(base, target));
+            explain_fates(engine, ws, agents, path)?
+        }
+    })
+}
+
+/// The section whose inputs `explain` reads for `agent`: opencode's whole explanation
+/// reports its MCP servers (B4), skills (B5) and remote instructions, the whole message's
+/// inputs; every other answer is about rule files.
+pub fn explained_section(agent: Agent) -> ProfileSection {
+    if agent == Agent::Opencode { ProfileSection::Message } else { ProfileSection::Rules }
+}
+
+/// opencode's whole explanation of `ws` for its agent `agent`.
+fn explain_workspace(
     engine: &Engine,
     ws: Workspace,
     agent: &str,
@@ -80,13 +113,14 @@ pub fn explain_workspace(
         skills: engine.explain_skills(ws, agent)?,
         memory: engine.prompt_memory(ws)?,
         agent: agent.to_owned(),
+        message_prompt: None,
     })
 }
 
 /// Another agent's verdict on every file it looked at (no `target`), or one file's fate in
 /// one agent or `all` (`agents: None`) side by side: what `explain --agent NAME|all [FILE]`
 /// answers on every surface. `target` is resolved already.
-pub fn explain_fates(
+fn explain_fates(
     engine: &Engine,
     ws: Workspace,
     agents: Option<Agent>,
@@ -400,18 +434,8 @@ impl Host {
     /// every file it looked at, or one file's fate in one agent or all.
     pub fn explain(&mut self, ws: Workspace, params: ExplainParams) -> Result<ExplainReply, OpError> {
         let base = self.engine.cwd(ws).to_path_buf();
-        Ok(match (agents_param(params.agent.as_deref())?, params.target) {
-            (Some(Agent::Opencode), None) => {
-                ExplainReply::Workspace(Box::new(explain_workspace(&self.engine, ws, "build")?))
-            }
-            (Some(Agent::Opencode), Some(target)) => {
-                ExplainReply::Target(self.engine.explain_target(ws, &target, &base)?)
-            }
-            (agents, target) => {
-                let path = target.map(|target| ctxgraph_engine::answers::resolve(&base, target));
-                explain_fates(&self.engine, ws, agents, path)?
-            }
-        })
+        let agents = agents_param(params.agent.as_deref())?;
+        Ok(explain(&self.engine, ws, agents, params.target.as_deref(), &base, "build")?)
     }
 
     /// `lint` / `context_lint`: one agent's findings, or every agent's with the cross-agent

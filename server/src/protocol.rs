@@ -15,7 +15,7 @@ use ctxgraph_engine::answers::explain::{
     Explanation, SessionExplanation, SkillsExplanation, TargetExplanation,
 };
 use ctxgraph_engine::answers::memory::MemoryContext;
-use ctxgraph_engine::answers::profile::{AgentFate, SessionCosts};
+use ctxgraph_engine::answers::profile::{AgentFate, Block, SessionCosts};
 use ctxgraph_engine::answers::session::CompactionPlan;
 use ctxgraph_engine::answers::stages::{McpServerFact, References};
 use ctxgraph_engine::{Finding, PlacedBlock, Turn};
@@ -411,6 +411,9 @@ pub struct WorkspaceExplanation {
     pub memory: Option<MemoryContext>,
     /// The opencode agent (`build` unless asked otherwise).
     pub agent: String,
+    /// The whole message's first block for a chosen opencode agent or model (B1/A2), when
+    /// asked for (`explain --opencode-agent`, `--model`).
+    pub message_prompt: Option<Block>,
 }
 
 impl WorkspaceExplanation {
@@ -420,6 +423,7 @@ impl WorkspaceExplanation {
             .with_memory(self.memory.as_ref())
             .with_stages(render::stages::StagesView::new(&self.references, &self.agent, &self.servers))
             .with_skills(&self.skills)
+            .with_message_prompt(self.message_prompt.clone())
     }
 
     /// The text `explain` prints.
@@ -433,7 +437,22 @@ impl WorkspaceExplanation {
         if let Some(memory) = &self.memory {
             text.push_str(&render::explain::memory_text(memory));
         }
+        if let Some(block) = &self.message_prompt {
+            text.push_str(&render::explain::message_prompt_text(block));
+        }
         text
+    }
+}
+
+impl ExplainReply {
+    /// The text `explain` prints, whichever answer.
+    pub fn text(&self) -> String {
+        match self {
+            ExplainReply::Workspace(workspace) => workspace.text(),
+            ExplainReply::Target(answer) => render::explain::target_text(answer),
+            ExplainReply::File(file, fates) => render::profile::fates_text(file, fates),
+            ExplainReply::Files(files) => render::profile::files_text(files),
+        }
     }
 }
 

@@ -23,11 +23,7 @@ pub fn run(args: BuildArgs) -> Result<ExitCode, CliError> {
     let extra = args.message.settings(args.text.model.as_deref());
     let request = super::profiles::text_request(&mut engine, &args.text, extra, installation, &vars)?;
     let policy = Policy { fetch, remote: true, mcp: !args.remote.no_mcp };
-    let prepared = engine.prepare_agent(ws, agent, section, &policy)?;
-    super::warn(&prepared);
-    if policy.fetch.strict {
-        prepared.strict()?;
-    }
+    super::prepare_agent(&mut engine, ws, agent, section, &policy)?;
     let layout = engine.agent_layout(ws, agent, &request)?;
     super::profiles::warn_unavailable(agent, &layout.wording);
     warn_placeholders(&layout);

@@ -1,58 +1,50 @@
-//! `ctxgraph explain`.
+//! `ctxgraph explain`: why each rule is or is not there, for any agent, as every surface
+//! answers it ([`ops::explain`]); `--session` explains a recorded session instead.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use ctxgraph_db::profile::{Block, Request, Section};
-use ctxgraph_engine::{EngineError, LimitOverrides};
-
 use ctxgraph_db::agent::Agent;
+use ctxgraph_db::profile::{Block, Request, Section};
+use ctxgraph_engine::{EngineError, HostEnv, Policy};
+use ctxgraph_server::ops;
+use ctxgraph_server::protocol::ExplainReply;
 
-use crate::args::{ExplainArgs, ExplainFormat, SessionInput};
+use crate::args::{ExplainArgs, ExplainFormat};
 use crate::error::CliError;
 use crate::output::write_stdout;
 use crate::render;
 
 pub fn run(args: ExplainArgs) -> Result<ExitCode, CliError> {
-    if args.agent.one() != Some(Agent::Opencode) {
-        return super::views::explain(args);
-    }
     if args.session.is_some() {
-        return session(args);
+        return super::session::explain(args);
     }
-    let (mut engine, ws) = super::open_fetching(args.cwd.clone(), &args.remote)?;
-    let message_prompt = message_prompt(&mut engine, ws, &args)?;
-    let out = match &args.target {
-        None => {
-            // B4 and B5 apply the permissions of `--opencode-agent` (default `build`).
-            let agent = args.opencode_agent.as_deref().unwrap_or("build");
-            let workspace = ctxgraph_server::ops::explain_workspace(&engine, ws, agent)?;
-            match args.format {
-                ExplainFormat::Text => {
-                    let mut text = workspace.text();
-                    if let Some(block) = &message_prompt {
-                        text.push_str(&render::explain::message_prompt_text(block));
-                    }
-                    text
-                }
-                ExplainFormat::Json => render::json(&workspace.view().with_message_prompt(message_prompt))?,
-                ExplainFormat::Dot => {
-                    render::dot::graph(&workspace.explanation.items, &workspace.explanation.entries)
-                }
-            }
-        }
-        Some(target) => {
-            let base = std::env::current_dir().map_err(|err| EngineError::WorkingDirectory {
-                path: PathBuf::from("."),
-                reason: err.to_string(),
-            })?;
-            let answer = engine.explain_target(ws, target, &base)?;
-            match args.format {
-                ExplainFormat::Text => render::explain::target_text(&answer),
-                ExplainFormat::Json => render::json(&render::explain::TargetView::new(&answer))?,
-                ExplainFormat::Dot => render::dot::graph(&answer.items, &answer.entries),
-            }
-        }
+    let env = HostEnv::from_process();
+    let policy =
+        Policy { fetch: super::fetch_options(&args.remote, &env), remote: true, mcp: !args.remote.no_mcp };
+    let (mut engine, ws) = super::open_with(env, args.cwd.clone())?;
+    // What the answer reads that is not on disk: one agent's whole explanation, or each
+    // agent's rule files when they are compared side by side.
+    let sections: Vec<(Agent, Section)> = match args.agent.one() {
+        Some(agent) => vec![(agent, ops::explained_section(agent))],
+        None => Agent::ALL.iter().map(|&agent| (agent, Section::Rules)).collect(),
+    };
+    for (agent, section) in sections {
+        super::prepare_agent(&mut engine, ws, agent, section, &policy)?;
+    }
+    let base = std::env::current_dir()
+        .map_err(|err| EngineError::WorkingDirectory { path: PathBuf::from("."), reason: err.to_string() })?;
+    // B4 and B5 apply the permissions of `--opencode-agent` (default `build`).
+    let opencode_agent = args.opencode_agent.as_deref().unwrap_or("build");
+    let mut reply =
+        ops::explain(&engine, ws, args.agent.one(), args.target.as_deref(), &base, opencode_agent)?;
+    if let ExplainReply::Workspace(workspace) = &mut reply {
+        workspace.message_prompt = message_prompt(&mut engine, ws, &args)?;
+    }
+    let out = match args.format {
+        ExplainFormat::Text => reply.text(),
+        ExplainFormat::Json => render::json(&reply)?,
+        ExplainFormat::Dot => render::dot::graph(&reply),
     };
     write_stdout(out.as_bytes())?;
     Ok(ExitCode::SUCCESS)
@@ -80,22 +72,4 @@ fn message_prompt(
     let request = Request { section: Section::Message, settings, wording };
     let layout = engine.agent_layout(ws, agent, &request)?;
     Ok(layout.blocks.into_iter().next())
-}
-
-/// `explain --session`: the session's reads and its next compaction.
-fn session(args: ExplainArgs) -> Result<ExitCode, CliError> {
-    let Some(export) = args.session else { return Ok(ExitCode::SUCCESS) };
-    let input = SessionInput { session: export, cwd: args.cwd, remote: args.remote };
-    let (mut engine, ws, session) = super::session::open(&input)?;
-    let overrides =
-        LimitOverrides { context: args.limits.context, input: args.limits.input, output: args.limits.output };
-    let file = args.target.as_deref().map(Path::new);
-    let answer = engine.explain_session(ws, session, overrides, args.message.as_deref(), file)?;
-    let out = match args.format {
-        ExplainFormat::Text => render::explain::session_text(&answer),
-        ExplainFormat::Json => render::json(&answer)?,
-        ExplainFormat::Dot => return Err(CliError::Unsupported("--format dot with --session")),
-    };
-    write_stdout(out.as_bytes())?;
-    Ok(ExitCode::SUCCESS)
 }

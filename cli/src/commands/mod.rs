@@ -31,7 +31,6 @@ mod report;
 mod serve;
 mod session;
 mod snapshot;
-mod views;
 mod watch;
 
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
@@ -93,7 +92,25 @@ fn open_fetching(cwd: Option<PathBuf>, remote: &RemoteArgs) -> Result<(Engine, W
 /// [`Engine::prepare`], each warning on stderr.
 fn prepare(engine: &mut Engine, ws: Workspace, policy: &Policy) -> Result<(), CliError> {
     let prepared = engine.prepare(ws, policy)?;
-    warn(&prepared);
+    warned(&prepared, policy)
+}
+
+/// [`Engine::prepare_agent`]: what `agent`'s `section` waits on outside the file system,
+/// each warning on stderr.
+fn prepare_agent(
+    engine: &mut Engine,
+    ws: Workspace,
+    agent: ctxgraph_db::agent::Agent,
+    section: ctxgraph_db::profile::Section,
+    policy: &Policy,
+) -> Result<(), CliError> {
+    let prepared = engine.prepare_agent(ws, agent, section, policy)?;
+    warned(&prepared, policy)
+}
+
+/// Each warning on stderr; with `--strict`, the first one is an error.
+fn warned(prepared: &ctxgraph_engine::Prepared, policy: &Policy) -> Result<(), CliError> {
+    warn(prepared);
     if policy.fetch.strict {
         prepared.strict()?;
     }

@@ -1,18 +1,24 @@
 //! `ctxgraph session compact|messages`: what opencode does next in a recorded session;
-//! `ctxgraph session rules`: what each rule-like file cost over any modelled agent's session.
+//! `ctxgraph session rules`: what each rule-like file cost over any modelled agent's session;
+//! `explain --session`: either, explained.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use ctxgraph_db::Workspace;
+use ctxgraph_db::agent::Agent;
 use ctxgraph_engine::answers::profile::{FileCost, SessionCosts};
-use ctxgraph_engine::{Engine, EngineError, HostEnv, LimitOverrides};
+use ctxgraph_engine::answers::session::ReadPoint;
+use ctxgraph_engine::{Engine, EngineError, HostEnv, LimitOverrides, ReadAnswer};
 use ctxgraph_opencode::session::Session;
 use ctxgraph_opencode::session::compaction::CompactionPlan;
 use serde_json::json;
 
-use crate::args::{CompactArgs, Format, MessagesArgs, RulesArgs, SessionArgs, SessionCommand, SessionInput};
+use crate::args::{
+    CompactArgs, ExplainArgs, ExplainFormat, Format, MessagesArgs, NearbyArgs, RulesArgs, SessionArgs,
+    SessionCommand, SessionInput,
+};
 use crate::error::CliError;
 use crate::output::{escape_controls, write_json, write_stdout, write_verbatim};
 
@@ -233,4 +239,141 @@ fn text(plan: &CompactionPlan, request: &str) -> String {
     }
     let _ = writeln!(out, "\n--- compaction request ---\n{request}");
     out
+}
+
+/// `nearby --session`: what a read of the file attaches at a point of a recorded session,
+/// an opencode export's (`--message`, or its next step) or another agent's own record's
+/// (its next step).
+pub(super) fn read(
+    args: &NearbyArgs,
+    record: &Path,
+    request: &ctxgraph_db::profile::Request,
+) -> Result<ReadAnswer, CliError> {
+    let agent = args.agent;
+    if agent == Agent::Opencode {
+        let input = SessionInput {
+            session: record.to_path_buf(),
+            cwd: args.cwd.clone(),
+            remote: args.remote.clone(),
+        };
+        let point = match &args.message {
+            Some(id) => ReadPoint::InMessage { message: id.clone(), before_part: None },
+            None => ReadPoint::NextStep,
+        };
+        let (engine, ws, session) = open(&input)?;
+        return Ok(engine.read(ws, agent, &args.file, request, Some((session, &point)))?);
+    }
+    if args.message.is_some() {
+        return Err(CliError::Usage(format!(
+            "--message is opencode's; {agent}'s session is read at its next step"
+        )));
+    }
+    let (engine, ws) = super::open_with(HostEnv::from_process(), args.cwd.clone())?;
+    let layout = engine.agent_read_in_session(ws, agent, &args.file, request, &absolute(record)?)?;
+    Ok(ReadAnswer { layout, opencode: None })
+}
+
+/// `explain --session`: the session's reads and its next compaction, or (any other agent)
+/// the agent's own record: why each rule-like file joined or left each request.
+pub(super) fn explain(args: ExplainArgs) -> Result<ExitCode, CliError> {
+    let Some(record) = args.session.clone() else { return Ok(ExitCode::SUCCESS) };
+    match args.agent.one() {
+        Some(Agent::Opencode) => explain_export(args, record),
+        Some(agent) => explain_record(&args, agent, &record),
+        None => Err(CliError::Usage("--session explains one agent's session; name it with --agent".into())),
+    }
+}
+
+/// opencode's export: its reads, and its next compaction.
+fn explain_export(args: ExplainArgs, export: PathBuf) -> Result<ExitCode, CliError> {
+    let input = SessionInput { session: export, cwd: args.cwd, remote: args.remote };
+    let (mut engine, ws, session) = open(&input)?;
+    let overrides =
+        LimitOverrides { context: args.limits.context, input: args.limits.input, output: args.limits.output };
+    let file = args.target.as_deref().map(Path::new);
+    let answer = engine.explain_session(ws, session, overrides, args.message.as_deref(), file)?;
+    let out = match args.format {
+        ExplainFormat::Text => crate::render::explain::session_text(&answer),
+        ExplainFormat::Json => crate::render::json(&answer)?,
+        ExplainFormat::Dot => return Err(CliError::Unsupported("--format dot with --session")),
+    };
+    write_stdout(out.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `explain --session` for an agent whose sessions are read from its own record: why each
+/// rule-like file joined or left each request (and with a FILE, what a Read of it attaches at
+/// the next step).
+fn explain_record(args: &ExplainArgs, agent: Agent, record: &Path) -> Result<ExitCode, CliError> {
+    if matches!(args.format, ExplainFormat::Dot) || args.message.is_some() {
+        return Err(CliError::Usage(format!("--session for {agent}: text or json, without --message")));
+    }
+    let (engine, ws) = super::open_with(HostEnv::from_process(), args.cwd.clone())?;
+    let record = absolute(record)?;
+    let costs = engine.session_costs(ws, agent, &record)?;
+    let read = match args.target.as_deref() {
+        Some(target) => {
+            let request = ctxgraph_db::profile::Request::default();
+            Some(engine.agent_read_in_session(ws, agent, &absolute(Path::new(target))?, &request, &record)?)
+        }
+        None => None,
+    };
+    let out = match args.format {
+        ExplainFormat::Json => {
+            let mut value = serde_json::to_value(&costs).map_err(|e| CliError::Output(e.into()))?;
+            if let Some(read) = &read {
+                value["next_read"] = serde_json::to_value(ctxgraph_server::render::profile::ReadView::new(
+                    &ctxgraph_engine::ReadAnswer { layout: read.clone(), opencode: None },
+                ))
+                .map_err(|e| CliError::Output(e.into()))?;
+            }
+            crate::render::json(&value)?
+        }
+        _ => session_text(&costs, read.as_ref()),
+    };
+    write_stdout(out.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn session_text(
+    costs: &ctxgraph_engine::answers::profile::SessionCosts,
+    read: Option<&ctxgraph_engine::answers::profile::ReadLayout>,
+) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    for (index, step) in costs.steps.iter().enumerate() {
+        let compacted = if step.after_compaction { " (after compaction)" } else { "" };
+        let bytes: u64 = step.files.iter().map(|f| f.bytes).sum();
+        let _ = writeln!(out, "step {}{compacted}: {bytes} bytes of rule-like files", index + 1);
+        for why in &step.why {
+            reason_line(&mut out, "", &ctxgraph_engine::answers::display(&why.path), why.rule, &why.reason);
+        }
+    }
+    if let Some(read) = read {
+        let _ =
+            writeln!(out, "\na Read of {} at the next step:", ctxgraph_engine::answers::display(&read.file));
+        if read.blocks.is_empty() {
+            let _ = writeln!(out, "  attaches nothing");
+        }
+        for block in &read.blocks {
+            reason_line(&mut out, "", &block.source.display(), block.rule, &block.reason);
+        }
+        for left in &read.left_out {
+            let path = ctxgraph_engine::answers::display(&left.source);
+            reason_line(&mut out, "not attached: ", &path, left.rule, &left.reason);
+        }
+    }
+    out
+}
+
+fn reason_line(out: &mut String, lead: &str, path: &str, rule: &str, reason: &str) {
+    use std::fmt::Write as _;
+    let _ = writeln!(out, "  {lead}{path} [{rule}]: {reason}");
+}
+
+/// A path given on the command line, resolved against where ctxgraph runs.
+fn absolute(path: &Path) -> Result<PathBuf, CliError> {
+    std::path::absolute(path).map_err(|err| {
+        CliError::Engine(EngineError::ReadTarget { path: path.to_path_buf(), reason: err.to_string() })
+    })
 }

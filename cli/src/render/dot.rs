@@ -1,11 +1,16 @@
 //! `explain --format dot`: the provenance graph, sources → decisions → blocks, in Graphviz
-//! DOT (`ctxgraph explain --format dot | dot -Tsvg > provenance.svg`).
+//! DOT (`ctxgraph explain --format dot | dot -Tsvg > provenance.svg`), for whichever answer
+//! `explain` gives: opencode's discovery (config entries, the rule that picked each file,
+//! each block), or any agent's verdict on each file (the rule, and the placement or why
+//! not).
 
 use std::collections::HashMap;
 use std::fmt;
 
 use ctxgraph_db::path::display;
-use ctxgraph_opencode::explain::{EntryExpansion, EntryReport, Item, Via};
+use ctxgraph_engine::answers::explain::{EntryExpansion, EntryReport, Item, Via};
+use ctxgraph_engine::answers::profile::{AgentFate, Status};
+use ctxgraph_server::protocol::ExplainReply;
 use petgraph::dot::{Config, Dot, RankDir};
 use petgraph::graph::{DiGraph, NodeIndex};
 
@@ -54,8 +59,49 @@ impl Builder {
     }
 }
 
-pub fn graph(items: &[Item], entries: &[EntryReport]) -> String {
+/// The graph of an `explain` answer.
+pub fn graph(reply: &ExplainReply) -> String {
     let mut b = Builder::default();
+    match reply {
+        ExplainReply::Workspace(workspace) => {
+            discovery(&mut b, &workspace.explanation.items, &workspace.explanation.entries);
+        }
+        ExplainReply::Target(target) => discovery(&mut b, &target.items, &target.entries),
+        ExplainReply::File(file, fates) => {
+            for fate in fates {
+                verdict(&mut b, file, fate);
+            }
+        }
+        ExplainReply::Files(files) => {
+            for (file, fate) in files {
+                verdict(&mut b, file, fate);
+            }
+        }
+    }
+    b.dot()
+}
+
+/// A file, the rule that decided it (per agent), and where its text goes or why it does not.
+fn verdict(b: &mut Builder, file: &std::path::Path, fate: &AgentFate) {
+    let source = b.source(display(file));
+    let key = format!("{}:{}", fate.agent, display(file));
+    let decision = b.node(format!("rule:{key}"), Kind::Decision, format!("{} {}", fate.agent, fate.rule));
+    b.edge(source, decision);
+    let outcome = match fate.status {
+        Status::NotSent => b.node(format!("not:{key}"), Kind::Dropped, fate.reason.clone()),
+        status => {
+            let label = match fate.placement {
+                Some(placement) => format!("{}: {placement}", status.label()),
+                None => status.label().to_owned(),
+            };
+            b.node(format!("sent:{key}"), Kind::Block, label)
+        }
+    };
+    b.edge(decision, outcome);
+}
+
+/// opencode's discovery: config entries, the decision behind each item, its block or why not.
+fn discovery(b: &mut Builder, items: &[Item], entries: &[EntryReport]) {
     for entry in entries {
         let config = b.source(entry.config.clone());
         let decision = b.node(
@@ -111,17 +157,26 @@ pub fn graph(items: &[Item], entries: &[EntryReport]) -> String {
             }
         }
     }
-    let node_attributes = |_, (_, node): (NodeIndex, &Node)| {
-        match node.kind {
-            Kind::Source => "shape=box",
-            Kind::Decision => "shape=ellipse",
-            Kind::Dropped => "shape=octagon, color=firebrick",
-            Kind::Block => "shape=note, color=forestgreen",
-        }
-        .to_owned()
-    };
-    let edge_attributes = |_, _| String::new();
-    let dot =
-        Dot::with_attr_getters(&b.graph, &[Config::RankDir(RankDir::LR)], &edge_attributes, &node_attributes);
-    format!("{dot}")
+}
+
+impl Builder {
+    fn dot(&self) -> String {
+        let node_attributes = |_, (_, node): (NodeIndex, &Node)| {
+            match node.kind {
+                Kind::Source => "shape=box",
+                Kind::Decision => "shape=ellipse",
+                Kind::Dropped => "shape=octagon, color=firebrick",
+                Kind::Block => "shape=note, color=forestgreen",
+            }
+            .to_owned()
+        };
+        let edge_attributes = |_, _| String::new();
+        let dot = Dot::with_attr_getters(
+            &self.graph,
+            &[Config::RankDir(RankDir::LR)],
+            &edge_attributes,
+            &node_attributes,
+        );
+        format!("{dot}")
+    }
 }
