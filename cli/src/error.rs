@@ -5,8 +5,6 @@ use ctxgraph_db::lines::Column;
 use ctxgraph_db::secrets;
 use ctxgraph_engine::EngineError;
 use ctxgraph_memory::redact::Redactor;
-use ctxgraph_opencode::config::{ConfigError, describe_substitution};
-use ctxgraph_opencode::prompt::BuildError;
 
 use crate::diagnostic::{Diagnostic, column_offset, error_line, redact_line, window};
 
@@ -84,25 +82,14 @@ pub fn render(err: &CliError) -> String {
     }
 }
 
-/// An engine error, with the offending line for config errors at a position.
+/// An engine error, with the offending line for a broken input at a position (any agent's
+/// config, [`EngineError::fault`]).
 pub fn render_engine(err: &EngineError) -> String {
-    let EngineError::Build(BuildError::Config(config)) = err else {
-        return error_line(&err.to_string());
-    };
-    match config {
-        ConfigError::Json { source_name, error, line, column, line_text } => snippet(
-            &format!("{source_name} is not valid JSONC: {} ({})", error.message, error.code),
-            source_name,
-            (*line, *column, Column::Utf16),
-            line_text,
-        ),
-        ConfigError::Substitution { source_name, error, line, column, line_text } => snippet(
-            &format!("{source_name}: bad file reference: {}", describe_substitution(error)),
-            source_name,
-            (*line, *column, Column::Utf16),
-            line_text,
-        ),
-        _ => error_line(&config.to_string()),
+    match err.fault().and_then(|fault| fault.at.map(|at| (fault.source, at))) {
+        Some((Some(source), at)) if !at.line_text.is_empty() => {
+            snippet(&at.headline, &source, (at.line, at.column, at.unit), &at.line_text)
+        }
+        _ => error_line(&err.to_string()),
     }
 }
 
@@ -116,41 +103,48 @@ fn snippet(message: &str, source: &str, at: (usize, usize, Column), line_text: &
 }
 
 /// A line of source for `--format json`: the same bounded window the text shows.
-fn line_window(line_text: &str, column: usize) -> String {
-    let at = column_offset(line_text, column, Column::Utf16);
+fn line_window(line_text: &str, column: usize, unit: Column) -> String {
+    let at = column_offset(line_text, column, unit);
     let (line, range) = redact_line(line_text, at..at);
     window(&line, range).0
 }
 
-/// The error as data, for `--format json`: a stable code, the message, and where it is.
+/// The error as data, for `--format json`: a stable code, the message, and for a broken
+/// input where it is.
 pub fn to_json(err: &CliError) -> serde_json::Value {
-    let CliError::Engine(EngineError::Build(BuildError::Config(config))) = err else {
+    let Some(fault) = (match err {
+        CliError::Engine(engine) => engine.fault(),
+        _ => None,
+    }) else {
         return serde_json::json!({"error": {"code": "error", "message": secrets::redact(&err.to_string()).0}});
     };
     let mut error = serde_json::json!({
-        "code": config.code(),
-        "message": secrets::redact(&config.to_string()).0,
-        "source": config.source_name(),
+        "code": fault.code,
+        "message": secrets::redact(&err.to_string()).0,
+        "source": fault.source,
     });
-    let mut at = |line: usize, column: usize, line_text: &str, rule: &str| {
-        error["line"] = line.into();
-        error["column"] = column.into();
-        error["line_text"] = line_window(line_text, column).into();
-        error["rule"] = rule.into();
-    };
-    match config {
-        ConfigError::Json { error: json, line, column, line_text, .. } => {
-            at(*line, *column, line_text, "J2");
-            error["jsonc_code"] = json.code.into();
+    if let Some(at) = &fault.at {
+        error["line"] = at.line.into();
+        error["column"] = at.column.into();
+        if !at.line_text.is_empty() {
+            error["line_text"] = line_window(&at.line_text, at.column, at.unit).into();
         }
-        ConfigError::Substitution { line, column, line_text, .. } => at(*line, *column, line_text, "V2"),
-        ConfigError::Schema { issues, .. } => {
-            // A schema issue quotes the value it refused.
-            let mut issues = serde_json::json!(issues);
-            Redactor::default().redact_json(&mut issues);
-            error["issues"] = issues;
-        }
-        _ => {}
+        error["rule"] = at.rule.into();
+    }
+    for (name, value) in &fault.details {
+        error[*name] = value.as_str().into();
+    }
+    if !fault.issues.is_empty() {
+        // A schema issue quotes the value it refused.
+        let mut issues = serde_json::Value::Array(
+            fault
+                .issues
+                .iter()
+                .map(|issue| serde_json::json!({"message": issue.message, "path": issue.path}))
+                .collect(),
+        );
+        Redactor::default().redact_json(&mut issues);
+        error["issues"] = issues;
     }
     serde_json::json!({ "error": error })
 }

@@ -38,6 +38,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ctxgraph_db::Db;
+use ctxgraph_db::fault::InputFault;
 use ctxgraph_db::installation::InstallationState;
 use ctxgraph_db::profile;
 use ctxgraph_db::profile::AgentFate;
@@ -117,6 +118,11 @@ pub mod answers {
         pub use ctxgraph_opencode::session::compaction::{CompactionPlan, DEFAULT_SUMMARY_TEMPLATE};
         pub use ctxgraph_opencode::session::export::{ExportError, Role, ToolStatus};
         pub use ctxgraph_opencode::session::reads::{ReadPoint, SessionNearby, SessionRule};
+    }
+    /// A mistake in an agent's input, as [`crate::EngineError::fault`] gives it.
+    pub mod fault {
+        pub use ctxgraph_db::fault::{FaultAt, FaultIssue, InputFault};
+        pub use ctxgraph_db::lines::Column;
     }
     /// The shape every agent's profile answers ([`crate::Engine::agent_layout`]).
     pub mod profile {
@@ -213,6 +219,25 @@ pub enum EngineError {
         /// The agents there are, in opencode's order.
         available: Vec<String>,
     },
+}
+
+impl EngineError {
+    /// The mistake in an agent's input behind this error, as data every surface shows with
+    /// its line ([`InputFault`]): a broken config of any agent. `None` for every other
+    /// error.
+    pub fn fault(&self) -> Option<InputFault> {
+        match self {
+            EngineError::Build(BuildError::Config(config)) => Some(config.fault()),
+            EngineError::Profile(profile::ProfileError::WouldNotStart { agent, fault }) => {
+                let mut fault = (**fault).clone();
+                if let Some(at) = &mut fault.at {
+                    at.headline = format!("{agent} would not start here: {}", at.headline);
+                }
+                Some(fault)
+            }
+            _ => None,
+        }
+    }
 }
 
 impl From<profile::ProfileError> for EngineError {

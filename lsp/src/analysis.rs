@@ -9,16 +9,14 @@ use std::path::{Path, PathBuf};
 use ctxgraph_engine::answers::explain::{EntryExpansion, Reason};
 use ctxgraph_engine::answers::profile::{Request, Status};
 use ctxgraph_engine::profiles::PROFILES;
-use ctxgraph_engine::{
-    Agent, Budget, BuildError, Code, ConfigError, Engine, EngineError, Finding, Severity, Workspace,
-};
+use ctxgraph_engine::{Agent, Budget, Code, Engine, EngineError, Finding, Severity, Workspace};
 use lsp_types::{
     CodeDescription, CodeLens, Command, Diagnostic, DiagnosticSeverity, DocumentLink, Hover, HoverContents,
     Location, MarkupContent, MarkupKind, NumberOrString, Position, Range, Uri,
 };
 
 use crate::references::{Reference, key_range, reference_at, references, resolve_import};
-use crate::text::{ColumnUnit, finding_range, range_of};
+use crate::text::{Column, finding_range, range_of};
 use crate::uri::{path_to_uri, repository_doc};
 
 /// An open document: its path and the editor's text.
@@ -120,7 +118,7 @@ fn finding_diagnostic(doc: Open<'_>, finding: &Finding) -> Diagnostic {
         .then(|| import_range(doc, finding))
         .flatten();
     Diagnostic {
-        range: at_import.unwrap_or_else(|| finding_range(doc.text, line, column, ColumnUnit::Chars)),
+        range: at_import.unwrap_or_else(|| finding_range(doc.text, line, column, Column::Chars)),
         severity: Some(severity(finding.severity)),
         code: Some(NumberOrString::String(id.to_owned())),
         code_description: repository_doc(&format!("docs/lint.md#{}", id.to_lowercase()))
@@ -143,27 +141,23 @@ fn config_diagnostic(range: Range, message: String) -> Diagnostic {
     }
 }
 
-/// An error that stops an agent from building, where it points into `doc`.
+/// An error that stops an agent from building, where it points into `doc`: at its place
+/// when the agent's reader knows it ([`EngineError::fault`]), at each key a schema refused,
+/// else over the whole file its message names.
 fn error_diagnostics(doc: Open<'_>, error: &EngineError) -> Vec<Diagnostic> {
-    let here = |source: &str| Path::new(source) == doc.path;
-    let whole_file = || finding_range(doc.text, None, None, ColumnUnit::Chars);
-    let EngineError::Build(BuildError::Config(config)) = error else {
-        // Another agent's broken settings: its message names the file.
-        return if error.to_string().contains(&*doc.path.to_string_lossy()) {
+    let whole_file = || finding_range(doc.text, None, None, Column::Chars);
+    let named_here = || error.to_string().contains(&*doc.path.to_string_lossy());
+    let Some(fault) = error.fault().filter(|fault| fault.source.as_deref().map(Path::new) == Some(doc.path))
+    else {
+        return if named_here() {
             vec![config_diagnostic(whole_file(), error.to_string())]
         } else {
             Vec::new()
         };
     };
-    match config {
-        ConfigError::Json { source_name, line, column, .. }
-        | ConfigError::Substitution { source_name, line, column, .. }
-            if here(source_name) =>
-        {
-            let range = finding_range(doc.text, Some(*line), Some(*column), ColumnUnit::Utf16);
-            vec![config_diagnostic(range, config.to_string())]
-        }
-        ConfigError::Schema { source_name, issues } if here(source_name) => issues
+    if !fault.issues.is_empty() {
+        return fault
+            .issues
             .iter()
             .map(|issue| {
                 let range = key_range(doc.text, &issue.path)
@@ -173,18 +167,15 @@ fn error_diagnostics(doc: Open<'_>, error: &EngineError) -> Vec<Diagnostic> {
                 } else {
                     format!(" at {}", issue.path.join("."))
                 };
-                config_diagnostic(range, format!("{}{at} (opencode refuses this config)", issue.message))
+                config_diagnostic(range, format!("{}{at} (the agent refuses this config)", issue.message))
             })
-            .collect(),
-        ConfigError::TooManyPatterns { source_name, at, .. } if here(source_name) => {
-            let range = finding_range(doc.text, at.map(|a| a.line), at.map(|a| a.column), ColumnUnit::Chars);
-            vec![config_diagnostic(range, config.to_string())]
-        }
-        other if other.to_string().contains(&*doc.path.to_string_lossy()) => {
-            vec![config_diagnostic(whole_file(), other.to_string())]
-        }
-        _ => Vec::new(),
+            .collect();
     }
+    let range = match &fault.at {
+        Some(at) => finding_range(doc.text, Some(at.line), Some(at.column), at.unit),
+        None => whole_file(),
+    };
+    vec![config_diagnostic(range, error.to_string())]
 }
 
 /// `ctxgraph.toml`: what `ctxgraph check` would refuse, at its place.
@@ -197,7 +188,7 @@ fn scenarios_diagnostics(doc: Open<'_>) -> Vec<Diagnostic> {
     match parse(doc.text, &Anchor { file: doc.path, base: &base, repo: &repo }) {
         Ok(_) => Vec::new(),
         Err(ctxgraph_check::ScenariosError::Invalid { message, at, .. }) => {
-            let range = finding_range(doc.text, Some(at.line), Some(at.column), ColumnUnit::Chars);
+            let range = finding_range(doc.text, Some(at.line), Some(at.column), Column::Chars);
             vec![Diagnostic {
                 range,
                 severity: Some(DiagnosticSeverity::ERROR),
@@ -209,7 +200,7 @@ fn scenarios_diagnostics(doc: Open<'_>) -> Vec<Diagnostic> {
             }]
         }
         Err(other) => {
-            vec![config_diagnostic(finding_range(doc.text, None, None, ColumnUnit::Chars), other.to_string())]
+            vec![config_diagnostic(finding_range(doc.text, None, None, Column::Chars), other.to_string())]
         }
     }
 }

@@ -3,14 +3,8 @@
 
 use lsp_types::{Position, Range};
 
-/// What a 1-based column counts (see `ctxgraph_db::lines`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ColumnUnit {
-    /// Unicode scalar values: lint's findings.
-    Chars,
-    /// UTF-16 code units: opencode's JSONC and substitution errors.
-    Utf16,
-}
+/// What a 1-based column counts: the query layer's one type for it.
+pub use ctxgraph_engine::answers::fault::Column;
 
 /// Line `line` (0-based) of `text`, without its line break; empty past the end.
 pub fn line_text(text: &str, line: usize) -> &str {
@@ -65,7 +59,7 @@ pub fn range_of(text: &str, start: usize, end: usize) -> Range {
 /// end of the token there (a whole string literal when it starts with a quote); the line's
 /// text without its indentation when there is no column; the first line when there is no
 /// line either (a finding about the whole file).
-pub fn finding_range(text: &str, line: Option<usize>, column: Option<usize>, unit: ColumnUnit) -> Range {
+pub fn finding_range(text: &str, line: Option<usize>, column: Option<usize>, unit: Column) -> Range {
     let index = line.map_or(0, |line| line.saturating_sub(1));
     let content = line_text(text, index);
     let start = match column {
@@ -78,15 +72,15 @@ pub fn finding_range(text: &str, line: Option<usize>, column: Option<usize>, uni
 }
 
 /// The byte offset in `line` of a 0-based column counted in `unit`; the line's end past it.
-fn column_offset(line: &str, column: usize, unit: ColumnUnit) -> usize {
+fn column_offset(line: &str, column: usize, unit: Column) -> usize {
     let mut counted = 0;
     for (at, ch) in line.char_indices() {
         if counted >= column {
             return at;
         }
         counted += match unit {
-            ColumnUnit::Chars => 1,
-            ColumnUnit::Utf16 => ch.len_utf16(),
+            Column::Chars => 1,
+            Column::Utf16 => ch.len_utf16(),
         };
     }
     line.len()
@@ -123,24 +117,24 @@ mod tests {
     #[test]
     fn a_column_underlines_the_token_or_string_it_starts() {
         let text = "{\n  \"instructions\": [\"docs/*.md\", \"x\"],\n}\n";
-        assert_eq!(finding_range(text, Some(2), Some(20), ColumnUnit::Chars), range((1, 19), (1, 30)));
+        assert_eq!(finding_range(text, Some(2), Some(20), Column::Chars), range((1, 19), (1, 30)));
         let text = "key: sk-abcdef0123 and more\n";
-        assert_eq!(finding_range(text, Some(1), Some(6), ColumnUnit::Chars), range((0, 5), (0, 18)));
+        assert_eq!(finding_range(text, Some(1), Some(6), Column::Chars), range((0, 5), (0, 18)));
     }
 
     #[test]
     fn a_line_alone_underlines_its_text_and_no_line_the_first() {
         let text = "# Title\n\n   - never push  \n";
-        assert_eq!(finding_range(text, Some(3), None, ColumnUnit::Chars), range((2, 3), (2, 15)));
-        assert_eq!(finding_range(text, None, None, ColumnUnit::Chars), range((0, 0), (0, 7)));
+        assert_eq!(finding_range(text, Some(3), None, Column::Chars), range((2, 3), (2, 15)));
+        assert_eq!(finding_range(text, None, None, Column::Chars), range((0, 0), (0, 7)));
     }
 
     #[test]
     fn columns_count_in_their_unit_and_positions_in_utf16() {
         // "é" is one char and one UTF-16 unit; "😀" is one char and two units.
         let text = "😀é \"x\"\n";
-        assert_eq!(finding_range(text, Some(1), Some(4), ColumnUnit::Chars), range((0, 4), (0, 7)));
-        assert_eq!(finding_range(text, Some(1), Some(5), ColumnUnit::Utf16), range((0, 4), (0, 7)));
+        assert_eq!(finding_range(text, Some(1), Some(4), Column::Chars), range((0, 4), (0, 7)));
+        assert_eq!(finding_range(text, Some(1), Some(5), Column::Utf16), range((0, 4), (0, 7)));
         assert_eq!(position_of(text, text.find('"').unwrap_or(0)), Position::new(0, 4));
         assert_eq!(offset_of(text, Position::new(0, 4)), text.find('"'));
         assert_eq!(offset_of(text, Position::new(0, 99)), None);

@@ -93,9 +93,9 @@ pub fn explain(
     })
 }
 
-/// The section whose inputs `explain` reads for `agent`: opencode's whole explanation
-/// reports its MCP servers (B4), skills (B5) and remote instructions, the whole message's
-/// inputs; every other answer is about rule files.
+/// The section whose inputs `explain` and `lint` read for `agent`: opencode's whole
+/// explanation and its lint report its MCP servers (B4), skills (B5) and remote
+/// instructions, the whole message's inputs; every other answer is about rule files.
 pub fn explained_section(agent: Agent) -> ProfileSection {
     if agent == Agent::Opencode { ProfileSection::Message } else { ProfileSection::Rules }
 }

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use ctxgraph_db::Workspace;
 use ctxgraph_db::agent::Agent;
 use ctxgraph_db::lint::{Budget, Finding, Severity};
-use ctxgraph_engine::Engine;
+use ctxgraph_engine::{Engine, HostEnv, Policy};
 
 use crate::args::{DenyLevel, LintArgs, LintFormat};
 use crate::error::{CliError, EXIT_FINDINGS};
@@ -13,7 +13,22 @@ use crate::output::write_stdout;
 use crate::render;
 
 pub fn run(args: LintArgs) -> Result<ExitCode, CliError> {
-    let (engine, ws) = super::open_fetching(args.cwd.clone(), &args.remote)?;
+    let env = HostEnv::from_process();
+    let policy =
+        Policy { fetch: super::fetch_options(&args.remote, &env), remote: true, mcp: !args.remote.no_mcp };
+    let (mut engine, ws) = super::open_with(env, args.cwd.clone())?;
+    // What each linted agent's answer reads that is not on disk; a broken opencode.json
+    // stops only opencode's lint.
+    let agents = args.agent.one().map_or(Agent::ALL.to_vec(), |agent| vec![agent]);
+    for agent in agents {
+        super::prepare_agent(
+            &mut engine,
+            ws,
+            agent,
+            ctxgraph_server::ops::explained_section(agent),
+            &policy,
+        )?;
+    }
     let budget = Budget { total: args.max_total_tokens, rule: args.max_rule_tokens };
     let findings = findings(&engine, ws, args.agent.one(), budget)?;
     let out = match args.format {

@@ -113,13 +113,32 @@ fn bad_input_exits_2() {
     let (_dir, root) = tree(&[("home/.codex/config.toml", "model = \"x\"\nproject_doc_max_bytes = [\n")]);
     let broken = run(&root, "repo", &["build", "--agent", "codex"]);
     assert_eq!(broken.code, 2, "{broken:?}", broken = broken.stderr);
-    assert!(broken.stderr.contains("[TMP]/home/.codex/config.toml:2:26: "), "{}", broken.stderr);
+    // The line Codex refuses, with a caret under the place, as an opencode.json mistake is
+    // shown; and as data with the rule that reads the file.
+    let snippet = "error: codex would not start here: [TMP]/home/.codex/config.toml: unclosed array, expected `]`\n \
+                   --> [TMP]/home/.codex/config.toml:2:26\n  |\n  |\n2 | project_doc_max_bytes = [\n  |                          ^";
+    assert!(broken.stderr.starts_with(snippet), "{}", broken.stderr);
+    let json = run(&root, "repo", &["build", "--agent", "codex", "--format", "json"]);
+    let error: serde_json::Value = serde_json::from_str(&json.stdout).expect("an error as JSON");
+    assert_eq!(json.code, 2);
+    assert_eq!(
+        (
+            &error["error"]["code"],
+            &error["error"]["line"],
+            &error["error"]["column"],
+            &error["error"]["rule"]
+        ),
+        (&"invalid-config".into(), &2.into(), &26.into(), &"CX5".into()),
+        "{error}"
+    );
+    assert_eq!(error["error"]["line_text"], "project_doc_max_bytes = [", "{error}");
+    assert!(error["error"]["message"].as_str().is_some_and(|m| m.contains("config.toml:2:26: ")), "{error}");
 
     let (_dir, root) = tree(&[("home/.codex/config.toml", "project_doc_max_bytes = \"big\"\n")]);
     let typed = run(&root, "repo", &["build", "--agent", "codex"]);
     assert_eq!(typed.code, 2);
     assert!(
-        typed.stderr.contains("config.toml:1:1: project_doc_max_bytes must be a non-negative integer"),
+        typed.stderr.contains("config.toml: project_doc_max_bytes must be a non-negative integer\n --> [TMP]/home/.codex/config.toml:1:1\n"),
         "{}",
         typed.stderr
     );

@@ -286,6 +286,13 @@ fn opencode_s_options_are_its_settings() {
     sandbox.write("repo/opencode.json", "{ not json");
     let request = sandbox.run(&["build", "--agent", "claude-code", "--section", "request"]);
     assert_eq!(request.code, 0, "{request}");
+    // Nor do another agent's lint and explain, as serve's do not.
+    for args in [&["lint", "--agent", "codex"][..], &["explain", "--agent", "codex"]] {
+        let other = sandbox.run(args);
+        assert_eq!(other.code, 0, "{args:?}: {other}");
+    }
+    let opencode = sandbox.run(&["lint"]);
+    assert!(opencode.code == 2 && opencode.stderr.contains("opencode.json"), "{opencode}");
     let section = sandbox.run(&["build", "--agent", "gemini", "--section", "message"]);
     assert_eq!(section.code, 2, "{section}");
     assert!(section.stderr.contains("--section message: Gemini CLI builds only rules"), "{section}");

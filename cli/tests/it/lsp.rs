@@ -306,6 +306,29 @@ fn unsaved_edits_are_linted_at_their_range_and_never_read_from_disk() {
     assert_eq!(client.finish(), Some(0));
 }
 
+/// Another agent's broken settings file, unsaved, is underlined where its reader stops, as
+/// opencode's config is: the place comes from the agent's own error, whichever agent.
+#[test]
+fn another_agents_broken_settings_are_underlined_at_their_place() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let repo = repository(temp.path());
+    std::fs::create_dir_all(repo.join(".gemini")).expect("mkdir");
+    let settings = repo.join(".gemini/settings.json");
+    std::fs::write(&settings, "{}\n").expect("write");
+    let mut client = Client::start(temp.path(), &repo);
+    client.open(&settings, "{}\n");
+    assert_eq!(codes(&client.diagnostics(&settings, 1)), Vec::<&str>::new());
+    client.change(&settings, 2, "{\n  \"context\": {\"fileName\": \"X.md\"},\n  \"é\": ]\n}\n");
+    let found = client.diagnostics(&settings, 2);
+    assert_eq!(codes(&found), ["config"], "{found:?}");
+    // The `]` after `"é": `: column 8 in UTF-16 units, 1-based.
+    let at = json!({ "start": { "line": 2, "character": 7 }, "end": { "line": 2, "character": 8 } });
+    assert_eq!(found[0]["range"], at, "{found:?}");
+    let message = found[0]["message"].as_str().unwrap_or_default();
+    assert!(message.starts_with("gemini would not start here: "), "{found:?}");
+    assert_eq!(client.finish(), Some(0));
+}
+
 /// The titles of a code-lens reply, each checked to sit on line 1.
 pub fn lens_titles(reply: &Value) -> Vec<String> {
     let lenses = reply["result"].as_array().unwrap_or_else(|| panic!("no lenses: {reply}"));

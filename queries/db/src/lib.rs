@@ -12,6 +12,7 @@ pub mod collate;
 // (constructors, builders) that carry no docs and cannot be given any.
 #[allow(missing_docs)]
 pub mod db;
+pub mod fault;
 pub mod files;
 pub mod hash;
 pub mod installation;

@@ -17,7 +17,7 @@ pub struct LineColumn {
 }
 
 /// What a column counts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Column {
     /// UTF-16 code units, as opencode (JavaScript) counts them.
     Utf16,

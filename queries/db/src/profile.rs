@@ -524,13 +524,14 @@ pub struct AgentFate {
 /// apply to it.
 #[derive(Clone, Debug, thiserror::Error)]
 pub enum ProfileError {
-    /// The agent would refuse to start here (a broken settings file, …).
-    #[error("{agent} would not start here: {message}")]
+    /// The agent would refuse to start here: an input it reads is broken (a settings file
+    /// that does not parse, …).
+    #[error("{agent} would not start here: {}", fault.message)]
     WouldNotStart {
         /// The agent.
         agent: &'static str,
-        /// What is wrong, naming the place.
-        message: String,
+        /// What is wrong, and where.
+        fault: Box<crate::fault::InputFault>,
     },
     /// The agent would refuse to build here, with its profile's own error type (opencode's
     /// keeps the file, line and column of its diagnostics), which a host that knows the

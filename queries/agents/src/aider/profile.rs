@@ -33,8 +33,15 @@ const ABOUT: About = About {
     files: &[".aider.conf.yml"],
 };
 
+/// A configuration file Aider refuses (AI3); YAML positions are not kept.
 fn would_not_start(err: &AiderError) -> ProfileError {
-    ProfileError::WouldNotStart { agent: Agent::Aider.name(), message: err.to_string() }
+    let AiderError::Config { path, .. } = err;
+    let fault = ctxgraph_db::fault::InputFault::new(
+        "invalid-config",
+        Some(path.display().to_string()),
+        err.to_string(),
+    );
+    ProfileError::WouldNotStart { agent: Agent::Aider.name(), fault: Box::new(fault) }
 }
 
 /// The `--read` entries of the request (`-c read=FILE`, each once per flag).

@@ -106,20 +106,25 @@ pub fn codex_config(db: &dyn Db, host: Host) -> Result<CodexConfig, CodexError> 
         line: 0,
         column: 0,
         message: err.to_string(),
+        line_text: String::new(),
     })?;
     let text = std::str::from_utf8(bytes).map_err(|err| {
-        let at = Lines::new(&String::from_utf8_lossy(&bytes[..err.valid_up_to()]))
-            .locate(err.valid_up_to(), Column::Chars);
+        let valid = String::from_utf8_lossy(&bytes[..err.valid_up_to()]);
+        let lines = Lines::new(&valid);
+        let at = lines.locate(err.valid_up_to(), Column::Chars);
         CodexError::Config {
             path: path.clone(),
             line: at.line,
             column: at.column,
             message: "not valid UTF-8".to_owned(),
+            line_text: lines.line_text(at.line).to_owned(),
         }
     })?;
     let error = |offset: usize, message: String| {
-        let at = Lines::new(text).locate(offset, Column::Chars);
-        CodexError::Config { path: path.clone(), line: at.line, column: at.column, message }
+        let lines = Lines::new(text);
+        let at = lines.locate(offset, Column::Chars);
+        let line_text = lines.line_text(at.line).to_owned();
+        CodexError::Config { path: path.clone(), line: at.line, column: at.column, message, line_text }
     };
     let table: toml::Table = text.parse().map_err(|err: toml::de::Error| {
         error(err.span().map_or(0, |span| span.start), err.message().to_owned())

@@ -47,6 +47,8 @@ pub enum CodexError {
         column: usize,
         /// What is wrong.
         message: String,
+        /// The line as written, for a snippet (empty without a position).
+        line_text: String,
     },
 }
 

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use ctxgraph_db::agent::Agent;
 use ctxgraph_db::db::{Db, Workspace};
+use ctxgraph_db::fault::InputFault;
 use ctxgraph_db::lint::{Budget, Finding};
 use ctxgraph_db::profile::AgentFate;
 use ctxgraph_db::profile::{
@@ -159,8 +160,12 @@ enum WindowFrom {
     Fallback,
 }
 
+/// `config.toml` as Codex refuses it (CX5 reads it), with the line for a snippet.
 fn would_not_start(err: &super::CodexError) -> ProfileError {
-    ProfileError::WouldNotStart { agent: Agent::Codex.name(), message: err.to_string() }
+    let super::CodexError::Config { path, line, column, message, line_text } = err;
+    let at = (*line, *column, ctxgraph_db::lines::Column::Chars);
+    let fault = InputFault::in_file("invalid-config", path, at, line_text, (err.to_string(), message), "CX5");
+    ProfileError::WouldNotStart { agent: Agent::Codex.name(), fault: Box::new(fault) }
 }
 
 /// The fate of a file left out, as one word and its rule.

@@ -42,6 +42,8 @@ pub enum GeminiError {
         column: usize,
         /// What is wrong.
         message: String,
+        /// The line as written, for a snippet (empty without a position).
+        line_text: String,
     },
 }
 

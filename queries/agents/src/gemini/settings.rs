@@ -9,6 +9,7 @@ use serde::Serialize;
 use ctxgraph_db::db::{Db, Host, Workspace, env_var};
 use ctxgraph_db::files::file_bytes;
 use ctxgraph_db::jsonc;
+use ctxgraph_db::lines::Lines;
 use ctxgraph_db::system::FileKind;
 
 use super::GeminiError;
@@ -101,6 +102,7 @@ pub fn gemini_settings(db: &dyn Db, ws: Workspace) -> Result<Settings, GeminiErr
             line: 0,
             column: 0,
             message: format!("context.{key} must be {expected}"),
+            line_text: String::new(),
         };
         match context.get("fileName") {
             None | Some(serde_json::Value::Null) => {}
@@ -177,6 +179,7 @@ fn load(db: &dyn Db, path: &Path) -> Result<Option<serde_json::Value>, GeminiErr
         line: fault.line,
         column: fault.column,
         message: fault.message,
+        line_text: fault.line_text,
     })
 }
 
@@ -190,6 +193,8 @@ pub struct JsonFault {
     pub column: usize,
     /// What is wrong.
     pub message: String,
+    /// The line as written, for a snippet (empty without a position).
+    pub line_text: String,
 }
 
 /// A settings file of Gemini CLI or one of its descendants: a JSON object, comments allowed;
@@ -199,9 +204,17 @@ pub fn load_json_object(db: &dyn Db, path: &Path) -> Result<Option<serde_json::V
     if file.kind(db) == FileKind::Missing {
         return Ok(None);
     }
-    let fault = |line: usize, column: usize, message: String| JsonFault { line, column, message };
-    let bytes = file_bytes(db, file).as_ref().map_err(|err| fault(0, 0, err.to_string()))?;
+    let bytes = file_bytes(db, file).as_ref().map_err(|err| JsonFault {
+        line: 0,
+        column: 0,
+        message: err.to_string(),
+        line_text: String::new(),
+    })?;
     let text = String::from_utf8_lossy(bytes);
+    let fault = |line: usize, column: usize, message: String| {
+        let line_text = Lines::new(&text).line_text(line).to_owned();
+        JsonFault { line, column, message, line_text }
+    };
     let value = jsonc::parse(&text).map_err(|err| fault(err.line, err.column, err.message))?;
     if !value.is_object() {
         return Err(fault(1, 1, "settings file is not a JSON object".to_owned()));

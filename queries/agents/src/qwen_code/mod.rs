@@ -54,6 +54,8 @@ pub enum QwenError {
         column: usize,
         /// What is wrong.
         message: String,
+        /// The line as written, for a snippet (empty without a position).
+        line_text: String,
     },
 }
 

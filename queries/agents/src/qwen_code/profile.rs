@@ -32,8 +32,19 @@ const RULE_POSITION: &str = "system message, after the context files: the rules"
 /// Where a read's rules go (QW10).
 const READ_POSITION: &str = "the read_file result, in a <system-reminder> after what the tool returns";
 
+/// A settings file as Qwen Code refuses it (QW2), with the line for a snippet.
 fn would_not_start(err: &QwenError) -> ProfileError {
-    ProfileError::WouldNotStart { agent: Agent::QwenCode.name(), message: err.to_string() }
+    let QwenError::Settings { path, line, column, message, line_text } = err;
+    let at = (*line, *column, ctxgraph_db::lines::Column::Utf16);
+    let fault = ctxgraph_db::fault::InputFault::in_file(
+        "invalid-settings",
+        path,
+        at,
+        line_text,
+        (err.to_string(), message),
+        "QW2",
+    );
+    ProfileError::WouldNotStart { agent: Agent::QwenCode.name(), fault: Box::new(fault) }
 }
 
 /// The wording the request carries, or placeholders.

@@ -109,6 +109,7 @@ pub fn qwen_settings(db: &dyn Db, ws: Workspace) -> Result<Settings, QwenError> 
                     line: fault.line,
                     column: fault.column,
                     message: fault.message,
+                    line_text: fault.line_text,
                 });
             }
         };

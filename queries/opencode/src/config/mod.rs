@@ -20,6 +20,7 @@ use crate::fs::up;
 use crate::paths::global_paths;
 use crate::substitute::{self, Substitution, SubstitutionError};
 use ctxgraph_db::db::{Db, Workspace, env_var};
+use ctxgraph_db::fault::InputFault;
 use ctxgraph_db::files::{ReadFailure, file_text};
 use ctxgraph_db::jsonc::{self, JsoncError};
 use ctxgraph_db::lines::{Column, LineColumn, Lines};
@@ -162,6 +163,56 @@ impl ConfigError {
             ConfigError::RemoteAuth { remote, .. } => Some(remote),
             ConfigError::Flag(_) => None,
         }
+    }
+
+    /// The error as every surface shows it: its code, its message, and for a JSONC or
+    /// `{file:}` mistake the line as written with the rule it breaks (J2, V2); a schema's
+    /// refusals one by one (S2).
+    pub fn fault(&self) -> InputFault {
+        use ctxgraph_db::fault::{FaultAt, FaultIssue};
+        let mut fault = InputFault::new(self.code(), self.source_name().map(str::to_owned), self.to_string());
+        let at = |line: usize, column: usize, line_text: &str, headline: String, rule: &'static str| {
+            Some(Box::new(FaultAt {
+                line,
+                column,
+                unit: Column::Utf16,
+                line_text: line_text.to_owned(),
+                headline,
+                rule,
+            }))
+        };
+        match self {
+            ConfigError::Json { source_name, error, line, column, line_text } => {
+                let headline =
+                    format!("{source_name} is not valid JSONC: {} ({})", error.message, error.code);
+                fault.at = at(*line, *column, line_text, headline, "J2");
+                fault.details.push(("jsonc_code", error.code.to_owned()));
+            }
+            ConfigError::Substitution { source_name, error, line, column, line_text } => {
+                let headline = format!("{source_name}: bad file reference: {}", describe_substitution(error));
+                fault.at = at(*line, *column, line_text, headline, "V2");
+            }
+            ConfigError::TooManyPatterns { at: Some(place), .. } => {
+                // The entry's place, from the parsed config: its line is not kept.
+                let (line, column) = (place.line, place.column);
+                fault.at = Some(Box::new(FaultAt {
+                    line,
+                    column,
+                    unit: Column::Chars,
+                    line_text: String::new(),
+                    headline: self.to_string(),
+                    rule: "I5",
+                }));
+            }
+            ConfigError::Schema { issues, .. } => {
+                fault.issues = issues
+                    .iter()
+                    .map(|issue| FaultIssue { message: issue.message.clone(), path: issue.path.clone() })
+                    .collect();
+            }
+            _ => {}
+        }
+        fault
     }
 
     /// A stable machine-readable name.
