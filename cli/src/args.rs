@@ -239,8 +239,8 @@ pub struct RemoteArgs {
 /// Prints exactly the text the agent adds for the read (opencode: the
 /// `<system-reminder>…</system-reminder>` after the read tool's result; Claude Code: its
 /// nested CLAUDE.md files and matching rules; Gemini CLI: newly found GEMINI.md files; …),
-/// or nothing when it adds none. An agent that attaches nothing on reads (Codex, Cline,
-/// Continue, Aider) answers with nothing and exit 0; --format json says so in `note`. With
+/// or nothing when it adds none. An agent that attaches nothing on reads (see --agent)
+/// answers with nothing and exit 0; --format json says so in `note`. With
 /// --session (opencode's export, Claude Code's transcript) the read happens in that session's
 /// state: rules loaded by earlier reads (and, for opencode, claimed by reads in the same
 /// message) are not attached again.
@@ -270,7 +270,7 @@ pub struct NearbyArgs {
     pub format: Format,
 
     /// Whose read to reproduce (every agent of the registry, [`agents_help`]).
-    #[arg(long, value_parser = agent_parser(), default_value = "opencode", help = agents_help("Whose read to reproduce", ""))]
+    #[arg(long, value_parser = agent_parser(), default_value = "opencode", help = read_agents_help())]
     pub agent: Agent,
 
     #[command(flatten)]
@@ -447,6 +447,17 @@ fn agents_help(what: &str, tail: &str) -> String {
     }
 }
 
+/// `nearby --agent`'s help: every agent, and which of them attach nothing on reads, read
+/// from the registry.
+fn read_agents_help() -> String {
+    let none: Vec<&str> = ctxgraph_engine::profiles::PROFILES
+        .iter()
+        .filter(|p| !p.attaches_on_read())
+        .map(|p| p.title())
+        .collect();
+    agents_help("Whose read to reproduce", &format!("; these attach nothing on reads: {}", none.join(", ")))
+}
+
 /// `-c`'s help: every agent of the profile registry that takes settings, with their keys;
 /// read from the registry, so a profile's new setting is named without an edit here.
 fn settings_help() -> String {
@@ -499,7 +510,7 @@ pub enum Format {
 /// Without TARGET: every rule file and URL the agent considered from the directory (opencode:
 /// in prompt order, with its position, size and tokens when loaded and every reason when
 /// not; another agent: each file it sends, inlines or leaves out, with its rule and reason).
-/// With --agent all and a FILE: that file in all ten agents side by side.
+/// With --agent all and a FILE: that file in every agent side by side.
 /// TARGET can be a file (relative paths resolve from the current directory, then from
 /// --cwd and each directory above it up to the repository root), a config `instructions`
 /// entry, or a URL.
