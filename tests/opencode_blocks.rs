@@ -51,7 +51,7 @@ fn references_and_mcp_blocks_match_the_oracle() {
             let mut engine = Engine::new(system, env.clone());
             engine.load_installation(&Locate::Flag(opencode::installed()));
             let ws = engine.open(&run.join("proj")).expect("open");
-            engine.fetch_mcp(ws, &connector).expect("connect");
+            engine.fetch_agent_mcp(ws, ctxgraph_db::agent::Agent::Opencode, &connector).expect("connect");
             let references = references_block(engine.db(), ws)
                 .as_ref()
                 .map_or("(none)".to_owned(), |b| hash_first_line(&b.text));

@@ -814,6 +814,22 @@ impl Engine {
         Ok(explain(&self.db, ws, &O200k)?)
     }
 
+    /// B3's facts: every configured reference and whether it is listed.
+    pub fn references(&self, ws: Workspace) -> Result<answers::stages::References, EngineError> {
+        let references = ctxgraph_opencode::references::references(&self.db, ws);
+        Ok(references.as_ref().map_err(|e| BuildError::Config(e.clone()))?.clone())
+    }
+
+    /// B4's facts for the opencode agent `agent`: every configured server and its fate.
+    pub fn mcp_facts(
+        &self,
+        ws: Workspace,
+        agent: &str,
+    ) -> Result<Vec<answers::stages::McpServerFact>, EngineError> {
+        let facts = ctxgraph_opencode::mcp::mcp_facts(&self.db, ws, agent.to_owned());
+        Ok(facts.as_ref().map_err(|e| BuildError::Config(e.clone()))?.clone())
+    }
+
     /// [`Engine::explain`] for one file, `instructions` entry or URL; relative paths are
     /// taken from `base`.
     pub fn explain_target(

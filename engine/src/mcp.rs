@@ -216,49 +216,10 @@ fn describe(err: &ServiceError) -> String {
 }
 
 impl crate::Engine {
-    /// B3's facts: every configured reference and whether it is listed.
-    pub fn references(
-        &self,
-        ws: ctxgraph_db::Workspace,
-    ) -> Result<ctxgraph_opencode::references::References, crate::EngineError> {
-        let references = ctxgraph_opencode::references::references(&self.db, ws);
-        Ok(references.as_ref().map_err(|e| crate::BuildError::Config(e.clone()))?.clone())
-    }
-
-    /// B4's facts for the opencode agent `agent`: every configured server and its fate.
-    pub fn mcp_facts(
-        &self,
-        ws: ctxgraph_db::Workspace,
-        agent: &str,
-    ) -> Result<Vec<ctxgraph_opencode::mcp::McpServerFact>, crate::EngineError> {
-        let facts = ctxgraph_opencode::mcp::mcp_facts(&self.db, ws, agent.to_owned());
-        Ok(facts.as_ref().map_err(|e| crate::BuildError::Config(e.clone()))?.clone())
-    }
-
-    /// The configured servers opencode connects to whose answer the engine does not have
-    /// yet, by name (a server config already answered is never asked again: `serve`
+    /// The servers `agent` connects to at start ([`Profile::mcp_servers`]: opencode's
+    /// configured `mcp` entries, Claude Code's `.mcp.json`) whose answer the engine does not
+    /// have yet, by name: a server config already answered is never asked again (`serve`
     /// reconnects only servers whose config changed or that are new).
-    pub fn pending_mcp(
-        &self,
-        ws: ctxgraph_db::Workspace,
-    ) -> Result<Vec<(String, McpRequest)>, crate::EngineError> {
-        use ctxgraph_db::Db as _;
-        use ctxgraph_opencode::mcp::{Connect, mcp_servers};
-        let servers = mcp_servers(&self.db, ws).as_ref().map_err(|e| crate::BuildError::Config(e.clone()))?;
-        let mut pending: Vec<(String, McpRequest)> = Vec::new();
-        for server in servers {
-            if let Connect::Yes(request) = &server.connect
-                && *self.db.remotes().mcp().get(&self.db, request).state(&self.db) == McpState::Pending
-                && !pending.iter().any(|(_, r)| r == request)
-            {
-                pending.push((server.name.clone(), request.clone()));
-            }
-        }
-        Ok(pending)
-    }
-
-    /// The servers `agent` connects to at start ([`Profile::mcp_servers`]) whose answer the
-    /// engine does not have yet; opencode's are [`crate::Engine::pending_mcp`]'s.
     ///
     /// [`Profile::mcp_servers`]: ctxgraph_db::profile::Profile::mcp_servers
     pub fn pending_agent_mcp(
@@ -278,23 +239,38 @@ impl crate::Engine {
         pending
     }
 
-    /// Connects `agent`'s pending servers ([`crate::Engine::pending_agent_mcp`]) on a runtime
-    /// of its own and sets the inputs; each one's name and state.
+    /// Connects `agent`'s pending servers ([`crate::Engine::pending_agent_mcp`]) at once and
+    /// sets the inputs; each one's name and state. Local servers are spawned with the
+    /// workspace's environment (the `Host` input), as the agent spawns them with its own.
+    pub async fn load_agent_mcp(
+        &mut self,
+        ws: ctxgraph_db::Workspace,
+        agent: ctxgraph_db::agent::Agent,
+        connector: &McpConnector,
+    ) -> Vec<(String, McpState)> {
+        let pending = self.pending_agent_mcp(ws, agent);
+        if pending.is_empty() {
+            return Vec::new();
+        }
+        let env = ws.host(&self.db).vars(&self.db).clone();
+        let requests: Vec<McpRequest> = pending.iter().map(|(_, r)| r.clone()).collect();
+        let states = connector.connect_all(&requests, &env).await;
+        self.set_mcp_states(requests.into_iter().zip(states.iter().cloned()));
+        pending.into_iter().map(|(name, _)| name).zip(states).collect()
+    }
+
+    /// [`crate::Engine::load_agent_mcp`] on a runtime of its own, for callers without one;
+    /// no runtime when no server is pending (`serve` asks on every request).
     pub fn fetch_agent_mcp(
         &mut self,
         ws: ctxgraph_db::Workspace,
         agent: ctxgraph_db::agent::Agent,
         connector: &McpConnector,
     ) -> Result<Vec<(String, McpState)>, crate::EngineError> {
-        let pending = self.pending_agent_mcp(ws, agent);
-        if pending.is_empty() {
+        if self.pending_agent_mcp(ws, agent).is_empty() {
             return Ok(Vec::new());
         }
-        let env = ws.host(&self.db).vars(&self.db).clone();
-        let requests: Vec<McpRequest> = pending.iter().map(|(_, r)| r.clone()).collect();
-        let states = crate::current_thread_runtime()?.block_on(connector.connect_all(&requests, &env));
-        self.set_mcp_states(requests.into_iter().zip(states.iter().cloned()));
-        Ok(pending.into_iter().map(|(name, _)| name).zip(states).collect())
+        Ok(crate::current_thread_runtime()?.block_on(self.load_agent_mcp(ws, agent, connector)))
     }
 
     /// Sets servers' answers, touching only those that changed.
@@ -307,37 +283,5 @@ impl crate::Engine {
                 server.set_state(&mut self.db).to(state);
             }
         }
-    }
-
-    /// Connects to every pending server of the workspace (see [`crate::Engine::pending_mcp`])
-    /// and sets the inputs; returns each one's name and state. Local servers are spawned with
-    /// the workspace's environment (the `Host` input), as opencode spawns them with its own.
-    pub async fn load_mcp(
-        &mut self,
-        ws: ctxgraph_db::Workspace,
-        connector: &McpConnector,
-    ) -> Result<Vec<(String, McpState)>, crate::EngineError> {
-        let pending = self.pending_mcp(ws)?;
-        if pending.is_empty() {
-            return Ok(Vec::new());
-        }
-        let env = ws.host(&self.db).vars(&self.db).clone();
-        let requests: Vec<McpRequest> = pending.iter().map(|(_, r)| r.clone()).collect();
-        let states = connector.connect_all(&requests, &env).await;
-        self.set_mcp_states(requests.into_iter().zip(states.iter().cloned()));
-        Ok(pending.into_iter().map(|(name, _)| name).zip(states).collect())
-    }
-
-    /// [`crate::Engine::load_mcp`] on a runtime of its own, for callers without one; no
-    /// runtime when no server is pending (`serve` asks on every request).
-    pub fn fetch_mcp(
-        &mut self,
-        ws: ctxgraph_db::Workspace,
-        connector: &McpConnector,
-    ) -> Result<Vec<(String, McpState)>, crate::EngineError> {
-        if self.pending_mcp(ws)?.is_empty() {
-            return Ok(Vec::new());
-        }
-        crate::current_thread_runtime()?.block_on(self.load_mcp(ws, connector))
     }
 }

@@ -1,17 +1,22 @@
-//! [`Engine::prepare`]: everything a workspace's answers wait on outside the file system,
-//! loaded in one documented step, with what went wrong as data.
+//! [`Engine::prepare_agent`]: everything an agent's answer waits on outside the file
+//! system, loaded in one documented step, with what went wrong as data.
 //!
-//! In opencode's order: the remote org config its auth store names (R1–R4, before anything
-//! reads the config), then the `instructions` URLs and `skills.urls` documents (I8, B5.10),
-//! then the MCP servers (B4). Each is asked only when the workspace needs it, so a workspace
-//! with none of them prepares without starting a runtime. The CLI, `serve`, `watch`, `check`
-//! and `mcp` all prepare through here; an embedding host calls [`Engine::load`] from its own
-//! runtime.
+//! What waits on what is the profile's to say ([`Profile::waits_on`]). For a profile that
+//! reads opencode's config, in opencode's order: the remote org config its auth store names
+//! (R1–R4, before anything reads the config), then the `instructions` URLs and `skills.urls`
+//! documents (I8, B5.10); then, for any agent, the MCP servers its profile names (opencode's
+//! B4, Claude Code's CC22). Each is asked only when needed, so an answer that waits on none of
+//! them prepares without starting a runtime. The CLI, `serve`, `watch`, `check` and `mcp` all
+//! prepare through here; an embedding host calls [`Engine::load_agent`] from its own runtime.
+//!
+//! [`Profile::waits_on`]: ctxgraph_db::profile::Profile::waits_on
 
 use std::fmt;
 
 use ctxgraph_db::Workspace;
+use ctxgraph_db::agent::Agent;
 use ctxgraph_db::mcp::McpState;
+use ctxgraph_db::profile::Section;
 use ctxgraph_db::remote::{LoadedFrom, RemoteState};
 
 use crate::mcp::McpConnector;
@@ -27,7 +32,7 @@ pub struct Policy {
     /// Fetch the `instructions` URLs and skills documents (the remote config is always
     /// fetched: opencode will not start without it).
     pub remote: bool,
-    /// Connect to the MCP servers the config names.
+    /// Connect to the MCP servers the agent's profile names.
     pub mcp: bool,
 }
 
@@ -88,7 +93,7 @@ impl fmt::Display for Warning {
     }
 }
 
-/// What [`Engine::prepare`] did.
+/// What [`Engine::prepare_agent`] did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Prepared {
     /// What did not load, in the order it was asked.
@@ -111,49 +116,53 @@ impl Prepared {
 }
 
 impl Engine {
-    /// Loads what `ws` waits on outside the file system (see the module documentation), on
-    /// a runtime of its own. What did not load is in the warnings; `--strict` callers ask
-    /// [`Prepared::strict`] after showing them.
-    pub fn prepare(&mut self, ws: Workspace, policy: &Policy) -> Result<Prepared, EngineError> {
-        let needs_config = !self.config_requests(ws).is_empty();
-        let needs_remote = policy.remote && !self.remote_urls(ws)?.is_empty();
-        let needs_mcp = policy.mcp && !self.pending_mcp(ws)?.is_empty();
-        if !(needs_config || needs_remote || needs_mcp) {
-            return Ok(Prepared::default());
-        }
-        crate::current_thread_runtime()?.block_on(self.load(ws, policy))
-    }
-
-    /// What `agent`'s layout of `section` waits on ([`Profile::waits_on`]), loaded as
-    /// `policy` allows: a profile that waits on nothing prepares nothing (another agent's
-    /// broken `opencode.json` is not its concern); MCP servers named by
-    /// [`Profile::mcp_servers`] are connected too.
+    /// What `agent`'s layout of `section` waits on outside the file system
+    /// ([`Profile::waits_on`]), loaded as `policy` allows, on a runtime of its own (none is
+    /// started when nothing is to load). A profile that waits on nothing prepares nothing:
+    /// another agent's broken `opencode.json` is not its concern, and no other agent's MCP
+    /// server is started for it. What did not load is in the warnings; `--strict` callers
+    /// ask [`Prepared::strict`] after showing them.
     ///
     /// [`Profile::waits_on`]: ctxgraph_db::profile::Profile::waits_on
-    /// [`Profile::mcp_servers`]: ctxgraph_db::profile::Profile::mcp_servers
     pub fn prepare_agent(
         &mut self,
         ws: Workspace,
-        agent: ctxgraph_db::agent::Agent,
-        section: ctxgraph_db::profile::Section,
+        agent: Agent,
+        section: Section,
         policy: &Policy,
     ) -> Result<Prepared, EngineError> {
         let waits = crate::profiles::profile(agent).waits_on(section);
-        if !waits.any() {
+        let needs_config = waits.reads_config()
+            && (!self.config_requests(ws).is_empty()
+                || (policy.remote && waits.remote_documents && !self.remote_urls(ws)?.is_empty()));
+        let needs_mcp = policy.mcp && waits.mcp && !self.pending_agent_mcp(ws, agent).is_empty();
+        if !(needs_config || needs_mcp) {
             return Ok(Prepared::default());
         }
-        let policy = Policy {
-            fetch: policy.fetch.clone(),
-            remote: policy.remote && waits.remote_documents,
-            mcp: policy.mcp && waits.mcp,
-        };
-        // [`Engine::prepare`] loads what a config names (its org config, its URLs, its MCP
-        // servers: opencode's): only for a profile that reads that config.
-        let mut prepared =
-            if waits.reads_config() { self.prepare(ws, &policy)? } else { Prepared::default() };
-        if policy.mcp && !self.pending_agent_mcp(ws, agent).is_empty() {
+        crate::current_thread_runtime()?.block_on(self.load_agent(ws, agent, section, policy))
+    }
+
+    /// [`Engine::prepare_agent`] for a host that has its own runtime: the config's remote
+    /// documents (for a profile that reads that config), then the agent's MCP servers
+    /// ([`Profile::mcp_servers`]).
+    ///
+    /// [`Profile::mcp_servers`]: ctxgraph_db::profile::Profile::mcp_servers
+    pub async fn load_agent(
+        &mut self,
+        ws: Workspace,
+        agent: Agent,
+        section: Section,
+        policy: &Policy,
+    ) -> Result<Prepared, EngineError> {
+        let waits = crate::profiles::profile(agent).waits_on(section);
+        let mut prepared = Prepared::default();
+        if waits.reads_config() {
+            let fetcher = Fetcher::new(policy.fetch.clone())?;
+            prepared = self.load_through(ws, &fetcher, policy.remote && waits.remote_documents).await?;
+        }
+        if policy.mcp && waits.mcp && !self.pending_agent_mcp(ws, agent).is_empty() {
             let connector = McpConnector::new()?;
-            for (server, state) in self.fetch_agent_mcp(ws, agent, &connector)? {
+            for (server, state) in self.load_agent_mcp(ws, agent, &connector).await {
                 if let McpState::Failed(failure) = state {
                     prepared.warnings.push(Warning::McpFailed { server, failure: failure.to_string() });
                 }
@@ -162,21 +171,13 @@ impl Engine {
         Ok(prepared)
     }
 
-    /// [`Engine::prepare`] for a host that has its own runtime.
-    pub async fn load(&mut self, ws: Workspace, policy: &Policy) -> Result<Prepared, EngineError> {
-        let fetcher = Fetcher::new(policy.fetch.clone())?;
-        let connector = if policy.mcp { Some(McpConnector::new()?) } else { None };
-        self.load_through(ws, &fetcher, policy.remote, connector.as_ref()).await
-    }
-
-    /// The one sequence behind [`Engine::prepare`] and [`crate::RemoteRefresh`]: the config,
-    /// then (with `remote`) the remote documents, then (with a connector) the MCP servers.
+    /// The one sequence behind [`Engine::load_agent`] and [`crate::RemoteRefresh`] for what
+    /// a workspace's config names: the config, then (with `remote`) the remote documents.
     pub(crate) async fn load_through(
         &mut self,
         ws: Workspace,
         fetcher: &Fetcher,
         remote: bool,
-        mcp: Option<&McpConnector>,
     ) -> Result<Prepared, EngineError> {
         self.load_config(ws, fetcher).await;
         let mut prepared = Prepared::default();
@@ -198,15 +199,6 @@ impl Engine {
                         prepared.warnings.push(Warning::RemoteStale { url, failure: failure.to_string() });
                     }
                     RemoteState::Loaded { .. } | RemoteState::Pending => {}
-                }
-            }
-        }
-        if let Some(connector) = mcp
-            && !self.pending_mcp(ws)?.is_empty()
-        {
-            for (server, state) in self.load_mcp(ws, connector).await? {
-                if let McpState::Failed(failure) = state {
-                    prepared.warnings.push(Warning::McpFailed { server, failure: failure.to_string() });
                 }
             }
         }

@@ -33,8 +33,7 @@ impl RemoteRefresh {
         Self { fetcher, mcp: None, interval, fetched_at: HashMap::new() }
     }
 
-    /// Also keeps the workspaces' MCP servers connected: each server config is asked once,
-    /// so a config change or a new server reconnects only that server.
+    /// Also connects the MCP servers an answer waits on ([`RemoteRefresh::connect_agent_mcp`]).
     #[must_use]
     pub fn with_mcp(mut self, connector: McpConnector) -> Self {
         self.mcp = Some(connector);
@@ -52,12 +51,11 @@ impl RemoteRefresh {
         // reads it (opencode's build) says what is wrong and where; another agent's question
         // must not fail on it.
         let needs = !engine.config_requests(ws).is_empty()
-            || (due && engine.remote_urls(ws).is_ok_and(|urls| !urls.is_empty()))
-            || (self.mcp.is_some() && engine.pending_mcp(ws).is_ok_and(|servers| !servers.is_empty()));
+            || (due && engine.remote_urls(ws).is_ok_and(|urls| !urls.is_empty()));
         if needs {
             // A long-lived host reports failures through the inputs (a missing block, the
             // build's error), not as warnings, and never refuses to serve (no strict).
-            let load = engine.load_through(ws, &self.fetcher, due, self.mcp.as_ref());
+            let load = engine.load_through(ws, &self.fetcher, due);
             match crate::current_thread_runtime()?.block_on(load) {
                 Ok(_) | Err(EngineError::Build(_)) => {}
                 Err(err) => return Err(err),
@@ -69,16 +67,19 @@ impl RemoteRefresh {
         Ok(())
     }
 
-    /// Connects the MCP servers `agent`'s profile names for `ws` that are not connected yet
-    /// ([`Engine::pending_agent_mcp`]; Claude Code's `.mcp.json`, CC22), unless MCP is off:
-    /// once per server config, as [`RemoteRefresh::refresh`] connects opencode's.
+    /// Connects the MCP servers `agent`'s profile names for `ws` ([`Engine::pending_agent_mcp`]:
+    /// opencode's `mcp` entries, Claude Code's `.mcp.json`) when its `section` waits on them
+    /// and MCP is on: once per server config, so a config change or a new server reconnects
+    /// only that server, and no agent's servers are started for another agent's question.
     pub fn connect_agent_mcp(
         &mut self,
         engine: &mut Engine,
         ws: Workspace,
         agent: ctxgraph_db::agent::Agent,
+        section: ctxgraph_db::profile::Section,
     ) -> Result<(), EngineError> {
         if let Some(connector) = &self.mcp
+            && crate::profiles::profile(agent).waits_on(section).mcp
             && !engine.pending_agent_mcp(ws, agent).is_empty()
         {
             // Failures end up in the inputs: the layout lists a server that failed as left out.

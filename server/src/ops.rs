@@ -243,6 +243,15 @@ impl Host {
         Ok(ws)
     }
 
+    /// The MCP servers `agent`'s `section` waits on, connected once per server config
+    /// ([`RemoteRefresh::connect_agent_mcp`]); no agent's servers start for another's answer.
+    fn connect_mcp(&mut self, ws: Workspace, agent: Agent, section: ProfileSection) -> Result<(), OpError> {
+        if let Some(remote) = &mut self.remote {
+            remote.connect_agent_mcp(&mut self.engine, ws, agent, section)?;
+        }
+        Ok(())
+    }
+
     /// `build` / `context_build`.
     pub fn build(&mut self, params: BuildParams) -> Result<Built, OpError> {
         let agent = agent_param(params.agent.as_deref())?;
@@ -259,7 +268,8 @@ impl Host {
                 "settings: opencode's are the parameters model, opencode_agent, json_schema and user_system",
             ));
         }
-        let section = match params.section.unwrap_or(SectionParam::System) {
+        let asked = params.section.unwrap_or(SectionParam::System);
+        let section = match asked {
             SectionParam::System => Section::System,
             SectionParam::Environment => Section::Environment,
             SectionParam::Instructions => Section::Instructions,
@@ -284,6 +294,7 @@ impl Host {
         // Counted from here: loading remote documents for a new workspace runs queries too.
         let before = self.engine.executions().total();
         let ws = self.workspace(&params.cwd)?;
+        self.connect_mcp(ws, agent, asked.section())?;
         let turn = self.turns.build_message(&self.engine, ws, section, options.clone())?;
         let executed = self.engine.executions().total() - before;
         let key = (ws, section, same_text(options));
@@ -311,11 +322,7 @@ impl Host {
             .map_err(|err| invalid(err.to_string()))?;
         let before = self.engine.executions().total();
         let ws = self.workspace(&params.cwd)?;
-        if ctxgraph_engine::profiles::profile(agent).waits_on(request.section).mcp
-            && let Some(remote) = &mut self.remote
-        {
-            remote.connect_agent_mcp(&mut self.engine, ws, agent)?;
-        }
+        self.connect_mcp(ws, agent, request.section)?;
         let turn = self.agent_turns.build(&self.engine, ws, agent, &request)?;
         let executed = self.engine.executions().total() - before;
         let layout = &turn.layout;
@@ -435,6 +442,9 @@ impl Host {
     pub fn explain(&mut self, ws: Workspace, params: ExplainParams) -> Result<ExplainReply, OpError> {
         let base = self.engine.cwd(ws).to_path_buf();
         let agents = agents_param(params.agent.as_deref())?;
+        if let Some(agent) = agents {
+            self.connect_mcp(ws, agent, explained_section(agent))?;
+        }
         Ok(explain(&self.engine, ws, agents, params.target.as_deref(), &base, "build")?)
     }
 
@@ -446,7 +456,11 @@ impl Host {
             total: params.max_total_tokens.unwrap_or(defaults.total),
             rule: params.max_rule_tokens.unwrap_or(defaults.rule),
         };
-        Ok(LintReply(self.engine.agents_lint(ws, agents_param(params.agent.as_deref())?, budget)?))
+        let agents = agents_param(params.agent.as_deref())?;
+        for agent in agents.map_or(Agent::ALL.to_vec(), |agent| vec![agent]) {
+            self.connect_mcp(ws, agent, explained_section(agent))?;
+        }
+        Ok(LintReply(self.engine.agents_lint(ws, agents, budget)?))
     }
 
     /// `config` / `context_config`: the merged config, secrets masked.

@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use anstyle::{AnsiColor, Style};
+use ctxgraph_db::agent::Agent;
 use ctxgraph_opencode::config::{LayerStatus, MergedConfig, Node, NodeKind, Provenance, SourceKind};
 use serde::Serialize;
 use serde_json::Value;
@@ -13,7 +14,7 @@ use crate::error::CliError;
 use crate::output::{write_stdout, write_verbatim};
 
 pub fn run(args: ConfigArgs) -> Result<ExitCode, CliError> {
-    let (engine, ws, _) = super::open_configured(args.cwd.clone(), &args.remote)?;
+    let (engine, ws, _) = super::open_configured(args.cwd.clone(), &args.remote, Agent::Opencode)?;
     let config = engine.merged_config(ws)?;
     let secrets = args.show_secrets;
     // Without --show-secrets, masked where `opencode debug config` masks (the answer

@@ -184,7 +184,10 @@ fn run_hook(args: HookRunArgs) -> Result<ExitCode, CliError> {
     };
     let file = path::resolve(&cwd, &file);
     let (mut engine, ws) = super::open_with(env, Some(cwd))?;
-    super::prepare(&mut engine, ws, &Policy { fetch, remote: true, mcp: false })?;
+    // What the agent's rules wait on (nothing, for most: another agent's broken config is
+    // not this hook's concern).
+    let policy = Policy { fetch, remote: true, mcp: false };
+    super::prepare_agent(&mut engine, ws, args.agent, ctxgraph_db::profile::Section::Rules, &policy)?;
     if !is_agent_file(&engine, ws, args.agent, &file)? {
         return Ok(ExitCode::SUCCESS);
     }

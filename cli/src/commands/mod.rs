@@ -66,33 +66,19 @@ fn completions(shell: clap_complete::Shell) -> Result<ExitCode, CliError> {
 }
 
 /// The engine over this process and the workspace for `--cwd` (default: the current
-/// directory), for the commands that read the config: the remote org config named by the
-/// auth store (R1–R4) is fetched first, as opencode does before anything else.
+/// directory), with what `agent`'s rules wait on to be read (opencode's remote org config,
+/// named by its auth store, R1–R4: fetched first, as opencode does before anything else).
 fn open_configured(
     cwd: Option<PathBuf>,
     remote: &RemoteArgs,
+    agent: ctxgraph_db::agent::Agent,
 ) -> Result<(Engine, Workspace, FetchOptions), CliError> {
     let env = HostEnv::from_process();
     let options = fetch_options(remote, &env);
     let (mut engine, ws) = open_with(env, cwd)?;
-    prepare(&mut engine, ws, &Policy::config_only(options.clone()))?;
+    let policy = Policy::config_only(options.clone());
+    prepare_agent(&mut engine, ws, agent, ctxgraph_db::profile::Section::Rules, &policy)?;
     Ok((engine, ws, options))
-}
-
-/// [`open_configured`], then the workspace's remote `instructions` and MCP servers (unless
-/// `--no-mcp`), for the commands that report on them.
-fn open_fetching(cwd: Option<PathBuf>, remote: &RemoteArgs) -> Result<(Engine, Workspace), CliError> {
-    let env = HostEnv::from_process();
-    let policy = Policy { fetch: fetch_options(remote, &env), remote: true, mcp: !remote.no_mcp };
-    let (mut engine, ws) = open_with(env, cwd)?;
-    prepare(&mut engine, ws, &policy)?;
-    Ok((engine, ws))
-}
-
-/// [`Engine::prepare`], each warning on stderr.
-fn prepare(engine: &mut Engine, ws: Workspace, policy: &Policy) -> Result<(), CliError> {
-    let prepared = engine.prepare(ws, policy)?;
-    warned(&prepared, policy)
 }
 
 /// [`Engine::prepare_agent`]: what `agent`'s `section` waits on outside the file system,

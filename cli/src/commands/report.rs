@@ -10,7 +10,7 @@ use ctxgraph_db::agent::Agent;
 use ctxgraph_db::profile::{AgentFate, Layout, Request, Section, Source, Status};
 use ctxgraph_db::tokens::TokenCounter;
 use ctxgraph_engine::profiles::PROFILES;
-use ctxgraph_engine::{Engine, HostEnv, LimitOverrides, O200k};
+use ctxgraph_engine::{Engine, HostEnv, LimitOverrides, O200k, Policy};
 
 use crate::args::{ReportArgs, SessionInput};
 use crate::error::CliError;
@@ -59,11 +59,16 @@ pub fn run(args: ReportArgs) -> Result<ExitCode, CliError> {
         Some(agent) => vec![agent],
         None => PROFILES.iter().map(|profile| profile.agent()).collect(),
     };
-    let (mut engine, ws) = super::open_fetching(args.cwd.clone(), &args.remote)?;
+    let policy =
+        Policy { fetch: super::fetch_options(&args.remote, &env), remote: true, mcp: !args.remote.no_mcp };
+    let (mut engine, ws) = super::open_with(env.clone(), args.cwd.clone())?;
     // A section built from an agent's own texts in its installation (opencode's whole
-    // message) is what that agent's budget shows, when the installation is found.
+    // message) is what that agent's budget shows, when the installation is found; what
+    // that section (else its rules) waits on outside the file system is loaded first.
     for &agent in &agents {
-        if let Some(section) = installation_section(agent) {
+        let section = installation_section(agent);
+        super::prepare_agent(&mut engine, ws, agent, section.unwrap_or(Section::Rules), &policy)?;
+        if let Some(section) = section {
             engine.load_agent_installation(agent, section, args.message.opencode.as_deref(), &env.vars);
         }
     }

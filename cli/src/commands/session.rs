@@ -165,7 +165,7 @@ fn messages(args: MessagesArgs) -> Result<ExitCode, CliError> {
 /// The engine, the workspace and the session loaded from `--session`.
 pub(super) fn open(input: &SessionInput) -> Result<(Engine, Workspace, Session), CliError> {
     let bytes = read_bytes(&input.session)?;
-    let (mut engine, ws, _) = super::open_configured(input.cwd.clone(), &input.remote)?;
+    let (mut engine, ws, _) = super::open_configured(input.cwd.clone(), &input.remote, Agent::Opencode)?;
     let name = if input.session == Path::new("-") {
         "<stdin>".to_owned()
     } else {

@@ -2,7 +2,7 @@
 //! temporary trees with a clean environment. Every read from the child is bounded in time.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
@@ -401,6 +401,42 @@ fn a_broken_opencode_json_stops_only_opencode() {
     let message = opencode["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("opencode.json") && message.contains("JSONC"), "{opencode}");
     assert_eq!(server.finish(), Some(0));
+}
+
+/// An MCP server is a process the user's config starts: serve starts opencode's only for an
+/// answer of opencode's that waits on them (its explanation's B4 facts), never for another
+/// agent's question, and each server once.
+#[test]
+fn opencode_mcp_servers_start_only_for_opencode() {
+    let tree = Tree::new();
+    let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/oracle/mcp_server.py");
+    let started = tree.path("started");
+    // The command notes each start before it becomes the server.
+    let command =
+        format!("echo x >> '{}'; exec python3 '{}' --tools helper_find", started.display(), server.display());
+    let config = json!({ "mcp": { "helper": { "type": "local", "command": ["sh", "-c", command] } } });
+    tree.write("repo/opencode.json", &config.to_string());
+    let cwd = tree.cwd();
+    let mut serve = tree.spawn(&["serve", "--stdio", "--no-watch"]);
+    let asks = [
+        ("build", json!({ "cwd": cwd, "agent": "codex" })),
+        ("explain", json!({ "cwd": cwd, "agent": "codex" })),
+        ("lint", json!({ "cwd": cwd, "agent": "gemini" })),
+        ("nearby", json!({ "cwd": cwd, "file": "src/main.rs" })),
+        ("build", json!({ "cwd": cwd })),
+    ];
+    for (id, (method, params)) in (1..).zip(asks) {
+        let reply = serve.call(id, method, params.clone());
+        assert!(reply.get("result").is_some(), "{method} {params}: {reply}");
+    }
+    assert!(!started.exists(), "no answer above waits on opencode's MCP servers");
+    let explained = serve.call(10, "explain", json!({ "cwd": cwd }));
+    let text = explained.to_string();
+    assert!(text.contains("helper_find"), "{explained}");
+    let again = serve.call(11, "lint", json!({ "cwd": cwd }));
+    assert!(again.get("result").is_some(), "{again}");
+    assert_eq!(std::fs::read_to_string(&started).expect("started once"), "x\n");
+    assert_eq!(serve.finish(), Some(0));
 }
 
 /// `watch --agent codex`: another agent's text, rebuilt on an edit with the blocks named as

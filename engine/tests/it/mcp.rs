@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ctxgraph_db::Workspace;
+use ctxgraph_db::agent::Agent;
 use ctxgraph_db::mcp::McpState;
 use ctxgraph_engine::HostEnv;
 use ctxgraph_engine::mcp::McpConnector;
@@ -162,7 +163,7 @@ fn every_kind_of_server_and_failure() {
     );
 
     let connector = McpConnector::new().expect("connector");
-    let connected = engine.fetch_mcp(ws, &connector).expect("connect");
+    let connected = engine.fetch_agent_mcp(ws, Agent::Opencode, &connector).expect("connect");
     assert_eq!(connected.len(), 14, "every enabled, typed server is asked once: {connected:?}");
     insta::assert_snapshot!(render(&engine, ws, &[http.port, closed]));
 }
@@ -178,14 +179,22 @@ fn only_new_or_changed_server_configs_are_asked_again() {
     let (mut engine, ws) = world.engine();
     let connector = McpConnector::new().expect("connector");
     let names = |results: Vec<(String, McpState)>| results.into_iter().map(|(n, _)| n).collect::<Vec<_>>();
-    assert_eq!(names(engine.fetch_mcp(ws, &connector).unwrap()), ["a", "b"]);
-    assert_eq!(names(engine.fetch_mcp(ws, &connector).unwrap()), Vec::<String>::new(), "answers are kept");
+    assert_eq!(names(engine.fetch_agent_mcp(ws, Agent::Opencode, &connector).unwrap()), ["a", "b"]);
+    assert_eq!(
+        names(engine.fetch_agent_mcp(ws, Agent::Opencode, &connector).unwrap()),
+        Vec::<String>::new(),
+        "answers are kept"
+    );
 
     config["mcp"]["a"] = local(&["--instructions", "second a"]);
     config["mcp"]["c"] = local(&["--instructions", "c"]);
     world.write_config(&config);
     engine.apply_changes(&[ChangeEvent::Modified(world.root.join("opencode.json"))]);
-    assert_eq!(names(engine.fetch_mcp(ws, &connector).unwrap()), ["a", "c"], "b's config did not change");
+    assert_eq!(
+        names(engine.fetch_agent_mcp(ws, Agent::Opencode, &connector).unwrap()),
+        ["a", "c"],
+        "b's config did not change"
+    );
     let block = mcp_block(engine.db(), ws, "build".to_owned()).clone().expect("block").text;
     assert_eq!(
         &*block,
@@ -199,7 +208,7 @@ fn a_config_edit_that_keeps_the_servers_does_not_recompute_the_mcp_block() {
     let mut config = json!({ "mcp": { "a": local(&["--instructions", "a rules"]) } });
     world.write_config(&config);
     let (mut engine, ws) = world.engine();
-    engine.fetch_mcp(ws, &McpConnector::new().expect("connector")).expect("connect");
+    engine.fetch_agent_mcp(ws, Agent::Opencode, &McpConnector::new().expect("connector")).expect("connect");
     let block = |engine: &Engine| mcp_block(engine.db(), ws, "build".to_owned()).clone();
     let first = block(&engine).expect("block");
 
@@ -214,5 +223,5 @@ fn a_config_edit_that_keeps_the_servers_does_not_recompute_the_mcp_block() {
     let ran = |query: &str| after.get(query).copied().unwrap_or(0) - before.get(query).copied().unwrap_or(0);
     assert_eq!(ran("merged_config"), 1, "the edit is seen: {after:?}");
     assert_eq!((ran("mcp_servers"), ran("mcp_facts"), ran("mcp_block")), (1, 0, 0), "{after:?}");
-    assert!(engine.pending_mcp(ws).expect("pending").is_empty(), "the server is not asked again");
+    assert!(engine.pending_agent_mcp(ws, Agent::Opencode).is_empty(), "the server is not asked again");
 }

@@ -121,6 +121,19 @@ impl Profile for Opencode {
         Waits { remote_config: true, remote_documents: true, mcp: section == Section::Message }
     }
 
+    /// B4: the configured `mcp` entries opencode connects to. A config that cannot be read
+    /// names none here: the build that reads it says what is wrong and where.
+    fn mcp_servers(&self, db: &dyn Db, ws: Workspace) -> Vec<(String, ctxgraph_db::mcp::McpRequest)> {
+        let Ok(servers) = crate::mcp::mcp_servers(db, ws) else { return Vec::new() };
+        servers
+            .iter()
+            .filter_map(|server| match &server.connect {
+                crate::mcp::Connect::Yes(request) => Some((server.name.clone(), request.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
     fn texts_from_installation(&self, section: Section) -> bool {
         section == Section::Message
     }
