@@ -221,6 +221,10 @@ pub enum EngineError {
     },
 }
 
+/// A state of the engine's inputs ([`Engine::revision`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InputsRevision(salsa::Revision);
+
 impl EngineError {
     /// The mistake in an agent's input behind this error, as data every surface shows with
     /// its line ([`InputFault`]): a broken config of any agent. `None` for every other
@@ -348,6 +352,15 @@ impl Engine {
     /// The working directory `ws` was opened in (P4: canonicalised).
     pub fn cwd(&self, ws: Workspace) -> &Path {
         ws.cwd(&self.db)
+    }
+
+    /// Which state of the inputs the engine holds: equal across two calls exactly when no
+    /// input was set in between (the engine compares before it sets, so an unchanged file
+    /// leaves it equal). An answer computed at one revision is the answer at that revision,
+    /// whatever it is asked again.
+    pub fn revision(&self) -> InputsRevision {
+        // salsa's own counter: `plumbing` is its macros' API, stable within the pinned 0.28.
+        InputsRevision(salsa::plumbing::current_revision(&self.db))
     }
 
     /// How many times each query has executed since the engine was made: what a host

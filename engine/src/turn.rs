@@ -149,7 +149,39 @@ pub type AgentTextKey = (Workspace, Agent, profile::Section, Vec<(String, String
 #[derive(Debug, Default)]
 pub struct AgentTurns {
     /// Each text's previous build, with its blocks' ids (computed once per build).
-    previous: HashMap<AgentTextKey, (Arc<profile::Layout>, BlockIds)>,
+    previous: HashMap<AgentTextKey, Built>,
+}
+
+/// A text's last build, and what it was built from besides the key.
+#[derive(Clone, Debug)]
+struct Built {
+    layout: Arc<profile::Layout>,
+    ids: BlockIds,
+    /// The inputs' state it was built at.
+    revision: crate::InputsRevision,
+    /// The wording it was built with, held so that its identity stays its own: the same
+    /// `Arc` is the same sentences.
+    wording: Option<Wording>,
+}
+
+/// A request's wording, compared by identity.
+#[derive(Clone)]
+struct Wording(Arc<dyn std::any::Any + Send + Sync>);
+
+impl std::fmt::Debug for Wording {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Wording(…)")
+    }
+}
+
+impl Wording {
+    fn same(held: Option<&Wording>, asked: Option<&Arc<dyn std::any::Any + Send + Sync>>) -> bool {
+        match (held, asked) {
+            (None, None) => true,
+            (Some(held), Some(asked)) => Arc::ptr_eq(&held.0, asked),
+            _ => false,
+        }
+    }
 }
 
 /// A layout's blocks' ids, in block order ([`block_ids`]), shared between the turns of an
@@ -171,7 +203,9 @@ pub struct AgentTurn {
 
 impl AgentTurns {
     /// Lays out `agent`'s text for `request` and compares it with the previous build of the
-    /// same text (working directory, agent, section, settings).
+    /// same text (working directory, agent, section, settings). When no input was set since
+    /// that build (the same [`Engine::revision`]) and the wording is the same, the build is
+    /// that one: nothing is laid out or compared, as opencode's memoized layout is reused.
     pub fn build(
         &mut self,
         engine: &Engine,
@@ -179,26 +213,44 @@ impl AgentTurns {
         agent: Agent,
         request: &profile::Request,
     ) -> Result<AgentTurn, EngineError> {
+        let key = (ws, agent, request.section, request.settings.clone());
+        let revision = engine.revision();
+        let previous = self.previous.get(&key);
+        if let Some(built) = previous
+            && built.revision == revision
+            && Wording::same(built.wording.as_ref(), request.wording.as_ref())
+        {
+            return Ok(built.unchanged(0));
+        }
         let before = engine.db().executions().total();
         let layout = engine.agent_layout(ws, agent, request)?;
         let executed = engine.db().executions().total() - before;
-        let key = (ws, agent, request.section, request.settings.clone());
-        let previous = self.previous.get(&key);
-        if let Some((previous, ids)) = previous.filter(|(previous, _)| **previous == layout) {
-            let diff = TurnDiff { stable_prefix_bytes: previous.text.len(), ..TurnDiff::default() };
-            return Ok(AgentTurn { layout: Arc::clone(previous), ids: Arc::clone(ids), diff, executed });
+        let wording = request.wording.clone().map(Wording);
+        if let Some(built) = previous.filter(|built| *built.layout == layout) {
+            let turn = built.unchanged(executed);
+            self.previous.insert(key, Built { revision, wording, ..built.clone() });
+            return Ok(turn);
         }
         let ids: BlockIds = block_ids(&layout).into();
         let hashed = |layout: &profile::Layout, ids: &[Arc<str>]| -> Vec<(Arc<str>, ContentHash)> {
             ids.iter().cloned().zip(layout.blocks.iter().map(|b| b.hash)).collect()
         };
         let diff = TurnDiff::of_blocks(
-            previous.map(|(p, p_ids)| (p.text.as_str(), hashed(p, p_ids))),
+            previous.map(|p| (p.layout.text.as_str(), hashed(&p.layout, &p.ids))),
             (&layout.text, hashed(&layout, &ids)),
         );
         let layout = Arc::new(layout);
-        self.previous.insert(key, (Arc::clone(&layout), Arc::clone(&ids)));
+        let built = Built { layout: Arc::clone(&layout), ids: Arc::clone(&ids), revision, wording };
+        self.previous.insert(key, built);
         Ok(AgentTurn { layout, ids, diff, executed })
+    }
+}
+
+impl Built {
+    /// This build again, unchanged.
+    fn unchanged(&self, executed: u64) -> AgentTurn {
+        let diff = TurnDiff { stable_prefix_bytes: self.layout.text.len(), ..TurnDiff::default() };
+        AgentTurn { layout: Arc::clone(&self.layout), ids: Arc::clone(&self.ids), diff, executed }
     }
 }
 

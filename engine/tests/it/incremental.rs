@@ -508,3 +508,42 @@ fn the_message_recomputes_only_what_an_edit_or_the_installation_touches() {
     w.engine.set_installation(state);
     assert_eq!(build(&mut w).1, counts(&[]));
 }
+
+/// Every agent's turns ([`AgentTurns`]): a turn with no input set since the last one is that
+/// build again (the same layout, nothing laid out, compared or executed); after an input is
+/// set that the text does not read, the same build comes back, compared; an edit of a file
+/// the text carries is the block that changed.
+#[test]
+fn an_agents_unchanged_turn_is_its_last_build() {
+    use ctxgraph_engine::answers::profile::Request;
+    use ctxgraph_engine::{Agent, AgentTurns};
+
+    let mut w = world();
+    w.fs.write_file("/repo/CLAUDE.md", "claude rules");
+    for agent in [Agent::Opencode, Agent::Codex, Agent::ClaudeCode] {
+        let mut turns = AgentTurns::default();
+        let request = Request::default();
+        let ws = w.engine.open(Path::new(CWD)).expect("cwd");
+        let first = turns.build(&w.engine, ws, agent, &request).expect("build");
+        assert!(!first.diff.added.is_empty(), "{agent}: {:?}", first.diff);
+        let again = turns.build(&w.engine, ws, agent, &request).expect("build");
+        assert!(Arc::ptr_eq(&first.layout, &again.layout) && again.diff.is_empty(), "{agent}");
+        assert_eq!(again.executed, 0, "{agent}");
+
+        // An input the text does not read: the revision moves, the build is compared.
+        w.fs.write_file("/repo/pkg/api/src/lib.rs", format!("fn main() {{}} // {agent}"));
+        w.apply(&[modified("/repo/pkg/api/src/lib.rs")]);
+        let ws = w.engine.open(Path::new(CWD)).expect("cwd");
+        let compared = turns.build(&w.engine, ws, agent, &request).expect("build");
+        assert!(Arc::ptr_eq(&first.layout, &compared.layout) && compared.diff.is_empty(), "{agent}");
+
+        // A file the text carries.
+        let rules = if agent == Agent::ClaudeCode { "/repo/CLAUDE.md" } else { "/repo/AGENTS.md" };
+        w.fs.write_file(rules, format!("{agent}'s rules, edited"));
+        w.apply(&[modified(rules)]);
+        let ws = w.engine.open(Path::new(CWD)).expect("cwd");
+        let edited = turns.build(&w.engine, ws, agent, &request).expect("build");
+        assert_eq!(edited.diff.modified, [Arc::from(format!("file:{rules}"))], "{agent}: {:?}", edited.diff);
+        assert!(edited.layout.text.contains("rules, edited"), "{agent}");
+    }
+}
