@@ -28,7 +28,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::ops::{Built, Host, OpError};
+use crate::ops::{Host, OpError};
 use crate::protocol::{
     BuildParams, ExplainParams, ForgetParams, LintParams, NearbyReply, RecallParams, RememberParams,
     SessionAppendParams, SessionCompactParams, SessionExplainParams, SessionOpenParams, SessionParams,
@@ -191,10 +191,7 @@ impl Worker {
             known_hash: None,
             agent: args.agent,
         };
-        match self.host.build(params).map_err(op)? {
-            Built::Opencode { turn, .. } => Ok(turn.layout.text.clone()),
-            Built::Agent(reply) => Ok(reply.text.unwrap_or_default()),
-        }
+        Ok(self.host.build(params).map_err(op)?.turn.layout.text.clone())
     }
 
     fn explain(&mut self, args: ExplainArgs) -> Answer {
