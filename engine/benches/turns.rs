@@ -1,7 +1,7 @@
-//! A host's turn through the one road every agent takes ([`AgentTurns`]), per agent: what
-//! one more `build` of the same text costs, against the floor of reading opencode's memoized
-//! prompt out of the graph ([`Engine::prompt`]), in one run over one tree so the ratios
-//! compare like with like: `cargo bench -p ctxgraph-engine --bench turns`.
+//! A host's unchanged turn, per road: what one more `build` of the same text costs when no
+//! file changed, opencode's own turns ([`Turns`]) beside the one road every agent takes
+//! ([`AgentTurns`]), in one run over one tree so the ratios compare like with like:
+//! `cargo bench -p ctxgraph-engine --bench turns`.
 //!
 //! The tree is in memory (a `MemorySystem`): a git worktree of `CTXGRAPH_BENCH_FILES` files
 //! (default 20,000) in nested packages, an `AGENTS.md` and a `CLAUDE.md` at the root and in
@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use ctxgraph_db::system::MemorySystem;
 use ctxgraph_engine::answers::profile::Request;
-use ctxgraph_engine::{Agent, AgentTurns, Engine, HostEnv};
+use ctxgraph_engine::{Agent, AgentTurns, Engine, HostEnv, Section, Turns};
 
 const ROOT: &str = "/w/repo";
 
@@ -81,18 +81,15 @@ fn main() {
         engine.set_overlay(&unrelated, &format!("export const n = {edits};\n"));
     };
 
-    let floor = measure(samples, || {
-        black_box(engine.prompt(ws, None).expect("prompt"));
+    let mut opencode_turns = Turns::default();
+    let own = measure(samples, || {
+        black_box(opencode_turns.build(&engine, ws, Section::System, None).expect("build"));
     });
-    let floor_edited = measure(samples, || {
+    let own_edited = measure(samples, || {
         edit(&mut engine);
-        black_box(engine.prompt(ws, None).expect("prompt"));
+        black_box(opencode_turns.build(&engine, ws, Section::System, None).expect("build"));
     });
-    let mut rows = vec![(
-        "opencode's memoized prompt, read out of the graph (the floor)".to_owned(),
-        floor,
-        floor_edited,
-    )];
+    let mut rows = vec![("opencode, its own turns (Turns, the system prompt)".to_owned(), own, own_edited)];
     let request = Request::default();
     for agent in [Agent::Opencode, Agent::Codex, Agent::ClaudeCode, Agent::Gemini] {
         let mut turns = AgentTurns::default();
@@ -113,9 +110,9 @@ fn main() {
         println!(
             "| {what} | {:.1} µs | {:.2}× | {:.1} µs | {:.2}× |",
             micros(unchanged),
-            unchanged.as_secs_f64() / floor.as_secs_f64(),
+            unchanged.as_secs_f64() / own.as_secs_f64(),
             micros(edited),
-            edited.as_secs_f64() / floor_edited.as_secs_f64()
+            edited.as_secs_f64() / own_edited.as_secs_f64()
         );
     }
 }

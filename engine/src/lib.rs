@@ -5,11 +5,10 @@
 //! mutates inputs. Callers ask it for prompts; the queries do the work.
 //!
 //! An agent host keeps one engine alive and, before every model step, opens the working
-//! directory and builds any agent's text ([`Engine::open`], [`AgentTurns::build`]); between
+//! directory and builds ([`Engine::open`], [`Turns::build`] or [`Engine::prompt`]); between
 //! steps it applies what changed on disk ([`watch::Watcher`] or [`Engine::apply_changes`]).
-//! A warm step with nothing changed executes no query and lays nothing out. What an answer
-//! waits on outside the file system is loaded with the async [`Engine::load_agent`].
-//! `examples/host.rs` is a
+//! A warm step with nothing changed executes no query. Remote documents are loaded with
+//! the async [`Engine::load_config`] and [`Engine::load_remote`]. `examples/host.rs` is a
 //! runnable host; the JSON-RPC and MCP servers behind `ctxgraph serve` and `ctxgraph mcp`
 //! are the `ctxgraph-server` crate, built on this API alone.
 
@@ -52,9 +51,9 @@ use ctxgraph_opencode::explain::{explain, explain_target};
 use ctxgraph_opencode::instructions::system_paths;
 use ctxgraph_opencode::lint::lint;
 use ctxgraph_opencode::memory::prompt_memory;
-use ctxgraph_opencode::message::{MessageError, system_message};
+use ctxgraph_opencode::message::{MessageError, system_message, system_message_layout};
 use ctxgraph_opencode::nearby::nearby_rules;
-use ctxgraph_opencode::prompt::system_prompt;
+use ctxgraph_opencode::prompt::{system_prompt, system_prompt_layout};
 use ctxgraph_opencode::session::{Message, Session};
 use salsa::Setter;
 
@@ -67,7 +66,7 @@ pub use refresh::RemoteRefresh;
 pub use session::{LimitOverrides, ReadAnswer, SessionFailure};
 pub use snapshot::{Cancel, Interrupted, Snapshot};
 pub use tokens::O200k;
-pub use turn::{AgentTextKey, AgentTurn, AgentTurns, BlockIds, TurnDiff, block_ids, text_key};
+pub use turn::{AgentTextKey, AgentTurn, AgentTurns, BlockIds, Turn, TurnDiff, Turns, block_ids, same_text};
 
 // What the engine's methods take and return, so a host needs no direct dependency on the
 // query crates for the common answers; the types nested deeper in them are in those crates.
@@ -766,7 +765,8 @@ impl Engine {
         Ok(())
     }
 
-    /// opencode's memoized system prompt's blocks, without copying them.
+    /// The memoized prompt's blocks, without copying them, for a host that reads them each
+    /// step ([`Turns`] read [`Engine::layout`] instead: the text laid out, memoized too).
     pub fn prompt(&self, ws: Workspace, model: Option<ModelRef>) -> Result<&Prompt, EngineError> {
         system_prompt(&self.db, ws, model).as_ref().map_err(|err| EngineError::Build(err.clone()))
     }
@@ -774,6 +774,25 @@ impl Engine {
     /// [`Engine::system_message`] without a copy: the memoized message.
     pub fn message(&self, ws: Workspace, options: MessageOptions) -> Result<&Prompt, EngineError> {
         system_message(&self.db, ws, options).as_ref().map_err(|err| EngineError::from(err.clone()))
+    }
+
+    /// `section` of the system prompt (or, for [`Section::Message`], of the whole message)
+    /// laid out, memoized: the same `Arc` for as long as the text is unchanged.
+    pub fn layout(
+        &self,
+        ws: Workspace,
+        section: Section,
+        options: MessageOptions,
+    ) -> Result<&Arc<Layout>, EngineError> {
+        if section == Section::Message {
+            system_message_layout(&self.db, ws, options)
+                .as_ref()
+                .map_err(|err| EngineError::from(err.clone()))
+        } else {
+            system_prompt_layout(&self.db, ws, section, options.model)
+                .as_ref()
+                .map_err(|err| EngineError::Build(err.clone()))
+        }
     }
 
     /// What discovery found, with the facts behind each decision.

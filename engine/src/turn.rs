@@ -1,5 +1,5 @@
-//! One build as an agent host sees it between turns: any agent's layout and what changed
-//! since that host's previous build of the same text.
+//! One build as an agent host sees it between turns: the prompt's [`Layout`] and what
+//! changed since the previous build.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -8,6 +8,8 @@ use ctxgraph_db::Workspace;
 use ctxgraph_db::agent::Agent;
 use ctxgraph_db::hash::ContentHash;
 use ctxgraph_db::profile;
+use ctxgraph_opencode::message::MessageOptions;
+use ctxgraph_opencode::prompt::{Layout, ModelRef, Section};
 use serde::Serialize;
 
 use crate::{Engine, EngineError};
@@ -31,6 +33,14 @@ pub struct TurnDiff {
 }
 
 impl TurnDiff {
+    /// What changed from `previous` (none: the first build) to `current`.
+    pub fn between(previous: Option<&Layout>, current: &Layout) -> Self {
+        let ids = |layout: &Layout| -> Vec<(Arc<str>, ContentHash)> {
+            layout.blocks.iter().map(|b| (Arc::clone(&b.id), b.hash)).collect()
+        };
+        TurnDiff::of_blocks(previous.map(|p| (p.text.as_str(), ids(p))), (&current.text, ids(current)))
+    }
+
     /// What changed between two texts, each with its blocks' ids and hashes in text order:
     /// the one diff every layout's turns share.
     pub fn of_blocks(previous: Option<IdentifiedText<'_>>, current: IdentifiedText<'_>) -> Self {
@@ -66,22 +76,76 @@ impl TurnDiff {
     }
 }
 
-/// Which text an agent's build is of: working directory, agent, section and the settings
-/// of the text ([`text_key`]).
-pub type AgentTextKey = (Workspace, Agent, profile::Section, Vec<(String, String)>);
+/// Which text a build is of: working directory, section and the message's options.
+type TextKey = (Workspace, Section, MessageOptions);
 
-/// The text a build of `request` is of: its settings but those of one message
-/// ([`Profile::per_message`]), whose changes are turns of the same text.
-///
-/// [`Profile::per_message`]: ctxgraph_db::profile::Profile::per_message
-pub fn text_key(ws: Workspace, agent: Agent, request: &profile::Request) -> AgentTextKey {
-    let profile = crate::profiles::profile(agent);
-    let settings = request.settings.iter().filter(|(key, _)| !profile.per_message(key)).cloned().collect();
-    (ws, agent, request.section, settings)
+/// One client's builds, turn after turn: each build is compared with that client's
+/// previous build of the same text (working directory, section and options). Each text is
+/// held as the graph's own memoized layout, so keeping it costs no copy.
+#[derive(Debug, Default)]
+pub struct Turns {
+    previous: HashMap<TextKey, Arc<Layout>>,
 }
 
+/// A build and what it cost.
+#[derive(Clone, Debug)]
+pub struct Turn {
+    /// The text and its blocks; shared with the previous turn's when nothing changed, so
+    /// an unchanged turn copies none of it.
+    pub layout: Arc<Layout>,
+    /// What changed since this client's previous build of the same text.
+    pub diff: TurnDiff,
+    /// Queries that executed (rather than being reused) for this build.
+    pub executed: u64,
+}
+
+impl Turns {
+    /// Builds `section` of `ws`'s prompt and compares it with the previous build of the
+    /// same text; an unchanged prompt is neither laid out nor hashed again.
+    pub fn build(
+        &mut self,
+        engine: &Engine,
+        ws: Workspace,
+        section: Section,
+        model: Option<ModelRef>,
+    ) -> Result<Turn, EngineError> {
+        self.build_message(engine, ws, section, MessageOptions { model, ..MessageOptions::default() })
+    }
+
+    /// [`Turns::build`] with the whole message's options (`options.model` is the only one
+    /// the other sections use).
+    pub fn build_message(
+        &mut self,
+        engine: &Engine,
+        ws: Workspace,
+        section: Section,
+        options: MessageOptions,
+    ) -> Result<Turn, EngineError> {
+        let before = engine.db().executions().total();
+        let layout = Arc::clone(engine.layout(ws, section, options.clone())?);
+        let executed = engine.db().executions().total() - before;
+        let key = (ws, section, same_text(options));
+        let previous = self.previous.get(&key);
+        // The common turn: the memo was reused (the same `Arc`, no comparison at all), or
+        // recomputed to an equal layout.
+        if let Some(previous) =
+            previous.filter(|previous| Arc::ptr_eq(previous, &layout) || ***previous == *layout)
+        {
+            let diff = TurnDiff { stable_prefix_bytes: previous.text.len(), ..TurnDiff::default() };
+            return Ok(Turn { layout: Arc::clone(previous), diff, executed });
+        }
+        let diff = TurnDiff::between(previous.map(|l| &**l), &layout);
+        self.previous.insert(key, Arc::clone(&layout));
+        Ok(Turn { layout, diff, executed })
+    }
+}
+
+/// Which text an agent's build is of: working directory, agent, section and settings.
+pub type AgentTextKey = (Workspace, Agent, profile::Section, Vec<(String, String)>);
+
 /// One client's builds of any agent's text ([`Engine::agent_layout`]), turn after turn, each
-/// compared with that client's previous build of the same text.
+/// compared with that client's previous build of the same text: the diff opencode's
+/// [`Turns`] gives, for every profile.
 #[derive(Debug, Default)]
 pub struct AgentTurns {
     /// Each text's previous build, with its blocks' ids (computed once per build).
@@ -95,8 +159,6 @@ struct Built {
     ids: BlockIds,
     /// The inputs' state it was built at.
     revision: crate::InputsRevision,
-    /// Every setting it was built with, those of one message included.
-    settings: Vec<(String, String)>,
     /// The wording it was built with, held so that its identity stays its own: the same
     /// `Arc` is the same sentences.
     wording: Option<Wording>,
@@ -151,12 +213,11 @@ impl AgentTurns {
         agent: Agent,
         request: &profile::Request,
     ) -> Result<AgentTurn, EngineError> {
-        let key = text_key(ws, agent, request);
+        let key = (ws, agent, request.section, request.settings.clone());
         let revision = engine.revision();
         let previous = self.previous.get(&key);
         if let Some(built) = previous
             && built.revision == revision
-            && built.settings == request.settings
             && Wording::same(built.wording.as_ref(), request.wording.as_ref())
         {
             return Ok(built.unchanged(0));
@@ -165,10 +226,9 @@ impl AgentTurns {
         let layout = engine.agent_layout(ws, agent, request)?;
         let executed = engine.db().executions().total() - before;
         let wording = request.wording.clone().map(Wording);
-        let settings = request.settings.clone();
         if let Some(built) = previous.filter(|built| *built.layout == layout) {
             let turn = built.unchanged(executed);
-            self.previous.insert(key, Built { revision, settings, wording, ..built.clone() });
+            self.previous.insert(key, Built { revision, wording, ..built.clone() });
             return Ok(turn);
         }
         let ids: BlockIds = block_ids(&layout).into();
@@ -180,7 +240,7 @@ impl AgentTurns {
             (&layout.text, hashed(&layout, &ids)),
         );
         let layout = Arc::new(layout);
-        let built = Built { layout: Arc::clone(&layout), ids: Arc::clone(&ids), revision, settings, wording };
+        let built = Built { layout: Arc::clone(&layout), ids: Arc::clone(&ids), revision, wording };
         self.previous.insert(key, built);
         Ok(AgentTurn { layout, ids, diff, executed })
     }
@@ -214,6 +274,13 @@ pub fn block_ids(layout: &profile::Layout) -> Vec<Arc<str>> {
         .collect()
 }
 
+/// What makes two builds "the same text" whose turns are compared: the model and the
+/// opencode agent. The structured-output line and `user.system` belong to one user message,
+/// so they may change from turn to turn and show up as blocks added, removed or modified.
+pub fn same_text(options: MessageOptions) -> MessageOptions {
+    MessageOptions { json_schema: false, user_system: None, ..options }
+}
+
 fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
@@ -222,18 +289,26 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
 mod tests {
     use super::*;
 
-    /// Blocks `(id, body)` in text order, as [`TurnDiff::of_blocks`] takes a text.
-    fn text(blocks: &[(&str, &str)]) -> (String, Vec<(Arc<str>, ContentHash)>) {
-        let text = blocks.iter().map(|(_, body)| *body).collect::<Vec<_>>().join("\n");
-        let ids = blocks.iter().map(|(id, body)| (Arc::from(*id), ContentHash::of(body))).collect();
-        (text, ids)
+    use ctxgraph_opencode::prompt::{Block, BlockKind, Prompt};
+
+    /// A layout of instruction blocks whose ids are the given ids (`file:<source>`).
+    fn laid_out(blocks: &[(&str, &str)]) -> Layout {
+        let blocks = blocks
+            .iter()
+            .map(|(id, body)| Block {
+                id: (*id).into(),
+                source: Some(id.strip_prefix("file:").unwrap_or(id).into()),
+                ..Block::new(BlockKind::Instruction, *body, "I4", "")
+            })
+            .collect();
+        Prompt { blocks }.layout(Section::System)
     }
 
     #[test]
     fn diff_names_added_removed_and_modified_blocks() {
-        let before = text(&[("file:/env", "env"), ("file:/a", "aaa"), ("file:/b", "bbb")]);
-        let after = text(&[("file:/env", "env"), ("file:/a", "aXa"), ("file:/c", "ccc")]);
-        let diff = TurnDiff::of_blocks(Some((&before.0, before.1)), (&after.0, after.1));
+        let before = laid_out(&[("file:/env", "env"), ("file:/a", "aaa"), ("file:/b", "bbb")]);
+        let after = laid_out(&[("file:/env", "env"), ("file:/a", "aXa"), ("file:/c", "ccc")]);
+        let diff = TurnDiff::between(Some(&before), &after);
         let ids = |ids: &[&str]| -> Vec<Arc<str>> { ids.iter().map(|&id| id.into()).collect() };
         assert_eq!(diff.added, ids(&["file:/c"]));
         assert_eq!(diff.removed, ids(&["file:/b"]));
@@ -282,10 +357,10 @@ mod tests {
 
     #[test]
     fn first_build_adds_everything_and_shares_nothing() {
-        let only = text(&[("file:/env", "env")]);
-        let diff = TurnDiff::of_blocks(None, (&only.0, only.1.clone()));
+        let only = laid_out(&[("file:/env", "env")]);
+        let diff = TurnDiff::between(None, &only);
         assert_eq!(diff.added, [Arc::from("file:/env")]);
         assert_eq!(diff.stable_prefix_bytes, 0);
-        assert!(TurnDiff::of_blocks(Some((&only.0, only.1.clone())), (&only.0, only.1)).is_empty());
+        assert!(TurnDiff::between(Some(&only), &only).is_empty());
     }
 }

@@ -18,9 +18,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode};
-use ctxgraph_engine::answers::profile::Request;
 use ctxgraph_engine::watch::Watcher;
-use ctxgraph_engine::{Agent, AgentTurns, ChangeEvent, Engine, HostEnv, OsSystem};
+use ctxgraph_engine::{ChangeEvent, Engine, HostEnv, OsSystem, Turns};
+use ctxgraph_opencode::prompt::Section;
 use ctxgraph_server::rpc::Server;
 
 use ctxgraph_test_support::monorepo::{self, INSTRUCTIONS, Monorepo, Shape};
@@ -55,15 +55,14 @@ fn fresh_engine_turns(repo: &Monorepo, cwd: &Path, iters: u64) -> Duration {
     let start = Instant::now();
     for _ in 0..iters {
         let mut engine = engine(repo);
-        black_box(turn(&mut engine, &mut AgentTurns::default(), cwd));
+        black_box(turn(&mut engine, &mut Turns::default(), cwd));
     }
     start.elapsed()
 }
 
-/// opencode's system prompt, as `build` serves it.
-fn turn(engine: &mut Engine, turns: &mut AgentTurns, cwd: &Path) -> usize {
+fn turn(engine: &mut Engine, turns: &mut Turns, cwd: &Path) -> usize {
     let ws = engine.open(cwd).expect("cwd");
-    let turn = turns.build(engine, ws, Agent::Opencode, &Request::default()).expect("build");
+    let turn = turns.build(engine, ws, Section::System, None).expect("build");
     turn.layout.text.len()
 }
 
@@ -121,7 +120,7 @@ fn bench(c: &mut Criterion, repo: &Monorepo) {
 
     let mut warm = c.benchmark_group("warm");
     let mut engine = engine(repo);
-    let mut turns = AgentTurns::default();
+    let mut turns = Turns::default();
     turn(&mut engine, &mut turns, &cwd);
 
     warm.bench_function("no change", |b| {

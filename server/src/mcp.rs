@@ -28,7 +28,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::ops::{Host, OpError};
+use crate::ops::{Built, Host, OpError};
 use crate::protocol::{
     BuildParams, ExplainParams, ForgetParams, LintParams, NearbyReply, RecallParams, RememberParams,
     SessionAppendParams, SessionCompactParams, SessionExplainParams, SessionOpenParams, SessionParams,
@@ -191,7 +191,10 @@ impl Worker {
             known_hash: None,
             agent: args.agent,
         };
-        Ok(self.host.build(params).map_err(op)?.turn.layout.text.clone())
+        match self.host.build(params).map_err(op)? {
+            Built::Opencode { turn, .. } => Ok(turn.layout.text.clone()),
+            Built::Agent(reply) => Ok(reply.text.unwrap_or_default()),
+        }
     }
 
     fn explain(&mut self, args: ExplainArgs) -> Answer {

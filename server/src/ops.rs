@@ -9,18 +9,18 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ctxgraph_engine::answers::memory::{FactSource, MemoryContext, Scope};
-use ctxgraph_engine::answers::profile::{Request, Section as ProfileSection};
+use ctxgraph_engine::answers::profile::{Request, Section as ProfileSection, WordingSource};
 use ctxgraph_engine::answers::session::{ReadPoint, Session};
 use ctxgraph_engine::{
-    Agent, AgentTextKey, AgentTurn, AgentTurns, Budget, ContentHash, Engine, EngineError, LimitOverrides,
-    ReadAnswer, Recall, RemoteRefresh, Workspace,
+    Agent, AgentTextKey, AgentTurns, Budget, ContentHash, Engine, EngineError, LimitOverrides,
+    MessageOptions, ModelRef, ReadAnswer, Recall, RemoteRefresh, Section, Turns, Workspace, same_text,
 };
 use ctxgraph_memory::{Store, system_clock};
 
 use crate::protocol::{
-    BuildParams, BuildReply, ConfigReply, ExplainParams, ExplainReply, ForgetParams, ForgetReply,
-    InstallationParams, InstallationReply, Known, LintParams, LintReply, NearbyParams, RecallParams,
-    RecallReply, RememberParams, RememberReply, ScopeName, SectionParam, SessionAppendParams,
+    AgentBlock, AgentBuildReply, BuildParams, ConfigReply, ExplainParams, ExplainReply, ForgetParams,
+    ForgetReply, InstallationParams, InstallationReply, Known, LintParams, LintReply, NearbyParams,
+    RecallParams, RecallReply, RememberParams, RememberReply, ScopeName, SectionParam, SessionAppendParams,
     SessionAppendReply, SessionCompactParams, SessionCompactReply, SessionExplainParams, SessionExplainReply,
     SessionMessagesReply, SessionOpenParams, SessionOpenReply, SessionParams, SessionRulesParams,
     SessionRulesReply, WorkspaceExplanation,
@@ -173,33 +173,35 @@ fn agents_param(name: Option<&str>) -> Result<Option<Agent>, OpError> {
     }
 }
 
-/// A build as `build` answers it, for any agent: the turn, and what the client holds.
-pub struct Built {
-    /// The layout, its blocks' ids and its diff against this client's previous build.
-    pub turn: AgentTurn,
-    /// What the client holds.
-    pub known: Known,
-    /// Queries executed for it, loading what it waits on included.
-    pub executed: u64,
-}
-
-impl Built {
-    /// The reply, leaving out what the client has.
-    pub fn reply(&self) -> BuildReply<'_> {
-        BuildReply::new(&self.turn, self.known, self.executed)
-    }
+/// What `build` answers: opencode's turn (laid out by the server: it knows what the client
+/// holds), or another agent's reply.
+pub enum Built {
+    /// opencode's text, with what the client already knows.
+    Opencode {
+        /// The layout and its diff against the previous build.
+        turn: ctxgraph_engine::Turn,
+        /// What the client holds.
+        known: Known,
+        /// Queries executed for it.
+        executed: u64,
+    },
+    /// Another agent's text.
+    Agent(AgentBuildReply),
 }
 
 /// A warm engine and what the operations keep between requests: the previous builds, the
 /// open sessions, each agent's wording.
 pub struct Host {
     pub(crate) engine: Engine,
+    turns: Turns,
     remote: Option<RemoteRefresh>,
-    /// Every agent's builds, turn after turn.
-    turns: AgentTurns,
-    /// The hash of the last build sent per text (working directory, agent, section, the
-    /// settings of the text), so a `known_hash` can be trusted.
-    sent: HashMap<AgentTextKey, String>,
+    /// The hash of the last build sent per text, so a `known_hash` can be trusted.
+    sent: HashMap<(Workspace, Section, MessageOptions), String>,
+    /// Every other agent's builds, turn after turn.
+    agent_turns: AgentTurns,
+    /// The hash of the last build sent per agent text (working directory, agent, section,
+    /// settings).
+    agent_sent: HashMap<AgentTextKey, String>,
     /// Whether the opencode installation was looked for (once, at the first request that
     /// needs its texts: a message build or `installation`).
     installation_loaded: bool,
@@ -216,9 +218,11 @@ impl Host {
     pub fn new(engine: Engine) -> Self {
         Host {
             engine,
+            turns: Turns::default(),
             remote: None,
-            turns: AgentTurns::default(),
             sent: HashMap::new(),
+            agent_turns: AgentTurns::default(),
+            agent_sent: HashMap::new(),
             installation_loaded: false,
             wordings: HashMap::new(),
             sessions: HashMap::new(),
@@ -248,40 +252,127 @@ impl Host {
         Ok(())
     }
 
-    /// `build` / `context_build`: any agent's text, section and settings (opencode's named
-    /// parameters are the settings they stand for), compared with this client's previous
-    /// build of the same text.
+    /// `build` / `context_build`.
     pub fn build(&mut self, params: BuildParams) -> Result<Built, OpError> {
         let agent = agent_param(params.agent.as_deref())?;
-        let profile = ctxgraph_engine::profiles::profile(agent);
-        let mut request = self.request(agent);
-        request.section = params.section.map_or_else(Default::default, SectionParam::section);
-        request.settings = params.agent_settings().map_err(invalid)?;
-        profile.check_settings(&request).map_err(|err| invalid(err.to_string()))?;
-        if profile.texts_from_installation(request.section) {
+        if agent != Agent::Opencode {
+            return self.agent_build(agent, params).map(Built::Agent);
+        }
+        let model = match params.model.as_deref().map(str::parse::<ModelRef>) {
+            Some(Err(message)) => return Err(invalid(format!("model: {message}"))),
+            Some(Ok(model)) => Some(model),
+            None => None,
+        };
+        if !params.settings.is_empty() {
+            return Err(invalid(
+                "settings: opencode's are the parameters model, opencode_agent, json_schema and user_system",
+            ));
+        }
+        let asked = params.section.unwrap_or(SectionParam::System);
+        let section = match asked {
+            SectionParam::System => Section::System,
+            SectionParam::Environment => Section::Environment,
+            SectionParam::Instructions => Section::Instructions,
+            SectionParam::Message => Section::Message,
+            SectionParam::Request => {
+                let refused = ctxgraph_engine::answers::profile::ProfileError::section_not_built(
+                    ctxgraph_engine::profiles::profile(agent),
+                    SectionParam::Request.section(),
+                );
+                return Err(invalid(format!("section: {refused}")));
+            }
+        };
+        if section == Section::Message {
             self.load_installation();
         }
+        let options = MessageOptions {
+            model,
+            agent: params.opencode_agent.unwrap_or_else(|| "build".to_owned()),
+            json_schema: params.json_schema,
+            user_system: params.user_system,
+        };
         // Counted from here: loading remote documents for a new workspace runs queries too.
         let before = self.engine.executions().total();
         let ws = self.workspace(&params.cwd)?;
-        self.connect_mcp(ws, agent, request.section)?;
-        let turn = self.turns.build(&self.engine, ws, agent, &request)?;
+        self.connect_mcp(ws, agent, asked.section())?;
+        let turn = self.turns.build_message(&self.engine, ws, section, options.clone())?;
         let executed = self.engine.executions().total() - before;
-        let hash = turn.layout.hash.map_or_else(|| ContentHash::of("").to_string(), |h| h.to_string());
-        // What the client holds: this text, the previous build the server sent for the same
-        // text, or nothing it can tell.
-        let key = ctxgraph_engine::text_key(ws, agent, &request);
+        let key = (ws, section, same_text(options));
         let sent = self.sent.get(&key);
+        let known = match (&params.known_hash, sent) {
+            (Some(known), _) if *known == turn.layout.hash => Known::Current,
+            (Some(known), Some(sent)) if known == sent => Known::PreviousBuild,
+            _ => Known::Nothing,
+        };
+        // Most turns send the hash they sent last: nothing to store.
+        if sent != Some(&turn.layout.hash) {
+            self.sent.insert(key, turn.layout.hash.clone());
+        }
+        Ok(Built::Opencode { turn, known, executed })
+    }
+
+    /// `build` for an agent other than opencode: its profile's layout, the text and the
+    /// files it carries, each with why.
+    fn agent_build(&mut self, agent: Agent, params: BuildParams) -> Result<AgentBuildReply, OpError> {
+        let mut request = self.request(agent);
+        request.section = params.section.map_or_else(Default::default, SectionParam::section);
+        request.settings = params.agent_settings().map_err(invalid)?;
+        ctxgraph_engine::profiles::profile(agent)
+            .check_settings(&request)
+            .map_err(|err| invalid(err.to_string()))?;
+        let before = self.engine.executions().total();
+        let ws = self.workspace(&params.cwd)?;
+        self.connect_mcp(ws, agent, request.section)?;
+        let turn = self.agent_turns.build(&self.engine, ws, agent, &request)?;
+        let executed = self.engine.executions().total() - before;
+        let layout = &turn.layout;
+        let hash = layout.hash.map_or_else(|| ContentHash::of("").to_string(), |h| h.to_string());
+        // What the client holds, as for opencode's turns: this text, the previous build the
+        // server sent for the same text, or nothing it can tell.
+        let key = (ws, agent, request.section, request.settings.clone());
+        let sent = self.agent_sent.get(&key);
         let known = match (&params.known_hash, sent) {
             (Some(known), _) if *known == hash => Known::Current,
             (Some(known), Some(sent)) if known == sent => Known::PreviousBuild,
             _ => Known::Nothing,
         };
-        // Most turns send the hash they sent last: nothing to store.
         if sent != Some(&hash) {
-            self.sent.insert(key, hash);
+            self.agent_sent.insert(key, hash.clone());
         }
-        Ok(Built { turn, known, executed })
+        let unavailable = match &layout.wording {
+            WordingSource::Unavailable { reason } => Some(reason.clone()),
+            _ => None,
+        };
+        let changed = turn.diff.changed();
+        let unchanged = matches!(known, Known::Current);
+        // What the client lacks: nothing of an unchanged text, only the changed blocks of
+        // the build it holds.
+        let blocks = (!unchanged).then(|| {
+            layout
+                .blocks
+                .iter()
+                .zip(turn.ids.iter())
+                .filter(|(_, id)| !matches!(known, Known::PreviousBuild) || changed.contains(id))
+                .map(|(block, id)| AgentBlock {
+                    id: id.to_string(),
+                    text: layout.text_of(block).to_owned(),
+                    block: block.clone(),
+                })
+                .collect()
+        });
+        Ok(AgentBuildReply {
+            agent: layout.agent,
+            bytes: layout.text.len(),
+            hash,
+            text: (!unchanged).then(|| layout.text.clone()),
+            blocks,
+            changed: changed.iter().map(ToString::to_string).collect(),
+            removed: turn.diff.removed.iter().map(ToString::to_string).collect(),
+            stable_prefix_bytes: turn.diff.stable_prefix_bytes,
+            executed,
+            unchanged,
+            unavailable,
+        })
     }
 
     /// The request for `agent`: its own wording, looked for once per server (an

@@ -15,10 +15,10 @@ use ctxgraph_engine::answers::explain::{
     Explanation, SessionExplanation, SkillsExplanation, TargetExplanation,
 };
 use ctxgraph_engine::answers::memory::MemoryContext;
-use ctxgraph_engine::answers::profile::{AgentFate, Block, SessionCosts, WordingSource};
+use ctxgraph_engine::answers::profile::{AgentFate, Block, SessionCosts};
 use ctxgraph_engine::answers::session::CompactionPlan;
 use ctxgraph_engine::answers::stages::{McpServerFact, References};
-use ctxgraph_engine::{AgentTurn, ContentHash, Finding};
+use ctxgraph_engine::{Finding, PlacedBlock, Turn};
 use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
@@ -145,47 +145,35 @@ impl SectionParam {
     }
 }
 
-/// The answer to `build`, for every agent: its text (opencode's system prompt or whole
-/// message, Codex's message, Gemini's system-instruction and first-message context, …), its
-/// blocks in send order, and what changed since this client's previous build of the same
-/// text. Without `known_hash` it carries the text and every block. With a `known_hash` it
-/// carries only what the client lacks: no text and no blocks when that is the current text
-/// (`unchanged: true`); the text and only the blocks added or modified when it is the build
-/// the server sent last for this text; everything for any other hash. A block's bytes are
-/// `text[start..end]`.
+/// The answer to `build` for opencode. Without `known_hash` it carries the text and every
+/// block. With a `known_hash` it carries only what the client lacks: no text and no blocks
+/// when that is the current text (`unchanged: true`); the text and only the blocks added or
+/// modified when it is the build the server sent last for this directory, section and
+/// model; and everything for any other hash. For another agent it is [`AgentBuildReply`].
 #[derive(Serialize, JsonSchema)]
 pub struct BuildReply<'a> {
-    /// The agent's `--agent` name.
-    pub agent: &'static str,
     /// The text, unless the client has it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<&'a str>,
     /// blake3 of the text.
-    pub hash: String,
+    pub hash: &'a str,
     /// Length of the text in bytes.
     pub bytes: usize,
-    /// Each block with its id; with a `known_hash` of the server's previous build of this
-    /// text, only the blocks added or modified since.
+    /// Each block placed in the text (id, byte range, hash, rule, reason).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub blocks: Option<Vec<ReplyBlock<'a>>>,
-    /// Ids of the blocks added, then modified, since this client's previous build of the
-    /// same text (working directory, agent, section, settings but those of one message).
+    pub blocks: Option<Vec<&'a PlacedBlock>>,
+    /// Ids of the blocks added, then modified, since the previous build.
     #[schemars(with = "Vec<String>")]
     pub changed: Vec<Arc<str>>,
-    /// Ids of the blocks removed since that build.
+    /// Ids of the blocks removed since the previous build.
     #[schemars(with = "Vec<String>")]
     pub removed: &'a [Arc<str>],
-    /// How many bytes at the start are the same as in that build: what a provider's prompt
-    /// cache can reuse.
+    /// How many bytes at the start are the same as in the previous build.
     pub stable_prefix_bytes: usize,
     /// Queries executed for this build.
     pub executed: u64,
     /// The text is the one the client named in `known_hash`; text and blocks are left out.
     pub unchanged: bool,
-    /// Why the agent's own wording is placeholders in `text` (its installation was not
-    /// found).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub unavailable: Option<&'a str>,
 }
 
 /// What the client already has, as far as `build` can tell.
@@ -199,46 +187,22 @@ pub enum Known {
     Current,
 }
 
-/// One block an agent sends: its id and the profile's block (source, placement, position,
-/// byte range, hash, rule, reason).
-#[derive(Serialize, JsonSchema)]
-pub struct ReplyBlock<'a> {
-    /// Stable for as long as the block has the same source: `file:<path>`, `url:<url>`, or
-    /// the name of a text the agent writes itself (`#2` for a source seen again).
-    #[schemars(with = "String")]
-    pub id: &'a Arc<str>,
-    /// The profile's block.
-    #[serde(flatten)]
-    pub block: &'a Block,
-}
-
 impl<'a> BuildReply<'a> {
     /// The reply for `turn`, leaving out what the client has.
-    pub fn new(turn: &'a AgentTurn, known: Known, executed: u64) -> Self {
+    pub fn new(turn: &'a Turn, known: Known, executed: u64) -> Self {
         let (layout, diff) = (&turn.layout, &turn.diff);
         let changed = diff.changed();
-        let blocks = |only_changed: bool| {
-            layout
-                .blocks
-                .iter()
-                .zip(turn.ids.iter())
-                .filter(|(_, id)| !only_changed || changed.contains(id))
-                .map(|(block, id)| ReplyBlock { id, block })
-                .collect()
-        };
         let (unchanged, text, blocks) = match known {
-            Known::Nothing => (false, Some(layout.text.as_str()), Some(blocks(false))),
+            Known::Nothing => (false, Some(layout.text.as_str()), Some(layout.blocks.iter().collect())),
             Known::Current => (true, None, None),
-            Known::PreviousBuild => (false, Some(layout.text.as_str()), Some(blocks(true))),
-        };
-        let unavailable = match &layout.wording {
-            WordingSource::Unavailable { reason } => Some(reason.as_str()),
-            _ => None,
+            Known::PreviousBuild => {
+                let blocks = layout.blocks.iter().filter(|b| changed.contains(&b.id)).collect();
+                (false, Some(layout.text.as_str()), Some(blocks))
+            }
         };
         BuildReply {
-            agent: layout.agent,
             text,
-            hash: layout.hash.map_or_else(|| ContentHash::of("").to_string(), |h| h.to_string()),
+            hash: &layout.hash,
             bytes: layout.text.len(),
             blocks,
             changed,
@@ -246,9 +210,59 @@ impl<'a> BuildReply<'a> {
             stable_prefix_bytes: diff.stable_prefix_bytes,
             executed,
             unchanged,
-            unavailable,
         }
     }
+}
+
+/// The answer to `build` for an agent other than opencode: its text (Codex's message;
+/// Gemini's system-instruction and first-message context), its blocks in send order, and
+/// what changed since this client's previous build of the same text, as opencode's turns
+/// say it. With the current hash as `known_hash`: `unchanged`, no text and no blocks; with
+/// the hash of the server's previous build: the text and only the blocks that changed.
+#[derive(Serialize, JsonSchema)]
+pub struct AgentBuildReply {
+    /// The agent's `--agent` name.
+    pub agent: &'static str,
+    /// The text, unless the client has it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// blake3 of the text.
+    pub hash: String,
+    /// Length of the text in bytes.
+    pub bytes: usize,
+    /// Each block with its id and bytes; with a `known_hash` of the server's previous build
+    /// of this text, only the blocks added or modified since.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocks: Option<Vec<AgentBlock>>,
+    /// Ids of the blocks added, then modified, since this client's previous build of the
+    /// same text (working directory, agent, section, settings).
+    pub changed: Vec<String>,
+    /// Ids of the blocks removed since that build.
+    pub removed: Vec<String>,
+    /// How many bytes at the start are the same as in that build: what a provider's prompt
+    /// cache can reuse.
+    pub stable_prefix_bytes: usize,
+    /// Queries executed for this build.
+    pub executed: u64,
+    /// The text is the one the client named in `known_hash`.
+    pub unchanged: bool,
+    /// Claude Code without its installation: why its own wording is placeholders in `text`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
+}
+
+/// One block an agent sends: the profile's block (source, placement, position, range,
+/// hash, rule, reason) and its bytes.
+#[derive(Serialize, JsonSchema)]
+pub struct AgentBlock {
+    /// Stable for as long as the block has the same source: `file:<path>`, `url:<url>`, or
+    /// the name of a text the agent writes itself (`#2` for a source seen again).
+    pub id: String,
+    /// The profile's block.
+    #[serde(flatten)]
+    pub block: ctxgraph_engine::answers::profile::Block,
+    /// Its bytes.
+    pub text: String,
 }
 
 /// What a read of `file` attaches in an agent's context, as `ctxgraph nearby --format json`
@@ -854,7 +868,7 @@ pub const METHODS: &[Method] = &[
         scope: Scope::None,
         params: schema::<BuildParams>,
         reply: schema::<BuildReply<'static>>,
-        other_replies: &[],
+        other_replies: &[schema::<AgentBuildReply>],
     },
     Method {
         name: "nearby",

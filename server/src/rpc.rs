@@ -25,12 +25,12 @@ use serde_json::Value;
 
 use crate::ops::{Built, Host, OpError};
 use crate::protocol::{
-    BuildParams, ConfigParams, ConfigReply, ExplainParams, ExplainReply, ForgetParams, ForgetReply,
-    InstallationParams, InstallationReply, LintParams, LintReply, NearbyParams, NearbyReply, RecallParams,
-    RecallReply, RememberParams, RememberReply, Scope, SessionAppendParams, SessionAppendReply,
-    SessionCompactParams, SessionCompactReply, SessionExplainParams, SessionExplainReply,
-    SessionMessagesReply, SessionOpenParams, SessionOpenReply, SessionParams, SessionRulesParams,
-    SessionRulesReply, StatsReply,
+    AgentBuildReply, BuildParams, BuildReply, ConfigParams, ConfigReply, ExplainParams, ExplainReply,
+    ForgetParams, ForgetReply, InstallationParams, InstallationReply, Known, LintParams, LintReply,
+    NearbyParams, NearbyReply, RecallParams, RecallReply, RememberParams, RememberReply, Scope,
+    SessionAppendParams, SessionAppendReply, SessionCompactParams, SessionCompactReply, SessionExplainParams,
+    SessionExplainReply, SessionMessagesReply, SessionOpenParams, SessionOpenReply, SessionParams,
+    SessionRulesParams, SessionRulesReply, StatsReply,
 };
 
 /// JSON-RPC 2.0 error codes.
@@ -128,7 +128,13 @@ impl Serialize for Response {
 /// reply shows; `build` and `nearby` lay their reply out only while serialising, so no JSON
 /// tree or copy of the text is made on the way out.
 enum Answer {
-    Build(Box<Built>),
+    Build {
+        turn: ctxgraph_engine::Turn,
+        known: Known,
+        executed: u64,
+    },
+    /// `build` with `agent` other than opencode.
+    AgentBuild(AgentBuildReply),
     Nearby(Box<NearbyReply>),
     Installation(InstallationReply),
     Stats(StatsReply),
@@ -151,7 +157,10 @@ enum Answer {
 impl Serialize for Answer {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
-            Answer::Build(built) => built.reply().serialize(serializer),
+            Answer::Build { turn, known, executed } => {
+                BuildReply::new(turn, *known, *executed).serialize(serializer)
+            }
+            Answer::AgentBuild(reply) => reply.serialize(serializer),
             Answer::Nearby(reply) => reply.serialize(serializer),
             Answer::Installation(reply) => reply.serialize(serializer),
             Answer::Stats(reply) => reply.serialize(serializer),
@@ -174,7 +183,10 @@ impl Serialize for Answer {
 
 impl From<Built> for Answer {
     fn from(built: Built) -> Self {
-        Answer::Build(Box::new(built))
+        match built {
+            Built::Opencode { turn, known, executed } => Answer::Build { turn, known, executed },
+            Built::Agent(reply) => Answer::AgentBuild(reply),
+        }
     }
 }
 
@@ -569,7 +581,7 @@ impl Response {
     fn verbatim(&self) -> Verbatim {
         match &self.outcome {
             Outcome::Result(Answer::SessionMessages(_) | Answer::SessionCompact(_)) => Verbatim::All,
-            Outcome::Result(Answer::Build(_) | Answer::Nearby(_)) => PROMPT_TEXT,
+            Outcome::Result(Answer::Build { .. } | Answer::AgentBuild(_) | Answer::Nearby(_)) => PROMPT_TEXT,
             _ => NOTHING,
         }
     }

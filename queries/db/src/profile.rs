@@ -807,14 +807,6 @@ pub trait Profile: Sync {
         &[]
     }
 
-    /// Whether the setting `key` belongs to one message rather than to the text (opencode's
-    /// structured-output line and `user.system`): builds that differ only in such settings
-    /// are turns of one text, their difference blocks added, removed or modified.
-    fn per_message(&self, key: &str) -> bool {
-        let _ = key;
-        false
-    }
-
     /// What the agent sends from `ws`, the request's settings already checked against
     /// [`Profile::settings`] and its section against [`Profile::sections`].
     fn layout(&self, db: &dyn Db, ws: Workspace, request: &Request) -> Result<Layout, ProfileError>;

@@ -134,12 +134,6 @@ impl Profile for Opencode {
             .collect()
     }
 
-    /// The structured-output line and `user.system` belong to one user message: they may
-    /// change from turn to turn within one text.
-    fn per_message(&self, key: &str) -> bool {
-        matches!(key, "json-schema" | "user-system")
-    }
-
     fn texts_from_installation(&self, section: Section) -> bool {
         section == Section::Message
     }
