@@ -72,12 +72,35 @@ impl Drop for Pipe {
     }
 }
 
-/// The echo floor: `cat` gets `line` and gives it back.
-struct Echo(Pipe);
+/// The echo floor: `cat` gets `line` and gives it back. A line longer than a pipe holds
+/// (a whole-message reply) would stop both sides if this client wrote it all before reading:
+/// a thread of its own writes, as the server's reader is its own.
+struct Echo {
+    child: Child,
+    lines: Option<std::sync::mpsc::Sender<String>>,
+    writer: Option<std::thread::JoinHandle<()>>,
+    stdout: BufReader<ChildStdout>,
+    line: String,
+}
 
 impl Echo {
     fn new() -> Self {
-        Echo(Pipe::spawn(&mut Command::new("cat")))
+        let mut child = Command::new("cat")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("spawn the child process");
+        let mut stdin = child.stdin.take().expect("stdin");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let (lines, received) = std::sync::mpsc::channel::<String>();
+        let writer = std::thread::spawn(move || {
+            for line in received {
+                if stdin.write_all(line.as_bytes()).and_then(|()| stdin.flush()).is_err() {
+                    return;
+                }
+            }
+        });
+        Echo { child, lines: Some(lines), writer: Some(writer), stdout, line: String::new() }
     }
 
     /// Median round trip of `line` through `cat`.
@@ -87,9 +110,26 @@ impl Echo {
 
     /// One round trip of `line` through `cat`.
     fn once(&mut self, line: &str) -> Duration {
-        let time = self.0.round_trip(line);
-        assert_eq!(self.0.line.trim_end_matches('\n'), line, "cat echoed something else");
+        let sent = format!("{line}\n");
+        let start = Instant::now();
+        self.lines.as_ref().expect("the writer").send(sent).expect("the writer thread");
+        self.line.clear();
+        let read = self.stdout.read_line(&mut self.line).expect("read the echo");
+        let time = start.elapsed();
+        assert!(read > 0, "cat closed its output");
+        assert_eq!(self.line.trim_end_matches('\n'), line, "cat echoed something else");
         time
+    }
+}
+
+impl Drop for Echo {
+    fn drop(&mut self) {
+        drop(self.lines.take());
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.join();
+        }
     }
 }
 

@@ -77,6 +77,7 @@ fn the_page_data_snapshot() {
         let mut data = embedded_data(&html);
         // The environment block holds today's date: its hash and tokens (and its agent's
         // total) change from day to day; its length cannot, so `bytes` stays pinned.
+        let iso_date = regex::Regex::new(r"\b\d{4}-\d{2}-\d{2}\b").expect("a pattern");
         for agent in data["agents"].as_array_mut().expect("agents") {
             let mut dated = false;
             for block in agent["blocks"].as_array_mut().expect("blocks") {
@@ -84,6 +85,18 @@ fn the_page_data_snapshot() {
                     block["tokens"] = json!("[N]");
                     block["hash"] = json!("[the environment's hash, dated]");
                     block["first_lines"] = json!("[the environment, dated]");
+                    dated = true;
+                }
+                // A block an agent dates itself (pi's `Current date: …`, PI9).
+                let today = block["first_lines"]
+                    .as_str()
+                    .and_then(|lines| iso_date.find(lines))
+                    .map(|m| m.as_str().to_owned());
+                if let Some(today) = today {
+                    block["tokens"] = json!("[N]");
+                    block["hash"] = json!("[the block's hash, dated]");
+                    let lines = block["first_lines"].as_str().unwrap_or_default().replace(&today, "[DATE]");
+                    block["first_lines"] = json!(lines);
                     dated = true;
                 }
             }

@@ -260,10 +260,12 @@ impl Layout {
     pub fn mark_listed(&mut self, listed: impl Fn(&Path) -> Option<Listed>) {
         let found: Vec<Option<Listed>> =
             self.blocks.iter().map(|b| b.source.path().and_then(&listed)).collect();
+        let mut per_dir: std::collections::HashMap<&Path, usize> = std::collections::HashMap::new();
+        for mark in found.iter().flatten() {
+            *per_dir.entry(mark.dir.as_path()).or_default() += 1;
+        }
         for (block, mark) in self.blocks.iter_mut().zip(&found) {
-            let shared =
-                mark.as_ref().is_some_and(|m| found.iter().flatten().filter(|o| o.dir == m.dir).count() > 1);
-            if shared {
+            if mark.as_ref().is_some_and(|m| per_dir.get(m.dir.as_path()).is_some_and(|&n| n > 1)) {
                 block.listed.clone_from(mark);
             }
         }

@@ -186,23 +186,35 @@ pub struct GlobLevel {
 }
 
 impl SystemPaths {
-    /// F4: where the position of `path`'s block comes from a directory's listing: the first
-    /// glob call (one entry at one level) that matched it along with other files.
-    pub fn listed(&self, path: &Path) -> Option<ctxgraph_db::profile::Listed> {
+    /// F4: where the position of each block's file comes from a directory's listing: for
+    /// every file, the first glob call (one entry at one level) that matched it along with
+    /// other files. One pass over the expansions, each level's order judged once (a layout
+    /// asks for every block: per block, it was a scan and a judgement per block).
+    pub fn listings(&self) -> std::collections::HashMap<&Path, ctxgraph_db::profile::Listed> {
         use crate::fs::{GlobOrder, glob_order};
         use ctxgraph_db::profile::{Listed, ListedOrder};
-        let level = self
-            .expansions
-            .iter()
-            .flat_map(|e| &e.levels)
-            .find(|level| level.matches.iter().any(|m| **m == *path))?;
-        match glob_order(&level.matches) {
-            GlobOrder::Single => None,
-            GlobOrder::ReverseListing => {
-                Some(Listed { dir: path.parent()?.to_path_buf(), order: ListedOrder::Reversed })
+        let mut listings = std::collections::HashMap::new();
+        let mut seen = std::collections::HashSet::new();
+        for level in self.expansions.iter().flat_map(|e| &e.levels) {
+            let order = glob_order(&level.matches);
+            for path in level.matches.iter() {
+                // The first level that matched a file decides, listed or not.
+                if !seen.insert(&**path) {
+                    continue;
+                }
+                let listed = match order {
+                    GlobOrder::Single => None,
+                    GlobOrder::ReverseListing => path
+                        .parent()
+                        .map(|dir| Listed { dir: dir.to_path_buf(), order: ListedOrder::Reversed }),
+                    GlobOrder::Race => Some(Listed { dir: level.dir.clone(), order: ListedOrder::Race }),
+                };
+                if let Some(listed) = listed {
+                    listings.insert(&**path, listed);
+                }
             }
-            GlobOrder::Race => Some(Listed { dir: level.dir.clone(), order: ListedOrder::Race }),
         }
+        listings
     }
 
     /// Whether discovery produced `path` at all (duplicates count).

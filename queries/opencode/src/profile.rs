@@ -211,7 +211,8 @@ impl Profile for Opencode {
         }
         // F4: the matches of one `instructions` glob come in an order the disk decides.
         if let Ok(paths) = crate::instructions::system_paths(db, ws) {
-            layout.mark_listed(|path| paths.listed(path));
+            let listings = paths.listings();
+            layout.mark_listed(|path| listings.get(path).cloned());
             // I8: every `instructions` URL, in config order, and what became of it.
             layout.remote = paths
                 .remote
