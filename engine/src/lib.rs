@@ -192,7 +192,7 @@ pub enum EngineError {
     /// An agent's session record is malformed (`session rules`): the file and line.
     #[error("not a session record: {0}")]
     SessionFile(#[from] ctxgraph_db::session_costs::SessionFileError),
-    /// `--strict`: remote instructions that could not be loaded ([`Engine::prepare`]).
+    /// `--strict`: remote instructions that could not be loaded ([`Engine::prepare_agent`]).
     #[error("--strict: {} remote instruction(s) could not be loaded: {}", urls.len(), urls.join(", "))]
     RemoteStrict {
         /// Each URL as written in the config.

@@ -44,8 +44,8 @@ impl RemoteRefresh {
     /// Failures end up in the inputs (and so in the build's error or missing block).
     pub fn refresh(&mut self, engine: &mut Engine, ws: Workspace) -> Result<(), EngineError> {
         // This runs on every request: a runtime is started only when something is to load
-        // (a config request appears when the auth store changes; a server config is new;
-        // the URLs are due). The sequence is the one `Engine::prepare` runs.
+        // (a config request appears when the auth store changes; the URLs are due). The
+        // sequence is the one `Engine::load_agent` runs for a profile that reads the config.
         let due = self.fetched_at.get(&ws).is_none_or(|at| at.elapsed() >= self.interval);
         // A config that cannot be read names no URL and no server here: the question that
         // reads it (opencode's build) says what is wrong and where; another agent's question

@@ -22,15 +22,8 @@ pub struct Gemini;
 /// A settings file as Gemini CLI refuses it (GM5), with the line for a snippet.
 fn would_not_start(err: &GeminiError) -> ProfileError {
     let GeminiError::Settings { path, line, column, message, line_text } = err;
-    let at = (*line, *column, ctxgraph_db::lines::Column::Utf16);
-    let fault = ctxgraph_db::fault::InputFault::in_file(
-        "invalid-settings",
-        path,
-        at,
-        line_text,
-        (err.to_string(), message),
-        "GM5",
-    );
+    let fault =
+        super::settings::settings_fault(path, (*line, *column), line_text, (err.to_string(), message), "GM5");
     ProfileError::WouldNotStart { agent: Agent::Gemini.name(), fault: Box::new(fault) }
 }
 

@@ -183,6 +183,20 @@ fn load(db: &dyn Db, path: &Path) -> Result<Option<serde_json::Value>, GeminiErr
     })
 }
 
+/// A settings file refused at `line`:`column` (JSONC's UTF-16 columns; 0 for no position),
+/// as the fault every surface shows: `whole` is the error's message, `what` what is wrong,
+/// `rule` the agent's rule for where settings come from. Gemini CLI's and its descendants'.
+pub fn settings_fault(
+    path: &Path,
+    (line, column): (usize, usize),
+    line_text: &str,
+    (whole, what): (String, &str),
+    rule: &'static str,
+) -> ctxgraph_db::fault::InputFault {
+    let at = (line, column, ctxgraph_db::lines::Column::Utf16);
+    ctxgraph_db::fault::InputFault::in_file("invalid-settings", path, at, line_text, (whole, what), rule)
+}
+
 /// Why a settings file could not be used: its position (1-based; 0 when unknown) and what is
 /// wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -35,11 +35,9 @@ const READ_POSITION: &str = "the read_file result, in a <system-reminder> after 
 /// A settings file as Qwen Code refuses it (QW2), with the line for a snippet.
 fn would_not_start(err: &QwenError) -> ProfileError {
     let QwenError::Settings { path, line, column, message, line_text } = err;
-    let at = (*line, *column, ctxgraph_db::lines::Column::Utf16);
-    let fault = ctxgraph_db::fault::InputFault::in_file(
-        "invalid-settings",
+    let fault = crate::gemini::settings::settings_fault(
         path,
-        at,
+        (*line, *column),
         line_text,
         (err.to_string(), message),
         "QW2",
