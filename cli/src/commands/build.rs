@@ -7,7 +7,7 @@
 use std::process::ExitCode;
 
 use ctxgraph_db::profile::Block;
-use ctxgraph_engine::{HostEnv, Policy};
+use ctxgraph_engine::HostEnv;
 
 use crate::args::{BuildArgs, Format};
 use crate::error::CliError;
@@ -16,13 +16,12 @@ use crate::output::{eprintln_styled, write_verbatim};
 pub fn run(args: BuildArgs) -> Result<ExitCode, CliError> {
     let (agent, section) = (args.text.agent, args.text.section.section());
     let env = HostEnv::from_process();
-    let fetch = super::fetch_options(&args.remote, &env);
+    let policy = super::policy(&args.remote, &env);
     let vars = env.vars.clone();
     let (mut engine, ws) = super::open_with(env, args.text.cwd.clone())?;
     let installation = args.text.installation.path.as_deref().or(args.message.opencode.as_deref());
     let extra = args.message.settings(args.text.model.as_deref());
     let request = super::profiles::text_request(&mut engine, &args.text, extra, installation, &vars)?;
-    let policy = Policy { fetch, remote: true, mcp: !args.remote.no_mcp };
     super::prepare_agent(&mut engine, ws, agent, section, &policy)?;
     let layout = engine.agent_layout(ws, agent, &request)?;
     super::profiles::warn_unavailable(agent, &layout.wording);

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use ctxgraph_db::agent::Agent;
 use ctxgraph_db::profile::{Block, Request, Section};
-use ctxgraph_engine::{EngineError, HostEnv, Policy};
+use ctxgraph_engine::{EngineError, HostEnv};
 use ctxgraph_server::ops;
 use ctxgraph_server::protocol::ExplainReply;
 
@@ -20,8 +20,7 @@ pub fn run(args: ExplainArgs) -> Result<ExitCode, CliError> {
         return super::session::explain(args);
     }
     let env = HostEnv::from_process();
-    let policy =
-        Policy { fetch: super::fetch_options(&args.remote, &env), remote: true, mcp: !args.remote.no_mcp };
+    let policy = super::policy(&args.remote, &env);
     let (mut engine, ws) = super::open_with(env, args.cwd.clone())?;
     // What the answer reads that is not on disk: one agent's whole explanation, or each
     // agent's rule files when they are compared side by side.

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use ctxgraph_db::Workspace;
 use ctxgraph_db::agent::Agent;
 use ctxgraph_db::lint::{Budget, Finding, Severity};
-use ctxgraph_engine::{Engine, HostEnv, Policy};
+use ctxgraph_engine::{Engine, HostEnv};
 
 use crate::args::{DenyLevel, LintArgs, LintFormat};
 use crate::error::{CliError, EXIT_FINDINGS};
@@ -14,8 +14,7 @@ use crate::render;
 
 pub fn run(args: LintArgs) -> Result<ExitCode, CliError> {
     let env = HostEnv::from_process();
-    let policy =
-        Policy { fetch: super::fetch_options(&args.remote, &env), remote: true, mcp: !args.remote.no_mcp };
+    let policy = super::policy(&args.remote, &env);
     let (mut engine, ws) = super::open_with(env, args.cwd.clone())?;
     // What each linted agent's answer reads that is not on disk; a broken opencode.json
     // stops only opencode's lint.

@@ -110,6 +110,12 @@ fn warn(prepared: &ctxgraph_engine::Prepared) {
     }
 }
 
+/// What a command loads outside the file system, as its flags say: remote documents, and
+/// MCP servers unless `--no-mcp`; what the agent's answer waits on decides the rest.
+fn policy(args: &RemoteArgs, env: &HostEnv) -> Policy {
+    Policy { fetch: fetch_options(args, env), remote: true, mcp: !args.no_mcp }
+}
+
 fn fetch_options(args: &RemoteArgs, env: &HostEnv) -> FetchOptions {
     FetchOptions {
         header_timeout: Duration::from_millis(args.remote_timeout_ms),

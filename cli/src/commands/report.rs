@@ -10,7 +10,7 @@ use ctxgraph_db::agent::Agent;
 use ctxgraph_db::profile::{AgentFate, Layout, Request, Section, Source, Status};
 use ctxgraph_db::tokens::TokenCounter;
 use ctxgraph_engine::profiles::PROFILES;
-use ctxgraph_engine::{Engine, HostEnv, LimitOverrides, O200k, Policy};
+use ctxgraph_engine::{Engine, HostEnv, LimitOverrides, O200k};
 
 use crate::args::{ReportArgs, SessionInput};
 use crate::error::CliError;
@@ -59,8 +59,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode, CliError> {
         Some(agent) => vec![agent],
         None => PROFILES.iter().map(|profile| profile.agent()).collect(),
     };
-    let policy =
-        Policy { fetch: super::fetch_options(&args.remote, &env), remote: true, mcp: !args.remote.no_mcp };
+    let policy = super::policy(&args.remote, &env);
     let (mut engine, ws) = super::open_with(env.clone(), args.cwd.clone())?;
     // A section built from an agent's own texts in its installation (opencode's whole
     // message) is what that agent's budget shows, when the installation is found; what

@@ -33,7 +33,8 @@ pub fn run(args: WatchArgs) -> Result<ExitCode, CliError> {
         // Remote documents are refreshed when a rebuild is due anyway, at most once per
         // interval; a failure shows up in the build (an error or a missing block).
         // What a config names (opencode's) only for a profile that reads it; an agent's own
-        // MCP servers (opencode's `mcp` entries, Claude Code's `.mcp.json`) for one that waits on them.
+        // MCP servers (opencode's `mcp` entries, Claude Code's `.mcp.json`) for one that
+        // waits on them.
         let refreshed = if waits.reads_config() { remote.refresh(&mut engine, ws) } else { Ok(()) };
         let loaded = refreshed.and_then(|()| remote.connect_agent_mcp(&mut engine, ws, agent, section));
         if let Err(err) = loaded {
