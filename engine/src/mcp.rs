@@ -249,6 +249,17 @@ impl crate::Engine {
         connector: &McpConnector,
     ) -> Vec<(String, McpState)> {
         let pending = self.pending_agent_mcp(ws, agent);
+        self.connect_pending(ws, pending, connector).await
+    }
+
+    /// Connects `pending` (what [`crate::Engine::pending_agent_mcp`] answered, so a caller
+    /// that looked already does not look again) and sets the inputs.
+    pub(crate) async fn connect_pending(
+        &mut self,
+        ws: ctxgraph_db::Workspace,
+        pending: Vec<(String, McpRequest)>,
+        connector: &McpConnector,
+    ) -> Vec<(String, McpState)> {
         if pending.is_empty() {
             return Vec::new();
         }
@@ -267,10 +278,11 @@ impl crate::Engine {
         agent: ctxgraph_db::agent::Agent,
         connector: &McpConnector,
     ) -> Result<Vec<(String, McpState)>, crate::EngineError> {
-        if self.pending_agent_mcp(ws, agent).is_empty() {
+        let pending = self.pending_agent_mcp(ws, agent);
+        if pending.is_empty() {
             return Ok(Vec::new());
         }
-        Ok(crate::current_thread_runtime()?.block_on(self.load_agent_mcp(ws, agent, connector)))
+        Ok(crate::current_thread_runtime()?.block_on(self.connect_pending(ws, pending, connector)))
     }
 
     /// Sets servers' answers, touching only those that changed.

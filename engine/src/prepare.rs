@@ -160,9 +160,10 @@ impl Engine {
             let fetcher = Fetcher::new(policy.fetch.clone())?;
             prepared = self.load_through(ws, &fetcher, policy.remote && waits.remote_documents).await?;
         }
-        if policy.mcp && waits.mcp && !self.pending_agent_mcp(ws, agent).is_empty() {
+        let pending = if policy.mcp && waits.mcp { self.pending_agent_mcp(ws, agent) } else { Vec::new() };
+        if !pending.is_empty() {
             let connector = McpConnector::new()?;
-            for (server, state) in self.load_agent_mcp(ws, agent, &connector).await {
+            for (server, state) in self.connect_pending(ws, pending, &connector).await {
                 if let McpState::Failed(failure) = state {
                     prepared.warnings.push(Warning::McpFailed { server, failure: failure.to_string() });
                 }

@@ -80,9 +80,9 @@ impl RemoteRefresh {
     ) -> Result<(), EngineError> {
         if let Some(connector) = &self.mcp
             && crate::profiles::profile(agent).waits_on(section).mcp
-            && !engine.pending_agent_mcp(ws, agent).is_empty()
         {
-            // Failures end up in the inputs: the layout lists a server that failed as left out.
+            // No runtime when nothing is pending; failures end up in the inputs: the layout
+            // lists a server that failed as left out.
             engine.fetch_agent_mcp(ws, agent, connector)?;
         }
         Ok(())
