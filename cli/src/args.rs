@@ -85,18 +85,25 @@ pub struct CompletionsArgs {
     pub shell: clap_complete::Shell,
 }
 
-/// Print the merged opencode config, and where every value came from
+/// Print an agent's settings, every place they come from, and where every value came from
 ///
-/// The JSON is what `opencode debug config` prints for the keys config sources set.
-/// Values that came in through `{env:…}` or `{file:…}` are shown as written unless
-/// `--show-secrets` is given.
+/// Every place the agent reads settings from, in the order a later one wins, with what each
+/// holds (opencode: its whole merged config, which --format json's `config` gives as
+/// `opencode debug config` prints it; another agent: the settings that shape its context).
+/// --format json is `{agent, config, layers}`, the answer `serve`'s `config` and MCP's
+/// `context_config` give. Values that came in through `{env:…}` or `{file:…}` are shown as
+/// written unless `--show-secrets` is given.
 #[derive(Debug, Args)]
 pub struct ConfigArgs {
-    /// The directory opencode would be started in [default: the current directory]
+    /// The directory the agent would be started in [default: the current directory]
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
 
-    /// Output format: layers grouped by source for people, or the merged config as JSON
+    /// Whose settings (every agent of the registry, [`agents_help`]).
+    #[arg(long, value_parser = agent_parser(), default_value = "opencode", help = agents_help("Whose settings", ""))]
+    pub agent: Agent,
+
+    /// Output format: layers grouped by source for people, or the settings as JSON
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 

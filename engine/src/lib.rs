@@ -132,6 +132,13 @@ pub mod answers {
         };
         pub use ctxgraph_db::session_costs::{FileCost, Saving, SessionCosts, StepCost};
     }
+    /// An agent's settings, place by place ([`crate::Engine::settings_report`]).
+    pub mod settings {
+        pub use ctxgraph_db::settings::{
+            LayerStatus, Replaced, SettingKind, SettingNode, SettingOrigin, SettingsLayer, SettingsReport,
+            SettingsSource,
+        };
+    }
     /// What explain's references (B3) and MCP (B4) sections are read off.
     pub mod stages {
         pub use ctxgraph_db::lines::LineColumn;
@@ -386,17 +393,6 @@ impl Engine {
         self.host.vars(&self.db)
     }
 
-    /// The merged config as JSON (`ctxgraph config --format json`): without `show_secrets`,
-    /// masked where `opencode debug config` masks.
-    pub fn config_json(&self, ws: Workspace, show_secrets: bool) -> Result<serde_json::Value, EngineError> {
-        let value = self.merged_config(ws)?.tree.render(show_secrets);
-        Ok(if show_secrets {
-            value
-        } else {
-            ctxgraph_opencode::config::schema::redact_like_debug_config(&value)
-        })
-    }
-
     /// Applies file-system events to the inputs (see [`ChangeEvent`]); the next build
     /// recomputes only what they invalidated.
     pub fn apply_changes(&mut self, changes: &[ChangeEvent]) -> Applied {
@@ -529,6 +525,16 @@ impl Engine {
     /// (none for an agent whose rules say nothing of it).
     pub fn agent_fixes(&self, ws: Workspace, agent: Agent) -> std::collections::BTreeMap<PathBuf, String> {
         profiles::profile(agent).fixes(&self.db, ws).into_iter().collect()
+    }
+
+    /// `agent`'s settings in `ws`: every place it reads them from, in the order a later one
+    /// wins, and every value in effect with where it came from (`ctxgraph config`).
+    pub fn settings_report(
+        &self,
+        ws: Workspace,
+        agent: Agent,
+    ) -> Result<ctxgraph_db::settings::SettingsReport, EngineError> {
+        Ok(profiles::profile(agent).settings_report(&self.db, ws)?)
     }
 
     /// What `agent` sends from `ws` ([`profile::Layout`]: its exact text, every block placed,

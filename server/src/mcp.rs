@@ -30,9 +30,9 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::ops::{Built, Host, OpError};
 use crate::protocol::{
-    BuildParams, ExplainParams, ForgetParams, LintParams, NearbyReply, RecallParams, RememberParams,
-    SessionAppendParams, SessionCompactParams, SessionExplainParams, SessionOpenParams, SessionParams,
-    SessionRulesParams,
+    BuildParams, ConfigParams, ExplainParams, ForgetParams, LintParams, NearbyReply, RecallParams,
+    RememberParams, SessionAppendParams, SessionCompactParams, SessionExplainParams, SessionOpenParams,
+    SessionParams, SessionRulesParams,
 };
 use crate::render;
 
@@ -147,11 +147,6 @@ struct NearbyArgs {
     #[serde(default)]
     format: Option<FormatName>,
 }
-
-/// `context_config` takes no arguments.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct NoArgs {}
 
 #[derive(Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
@@ -374,12 +369,12 @@ impl Server {
     }
 
     #[tool(
-        description = "The merged opencode config for this workspace as JSON, secrets masked as `opencode debug config` masks them.",
-        input_schema = schema::<NoArgs>(),
+        description = "An agent's settings for this workspace as JSON (opencode's by default, another agent's with `agent`): the settings in effect, secrets masked (opencode's whole merged config as `opencode debug config` prints it), and every place they come from with what it did.",
+        input_schema = schema::<ConfigParams>(),
         annotations(read_only_hint = true, open_world_hint = false)
     )]
-    async fn context_config(&self, args: Args<NoArgs>) -> CallToolResult {
-        self.run(args, |worker, NoArgs {}| json(&worker.host.config(worker.ws).map_err(op)?)).await
+    async fn context_config(&self, args: Args<ConfigParams>) -> CallToolResult {
+        self.run(args, |worker, args| json(&worker.host.config(worker.ws, args).map_err(op)?)).await
     }
 
     #[tool(

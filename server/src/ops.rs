@@ -11,6 +11,7 @@ use std::sync::Arc;
 use ctxgraph_engine::answers::memory::{FactSource, MemoryContext, Scope};
 use ctxgraph_engine::answers::profile::{Request, Section as ProfileSection, WordingSource};
 use ctxgraph_engine::answers::session::{ReadPoint, Session};
+use ctxgraph_engine::answers::settings::SettingsReport;
 use ctxgraph_engine::{
     Agent, AgentTextKey, AgentTurns, Budget, ContentHash, Engine, EngineError, LimitOverrides,
     MessageOptions, ModelRef, ReadAnswer, Recall, RemoteRefresh, Section, Turns, Workspace, same_text,
@@ -18,12 +19,12 @@ use ctxgraph_engine::{
 use ctxgraph_memory::{Store, system_clock};
 
 use crate::protocol::{
-    AgentBlock, AgentBuildReply, BuildParams, ConfigReply, ExplainParams, ExplainReply, ForgetParams,
-    ForgetReply, InstallationParams, InstallationReply, Known, LintParams, LintReply, NearbyParams,
-    RecallParams, RecallReply, RememberParams, RememberReply, ScopeName, SectionParam, SessionAppendParams,
-    SessionAppendReply, SessionCompactParams, SessionCompactReply, SessionExplainParams, SessionExplainReply,
-    SessionMessagesReply, SessionOpenParams, SessionOpenReply, SessionParams, SessionRulesParams,
-    SessionRulesReply, WorkspaceExplanation,
+    AgentBlock, AgentBuildReply, BuildParams, ConfigParams, ConfigReply, ExplainParams, ExplainReply,
+    ForgetParams, ForgetReply, InstallationParams, InstallationReply, Known, LintParams, LintReply,
+    NearbyParams, RecallParams, RecallReply, RememberParams, RememberReply, ScopeName, SectionParam,
+    SessionAppendParams, SessionAppendReply, SessionCompactParams, SessionCompactReply, SessionExplainParams,
+    SessionExplainReply, SessionMessagesReply, SessionOpenParams, SessionOpenReply, SessionParams,
+    SessionRulesParams, SessionRulesReply, WorkspaceExplanation,
 };
 
 /// Why an operation has no answer.
@@ -91,6 +92,17 @@ pub fn explain(
             explain_fates(engine, ws, agents, path)?
         }
     })
+}
+
+/// What `config` answers on every surface (`ctxgraph config --format json` too): the
+/// agent's settings as JSON, masked where the agent masks unless `show_secrets`, and every
+/// place they come from.
+pub fn config_reply(report: &SettingsReport, show_secrets: bool) -> ConfigReply {
+    ConfigReply {
+        agent: report.agent,
+        config: if show_secrets { report.tree.render(true) } else { report.masked.clone() },
+        layers: report.layers.clone(),
+    }
 }
 
 /// The section whose inputs `explain` and `lint` read for `agent`: opencode's whole
@@ -463,9 +475,10 @@ impl Host {
         Ok(LintReply(self.engine.agents_lint(ws, agents, budget)?))
     }
 
-    /// `config` / `context_config`: the merged config, secrets masked.
-    pub fn config(&mut self, ws: Workspace) -> Result<ConfigReply, OpError> {
-        Ok(ConfigReply { config: self.engine.config_json(ws, false)? })
+    /// `config` / `context_config`: an agent's settings, secrets masked.
+    pub fn config(&mut self, ws: Workspace, params: ConfigParams) -> Result<ConfigReply, OpError> {
+        let agent = agent_param(params.agent.as_deref())?;
+        Ok(config_reply(&self.engine.settings_report(ws, agent)?, false))
     }
 
     fn session(&self, id: &str) -> Result<Session, OpError> {

@@ -532,19 +532,30 @@ impl JsonSchema for LintReply {
     }
 }
 
-/// The merged config as opencode loads it, masked where `opencode debug config` masks
-/// (`ctxgraph config --format json`).
+/// An agent's settings, every place it reads them from and where each value came from,
+/// secrets masked (`ctxgraph config --agent NAME --format json`).
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ConfigParams {}
+pub struct ConfigParams {
+    /// Whose settings, by its `--agent` name (default opencode).
+    #[serde(default)]
+    #[schemars(schema_with = "agent_name")]
+    pub agent: Option<String>,
+}
 
-/// The answer to `config`.
+/// The answer to `config`, and `ctxgraph config --format json`'s.
 #[derive(Serialize, JsonSchema)]
 pub struct ConfigReply {
-    /// The merged config, secrets masked: free-form, as opencode merges it (any key its
-    /// config files hold), so its schema is any object.
+    /// The agent's `--agent` name.
+    pub agent: &'static str,
+    /// The settings in effect, secrets masked: opencode's whole merged config as `opencode
+    /// debug config` prints it (any key its config files hold, so its schema is any
+    /// object); another agent's, the settings that shape its context.
     #[schemars(with = "serde_json::Map<String, Value>")]
     pub config: Value,
+    /// Every place the agent reads settings from, in the order a later one wins, with what
+    /// it did.
+    pub layers: Vec<ctxgraph_engine::answers::settings::SettingsLayer>,
 }
 
 /// Load an `opencode export` as a session the `session/*` methods (and `nearby` with

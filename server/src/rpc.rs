@@ -25,12 +25,12 @@ use serde_json::Value;
 
 use crate::ops::{Built, Host, OpError};
 use crate::protocol::{
-    AgentBuildReply, BuildParams, BuildReply, ConfigParams, ConfigReply, ExplainParams, ExplainReply,
-    ForgetParams, ForgetReply, InstallationParams, InstallationReply, Known, LintParams, LintReply,
-    NearbyParams, NearbyReply, RecallParams, RecallReply, RememberParams, RememberReply, Scope,
-    SessionAppendParams, SessionAppendReply, SessionCompactParams, SessionCompactReply, SessionExplainParams,
-    SessionExplainReply, SessionMessagesReply, SessionOpenParams, SessionOpenReply, SessionParams,
-    SessionRulesParams, SessionRulesReply, StatsReply,
+    AgentBuildReply, BuildParams, BuildReply, ConfigReply, ExplainParams, ExplainReply, ForgetParams,
+    ForgetReply, InstallationParams, InstallationReply, Known, LintParams, LintReply, NearbyParams,
+    NearbyReply, RecallParams, RecallReply, RememberParams, RememberReply, Scope, SessionAppendParams,
+    SessionAppendReply, SessionCompactParams, SessionCompactReply, SessionExplainParams, SessionExplainReply,
+    SessionMessagesReply, SessionOpenParams, SessionOpenReply, SessionParams, SessionRulesParams,
+    SessionRulesReply, StatsReply,
 };
 
 /// JSON-RPC 2.0 error codes.
@@ -341,8 +341,8 @@ impl Server {
                 Answer::Lint(self.host.lint(ws, params)?)
             }
             "config" => {
-                let (ws, _, ConfigParams {}) = self.in_workspace(params, Scope::Workspace)?;
-                Answer::Config(self.host.config(ws)?)
+                let (ws, _, params) = self.in_workspace(params, Scope::Workspace)?;
+                Answer::Config(self.host.config(ws, params)?)
             }
             "session/open" => {
                 let params: SessionOpenParams = parse_params(params)?;

@@ -1,11 +1,13 @@
-//! `ctxgraph config`: the merged config, grouped by source, or one value explained.
+//! `ctxgraph config`: an agent's settings, grouped by where they come from, or one value
+//! explained.
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use anstyle::{AnsiColor, Style};
-use ctxgraph_db::agent::Agent;
-use ctxgraph_opencode::config::{LayerStatus, MergedConfig, Node, NodeKind, Provenance, SourceKind};
+use ctxgraph_engine::answers::settings::{
+    LayerStatus, SettingKind, SettingNode, SettingOrigin, SettingsReport,
+};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -14,22 +16,22 @@ use crate::error::CliError;
 use crate::output::{write_stdout, write_verbatim};
 
 pub fn run(args: ConfigArgs) -> Result<ExitCode, CliError> {
-    let (engine, ws, _) = super::open_configured(args.cwd.clone(), &args.remote, Agent::Opencode)?;
-    let config = engine.merged_config(ws)?;
+    let (engine, ws, _) = super::open_configured(args.cwd.clone(), &args.remote, args.agent)?;
+    let report = engine.settings_report(ws, args.agent)?;
     let secrets = args.show_secrets;
-    // Without --show-secrets, masked where `opencode debug config` masks (the answer
+    // Without --show-secrets, masked where the agent's own printout masks (the answer
     // `serve`'s `config` method and MCP's `context_config` give too), in text as in JSON;
     // then the one redaction every output goes through.
-    let masked = engine.config_json(ws, secrets)?;
+    let masked = &report.masked;
     let shown = |path: &[String], value: Value| {
-        if secrets { value } else { masked_at(&masked, path).unwrap_or(value) }
+        if secrets { value } else { masked_at(masked, path).unwrap_or(value) }
     };
     let out = match (&args.explain, args.format) {
-        (None, Format::Json) => crate::render::json(&masked)?,
-        (None, Format::Text) => layers(&config, &shown, &Palette::for_stdout()),
+        (None, Format::Json) => crate::render::json(&ctxgraph_server::ops::config_reply(&report, secrets))?,
+        (None, Format::Text) => layers(&report, &shown, &Palette::for_stdout()),
         (Some(path), format) => {
             let segments: Vec<&str> = path.split('.').filter(|s| !s.is_empty()).collect();
-            let Some(node) = config.tree.lookup(&segments) else {
+            let Some(node) = report.tree.lookup(&segments) else {
                 return Err(CliError::NoSuchKey(path.clone()));
             };
             let shown = |sub: &[String], value: Value| {
@@ -54,8 +56,8 @@ pub fn run(args: ConfigArgs) -> Result<ExitCode, CliError> {
 /// How a value is shown: given its path from the root and its rendering, what to print.
 type Shown<'a> = dyn Fn(&[String], Value) -> Value + 'a;
 
-/// The value at `path` in the masked config (`"***"` where opencode masks), if the masked
-/// config has that path (derived keys opencode does not print have none).
+/// The value at `path` in the masked settings (`"***"` where the agent masks), if they have
+/// that path (derived keys opencode does not print have none).
 fn masked_at(masked: &Value, path: &[String]) -> Option<Value> {
     let mut at = masked;
     for segment in path {
@@ -101,10 +103,10 @@ fn paint(style: Style, text: &str) -> String {
 
 /// Where an origin points: `path:line:col`, a URL, or a variable name, plus the
 /// substitution it came through.
-fn describe(origin: &Provenance) -> String {
-    let mut text = origin.source.name();
-    if let Some(at) = origin.at {
-        let _ = write!(text, ":{}:{}", at.line, at.column);
+fn describe(origin: &SettingOrigin) -> String {
+    let mut text = origin.source.name.clone();
+    if let Some((line, column)) = origin.at {
+        let _ = write!(text, ":{line}:{column}");
     }
     if !origin.via.is_empty() {
         let _ = write!(text, " via {}", origin.via.join(", "));
@@ -116,13 +118,16 @@ fn compact(value: &Value) -> String {
     serde_json::to_string(value).unwrap_or_default()
 }
 
-/// The text report: every source in C3 order with its status and the values in effect
-/// that it set; then what opencode derived.
-fn layers(config: &MergedConfig, shown: &Shown<'_>, p: &Palette) -> String {
-    let leaves = config.tree.leaves();
+/// The text report: every place in merge order with its status and the values in effect
+/// that it set; then what the agent set itself.
+fn layers(report: &SettingsReport, shown: &Shown<'_>, p: &Palette) -> String {
+    // An empty root is no value: an agent with nothing set has no leaves.
+    let leaves: Vec<_> = report.tree.leaves().into_iter().filter(|(path, _)| !path.is_empty()).collect();
     let mut out = String::new();
-    let mut derived: Vec<String> = Vec::new();
-    for layer in &config.layers {
+    if report.layers.is_empty() && leaves.is_empty() {
+        let _ = writeln!(out, "no settings file shapes {}'s context as ctxgraph reproduces it", report.agent);
+    }
+    for layer in &report.layers {
         let source = &layer.source;
         let status = match &layer.status {
             LayerStatus::Loaded => String::new(),
@@ -130,64 +135,74 @@ fn layers(config: &MergedConfig, shown: &Shown<'_>, p: &Palette) -> String {
             LayerStatus::Empty => " (empty: {})".to_owned(),
             LayerStatus::Unavailable(reason) => format!(" ({reason})"),
         };
-        let header = format!("{} {} [{}]", source.kind.label(), source.name, source.kind.rule());
+        let header = format!("{} {}{}", source.label, source.name, cited(source.rule));
         let _ = writeln!(out, "{}{}", paint(p.header, &header), paint(p.dim, &status));
         for key in &layer.dropped_keys {
-            let _ = writeln!(
-                out,
-                "  {}",
-                paint(p.warn, &format!("{key}: unknown key, dropped (S1; opencode ignores it)"))
-            );
+            let rule = report.unknown_key_rule.unwrap_or_default();
+            let note = format!("{key}: unknown key, dropped ({rule}; {} ignores it)", report.agent);
+            let _ = writeln!(out, "  {}", paint(p.warn, &note));
         }
         for (path, node) in leaves.iter().filter(|(_, n)| n.origin.source == *source) {
             let _ = writeln!(out, "  {}", leaf_line(path, node, shown, p));
         }
     }
-    for (path, node) in &leaves {
-        if node.origin.source.kind == SourceKind::Derived {
-            derived.push(format!(
+    let derived: Vec<String> = leaves
+        .iter()
+        .filter(|(_, node)| node.origin.source.derived)
+        .map(|(path, node)| {
+            format!(
                 "  {}  {}",
                 leaf_line(path, node, shown, p),
                 paint(p.dim, &format!("({})", node.origin.source.name))
-            ));
-        }
-    }
+            )
+        })
+        .collect();
     if !derived.is_empty() {
-        let _ = writeln!(out, "{}", paint(p.header, "derived by opencode [C3.5, C3.10, C7.5]"));
+        let rules = if report.derived_rules.is_empty() {
+            String::new()
+        } else {
+            format!(" [{}]", report.derived_rules.join(", "))
+        };
+        let _ = writeln!(out, "{}", paint(p.header, &format!("set by {} itself{rules}", report.agent)));
         for line in derived {
             let _ = writeln!(out, "{line}");
         }
     }
-    for warning in &config.warnings {
+    for warning in &report.warnings {
         let _ = writeln!(out, "{}", paint(p.warn, &format!("warning: {warning}")));
     }
     out
 }
 
-fn leaf_line(path: &[String], node: &Node, shown: &Shown<'_>, p: &Palette) -> String {
+/// ` [RULE]`, or nothing for a place no rule puts in the chain.
+fn cited(rule: &str) -> String {
+    if rule.is_empty() { String::new() } else { format!(" [{rule}]") }
+}
+
+fn leaf_line(path: &[String], node: &SettingNode, shown: &Shown<'_>, p: &Palette) -> String {
     let mut line =
         format!("{} = {}", paint(p.key, &path.join(".")), compact(&shown(path, node.render(false))));
-    if let Some(at) = node.origin.at {
-        let _ = write!(line, "  {}", paint(p.dim, &format!("{}:{}", at.line, at.column)));
+    if let Some((l, c)) = node.origin.at {
+        let _ = write!(line, "  {}", paint(p.dim, &format!("{l}:{c}")));
     }
     if !node.origin.via.is_empty() {
         let _ = write!(line, "  {}", paint(p.dim, &format!("via {}", node.origin.via.join(", "))));
     }
-    if !node.overridden.is_empty() {
-        let earlier: Vec<String> = node.overridden.iter().map(|o| o.origin.source.name()).collect();
+    if !node.replaced.is_empty() {
+        let earlier: Vec<String> = node.replaced.iter().map(|o| o.origin.source.name.clone()).collect();
         let _ = write!(line, "  {}", paint(p.dim, &format!("(overrides {})", earlier.join(", "))));
     }
     line
 }
 
-fn explain_text(path: &str, node: &Node, secrets: bool, shown: &Shown<'_>, p: &Palette) -> String {
+fn explain_text(path: &str, node: &SettingNode, secrets: bool, shown: &Shown<'_>, p: &Palette) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{} = {}", paint(p.key, path), compact(&shown(&[], node.render(secrets))));
     match &node.kind {
-        NodeKind::Scalar(_) => {
-            let _ = writeln!(out, "  set by {} [{}]", describe(&node.origin), node.origin.source.kind.rule());
+        SettingKind::Scalar(_) => {
+            let _ = writeln!(out, "  set by {}{}", describe(&node.origin), cited(node.origin.source.rule));
         }
-        NodeKind::Array(_) | NodeKind::Object(_) => {
+        SettingKind::Array(_) | SettingKind::Object(_) => {
             let _ = writeln!(out, "  created by {}", describe(&node.origin));
             for (sub, leaf) in node.leaves() {
                 if sub.is_empty() {
@@ -205,7 +220,7 @@ fn explain_text(path: &str, node: &Node, secrets: bool, shown: &Shown<'_>, p: &P
     }
     // A value opencode masks here is masked in the values it replaced too.
     let masked_here = shown(&[], Value::Null) == Value::String("***".to_owned());
-    for old in node.overridden.iter().rev() {
+    for old in node.replaced.iter().rev() {
         let shown = if masked_here {
             "\"***\"".to_owned()
         } else if secrets || old.origin.via.is_empty() {
@@ -226,8 +241,9 @@ fn explain_text(path: &str, node: &Node, secrets: bool, shown: &Shown<'_>, p: &P
 
 #[derive(Serialize)]
 struct OriginReport {
-    kind: SourceKind,
+    kind: &'static str,
     source: String,
+    #[serde(skip_serializing_if = "str::is_empty")]
     rule: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     line: Option<usize>,
@@ -238,21 +254,21 @@ struct OriginReport {
 }
 
 impl OriginReport {
-    fn new(origin: &Provenance) -> Self {
+    fn new(origin: &SettingOrigin) -> Self {
         OriginReport {
             kind: origin.source.kind,
-            source: origin.source.name(),
-            rule: origin.source.kind.rule(),
-            line: origin.at.map(|a| a.line),
-            column: origin.at.map(|a| a.column),
+            source: origin.source.name.clone(),
+            rule: origin.source.rule,
+            line: origin.at.map(|(line, _)| line),
+            column: origin.at.map(|(_, column)| column),
             via: origin.via.clone(),
         }
     }
 }
 
-fn explain_json(path: &str, node: &Node, secrets: bool, shown: &Shown<'_>) -> Value {
+fn explain_json(path: &str, node: &SettingNode, secrets: bool, shown: &Shown<'_>) -> Value {
     let masked_here = shown(&[], Value::Null) == Value::String("***".to_owned());
-    let hide = |value: &Value, origin: &Provenance| {
+    let hide = |value: &Value, origin: &SettingOrigin| {
         if masked_here {
             Value::String("***".to_owned())
         } else if secrets || origin.via.is_empty() {
@@ -273,7 +289,7 @@ fn explain_json(path: &str, node: &Node, secrets: bool, shown: &Shown<'_>) -> Va
         })
         .collect();
     let overridden: Vec<Value> = node
-        .overridden
+        .replaced
         .iter()
         .map(|old| serde_json::json!({"value": hide(&old.value, &old.origin), "origin": OriginReport::new(&old.origin)}))
         .collect();

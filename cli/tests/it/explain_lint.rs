@@ -31,6 +31,7 @@ struct Case {
     /// `[target, link]` pairs, link relative to the temp dir.
     #[serde(default)]
     symlinks: Vec<(String, String)>,
+    /// Variables for the run; `{ROOT}` in a value is the temp dir.
     #[serde(default)]
     env: BTreeMap<String, String>,
 }
@@ -85,7 +86,7 @@ fn run_case(dir: &Path) -> String {
                 "CTXGRAPH_MCP_FIXTURE",
                 Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/oracle/mcp_server.py"),
             )
-            .envs(&case.env)
+            .envs(case.env.iter().map(|(k, v)| (k, v.replace("{ROOT}", &root_text))))
             .output()
             .expect("run ctxgraph");
         let stdout = String::from_utf8(output.stdout).expect("UTF-8 output");

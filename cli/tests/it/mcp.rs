@@ -392,10 +392,11 @@ const EVERY_AGENT: &[(&str, &str)] = &[
     ("repo/src/a.ts", "export const a = 1;\n"),
 ];
 
-/// Every agent through every surface: `serve`'s `nearby`, `explain` and `lint` with `agent`
-/// answer exactly the CLI's `--format json` (three per agent), `nearby` has one shape for all
-/// (an agent that attaches nothing answers with no blocks and a note, exit 0), and MCP's
-/// `context_build` and `context_nearby` give the CLI's text.
+/// Every agent through every surface: `serve`'s `nearby`, `explain`, `lint` and `config`
+/// with `agent` answer exactly the CLI's `--format json` (four per agent), `nearby` has one
+/// shape for all (an agent that attaches nothing answers with no blocks and a note, exit 0),
+/// MCP's `context_build` and `context_nearby` give the CLI's text and `context_config` its
+/// JSON.
 #[test]
 fn every_agent_answers_alike_on_every_surface() {
     use ctxgraph_db::agent::Agent;
@@ -444,9 +445,14 @@ fn every_agent_answers_alike_on_every_surface() {
         let lint = cli_json(&["lint", "--agent", agent, "--format", "json"]);
         let served = call(&mut serve, "lint", json!({"cwd": repo, "agent": agent}));
         assert_eq!(served, lint, "lint --agent {agent}");
-        equal += 3;
+
+        let config = cli_json(&["config", "--agent", agent, "--format", "json"]);
+        let served = call(&mut serve, "config", json!({"cwd": repo, "agent": agent}));
+        assert_eq!(served, config, "config --agent {agent}");
+        assert_eq!(config["agent"], agent, "{config}");
+        equal += 4;
     }
-    assert_eq!(equal, 3 * Agent::ALL.len());
+    assert_eq!(equal, 4 * Agent::ALL.len());
     assert_eq!(shapes.len(), 1, "one nearby shape: {shapes:?}");
     let file = repo.join("src/CLAUDE.md");
     let all = cli_json(&["explain", "--agent", "all", file.to_str().expect("path"), "--format", "json"]);
@@ -471,6 +477,14 @@ fn every_agent_answers_alike_on_every_surface() {
         let (text, failed) = tool_text(&mcp.call(&tool_call(20 + n as u64, "context_nearby", arguments)));
         assert!(!failed && !read.raw_stdout.is_empty(), "{agent}: {text}");
         assert_eq!(text.as_bytes(), read.raw_stdout, "context_nearby for {agent}");
+    }
+    for (n, agent) in ["claude-code", "gemini"].into_iter().enumerate() {
+        let config = cli_json(&["config", "--agent", agent, "--format", "json"]);
+        let (text, failed) =
+            tool_text(&mcp.call(&tool_call(40 + n as u64, "context_config", json!({"agent": agent}))));
+        assert!(!failed, "{agent}: {text}");
+        let served: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{agent}: {e}: {text}"));
+        assert_eq!(served, config, "context_config for {agent}");
     }
     // A section and a setting, as `build --section` and `-c` take them.
     let args = ["build", "--agent", "codex", "--section", "request", "-c", "project_doc_max_bytes=12"];

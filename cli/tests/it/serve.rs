@@ -1011,7 +1011,7 @@ fn explain_lint_config_and_memory_methods_answer_as_the_cli_does() {
     let lint = result_of(server.call(3, "lint", json!({ "cwd": cwd })));
     assert_eq!(lint, cli_json(&tree, &pkg, &["lint", "--format", "json"]));
     let config = result_of(server.call(4, "config", json!({ "cwd": cwd })));
-    assert_eq!(config["config"], cli_json(&tree, &pkg, &["config", "--format", "json"]));
+    assert_eq!(config, cli_json(&tree, &pkg, &["config", "--format", "json"]));
     assert!(!config.to_string().contains("sk-live-secret"), "{config}");
 
     let added = result_of(server.call(

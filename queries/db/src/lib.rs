@@ -30,6 +30,7 @@ pub mod remote;
 pub mod schema;
 pub mod secrets;
 pub mod session_costs;
+pub mod settings;
 pub mod system;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;

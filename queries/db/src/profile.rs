@@ -804,6 +804,26 @@ pub trait Profile: Sync {
         &[]
     }
 
+    /// The settings files the agent reads, in the order a later one wins (`ctxgraph
+    /// config`); none by default.
+    fn settings_files(&self, db: &dyn Db, ws: Workspace) -> Vec<crate::settings::SettingsFile> {
+        let _ = (db, ws);
+        Vec::new()
+    }
+
+    /// The agent's settings, place by place, and the values in effect (`ctxgraph config`).
+    /// By default: a layer per [`Profile::settings_files`] entry and the settings its
+    /// rule-file layout reports (a file the agent refuses is its error, as for `build`).
+    fn settings_report(
+        &self,
+        db: &dyn Db,
+        ws: Workspace,
+    ) -> Result<crate::settings::SettingsReport, ProfileError> {
+        let layout = self.layout(db, ws, &Request::default())?;
+        let files = self.settings_files(db, ws);
+        Ok(crate::settings::SettingsReport::from_files(db, self.agent().name(), files, &layout.settings))
+    }
+
     /// The sections [`Profile::layout`] builds besides [`Section::Rules`] (none by default).
     fn sections(&self) -> &'static [Section] {
         &[]

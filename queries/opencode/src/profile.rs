@@ -96,6 +96,17 @@ impl Profile for Opencode {
         message_options(request).map(|_| ())
     }
 
+    fn settings_report(
+        &self,
+        db: &dyn Db,
+        ws: Workspace,
+    ) -> Result<ctxgraph_db::settings::SettingsReport, ProfileError> {
+        let config = crate::config::merged_config(db, ws)
+            .as_ref()
+            .map_err(|err| would_not_start(&BuildError::Config(err.clone())))?;
+        Ok(crate::config::report::settings_report(config, self.agent().name()))
+    }
+
     fn fixes(&self, db: &dyn Db, ws: Workspace) -> Vec<(std::path::PathBuf, String)> {
         // Each reason's hint, and the `instructions` entry that would load the file.
         let Ok(explanation) = opencode_explain::explain(db, ws, &BytesPerFour) else { return Vec::new() };

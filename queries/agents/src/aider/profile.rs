@@ -114,6 +114,21 @@ impl Profile for Aider {
         &ABOUT
     }
 
+    /// AI2: Aider takes each key from the nearest file that sets it, so in the order a
+    /// later one wins the files are the home directory's, the git root's, the working
+    /// directory's.
+    fn settings_files(&self, db: &dyn Db, ws: Workspace) -> Vec<ctxgraph_db::settings::SettingsFile> {
+        let Ok(ctx) = aider_context(db, ws, Vec::new()) else { return Vec::new() };
+        let rule = "AI2";
+        let file = |path: &Path| ctxgraph_db::settings::SettingsFile {
+            kind: "file",
+            label: "config file",
+            path: path.to_path_buf(),
+            rule,
+        };
+        ctx.configs.iter().rev().map(|config| file(&config.path)).collect()
+    }
+
     fn wording(
         &self,
         search: &ctxgraph_db::profile::InstallationSearch<'_>,

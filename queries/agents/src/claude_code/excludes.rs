@@ -10,7 +10,6 @@ use globset::{Glob, GlobBuilder, GlobMatcher};
 use serde::Serialize;
 
 use ctxgraph_db::db::{Db, Workspace};
-use ctxgraph_db::files::file_bytes;
 
 /// The settings key.
 pub const EXCLUDES_KEY: &str = "claudeMdExcludes";
@@ -58,32 +57,25 @@ impl ExcludeMatcher<'_> {
     }
 }
 
-/// Claude Code's settings files, in the order a later one wins: the user's, the project's, the
-/// local one (claudeMdExcludes, outputStyle, disabledMcpjsonServers are read from them).
-pub(super) fn settings_files(db: &dyn Db, ws: Workspace) -> [PathBuf; 3] {
-    let cwd = ws.cwd(db);
-    [
-        ws.host(db).home(db).join(".claude").join("settings.json"),
-        cwd.join(".claude").join("settings.json"),
-        cwd.join(".claude").join("settings.local.json"),
-    ]
-}
-
 /// CC14: the patterns of `ws`'s settings files. A file that is missing, not JSON, or whose
 /// key is not a list of strings gives none.
 #[salsa::tracked(returns(ref))]
 pub fn claude_md_excludes(db: &dyn Db, ws: Workspace) -> Excludes {
     let mut patterns = Vec::new();
-    for settings in settings_files(db, ws) {
-        let file = db.files().get(db, &settings);
-        let Ok(bytes) = file_bytes(db, file) else { continue };
-        let Ok(json) = serde_json::from_slice::<serde_json::Value>(bytes) else { continue };
-        let Some(list) = json.get(EXCLUDES_KEY).and_then(serde_json::Value::as_array) else { continue };
+    for (list, settings) in super::settings::values(db, ws, EXCLUDES_KEY) {
+        let Some(list) = list.as_array() else { continue };
         for pattern in list.iter().filter_map(serde_json::Value::as_str) {
             patterns.push(Exclude { pattern: pattern.to_owned(), settings: settings.clone() });
         }
     }
     Excludes { patterns }
+}
+
+impl Excludes {
+    /// The patterns, in the order the settings files were read, each with its file.
+    pub fn patterns(&self) -> &[Exclude] {
+        &self.patterns
+    }
 }
 
 #[cfg(test)]

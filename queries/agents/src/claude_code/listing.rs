@@ -227,15 +227,8 @@ fn tools(allowed: Option<&str>, disallowed: Option<&str>) -> String {
 
 /// The settings files `outputStyle` is read from, the last that sets it winning (CC19).
 fn style_settings(db: &dyn Db, ws: Workspace) -> Option<(String, PathBuf)> {
-    let mut found = None;
-    for settings in super::excludes::settings_files(db, ws) {
-        let Some(text) = text(db, &settings) else { continue };
-        let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) else { continue };
-        if let Some(name) = json.get("outputStyle").and_then(serde_json::Value::as_str) {
-            found = Some((name.to_owned(), settings));
-        }
-    }
-    found
+    let set = super::settings::values(db, ws, "outputStyle");
+    set.filter_map(|(name, settings)| Some((name.as_str()?.to_owned(), settings.clone()))).last()
 }
 
 /// CC19: the style file named `name`: its `name:` (else its file name) among the

@@ -63,14 +63,9 @@ pub fn project_servers(db: &dyn Db, ws: Workspace) -> ProjectServers {
 
 /// The servers a settings file turns off (`disabledMcpjsonServers`).
 fn disabled(db: &dyn Db, ws: Workspace) -> Vec<String> {
-    let mut names = Vec::new();
-    for settings in super::excludes::settings_files(db, ws) {
-        let Ok(bytes) = file_bytes(db, db.files().get(db, &settings)) else { continue };
-        let Ok(json) = serde_json::from_slice::<Value>(bytes) else { continue };
-        let listed = json.get("disabledMcpjsonServers").and_then(Value::as_array).into_iter().flatten();
-        names.extend(listed.filter_map(|n| n.as_str().map(str::to_owned)));
-    }
-    names
+    let lists =
+        super::settings::values(db, ws, "disabledMcpjsonServers").filter_map(|(list, _)| list.as_array());
+    lists.flatten().filter_map(|n| n.as_str().map(str::to_owned)).collect()
 }
 
 /// A server entry as a request: `command`/`args`/`env` over stdio, or `type: "http"` with

@@ -23,6 +23,7 @@ pub mod prose;
 mod request;
 pub mod request_prose;
 pub mod session;
+pub mod settings;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

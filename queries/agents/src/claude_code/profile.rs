@@ -158,6 +158,43 @@ impl Profile for ClaudeCode {
         &ABOUT
     }
 
+    fn settings_files(&self, db: &dyn Db, ws: Workspace) -> Vec<ctxgraph_db::settings::SettingsFile> {
+        super::settings::settings_files(db, ws)
+    }
+
+    /// The files, and what ctxgraph reads of them: `claudeMdExcludes` (every file's patterns
+    /// add up), `disabledMcpjsonServers` and `outputStyle`; and CC8's approval from
+    /// `~/.claude.json` when the project has one.
+    fn settings_report(
+        &self,
+        db: &dyn Db,
+        ws: Workspace,
+    ) -> Result<ctxgraph_db::settings::SettingsReport, ProfileError> {
+        let files = self.settings_files(db, ws);
+        let mut report =
+            ctxgraph_db::settings::SettingsReport::from_files(db, self.agent().name(), files, &[]);
+        let excludes = super::excludes::claude_md_excludes(db, ws).patterns().iter();
+        report.set_list(
+            super::excludes::EXCLUDES_KEY,
+            excludes.map(|e| (e.pattern.as_str().into(), e.settings.clone())),
+        );
+        let servers = super::settings::values(db, ws, "disabledMcpjsonServers")
+            .filter_map(|(list, from)| Some((list.as_array()?, from)))
+            .flat_map(|(list, from)| list.iter().map(move |name| (name.clone(), from.clone())));
+        report.set_list("disabledMcpjsonServers", servers.collect::<Vec<_>>());
+        // The last file that sets it wins (CC19); the earlier ones are what it replaced.
+        for (name, from) in super::settings::values(db, ws, "outputStyle") {
+            report.set_value(&["outputStyle"], name.clone(), Some(from));
+        }
+        let approval = &claude_md_context(db, ws).approval;
+        if let ApprovalState::Set { approved } = approval.state {
+            let project = ctxgraph_db::path::display(&approval.project);
+            let path = ["projects", project.as_str(), APPROVAL_KEY];
+            report.set_value(&path, approved.into(), Some(&approval.config));
+        }
+        Ok(report)
+    }
+
     fn wording(
         &self,
         search: &ctxgraph_db::profile::InstallationSearch<'_>,

@@ -200,6 +200,49 @@ impl Profile for Codex {
         &ABOUT
     }
 
+    fn settings_files(&self, db: &dyn Db, ws: Workspace) -> Vec<ctxgraph_db::settings::SettingsFile> {
+        let path = codex_home(db, ws.host(db)).join("config.toml");
+        vec![ctxgraph_db::settings::SettingsFile { kind: "user", label: "user config", path, rule: "CX5" }]
+    }
+
+    /// CX5/CX9/CX13: `config.toml`, and what ctxgraph reads of it: the project-doc budget,
+    /// the skills settings and the context window, each where it was set.
+    fn settings_report(
+        &self,
+        db: &dyn Db,
+        ws: Workspace,
+    ) -> Result<ctxgraph_db::settings::SettingsReport, ProfileError> {
+        let host = ws.host(db);
+        let config = super::config::codex_config(db, host).as_ref().map_err(would_not_start)?;
+        let path = codex_home(db, host).join("config.toml");
+        let files = self.settings_files(db, ws);
+        let mut report =
+            ctxgraph_db::settings::SettingsReport::from_files(db, self.agent().name(), files, &[]);
+        let budget_from = match &config.budget.source {
+            BudgetSource::ConfigFile(file) => Some(file.as_path()),
+            BudgetSource::Default | BudgetSource::CommandLine => None,
+        };
+        report.set_value(&["project_doc_max_bytes"], config.budget.bytes.into(), budget_from);
+        if let Some(window) = config.context_window {
+            report.set_value(&["model_context_window"], window.into(), Some(&path));
+        }
+        let skills = &config.skills;
+        let from = |changed: bool| changed.then_some(path.as_path());
+        let default = super::config::SkillsConfig::default();
+        let include = skills.include_instructions;
+        report.set_value(
+            &["skills", "include_instructions"],
+            include.into(),
+            from(include != default.include_instructions),
+        );
+        report.set_value(
+            &["skills", "bundled", "enabled"],
+            skills.bundled.into(),
+            from(skills.bundled != default.bundled),
+        );
+        Ok(report)
+    }
+
     fn attaches_on_read(&self) -> bool {
         // Codex attaches nothing when its model reads a file: every rule file is in the
         // first message (CX2).

@@ -112,6 +112,34 @@ impl Profile for Gemini {
         &ABOUT
     }
 
+    fn settings_files(&self, db: &dyn Db, ws: Workspace) -> Vec<ctxgraph_db::settings::SettingsFile> {
+        super::settings::settings_files(db, ws)
+    }
+
+    /// GM6: the files, and the context settings in effect, each from the file that set it
+    /// (the file names as Gemini CLI ends up searching them, `GEMINI.md` added).
+    fn settings_report(
+        &self,
+        db: &dyn Db,
+        ws: Workspace,
+    ) -> Result<ctxgraph_db::settings::SettingsReport, ProfileError> {
+        let settings = super::settings::gemini_settings(db, ws).as_ref().map_err(would_not_start)?;
+        let files = self.settings_files(db, ws);
+        let mut report =
+            ctxgraph_db::settings::SettingsReport::from_files(db, self.agent().name(), files, &[]);
+        let names = serde_json::json!(settings.filenames);
+        report.set_value(&["context", "fileName"], names, settings.filenames_from.as_deref());
+        let markers = serde_json::json!(settings.boundary_markers);
+        report.set_value(
+            &["context", "memoryBoundaryMarkers"],
+            markers,
+            settings.boundary_markers_from.as_deref(),
+        );
+        let format = serde_json::to_value(settings.import_format).unwrap_or_default();
+        report.set_value(&["context", "importFormat"], format, settings.import_format_from.as_deref());
+        Ok(report)
+    }
+
     fn hook(&self) -> Option<&'static ctxgraph_db::profile::HookFormat> {
         Some(&HOOK)
     }

@@ -10,6 +10,7 @@ use ctxgraph_db::db::{Db, Host, Workspace, env_var};
 use ctxgraph_db::files::file_bytes;
 use ctxgraph_db::jsonc;
 use ctxgraph_db::lines::Lines;
+use ctxgraph_db::settings::SettingsFile;
 use ctxgraph_db::system::FileKind;
 
 use super::GeminiError;
@@ -43,6 +44,8 @@ pub struct Settings {
     pub boundary_markers_from: Option<PathBuf>,
     /// GM4: tree (default) or flat.
     pub import_format: ImportFormat,
+    /// The settings file `context.importFormat` came from (`None`: the default).
+    pub import_format_from: Option<PathBuf>,
     /// Every settings file that exists, in the order they are merged (later wins).
     pub files: Vec<PathBuf>,
 }
@@ -59,7 +62,7 @@ pub fn gemini_home(db: &dyn Db, host: Host) -> PathBuf {
 /// GM6: the settings files in merge order: system defaults, the user's, the workspace's
 /// (`<cwd>/.gemini/settings.json`, not read when the working directory is the home
 /// directory), then the system file, which overrides everything.
-fn settings_paths(db: &dyn Db, ws: Workspace) -> Vec<PathBuf> {
+pub fn settings_files(db: &dyn Db, ws: Workspace) -> Vec<SettingsFile> {
     let host = ws.host(db);
     let system = env_var(db, host, "GEMINI_CLI_SYSTEM_SETTINGS_PATH".to_owned())
         .filter(|p| !p.is_empty())
@@ -71,13 +74,26 @@ fn settings_paths(db: &dyn Db, ws: Workspace) -> Vec<PathBuf> {
             PathBuf::from,
         );
     let home = gemini_home(db, host);
-    let mut paths = vec![defaults, home.join(GEMINI_DIR).join("settings.json")];
+    let user = home.join(GEMINI_DIR).join("settings.json");
     let cwd = ws.cwd(db);
-    if cwd != home {
-        paths.push(cwd.join(GEMINI_DIR).join("settings.json"));
-    }
-    paths.push(system);
-    paths
+    let workspace = (cwd != home).then(|| cwd.join(GEMINI_DIR).join("settings.json"));
+    layered_settings(defaults, user, workspace, system, "GM6")
+}
+
+/// Gemini CLI's four settings places in merge order (its descendants' too), cited by `rule`.
+pub fn layered_settings(
+    defaults: PathBuf,
+    user: PathBuf,
+    workspace: Option<PathBuf>,
+    system: PathBuf,
+    rule: &'static str,
+) -> Vec<SettingsFile> {
+    let file = |kind, label, path| SettingsFile { kind, label, path, rule };
+    let mut files =
+        vec![file("system-defaults", "system defaults", defaults), file("user", "user settings", user)];
+    files.extend(workspace.map(|path| file("workspace", "workspace settings", path)));
+    files.push(file("system", "system settings", system));
+    files
 }
 
 /// GM5/GM6: the merged settings. A settings file that is not a JSON object (comments
@@ -90,10 +106,11 @@ pub fn gemini_settings(db: &dyn Db, ws: Workspace) -> Result<Settings, GeminiErr
         boundary_markers: vec![".git".to_owned()],
         boundary_markers_from: None,
         import_format: ImportFormat::Tree,
+        import_format_from: None,
         files: Vec::new(),
     };
     let mut file_name: Option<Vec<String>> = None;
-    for path in settings_paths(db, ws) {
+    for path in settings_files(db, ws).into_iter().map(|file| file.path) {
         let Some(value) = load(db, &path)? else { continue };
         settings.files.push(path.clone());
         let Some(context) = value.get("context") else { continue };
@@ -129,10 +146,9 @@ pub fn gemini_settings(db: &dyn Db, ws: Workspace) -> Result<Settings, GeminiErr
             }
             Some(_) => return Err(bad("memoryBoundaryMarkers", "an array of strings")),
         }
-        match context.get("importFormat").and_then(serde_json::Value::as_str) {
-            Some("flat") => settings.import_format = ImportFormat::Flat,
-            Some(_) => settings.import_format = ImportFormat::Tree,
-            None => {}
+        if let Some(format) = context.get("importFormat").and_then(serde_json::Value::as_str) {
+            settings.import_format = if format == "flat" { ImportFormat::Flat } else { ImportFormat::Tree };
+            settings.import_format_from = Some(path.clone());
         }
     }
     if let Some(names) = file_name {

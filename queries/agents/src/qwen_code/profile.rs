@@ -143,6 +143,31 @@ impl Profile for QwenCode {
         &ABOUT
     }
 
+    fn settings_files(&self, db: &dyn Db, ws: Workspace) -> Vec<ctxgraph_db::settings::SettingsFile> {
+        super::settings::settings_files(db, ws)
+    }
+
+    /// QW2: the files, and the context settings in effect, each from the file that set it.
+    fn settings_report(
+        &self,
+        db: &dyn Db,
+        ws: Workspace,
+    ) -> Result<ctxgraph_db::settings::SettingsReport, ProfileError> {
+        let settings = super::settings::qwen_settings(db, ws).as_ref().map_err(would_not_start)?;
+        let files = self.settings_files(db, ws);
+        let mut report =
+            ctxgraph_db::settings::SettingsReport::from_files(db, self.agent().name(), files, &[]);
+        let names = serde_json::json!(settings.filenames);
+        report.set_value(&["context", "fileName"], names, settings.filenames_from.as_deref());
+        let format = serde_json::to_value(settings.import_format).unwrap_or_default();
+        report.set_value(&["context", "importFormat"], format, settings.import_format_from.as_deref());
+        if let Some(language) = &settings.output_language {
+            let from = settings.output_language_from.as_deref();
+            report.set_value(&["general", "outputLanguage"], language.as_str().into(), from);
+        }
+        Ok(report)
+    }
+
     fn wording(
         &self,
         search: &ctxgraph_db::profile::InstallationSearch<'_>,

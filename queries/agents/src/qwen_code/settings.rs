@@ -73,21 +73,35 @@ fn system_paths(db: &dyn Db, host: Host) -> (PathBuf, PathBuf) {
     (system, defaults)
 }
 
+/// QW2: the settings files in merge order, Gemini CLI's places with Qwen's names: system
+/// defaults, the user's (`<qwen dir>/settings.json`), the workspace's (`<cwd>/.qwen/settings.json`,
+/// not read when the working directory is the home directory), then the system file.
+pub fn settings_files(db: &dyn Db, ws: Workspace) -> Vec<ctxgraph_db::settings::SettingsFile> {
+    let host = ws.host(db);
+    let (system, defaults) = system_paths(db, host);
+    let cwd = ws.cwd(db);
+    let home = host.home(db);
+    let workspace =
+        (real_path(db, cwd) != real_path(db, home)).then(|| cwd.join(QWEN_DIR).join("settings.json"));
+    crate::gemini::settings::layered_settings(
+        defaults,
+        qwen_dir(db, ws).join("settings.json"),
+        workspace,
+        system,
+        "QW2",
+    )
+}
+
 /// QW2: the merged settings: system defaults, the user's (`<qwen dir>/settings.json`), the
 /// workspace's (`<cwd>/.qwen/settings.json`, not read when the working directory is the
 /// home directory), then the system file. A workspace file that is not JSON is read as
 /// empty (Qwen resets it); any other one stops Qwen.
 #[salsa::tracked(returns(ref))]
 pub fn qwen_settings(db: &dyn Db, ws: Workspace) -> Result<Settings, QwenError> {
-    let host = ws.host(db);
-    let (system, defaults) = system_paths(db, host);
-    let cwd = ws.cwd(db);
-    let home = host.home(db);
-    let mut paths = vec![(defaults, false), (qwen_dir(db, ws).join("settings.json"), false)];
-    if real_path(db, cwd) != real_path(db, home) {
-        paths.push((cwd.join(QWEN_DIR).join("settings.json"), true));
-    }
-    paths.push((system, false));
+    let paths = settings_files(db, ws).into_iter().map(|file| {
+        let workspace = file.kind == "workspace";
+        (file.path, workspace)
+    });
 
     let mut settings = Settings {
         filenames: DEFAULT_NAMES.map(str::to_owned).to_vec(),

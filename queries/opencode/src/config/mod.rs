@@ -6,6 +6,7 @@
 //! [`Node`] tree in which every value knows the source, line and column that set it,
 //! the substitution it came through and the values it replaced.
 
+pub mod report;
 pub mod schema;
 pub mod source;
 pub mod tree;

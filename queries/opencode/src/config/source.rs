@@ -50,6 +50,23 @@ impl SourceKind {
         }
     }
 
+    /// The kind as `--format json` names it (its serde name).
+    pub fn id(self) -> &'static str {
+        match self {
+            SourceKind::WellKnown => "well-known",
+            SourceKind::GlobalSeed => "global-seed",
+            SourceKind::Global => "global",
+            SourceKind::EnvFile => "env-file",
+            SourceKind::Project => "project",
+            SourceKind::Directory => "directory",
+            SourceKind::EnvContent => "env-content",
+            SourceKind::Account => "account",
+            SourceKind::Managed => "managed",
+            SourceKind::ManagedPreferences => "managed-preferences",
+            SourceKind::Derived => "derived",
+        }
+    }
+
     /// The spec rule that puts this source in the chain.
     pub fn rule(self) -> &'static str {
         match self {

@@ -173,6 +173,8 @@ pub struct KiloContext {
     pub docs: Vec<Doc>,
     /// Files looked at and not read.
     pub skipped: Vec<Skipped>,
+    /// KI13: the config files read, in merge order.
+    pub configs: Vec<config::ConfigFile>,
 }
 
 impl KiloContext {
@@ -372,7 +374,8 @@ pub fn kilo_context(db: &dyn Db, ws: Workspace) -> KiloContext {
             add(&mut docs, file, Kind::ModeLegacy { mode }, &project);
         }
     }
-    config_instructions(db, &config, &home, &cwd, &stop, &project, &mut docs, &mut skipped, &add);
+    let configs = config::config_files(db, &config, &cwd, &stop);
+    config_instructions(db, &configs, (&home, &cwd, &stop), &project, &mut docs, &mut skipped, &add);
     // KI12: only where a folder gives more than one block does its listing order show.
     let folder_of = |doc: &Doc| match doc.kind {
         Kind::HomeRule | Kind::ProjectRule | Kind::ModeRule { .. } => {
@@ -386,7 +389,7 @@ pub fn kilo_context(db: &dyn Db, ws: Workspace) -> KiloContext {
         doc.listed_with_others =
             doc.is_sent() && folder.is_some_and(|f| sent_folders.iter().filter(|s| **s == f).count() > 1);
     }
-    KiloContext { cwd, git_root, scope, global_tried, names, winner, docs, skipped }
+    KiloContext { cwd, git_root, scope, global_tried, names, winner, docs, skipped, configs }
 }
 
 /// Adds a file to the docs once, where it first comes (`kilo_context`'s `add`).
@@ -397,10 +400,8 @@ type AddDoc<'a> = &'a dyn Fn(&mut Vec<Doc>, PathBuf, Kind, &Trust);
 #[allow(clippy::too_many_arguments, reason = "the walk's own state, passed down once")]
 fn config_instructions(
     db: &dyn Db,
-    global_dir: &Path,
-    home: &Path,
-    cwd: &Path,
-    root: &Path,
+    configs: &[config::ConfigFile],
+    (home, cwd, root): (&Path, &Path, &Path),
     project: &Trust,
     docs: &mut Vec<Doc>,
     skipped: &mut Vec<Skipped>,
@@ -412,7 +413,7 @@ fn config_instructions(
     let mut entries: Vec<(String, PathBuf, bool)> = Vec::new();
     // (entry, the skipped file naming it, why Kilo skips that file)
     let mut lost: Vec<(String, PathBuf, String)> = Vec::new();
-    for file in config::config_files(db, global_dir, cwd, root) {
+    for file in configs {
         if let Some(why) = &file.invalid {
             skipped.push(Skipped {
                 source: file.path.clone(),
@@ -422,12 +423,14 @@ fn config_instructions(
                     "Kilo skips this config file whole, its `instructions` with it, and says so only in its log: {why} (KI13)"
                 ),
             });
-            lost.extend(file.instructions.into_iter().map(|entry| (entry, file.path.clone(), why.clone())));
+            lost.extend(
+                file.instructions.iter().map(|entry| (entry.clone(), file.path.clone(), why.clone())),
+            );
             continue;
         }
-        for entry in file.instructions {
-            if !entries.iter().any(|(seen, ..)| *seen == entry) {
-                entries.push((entry, file.path.clone(), file.global));
+        for entry in &file.instructions {
+            if !entries.iter().any(|(seen, ..)| seen == entry) {
+                entries.push((entry.clone(), file.path.clone(), file.global));
             }
         }
     }

@@ -56,6 +56,14 @@ impl Profile for Kilo {
         &ABOUT
     }
 
+    fn settings_report(
+        &self,
+        db: &dyn Db,
+        ws: Workspace,
+    ) -> Result<ctxgraph_db::settings::SettingsReport, ProfileError> {
+        Ok(settings_report(db, kilo_context(db, ws)))
+    }
+
     fn layout(&self, db: &dyn Db, ws: Workspace, _: &Request) -> Result<Layout, ProfileError> {
         let ctx = kilo_context(db, ws);
         let mut builder = LayoutBuilder::new(ctx.text());
@@ -226,4 +234,35 @@ pub fn file_fate(db: &dyn Db, ctx: &KiloContext, file: &Path) -> AgentFate {
         _ => ("KI6", "no stage of Kilo's discovery looks at this path (KI6)"),
     };
     ctxgraph_db::profile::not_sent(Agent::Kilo, rule, reason.to_owned())
+}
+
+/// KI13: every config file Kilo reads, in its merge order (a file it skips whole says why),
+/// and the `instructions` they add up to, each entry from the file that first names it.
+fn settings_report(db: &dyn Db, ctx: &KiloContext) -> ctxgraph_db::settings::SettingsReport {
+    use ctxgraph_db::settings::{LayerStatus, SettingsFile, SettingsReport};
+    let files = ctx
+        .configs
+        .iter()
+        .map(|file| SettingsFile {
+            kind: if file.global { "global" } else { "project" },
+            label: if file.global { "global config" } else { "project config" },
+            path: file.path.clone(),
+            rule: "KI13",
+        })
+        .collect();
+    let mut report = SettingsReport::from_files(db, ABOUT.agent.name(), files, &[]);
+    let mut instructions: Vec<(serde_json::Value, std::path::PathBuf)> = Vec::new();
+    for (layer, file) in report.layers.iter_mut().zip(&ctx.configs) {
+        if let Some(why) = &file.invalid {
+            layer.status = LayerStatus::Unavailable(format!("Kilo skips this file whole: {why}"));
+            continue;
+        }
+        for entry in &file.instructions {
+            if !instructions.iter().any(|(seen, _)| seen == entry.as_str()) {
+                instructions.push((entry.as_str().into(), file.path.clone()));
+            }
+        }
+    }
+    report.set_list("instructions", instructions);
+    report
 }
