@@ -37,6 +37,13 @@ const FALLBACK_CONTEXT_WINDOW: u64 = 272_000;
 /// `-c project_doc_max_bytes=N`, the one Codex setting ctxgraph models.
 const MAX_BYTES: &str = "project_doc_max_bytes";
 
+/// The value of the `-c KEY=VALUE` override of `key`, if any. Codex applies its overrides
+/// in order, so a key given twice takes its last value (captured for both keys ctxgraph
+/// models, in both orders: `tests/agents/codex/CX-15`, `CX-16`).
+fn override_of<'a>(request: &'a Request, key: &str) -> Option<&'a str> {
+    request.settings.iter().rev().find(|(k, _)| k == key).map(|(_, value)| value.as_str())
+}
+
 impl Codex {
     /// CX13: `-c model_context_window=N`, else `config.toml`'s, else Codex's fallback.
     fn context_window(
@@ -44,15 +51,13 @@ impl Codex {
         ws: Workspace,
         request: &Request,
     ) -> Result<(u64, WindowFrom), ProfileError> {
-        for (key, value) in &request.settings {
-            if key == CONTEXT_WINDOW {
-                let tokens = value.trim().parse::<u64>().ok().filter(|&n| n > 0).ok_or_else(|| {
-                    ProfileError::Setting(format!(
-                        "-c {key}={value}: {CONTEXT_WINDOW} must be a positive integer"
-                    ))
-                })?;
-                return Ok((tokens, WindowFrom::CommandLine));
-            }
+        if let Some(value) = override_of(request, CONTEXT_WINDOW) {
+            let tokens = value.trim().parse::<u64>().ok().filter(|&n| n > 0).ok_or_else(|| {
+                ProfileError::Setting(format!(
+                    "-c {CONTEXT_WINDOW}={value}: {CONTEXT_WINDOW} must be a positive integer"
+                ))
+            })?;
+            return Ok((tokens, WindowFrom::CommandLine));
         }
         let host = ws.host(db);
         match super::config::codex_config(db, host).as_ref().ok().and_then(|c| c.context_window) {
@@ -61,19 +66,17 @@ impl Codex {
         }
     }
 
+    /// CX5: `-c project_doc_max_bytes=N`, when given.
     fn max_bytes(request: &Request) -> Result<Option<u64>, ProfileError> {
-        let mut max_bytes = None;
-        for (key, value) in &request.settings {
-            if key == MAX_BYTES {
-                let bytes = value.trim().parse::<u64>().map_err(|err| {
+        override_of(request, MAX_BYTES)
+            .map(|value| {
+                value.trim().parse::<u64>().map_err(|err| {
                     ProfileError::Setting(format!(
-                        "-c {key}={value}: {MAX_BYTES} must be a non-negative integer ({err})"
+                        "-c {MAX_BYTES}={value}: {MAX_BYTES} must be a non-negative integer ({err})"
                     ))
-                })?;
-                max_bytes = Some(bytes);
-            }
-        }
-        Ok(max_bytes)
+                })
+            })
+            .transpose()
     }
 }
 
