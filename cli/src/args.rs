@@ -454,6 +454,16 @@ fn agents_help(what: &str, tail: &str) -> String {
     }
 }
 
+/// `mcp`'s long help: the tools, read from the protocol table every surface is checked
+/// against, so a new tool needs no edit here.
+fn mcp_about() -> String {
+    let tools: Vec<&str> = ctxgraph_server::protocol::METHODS.iter().filter_map(|m| m.tool).collect();
+    format!(
+        "Serve the workspace memory and the assembled context as Model Context Protocol tools over stdin/stdout: {}",
+        tools.join(", ")
+    )
+}
+
 /// `nearby --agent`'s help: every agent, and which of them attach nothing on reads, read
 /// from the registry.
 fn read_agents_help() -> String {
@@ -751,9 +761,9 @@ pub struct LimitArgs {
 }
 
 /// Serve the workspace memory and the assembled context as Model Context Protocol tools
-/// over stdin/stdout: memory_recall, memory_remember, memory_forget, context_build,
-/// context_explain
+/// over stdin/stdout
 #[derive(Debug, Args)]
+#[command(long_about = mcp_about())]
 pub struct McpArgs {
     /// The workspace [default: the current directory]
     #[arg(long, value_name = "DIR")]
