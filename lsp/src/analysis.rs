@@ -42,8 +42,8 @@ pub fn diagnostics(engine: &Engine, ws: Workspace, docs: &[Open<'_>]) -> Vec<Vec
                 .filter(|f| f.location.as_ref().is_some_and(|l| l.uri == name))
                 .map(|f| finding_diagnostic(*doc, f))
                 .collect();
-            for error in &errors {
-                found.extend(error_diagnostics(*doc, error));
+            for (refusing, error) in &errors {
+                found.extend(error_diagnostics(*doc, error, refusing));
             }
             if doc.path.file_name().is_some_and(|n| n == "ctxgraph.toml") {
                 found.extend(scenarios_diagnostics(*doc));
@@ -54,19 +54,26 @@ pub fn diagnostics(engine: &Engine, ws: Workspace, docs: &[Open<'_>]) -> Vec<Vec
 }
 
 /// Every agent's findings with the cross-agent ones; when one agent cannot answer (its
-/// config is broken), each agent's own, and the errors of those that could not.
-fn lint_everything(engine: &Engine, ws: Workspace) -> (Vec<Finding>, Vec<EngineError>) {
+/// config is broken), each agent's own, and the errors of those that could not, each with
+/// the agents it stops.
+fn lint_everything(engine: &Engine, ws: Workspace) -> (Vec<Finding>, Vec<(Vec<&'static str>, EngineError)>) {
     let budget = Budget::default();
     if let Ok(findings) = engine.agents_lint(ws, None, budget) {
         return (findings, Vec::new());
     }
-    let (mut findings, mut errors) = (Vec::new(), Vec::<EngineError>::new());
+    let mut findings = Vec::new();
+    let mut errors: Vec<(Vec<&'static str>, EngineError)> = Vec::new();
     for profile in PROFILES {
         match engine.agents_lint(ws, Some(profile.agent()), budget) {
             Ok(found) => findings.extend(found),
-            // Two agents reading one broken file say so once.
-            Err(error) if errors.iter().any(|e| e.to_string() == error.to_string()) => {}
-            Err(error) => errors.push(error),
+            Err(error) => {
+                // Two agents reading one broken file say so once, naming both.
+                let agent = profile.agent().name();
+                match errors.iter_mut().find(|(_, seen)| seen.to_string() == error.to_string()) {
+                    Some((agents, _)) => agents.push(agent),
+                    None => errors.push((vec![agent], error)),
+                }
+            }
         }
     }
     (findings, errors)
@@ -141,10 +148,10 @@ fn config_diagnostic(range: Range, message: String) -> Diagnostic {
     }
 }
 
-/// An error that stops an agent from building, where it points into `doc`: at its place
+/// An error that stops the agents `refusing` from building, where it points into `doc`: at its place
 /// when the agent's reader knows it ([`EngineError::fault`]), at each key a schema refused,
 /// else over the whole file its message names.
-fn error_diagnostics(doc: Open<'_>, error: &EngineError) -> Vec<Diagnostic> {
+fn error_diagnostics(doc: Open<'_>, error: &EngineError, refusing: &[&str]) -> Vec<Diagnostic> {
     let whole_file = || finding_range(doc.text, None, None, Column::Chars);
     let named_here = || error.to_string().contains(&*doc.path.to_string_lossy());
     let Some(fault) = error.fault().filter(|fault| fault.source.as_deref().map(Path::new) == Some(doc.path))
@@ -155,6 +162,7 @@ fn error_diagnostics(doc: Open<'_>, error: &EngineError) -> Vec<Diagnostic> {
             Vec::new()
         };
     };
+    let verb = if refusing.len() == 1 { "refuses" } else { "refuse" };
     if !fault.issues.is_empty() {
         return fault
             .issues
@@ -167,7 +175,10 @@ fn error_diagnostics(doc: Open<'_>, error: &EngineError) -> Vec<Diagnostic> {
                 } else {
                     format!(" at {}", issue.path.join("."))
                 };
-                config_diagnostic(range, format!("{}{at} (the agent refuses this config)", issue.message))
+                config_diagnostic(
+                    range,
+                    format!("{}{at} ({} {verb} this config)", issue.message, refusing.join(" and ")),
+                )
             })
             .collect();
     }

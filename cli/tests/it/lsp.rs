@@ -298,6 +298,9 @@ fn unsaved_edits_are_linted_at_their_range_and_never_read_from_disk() {
         found[0]["range"],
         json!({ "start": { "line": 2, "character": 2 }, "end": { "line": 2, "character": 9 } })
     );
+    // Named by the agent that refuses it, not "the agent".
+    let message = found[0]["message"].as_str().unwrap_or_default();
+    assert!(message.ends_with("(opencode refuses this config)"), "{message}");
     client.change(&config, 3, "{\n  \"instructions\": [\"docs/agents/*.md\"] ]\n}\n");
     let found = client.diagnostics(&config, 3);
     assert_eq!(codes(&found), ["config"], "{found:?}");
