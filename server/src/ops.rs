@@ -105,11 +105,9 @@ pub fn config_reply(report: &SettingsReport, show_secrets: bool) -> ConfigReply 
     }
 }
 
-/// The section whose inputs `explain` and `lint` read for `agent`: opencode's whole
-/// explanation and its lint report its MCP servers (B4), skills (B5) and remote
-/// instructions, the whole message's inputs; every other answer is about rule files.
+/// The section whose inputs `explain` and `lint` read for `agent` (its profile says).
 pub fn explained_section(agent: Agent) -> ProfileSection {
-    if agent == Agent::Opencode { ProfileSection::Message } else { ProfileSection::Rules }
+    ctxgraph_engine::profiles::profile(agent).explained_section()
 }
 
 /// opencode's whole explanation of `ws` for its agent `agent`.

@@ -804,6 +804,13 @@ pub trait Profile: Sync {
         &[]
     }
 
+    /// The section whose inputs `explain` and `lint` read: the rule files' by default; an
+    /// agent whose explanation and lint report cover its whole first message (its MCP
+    /// servers, skills and remote documents) names that section.
+    fn explained_section(&self) -> Section {
+        Section::Rules
+    }
+
     /// The settings files the agent reads, in the order a later one wins (`ctxgraph
     /// config`); none by default.
     fn settings_files(&self, db: &dyn Db, ws: Workspace) -> Vec<crate::settings::SettingsFile> {

@@ -91,6 +91,12 @@ impl Profile for Opencode {
         SETTINGS
     }
 
+    /// opencode's whole explanation and its lint report its MCP servers (B4), skills (B5)
+    /// and remote instructions: the whole message's inputs.
+    fn explained_section(&self) -> Section {
+        Section::Message
+    }
+
     fn check_settings(&self, request: &Request) -> Result<(), ProfileError> {
         ctxgraph_db::profile::check_known_settings(self, request)?;
         message_options(request).map(|_| ())
