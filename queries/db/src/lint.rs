@@ -78,11 +78,14 @@ pub enum Code {
     /// CG024: the skill listing is over the agent's own budget (Codex's CX13): descriptions
     /// are shortened, or skills left out.
     SkillDescriptionsCut,
+    /// CG025: a pattern meant to keep rule files out that can match no file (Claude Code's
+    /// `claudeMdExcludes` written relative to the project, CC14), so nothing is kept out.
+    ExcludeMatchesNothing,
 }
 
 impl Code {
     /// Every code in id order: SARIF's rule table indexes into it.
-    pub const ALL: [Code; 24] = [
+    pub const ALL: [Code; 25] = [
         Code::ShadowedRuleFile,
         Code::AgentsBesideClaude,
         Code::OutsideRepository,
@@ -107,6 +110,7 @@ impl Code {
         Code::ListingOrder,
         Code::UnpredictableExtension,
         Code::SkillDescriptionsCut,
+        Code::ExcludeMatchesNothing,
     ];
 
     /// `CG001`…: what output, `--format json` and SARIF `ruleId` show.
@@ -136,6 +140,7 @@ impl Code {
             Code::ListingOrder => "CG022",
             Code::UnpredictableExtension => "CG023",
             Code::SkillDescriptionsCut => "CG024",
+            Code::ExcludeMatchesNothing => "CG025",
         }
     }
 
@@ -166,6 +171,7 @@ impl Code {
             Code::ListingOrder => "listing-order",
             Code::UnpredictableExtension => "unpredictable-extension",
             Code::SkillDescriptionsCut => "skill-descriptions-cut",
+            Code::ExcludeMatchesNothing => "exclude-matches-nothing",
         }
     }
 
@@ -217,6 +223,9 @@ impl Code {
             }
             Code::SkillDescriptionsCut => {
                 "The skill listing is over the agent's budget: descriptions are cut or skills left out"
+            }
+            Code::ExcludeMatchesNothing => {
+                "A pattern meant to keep rule files out matches no file, so nothing is kept out"
             }
         }
     }

@@ -14,6 +14,7 @@ pub mod approval;
 pub mod excludes;
 pub mod fate;
 pub mod installation;
+pub mod lint;
 pub mod listing;
 pub mod markdown;
 pub mod mcp;

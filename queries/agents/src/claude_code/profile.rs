@@ -324,6 +324,16 @@ impl Profile for ClaudeCode {
         Some(super::session::transcript_occurrences(db, session).clone())
     }
 
+    fn lint(
+        &self,
+        db: &dyn Db,
+        ws: Workspace,
+        _: &dyn TokenCounter,
+        _: ctxgraph_db::lint::Budget,
+    ) -> Result<Vec<ctxgraph_db::lint::Finding>, ProfileError> {
+        Ok(super::lint::exclude_findings(db, ws))
+    }
+
     fn fate(&self, db: &dyn Db, ws: Workspace, _: &dyn TokenCounter, file: &Path) -> AgentFate {
         super::fate::claude_code_fate(claude_md_context(db, ws), super::listing::listings(db, ws), file)
     }
