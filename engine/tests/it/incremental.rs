@@ -547,3 +547,46 @@ fn an_agents_unchanged_turn_is_its_last_build() {
         assert!(edited.layout.text.contains("rules, edited"), "{agent}");
     }
 }
+
+/// Claude Code's settings files are parsed once for every key read from them
+/// (`claudeMdExcludes`, `outputStyle`, `disabledMcpjsonServers`): after an edit to one,
+/// `claude_settings` runs once however many readers consume it, and an edit elsewhere
+/// leaves it alone.
+#[test]
+fn claude_codes_settings_are_parsed_once_per_edit() {
+    use ctxgraph_engine::Agent;
+    use ctxgraph_engine::answers::profile::{Request, Section};
+
+    let mut w = world();
+    w.fs.write_file("/repo/CLAUDE.md", "claude rules");
+    w.fs.write_file("/repo/pkg/api/.claude/settings.json", r#"{ "claudeMdExcludes": ["**/nothing/**"] }"#);
+    let request = Request { section: Section::Request, ..Request::default() };
+    let mut run = |w: &mut World| {
+        let before = w.engine.db().executions().totals();
+        let ws = w.engine.open(Path::new(CWD)).expect("cwd");
+        // The whole request reads all three keys (excludes, output style, MCP servers).
+        let layout = w.engine.agent_layout(ws, Agent::ClaudeCode, &request).expect("layout");
+        let report = w.engine.settings_report(ws, Agent::ClaudeCode).expect("settings");
+        let after = w.engine.db().executions().totals();
+        let ran = after.get("claude_settings").copied().unwrap_or(0)
+            - before.get("claude_settings").copied().unwrap_or(0);
+        (layout, report, ran)
+    };
+    let (_, report, ran) = run(&mut w);
+    assert_eq!(ran, 1, "parsed once for the whole request and the settings report");
+    assert_eq!(report.masked["claudeMdExcludes"], serde_json::json!(["**/nothing/**"]));
+
+    w.fs.write_file("/repo/pkg/api/src/lib.rs", "fn main() { /* edited */ }");
+    w.apply(&[modified("/repo/pkg/api/src/lib.rs")]);
+    let (_, _, ran) = run(&mut w);
+    assert_eq!(ran, 0, "an edit to another file leaves the settings parsed");
+
+    w.fs.write_file(
+        "/repo/pkg/api/.claude/settings.json",
+        r#"{ "claudeMdExcludes": ["**/nothing/**"], "outputStyle": "Learning" }"#,
+    );
+    w.apply(&[modified("/repo/pkg/api/.claude/settings.json")]);
+    let (_, report, ran) = run(&mut w);
+    assert_eq!(ran, 1, "one parse for every reader after the edit");
+    assert_eq!(report.masked["outputStyle"], "Learning");
+}
