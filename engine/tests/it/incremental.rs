@@ -561,7 +561,7 @@ fn claude_codes_settings_are_parsed_once_per_edit() {
     w.fs.write_file("/repo/CLAUDE.md", "claude rules");
     w.fs.write_file("/repo/pkg/api/.claude/settings.json", r#"{ "claudeMdExcludes": ["**/nothing/**"] }"#);
     let request = Request { section: Section::Request, ..Request::default() };
-    let mut run = |w: &mut World| {
+    let run = |w: &mut World| {
         let before = w.engine.db().executions().totals();
         let ws = w.engine.open(Path::new(CWD)).expect("cwd");
         // The whole request reads all three keys (excludes, output style, MCP servers).
