@@ -922,7 +922,8 @@ pub enum OutcomeArg {
 /// Write one self-contained HTML page of what every agent sends from a directory
 ///
 /// Budget: each agent's context block by block, in o200k_base tokens. Map: every rule file
-/// any agent looked at, and what each agent does with it and why. With --session: what a
+/// any agent looked at, and what each agent does with it and why. With --session: what each
+/// rule-like file cost per request of the agent's recorded session, and for opencode what a
 /// compaction now would summarise, keep and prune, and what each read attached. With
 /// --scenarios: each scenario's prompt diff against its snapshot. The page requests
 /// nothing (its Content-Security-Policy forbids it) and its tables read without script.
@@ -936,9 +937,11 @@ pub struct ReportArgs {
     #[arg(long, value_parser = agents_parser(), default_value = "all")]
     pub agent: AgentsArg,
 
-    /// An `opencode export` JSON file (`-` for stdin): add the session's timeline, under
-    /// the model limits of the config
-    #[arg(long, value_name = "EXPORT")]
+    /// A recorded session. With one --agent, that agent's own record (Claude Code's
+    /// transcript, Codex's rollout, an `opencode export`): add what each rule-like file cost
+    /// per request, as `session rules` reads it. With opencode or every agent, an `opencode
+    /// export` JSON file (`-` for stdin): add its timeline, under the model limits of the config
+    #[arg(long, value_name = "RECORD")]
     pub session: Option<PathBuf>,
 
     /// A scenarios file (ctxgraph.toml): add each scenario's diff against its snapshot

@@ -130,7 +130,7 @@ pub mod answers {
             AgentFate, Block, Layout, LeftOut, ProfileError, ReadLayout, RemoteDocument, Request, Section,
             Setting, Status, WordingSource,
         };
-        pub use ctxgraph_db::session_costs::{FileCost, Saving, SessionCosts, StepCost};
+        pub use ctxgraph_db::session_costs::{FileCost, Saving, SessionCosts, StepCost, StepWhy};
     }
     /// An agent's settings, place by place ([`crate::Engine::settings_report`]).
     pub mod settings {

@@ -16,8 +16,8 @@ use crate::args::{ReportArgs, SessionInput};
 use crate::error::CliError;
 use crate::output::{eprintln_styled, write_stdout};
 use crate::report::model::{
-    AgentBudget, BudgetBlock, Changes, Fate, Kind, LeftOutFile, Page, Place, RuleDir, RuleFile, escaped,
-    first_lines,
+    AgentBudget, BudgetBlock, Changes, Fate, Kind, LeftOutFile, Page, Place, RuleDir, RuleFile,
+    SessionCostsPage, escaped, first_lines,
 };
 
 /// How much of a block the page shows on hover: enough to recognise it.
@@ -72,11 +72,31 @@ pub fn run(args: ReportArgs) -> Result<ExitCode, CliError> {
         }
     }
     let mut page = gather(&engine, ws, &agents, &args, &env)?;
-    if let Some(export) = &args.session {
-        let input =
-            SessionInput { session: export.clone(), cwd: args.cwd.clone(), remote: args.remote.clone() };
-        let (mut engine, ws, session) = super::session::open(&input)?;
-        page.session = Some(engine.explain_session(ws, session, LimitOverrides::default(), None, None)?);
+    if let Some(record) = &args.session {
+        // One agent named: its record's costs per step, as `session rules` reads them.
+        if let Some(agent) = args.agent.one() {
+            let absolute = std::path::absolute(record).map_err(|err| {
+                CliError::Engine(ctxgraph_engine::EngineError::ReadTarget {
+                    path: record.clone(),
+                    reason: err.to_string(),
+                })
+            })?;
+            let profile = ctxgraph_engine::profiles::profile(agent);
+            page.session_costs = Some(SessionCostsPage {
+                agent: agent.name(),
+                title: profile.title(),
+                record: ctxgraph_db::path::display(record),
+                costs: engine.session_costs(ws, agent, &absolute)?,
+            });
+        }
+        // A session the engine holds as messages (an `opencode export`): its timeline.
+        if super::session::has_timeline(args.agent.one()) {
+            let input =
+                SessionInput { session: record.clone(), cwd: args.cwd.clone(), remote: args.remote.clone() };
+            let (mut engine, ws, session) = super::session::open(&input)?;
+            page.session =
+                Some(engine.explain_session(ws, session, LimitOverrides::default(), None, None)?);
+        }
     }
     if let Some(file) = &args.scenarios {
         page.changes = Some(changes(file)?);
@@ -94,6 +114,7 @@ pub fn changes_page(project: &ctxgraph_check::Project, report: ctxgraph_check::C
         agents: Vec::new(),
         map: Vec::new(),
         session: None,
+        session_costs: None,
         changes: Some(Changes { file: project.relative(&project.file), scenarios: report.scenarios }),
     };
     crate::report::html::render(&page)
@@ -227,6 +248,7 @@ fn gather(
         agents: budgets,
         map: map(engine, ws, agents, &places, &files),
         session: None,
+        session_costs: None,
         changes: None,
     })
 }

@@ -162,6 +162,13 @@ fn messages(args: MessagesArgs) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Whether `report --session` with `agent` (`None`: every agent) shows a session's timeline:
+/// opencode's export, the one record the engine holds as messages (the default when no one
+/// agent is named, as before other agents' records could be read).
+pub(super) fn has_timeline(agent: Option<Agent>) -> bool {
+    agent.is_none_or(|agent| agent == Agent::Opencode)
+}
+
 /// The engine, the workspace and the session loaded from `--session`.
 pub(super) fn open(input: &SessionInput) -> Result<(Engine, Workspace, Session), CliError> {
     let bytes = read_bytes(&input.session)?;

@@ -10,7 +10,7 @@ use ctxgraph_opencode::explain::{Compacts, Fate as MessageFateKind, SessionExpla
 use ctxgraph_opencode::session::export::Role;
 use sha2::Digest as _;
 
-use super::model::{AgentBudget, Changes, Kind, Page, Place, RuleDir};
+use super::model::{AgentBudget, Changes, Kind, Page, Place, RuleDir, SessionCostsPage};
 
 const CSS: &str = include_str!("assets/report.css");
 const SCRIPT: &str = include_str!("assets/report.js");
@@ -43,6 +43,9 @@ pub fn render(page: &Page) -> String {
     if !page.agents.is_empty() {
         budget(&mut out, page);
         map(&mut out, page);
+    }
+    if let Some(costs) = &page.session_costs {
+        session_costs_section(&mut out, costs);
     }
     if let Some(session) = &page.session {
         session_section(&mut out, session);
@@ -85,6 +88,9 @@ fn header(out: &mut String, page: &Page) {
     out.push_str("<nav aria-label=\"sections\"><ul>");
     if !page.agents.is_empty() {
         out.push_str("<li><a href=\"#budget\">Budget</a></li><li><a href=\"#map\">Map</a></li>");
+    }
+    if page.session_costs.is_some() {
+        out.push_str("<li><a href=\"#costs\">Rules over the session</a></li>");
     }
     if page.session.is_some() {
         out.push_str("<li><a href=\"#session\">Session</a></li>");
@@ -399,6 +405,84 @@ fn map(out: &mut String, page: &Page) {
     out.push_str("</table></div>\n</section>\n");
 }
 
+/// What each rule-like file cost over one agent's recorded session: the totals, each file
+/// over the session, then each step's joins and departures with their rule and reason.
+fn session_costs_section(out: &mut String, page: &SessionCostsPage) {
+    let costs = &page.costs;
+    let to_usize = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    let tokens: u64 = costs.total.iter().map(|f| f.tokens).sum();
+    let _ = writeln!(
+        out,
+        "<section id=\"costs\" aria-labelledby=\"costs-h\">\n<h2 id=\"costs-h\">Rule files over {}'s session <code>{}</code></h2>\n\
+         <div class=\"cards\"><div class=\"card\"><span class=\"big\">{}</span> {}</div>\
+         <div class=\"card\"><span class=\"big\">{}</span> of rule-like files over the session ({})</div>\
+         <div class=\"card\"><span class=\"big\">{}</span> {}</div></div>",
+        esc(page.title),
+        esc(&page.record),
+        thousands(costs.steps.len()),
+        if costs.steps.len() == 1 { "request" } else { "requests" },
+        counted(to_usize(tokens), "token"),
+        esc(&costs.tokenizer),
+        thousands(costs.total.len()),
+        if costs.total.len() == 1 { "file" } else { "files" },
+    );
+    out.push_str(
+        "<div class=\"scroll\"><table class=\"blocks\"><thead><tr><th scope=\"col\">file</th>\
+         <th scope=\"col\">bytes</th><th scope=\"col\">tokens over the session</th></tr></thead><tbody>\n",
+    );
+    for file in &costs.total {
+        let _ = writeln!(
+            out,
+            "<tr><td class=\"label\"><code>{}</code></td><td>{}</td><td>{}</td></tr>",
+            esc(&ctxgraph_db::path::display(&file.path)),
+            thousands(to_usize(file.bytes)),
+            thousands(to_usize(file.tokens))
+        );
+    }
+    out.push_str("</tbody></table></div>\n<h3>Requests</h3>\n<ol class=\"timeline\">\n");
+    for step in &costs.steps {
+        let step_tokens: u64 = step.files.iter().map(|f| f.tokens).sum();
+        let compacted =
+            if step.after_compaction { " <span class=\"muted\">after compaction</span>" } else { "" };
+        let _ = write!(
+            out,
+            "<li><span class=\"big\">{}</span> in {}{compacted}",
+            counted(to_usize(step_tokens), "token"),
+            counted(step.files.len(), "file")
+        );
+        for why in &step.why {
+            let _ = write!(
+                out,
+                "<div class=\"why\"><code>{}</code> — {} <code>{}</code></div>",
+                esc(&ctxgraph_db::path::display(&why.path)),
+                esc(&why.reason),
+                esc(why.rule)
+            );
+        }
+        out.push_str("</li>\n");
+    }
+    out.push_str("</ol>\n");
+    if !costs.savings.is_empty() {
+        out.push_str("<h3>What a change would save</h3>\n<ul>\n");
+        for saving in &costs.savings {
+            let _ = writeln!(
+                out,
+                "<li><code>{}</code>: {}: {} ({} bytes). {}</li>",
+                esc(&ctxgraph_db::path::display(&saving.path)),
+                esc(&saving.change),
+                counted(to_usize(saving.tokens), "token"),
+                thousands(to_usize(saving.bytes)),
+                esc(&saving.how)
+            );
+        }
+        out.push_str("</ul>\n");
+    }
+    for note in &costs.notes {
+        let _ = writeln!(out, "<p class=\"muted\">{}</p>", esc(note));
+    }
+    out.push_str("</section>\n");
+}
+
 fn session_section(out: &mut String, session: &SessionExplanation) {
     let next = &session.next_step;
     let _ = writeln!(
@@ -678,6 +762,7 @@ mod tests {
             agents: Vec::new(),
             map: Vec::new(),
             session: None,
+            session_costs: None,
             changes: None,
         };
         let html = render(&page);
@@ -685,5 +770,46 @@ mod tests {
             html.split(&format!("id=\"{DATA_ID}\">")).nth(1).and_then(|rest| rest.split("</script>").next());
         let value: serde_json::Value = serde_json::from_str(data.expect("the data element")).expect("JSON");
         assert_eq!(value["cwd"], "</script><script>alert(1)</script>");
+    }
+
+    /// A record's name, its files and the reasons it gives are the user's bytes: the session
+    /// costs section shows them escaped, never as markup.
+    #[test]
+    fn a_sessions_names_are_text_not_markup() {
+        use ctxgraph_engine::answers::profile::{FileCost, SessionCosts, StepCost, StepWhy};
+        let hostile = "<img src=x onerror=alert(1)>";
+        let file = FileCost { path: format!("/w/{hostile}/CLAUDE.md").into(), bytes: 10, tokens: 3 };
+        let step = StepCost {
+            request: "1".to_owned(),
+            after_compaction: false,
+            files: vec![file.clone()],
+            why: vec![StepWhy { path: file.path.clone(), rule: "CC11", reason: hostile.to_owned() }],
+        };
+        let costs = SessionCosts {
+            tokenizer: "o200k_base".to_owned(),
+            steps: vec![step],
+            total: vec![file],
+            savings: Vec::new(),
+            notes: vec![hostile.to_owned()],
+        };
+        let page = Page {
+            cwd: "/w".to_owned(),
+            root: "/w".to_owned(),
+            tokenizer: "o200k_base",
+            agents: Vec::new(),
+            map: Vec::new(),
+            session: None,
+            session_costs: Some(SessionCostsPage {
+                agent: "claude-code",
+                title: "Claude Code",
+                record: hostile.to_owned(),
+                costs,
+            }),
+            changes: None,
+        };
+        let html = render(&page);
+        let body = html.split("<main>").nth(1).and_then(|rest| rest.split("</main>").next()).expect("main");
+        assert!(!body.contains("<img"), "{body}");
+        assert_eq!(body.matches("&lt;img src=x onerror=alert(1)&gt;").count(), 5, "{body}");
     }
 }

@@ -24,9 +24,26 @@ pub struct Page {
     /// `--session`: the session explained.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session: Option<SessionExplanation>,
+    /// `--agent NAME --session RECORD`: what each rule-like file cost over that agent's
+    /// recorded session (`session rules`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_costs: Option<SessionCostsPage>,
     /// `--scenarios` / `check --format html`: each scenario against its snapshot.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub changes: Option<Changes>,
+}
+
+/// One agent's recorded session: what `session rules --agent NAME --format json` answers.
+#[derive(Serialize)]
+pub struct SessionCostsPage {
+    /// The `--agent` name.
+    pub agent: &'static str,
+    /// The name in prose.
+    pub title: &'static str,
+    /// The record, as given.
+    pub record: String,
+    /// Per step and over the session.
+    pub costs: ctxgraph_engine::answers::profile::SessionCosts,
 }
 
 /// One agent's context from `cwd`: what `build --agent <its name>` prints, block by block.

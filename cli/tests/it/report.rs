@@ -787,3 +787,72 @@ fn one_agent_shows_only_that_agent() {
         assert_eq!(fates, ["gemini"], "{file}");
     }
 }
+
+/// `report --agent claude-code --session TRANSCRIPT`: the page carries what each rule-like
+/// file cost per request of the recorded session (one recorded from Claude Code 2.1.332),
+/// the same answer `session rules` gives; an agent whose sessions are not modelled is
+/// refused with exit 2.
+#[test]
+fn a_recorded_session_of_any_agent_is_on_the_page() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path();
+    let repo = lay_out(root);
+    let transcript = root.join("t.jsonl");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/agents/claude-code/sessions/parallel-nested/transcript.jsonl"),
+        &transcript,
+    )
+    .expect("copy the transcript");
+    let page = root.join("costs.html");
+    let run = |args: &[&std::ffi::OsStr]| ctxgraph(root).args(args).output().expect("run ctxgraph");
+    let out = run(&[
+        "report".as_ref(),
+        "--cwd".as_ref(),
+        repo.as_os_str(),
+        "--agent".as_ref(),
+        "claude-code".as_ref(),
+        "--session".as_ref(),
+        transcript.as_os_str(),
+        "-o".as_ref(),
+        page.as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let html = std::fs::read_to_string(&page).expect("the page");
+    assert!(html.contains("<h2 id=\"costs-h\">Rule files over Claude Code's session"), "no section");
+    assert!(html.contains("href=\"#costs\""), "not in the page's navigation");
+    let rules = run(&[
+        "session".as_ref(),
+        "rules".as_ref(),
+        "--cwd".as_ref(),
+        repo.as_os_str(),
+        "--agent".as_ref(),
+        "claude-code".as_ref(),
+        "--session".as_ref(),
+        transcript.as_os_str(),
+        "--format".as_ref(),
+        "json".as_ref(),
+    ]);
+    assert_eq!(rules.status.code(), Some(0), "{}", String::from_utf8_lossy(&rules.stderr));
+    let expected: Value = serde_json::from_slice(&rules.stdout).expect("session rules JSON");
+    let data = embedded_data(&html);
+    assert_eq!(data["session_costs"]["costs"], expected, "the page's costs are `session rules`'s");
+    assert_eq!(data["session_costs"]["agent"], "claude-code");
+    assert!(data.get("session").is_none(), "no opencode timeline for Claude Code's record");
+    let steps = expected["steps"].as_array().map_or(0, Vec::len);
+    assert!(steps > 1 && html.matches("<li><span class=\"big\">").count() >= steps, "a row per request");
+
+    let refused = run(&[
+        "report".as_ref(),
+        "--cwd".as_ref(),
+        repo.as_os_str(),
+        "--agent".as_ref(),
+        "aider".as_ref(),
+        "--session".as_ref(),
+        transcript.as_os_str(),
+        "-o".as_ref(),
+        root.join("aider.html").as_os_str(),
+    ]);
+    assert_eq!(refused.status.code(), Some(2), "{}", String::from_utf8_lossy(&refused.stderr));
+    assert!(!root.join("aider.html").exists(), "no page for a refused session");
+}
