@@ -173,6 +173,17 @@ impl Profile for ClaudeCode {
         let files = self.settings_files(db, ws);
         let mut report =
             ctxgraph_db::settings::SettingsReport::from_files(db, self.agent().name(), files, &[]);
+        // A file that is there but not a JSON object gives no key (CC14): say so, since
+        // Claude Code does not.
+        let parsed = super::settings::claude_settings(db, ws);
+        for layer in &mut report.layers {
+            let read = parsed.iter().any(|(path, _)| ctxgraph_db::path::display(path) == layer.source.name);
+            if layer.status == ctxgraph_db::settings::LayerStatus::Loaded && !read {
+                layer.status = ctxgraph_db::settings::LayerStatus::Unavailable(
+                    "not a JSON object: Claude Code reads no setting from it".to_owned(),
+                );
+            }
+        }
         let excludes = super::excludes::claude_md_excludes(db, ws).patterns().iter();
         report.set_list(
             super::excludes::EXCLUDES_KEY,

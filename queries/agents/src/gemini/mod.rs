@@ -32,7 +32,7 @@ pub use settings::{GEMINI_DIR, ImportFormat, Settings, gemini_home, gemini_setti
 #[derive(Clone, Debug, PartialEq, Eq, Hash, thiserror::Error)]
 pub enum GeminiError {
     /// A settings file is unreadable or not a JSON object.
-    #[error("{}:{line}:{column}: {message}", path.display())]
+    #[error("{}: {message}", crate::gemini::settings::place(path, *line, *column))]
     Settings {
         /// The settings file.
         path: PathBuf,

@@ -199,6 +199,12 @@ fn load(db: &dyn Db, path: &Path) -> Result<Option<serde_json::Value>, GeminiErr
     })
 }
 
+/// `path:line:column`, or the path alone for a fault with no position (a value of the wrong
+/// type, found after parsing).
+pub fn place(path: &Path, line: usize, column: usize) -> String {
+    if line == 0 { path.display().to_string() } else { format!("{}:{line}:{column}", path.display()) }
+}
+
 /// A settings file refused at `line`:`column` (JSONC's UTF-16 columns; 0 for no position),
 /// as the fault every surface shows: `whole` is the error's message, `what` what is wrong,
 /// `rule` the agent's rule for where settings come from. Gemini CLI's and its descendants'.

@@ -44,7 +44,7 @@ pub const OUTPUT_LANGUAGE_NAME: &str = "output-language.md";
 #[derive(Clone, Debug, PartialEq, Eq, Hash, thiserror::Error)]
 pub enum QwenError {
     /// A settings file (not the workspace's) is unreadable or not a JSON object.
-    #[error("{}:{line}:{column}: {message}", path.display())]
+    #[error("{}: {message}", crate::gemini::settings::place(path, *line, *column))]
     Settings {
         /// The settings file.
         path: PathBuf,

@@ -20,7 +20,8 @@ use ctxgraph_db::files::{ReadFailure, file_text};
 use ctxgraph_db::jsonc;
 
 /// The names Kilo's global folder holds config in, in merge order.
-const GLOBAL_FILES: [&str; 5] = ["config.json", "kilo.json", "kilo.jsonc", "opencode.json", "opencode.jsonc"];
+pub const GLOBAL_FILES: [&str; 5] =
+    ["config.json", "kilo.json", "kilo.jsonc", "opencode.json", "opencode.jsonc"];
 /// The project's config names, in merge order: every `kilo` file, then every `opencode` one.
 const PROJECT_NAMES: [&str; 2] = ["kilo", "opencode"];
 

@@ -175,6 +175,8 @@ pub struct KiloContext {
     pub skipped: Vec<Skipped>,
     /// KI13: the config files read, in merge order.
     pub configs: Vec<config::ConfigFile>,
+    /// KI13: Kilo's global config folder (`$XDG_CONFIG_HOME/kilo`).
+    pub config_dir: PathBuf,
 }
 
 impl KiloContext {
@@ -389,7 +391,18 @@ pub fn kilo_context(db: &dyn Db, ws: Workspace) -> KiloContext {
         doc.listed_with_others =
             doc.is_sent() && folder.is_some_and(|f| sent_folders.iter().filter(|s| **s == f).count() > 1);
     }
-    KiloContext { cwd, git_root, scope, global_tried, names, winner, docs, skipped, configs }
+    KiloContext {
+        cwd,
+        git_root,
+        scope,
+        global_tried,
+        names,
+        winner,
+        docs,
+        skipped,
+        configs,
+        config_dir: config,
+    }
 }
 
 /// Adds a file to the docs once, where it first comes (`kilo_context`'s `add`).

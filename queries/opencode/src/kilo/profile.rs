@@ -236,25 +236,32 @@ pub fn file_fate(db: &dyn Db, ctx: &KiloContext, file: &Path) -> AgentFate {
     ctxgraph_db::profile::not_sent(Agent::Kilo, rule, reason.to_owned())
 }
 
-/// KI13: every config file Kilo reads, in its merge order (a file it skips whole says why),
-/// and the `instructions` they add up to, each entry from the file that first names it.
+/// KI13: every config file Kilo reads, in its merge order: each of its global folder's
+/// names (those missing said so), then the project's files it found (a file it skips whole
+/// says why); and the `instructions` they add up to, each entry from the file that first
+/// names it.
 fn settings_report(db: &dyn Db, ctx: &KiloContext) -> ctxgraph_db::settings::SettingsReport {
     use ctxgraph_db::settings::{LayerStatus, SettingsFile, SettingsReport};
-    let files = ctx
-        .configs
-        .iter()
-        .map(|file| SettingsFile {
-            kind: if file.global { "global" } else { "project" },
-            label: if file.global { "global config" } else { "project config" },
-            path: file.path.clone(),
-            rule: "KI13",
-        })
-        .collect();
-    let mut report = SettingsReport::from_files(db, ABOUT.agent.name(), files, &[]);
+    let global = super::config::GLOBAL_FILES.iter().map(|name| SettingsFile {
+        kind: "global",
+        label: "global config",
+        path: ctx.config_dir.join(name),
+        rule: "KI13",
+    });
+    let project = ctx.configs.iter().filter(|file| !file.global).map(|file| SettingsFile {
+        kind: "project",
+        label: "project config",
+        path: file.path.clone(),
+        rule: "KI13",
+    });
+    let mut report = SettingsReport::from_files(db, ABOUT.agent.name(), global.chain(project).collect(), &[]);
     let mut instructions: Vec<(serde_json::Value, std::path::PathBuf)> = Vec::new();
-    for (layer, file) in report.layers.iter_mut().zip(&ctx.configs) {
+    for file in &ctx.configs {
         if let Some(why) = &file.invalid {
-            layer.status = LayerStatus::Unavailable(format!("Kilo skips this file whole: {why}"));
+            let name = ctxgraph_db::path::display(&file.path);
+            if let Some(layer) = report.layers.iter_mut().find(|layer| layer.source.name == name) {
+                layer.status = LayerStatus::Unavailable(format!("Kilo skips this file whole: {why}"));
+            }
             continue;
         }
         for entry in &file.instructions {
