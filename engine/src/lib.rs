@@ -100,8 +100,8 @@ pub mod answers {
     /// [`crate::Engine::explain_session`] answer.
     pub mod explain {
         pub use ctxgraph_opencode::explain::{
-            EntryExpansion, EntryReport, Explanation, Item, Loaded, Reason, SessionExplanation, Size, Source,
-            Stage, Target, TargetExplanation, Via,
+            Compacts, EntryExpansion, EntryReport, Explanation, Fate as MessageFate, Item, Loaded, Reason,
+            SessionExplanation, Size, Source, Stage, Target, TargetExplanation, Via,
         };
         pub use ctxgraph_opencode::skills::explain::SkillsExplanation;
     }

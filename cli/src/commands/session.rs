@@ -9,10 +9,8 @@ use std::process::ExitCode;
 use ctxgraph_db::Workspace;
 use ctxgraph_db::agent::Agent;
 use ctxgraph_engine::answers::profile::{FileCost, SessionCosts};
-use ctxgraph_engine::answers::session::ReadPoint;
+use ctxgraph_engine::answers::session::{CompactionPlan, ReadPoint, Session};
 use ctxgraph_engine::{Engine, EngineError, HostEnv, LimitOverrides, ReadAnswer};
-use ctxgraph_opencode::session::Session;
-use ctxgraph_opencode::session::compaction::CompactionPlan;
 use serde_json::json;
 
 use crate::args::{

@@ -1,6 +1,6 @@
 //! Turning the library's answers into text, JSON, DOT and SARIF. No decisions are made
-//! here: every fact and sentence comes from the query crates (`ctxgraph_db`,
-//! `ctxgraph_opencode`, `ctxgraph_agents`).
+//! here: every fact and sentence comes from the engine's answers (the query crates'
+//! plain data, `ctxgraph_engine::answers`).
 
 pub mod dot;
 pub mod sarif;

@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 
 use base64::Engine as _;
 use ctxgraph_check::Status as CheckStatus;
-use ctxgraph_opencode::explain::{Compacts, Fate as MessageFateKind, SessionExplanation};
-use ctxgraph_opencode::session::export::Role;
+use ctxgraph_engine::answers::explain::{Compacts, MessageFate as MessageFateKind, SessionExplanation};
+use ctxgraph_engine::answers::session::Role;
 use sha2::Digest as _;
 
 use super::model::{AgentBudget, Changes, Kind, Page, Place, RuleDir, SessionCostsPage};
