@@ -820,7 +820,8 @@ pub trait Profile: Sync {
 
     /// The agent's settings, place by place, and the values in effect (`ctxgraph config`).
     /// By default: a layer per [`Profile::settings_files`] entry and the settings its
-    /// rule-file layout reports (a file the agent refuses is its error, as for `build`).
+    /// rule-file layout reports as read from a file (a file the agent refuses is its error,
+    /// as for `build`).
     fn settings_report(
         &self,
         db: &dyn Db,

@@ -261,9 +261,10 @@ pub struct SettingsFile {
 
 impl SettingsReport {
     /// The report of an agent whose profile names its settings files (`files`, in merge
-    /// order) and the settings that shape its layout (each with the file it came from, or
-    /// `None` for the agent's default): a layer per file with what the disk holds, and a
-    /// value per setting. Values are JSON where they parse as JSON, else strings.
+    /// order) and the settings that shape its layout: a layer per file with what the disk
+    /// holds, and a value per setting read from a file (one with no file is a default, an
+    /// environment variable or a flag, which a layout does not tell apart, so it is left
+    /// out). Values are JSON where they parse as JSON, else strings.
     pub fn from_files(
         db: &dyn crate::Db,
         agent: &'static str,
@@ -301,8 +302,8 @@ impl SettingsReport {
             warnings: Vec::new(),
         };
         for setting in settings {
-            let source =
-                setting.from.as_deref().map_or_else(|| default.clone(), |from| report.source_of(from));
+            let Some(from) = setting.from.as_deref() else { continue };
+            let source = report.source_of(from);
             let value = serde_json::from_str(&setting.value)
                 .ok()
                 .filter(|v: &Value| !v.is_object())
@@ -367,31 +368,11 @@ impl SettingsReport {
     }
 }
 
-/// `tree` as JSON without secrets: substituted values as written, and every value under a
-/// key that names a secret (`apiKey`, `token`, …) shown as `"***"`.
+/// `tree` as JSON without secrets: substituted values as written. (An agent that masks more
+/// in its own printout, opencode, masks in its profile; every output then takes the one
+/// redaction pass that finds secrets by their shape.)
 pub fn masked(tree: &SettingNode) -> Value {
-    mask_secret_names(tree.render(false))
-}
-
-/// `value` with every value under a key that names a secret (`apiKey`, `token`, …) shown
-/// as `"***"`, the mask an agent's own printout uses.
-fn mask_secret_names(value: Value) -> Value {
-    match value {
-        Value::Object(map) => Value::Object(
-            map.into_iter()
-                .map(|(key, value)| {
-                    let masked = if crate::secrets::is_secret_name(&key) && !value.is_null() {
-                        Value::String("***".to_owned())
-                    } else {
-                        mask_secret_names(value)
-                    };
-                    (key, masked)
-                })
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(items.into_iter().map(mask_secret_names).collect()),
-        scalar => scalar,
-    }
+    tree.render(false)
 }
 
 /// What the disk holds at `path`, as a settings layer.

@@ -129,6 +129,28 @@ impl Profile for Aider {
         ctx.configs.iter().rev().map(|config| file(&config.path)).collect()
     }
 
+    /// AI2/AI3: the files, and `read:` from each that sets it, the nearest in effect and
+    /// the farther ones what it replaced; `$AIDER_READ`, which comes before every file, is a
+    /// warning.
+    fn settings_report(
+        &self,
+        db: &dyn Db,
+        ws: Workspace,
+    ) -> Result<ctxgraph_db::settings::SettingsReport, ProfileError> {
+        let ctx = aider_context(db, ws, Vec::new()).as_ref().map_err(would_not_start)?;
+        let files = self.settings_files(db, ws);
+        let mut report =
+            ctxgraph_db::settings::SettingsReport::from_files(db, self.agent().name(), files, &[]);
+        for config in ctx.configs.iter().rev().filter(|config| !config.read.is_empty()) {
+            report.set_value(&["read"], serde_json::json!(config.read), Some(&config.path));
+        }
+        if ctx.list_from == ListFrom::Environment {
+            let list = ctx.list.join(", ");
+            report.warnings.push(format!("$AIDER_READ ({list}) comes before every file's `read:` (AI2)"));
+        }
+        Ok(report)
+    }
+
     fn wording(
         &self,
         search: &ctxgraph_db::profile::InstallationSearch<'_>,
