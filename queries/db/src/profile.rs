@@ -818,6 +818,12 @@ pub trait Profile: Sync {
         Vec::new()
     }
 
+    /// The agent's settings files ([`Profile::settings_files`]) as layers with what the
+    /// disk holds, and no value yet: what an agent's own [`Profile::settings_report`] fills.
+    fn settings_layers(&self, db: &dyn Db, ws: Workspace) -> crate::settings::SettingsReport {
+        crate::settings::SettingsReport::from_files(db, self.agent().name(), self.settings_files(db, ws), &[])
+    }
+
     /// The agent's settings, place by place, and the values in effect (`ctxgraph config`).
     /// By default: a layer per [`Profile::settings_files`] entry and the settings its
     /// rule-file layout reports as read from a file (a file the agent refuses is its error,

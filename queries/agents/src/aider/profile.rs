@@ -138,9 +138,7 @@ impl Profile for Aider {
         ws: Workspace,
     ) -> Result<ctxgraph_db::settings::SettingsReport, ProfileError> {
         let ctx = aider_context(db, ws, Vec::new()).as_ref().map_err(would_not_start)?;
-        let files = self.settings_files(db, ws);
-        let mut report =
-            ctxgraph_db::settings::SettingsReport::from_files(db, self.agent().name(), files, &[]);
+        let mut report = self.settings_layers(db, ws);
         for config in ctx.configs.iter().rev().filter(|config| !config.read.is_empty()) {
             report.set_value(&["read"], serde_json::json!(config.read), Some(&config.path));
         }

@@ -170,9 +170,7 @@ impl Profile for ClaudeCode {
         db: &dyn Db,
         ws: Workspace,
     ) -> Result<ctxgraph_db::settings::SettingsReport, ProfileError> {
-        let files = self.settings_files(db, ws);
-        let mut report =
-            ctxgraph_db::settings::SettingsReport::from_files(db, self.agent().name(), files, &[]);
+        let mut report = self.settings_layers(db, ws);
         // A file that is there but not a JSON object gives no key (CC14): say so, since
         // Claude Code does not.
         let parsed = super::settings::claude_settings(db, ws);

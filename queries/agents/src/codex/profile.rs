@@ -218,9 +218,7 @@ impl Profile for Codex {
         let host = ws.host(db);
         let config = super::config::codex_config(db, host).as_ref().map_err(would_not_start)?;
         let path = codex_home(db, host).join("config.toml");
-        let files = self.settings_files(db, ws);
-        let mut report =
-            ctxgraph_db::settings::SettingsReport::from_files(db, self.agent().name(), files, &[]);
+        let mut report = self.settings_layers(db, ws);
         let budget_from = match &config.budget.source {
             BudgetSource::ConfigFile(file) => Some(file.as_path()),
             BudgetSource::Default | BudgetSource::CommandLine => None,

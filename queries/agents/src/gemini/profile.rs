@@ -124,9 +124,7 @@ impl Profile for Gemini {
         ws: Workspace,
     ) -> Result<ctxgraph_db::settings::SettingsReport, ProfileError> {
         let settings = super::settings::gemini_settings(db, ws).as_ref().map_err(would_not_start)?;
-        let files = self.settings_files(db, ws);
-        let mut report =
-            ctxgraph_db::settings::SettingsReport::from_files(db, self.agent().name(), files, &[]);
+        let mut report = self.settings_layers(db, ws);
         let names = serde_json::json!(settings.filenames);
         report.set_value(&["context", "fileName"], names, settings.filenames_from.as_deref());
         let markers = serde_json::json!(settings.boundary_markers);

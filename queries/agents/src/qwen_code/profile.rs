@@ -154,9 +154,7 @@ impl Profile for QwenCode {
         ws: Workspace,
     ) -> Result<ctxgraph_db::settings::SettingsReport, ProfileError> {
         let settings = super::settings::qwen_settings(db, ws).as_ref().map_err(would_not_start)?;
-        let files = self.settings_files(db, ws);
-        let mut report =
-            ctxgraph_db::settings::SettingsReport::from_files(db, self.agent().name(), files, &[]);
+        let mut report = self.settings_layers(db, ws);
         let names = serde_json::json!(settings.filenames);
         report.set_value(&["context", "fileName"], names, settings.filenames_from.as_deref());
         let format = serde_json::to_value(settings.import_format).unwrap_or_default();

@@ -338,19 +338,9 @@ pub fn config_directories(db: &dyn Db, ws: Workspace) -> Result<Vec<String>, Fla
     Ok(directories)
 }
 
-/// What a source contributed.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(tag = "status", content = "reason", rename_all = "kebab-case")]
-pub enum LayerStatus {
-    /// Parsed and merged (possibly with keys dropped, see [`Layer::dropped_keys`]).
-    Loaded,
-    /// C6: missing or permission denied: `{}`.
-    Missing,
-    /// C6: a 0-byte file: `{}`.
-    Empty,
-    /// A source ctxgraph does not load, and why.
-    Unavailable(String),
-}
+/// What a source contributed (C6: a missing or permission-denied file is `Missing`, a
+/// 0-byte one `Empty`, both `{}`): every agent's settings layers share the one shape.
+pub use ctxgraph_db::settings::LayerStatus;
 
 /// One parsed layer (C6/C7 for one source).
 #[derive(Clone, Debug, PartialEq, Eq)]

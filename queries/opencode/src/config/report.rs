@@ -5,12 +5,11 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use ctxgraph_db::settings::{
-    LayerStatus as Status, Replaced, SettingKind, SettingNode, SettingOrigin, SettingsLayer, SettingsReport,
-    SettingsSource,
+    Replaced, SettingKind, SettingNode, SettingOrigin, SettingsLayer, SettingsReport, SettingsSource,
 };
 
 use super::schema::redact_like_debug_config;
-use super::{ConfigSource, LayerStatus, MergedConfig, Node, NodeKind, Provenance, SourceKind};
+use super::{ConfigSource, MergedConfig, Node, NodeKind, Provenance, SourceKind};
 
 /// The rules by which opencode sets values itself (its defaults before reading config
 /// directories, the OS user name, `$schema`).
@@ -24,12 +23,7 @@ pub fn settings_report(config: &MergedConfig, agent: &'static str) -> SettingsRe
         .iter()
         .map(|layer| SettingsLayer {
             source: sources.get(&layer.source),
-            status: match &layer.status {
-                LayerStatus::Loaded => Status::Loaded,
-                LayerStatus::Missing => Status::Missing,
-                LayerStatus::Empty => Status::Empty,
-                LayerStatus::Unavailable(reason) => Status::Unavailable(reason.clone()),
-            },
+            status: layer.status.clone(),
             dropped_keys: layer.dropped_keys.clone(),
         })
         .collect();

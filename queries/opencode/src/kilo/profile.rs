@@ -56,12 +56,29 @@ impl Profile for Kilo {
         &ABOUT
     }
 
+    /// KI13: each of its global folder's names (found or not), then the project's config
+    /// files it found, in its merge order.
+    fn settings_files(&self, db: &dyn Db, ws: Workspace) -> Vec<ctxgraph_db::settings::SettingsFile> {
+        let ctx = kilo_context(db, ws);
+        let file =
+            |kind, label, path| ctxgraph_db::settings::SettingsFile { kind, label, path, rule: "KI13" };
+        let global = super::config::GLOBAL_FILES
+            .iter()
+            .map(|name| file("global", "global config", ctx.config_dir.join(name)));
+        let project = ctx.configs.iter().filter(|config| !config.global);
+        global.chain(project.map(|config| file("project", "project config", config.path.clone()))).collect()
+    }
+
+    /// KI13: the files (one Kilo skips whole says why), and the `instructions` they add up
+    /// to, each entry from the file that first names it.
     fn settings_report(
         &self,
         db: &dyn Db,
         ws: Workspace,
     ) -> Result<ctxgraph_db::settings::SettingsReport, ProfileError> {
-        Ok(settings_report(db, kilo_context(db, ws)))
+        let mut report = self.settings_layers(db, ws);
+        add_instructions(&mut report, kilo_context(db, ws));
+        Ok(report)
     }
 
     fn layout(&self, db: &dyn Db, ws: Workspace, _: &Request) -> Result<Layout, ProfileError> {
@@ -236,25 +253,10 @@ pub fn file_fate(db: &dyn Db, ctx: &KiloContext, file: &Path) -> AgentFate {
     ctxgraph_db::profile::not_sent(Agent::Kilo, rule, reason.to_owned())
 }
 
-/// KI13: every config file Kilo reads, in its merge order: each of its global folder's
-/// names (those missing said so), then the project's files it found (a file it skips whole
-/// says why); and the `instructions` they add up to, each entry from the file that first
-/// names it.
-fn settings_report(db: &dyn Db, ctx: &KiloContext) -> ctxgraph_db::settings::SettingsReport {
-    use ctxgraph_db::settings::{LayerStatus, SettingsFile, SettingsReport};
-    let global = super::config::GLOBAL_FILES.iter().map(|name| SettingsFile {
-        kind: "global",
-        label: "global config",
-        path: ctx.config_dir.join(name),
-        rule: "KI13",
-    });
-    let project = ctx.configs.iter().filter(|file| !file.global).map(|file| SettingsFile {
-        kind: "project",
-        label: "project config",
-        path: file.path.clone(),
-        rule: "KI13",
-    });
-    let mut report = SettingsReport::from_files(db, ABOUT.agent.name(), global.chain(project).collect(), &[]);
+/// KI13: a skipped file's layer says why; the `instructions` of the others, each entry once,
+/// from the file that first names it.
+fn add_instructions(report: &mut ctxgraph_db::settings::SettingsReport, ctx: &KiloContext) {
+    use ctxgraph_db::settings::LayerStatus;
     let mut instructions: Vec<(serde_json::Value, std::path::PathBuf)> = Vec::new();
     for file in &ctx.configs {
         if let Some(why) = &file.invalid {
@@ -271,5 +273,4 @@ fn settings_report(db: &dyn Db, ctx: &KiloContext) -> ctxgraph_db::settings::Set
         }
     }
     report.set_list("instructions", instructions);
-    report
 }
