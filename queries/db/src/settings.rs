@@ -136,7 +136,7 @@ impl SettingNode {
             SettingKind::Array(items) => Value::Array(items.iter().map(|n| n.render(secrets)).collect()),
             SettingKind::Object(entries) => {
                 let mut ordered: Vec<&(String, SettingNode)> = entries.iter().collect();
-                ordered.sort_by_key(|(key, _)| array_index(key).map_or((1, 0), |i| (0, i)));
+                ordered.sort_by_key(|(key, _)| crate::js::array_index(key).map_or((1, 0), |i| (0, i)));
                 Value::Object(
                     ordered.into_iter().map(|(k, n)| (k.clone(), n.render(secrets))).collect::<Map<_, _>>(),
                 )
@@ -209,17 +209,6 @@ impl SettingNode {
             None => entries.push(((*last).to_owned(), node)),
         }
     }
-}
-
-/// `key` as an array index (what JavaScript orders first in an object), if it is one.
-fn array_index(key: &str) -> Option<u32> {
-    if key == "0" {
-        return Some(0);
-    }
-    if key.starts_with('0') || key.is_empty() || !key.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    key.parse::<u32>().ok().filter(|&i| i != u32::MAX)
 }
 
 /// An agent's settings: every place it reads them from, in the order a later one wins, and

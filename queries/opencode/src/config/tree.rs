@@ -5,6 +5,7 @@ use indexmap::IndexMap;
 use serde_json::{Map, Value};
 
 use super::source::ConfigSource;
+use ctxgraph_db::js::array_index;
 use ctxgraph_db::lines::LineColumn;
 
 /// Where one config value came from.
@@ -269,11 +270,4 @@ fn array_items(node: &Node) -> Option<&[Node]> {
         NodeKind::Array(items) => Some(items),
         _ => None,
     }
-}
-
-/// A key JavaScript treats as an array index: a canonical decimal below 2^32 - 1.
-fn array_index(key: &str) -> Option<u64> {
-    let canonical =
-        key == "0" || (!key.starts_with('0') && !key.is_empty() && key.bytes().all(|b| b.is_ascii_digit()));
-    key.parse::<u64>().ok().filter(|&i| canonical && i < u64::from(u32::MAX))
 }
