@@ -332,6 +332,29 @@ fn another_agents_broken_settings_are_underlined_at_their_place() {
     assert_eq!(client.finish(), Some(0));
 }
 
+/// A `claudeMdExcludes` pattern that keeps nothing out (CG025), typed into an unsaved
+/// `.claude/settings.json`, is underlined where the pattern starts.
+#[test]
+fn a_claude_md_exclude_that_matches_nothing_is_underlined_as_typed() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let repo = repository(temp.path());
+    std::fs::create_dir_all(repo.join(".claude")).expect("mkdir");
+    let settings = repo.join(".claude/settings.json");
+    std::fs::write(&settings, "{}\n").expect("write");
+    let mut client = Client::start(temp.path(), &repo);
+    client.open(&settings, "{}\n");
+    assert_eq!(codes(&client.diagnostics(&settings, 1)), Vec::<&str>::new());
+    client.change(&settings, 2, "{\n  \"claudeMdExcludes\": [\"**/vendor/**\", \"CLAUDE.local.md\"]\n}\n");
+    let found = client.diagnostics(&settings, 2);
+    assert_eq!(codes(&found), ["CG025"], "{found:?}");
+    assert_eq!(found[0]["range"]["start"], json!({ "line": 1, "character": 39 }), "{found:?}");
+    assert!(found[0]["message"].as_str().is_some_and(|m| m.contains("`CLAUDE.local.md`")), "{found:?}");
+    // Fixed as the hint says: nothing left to underline.
+    client.change(&settings, 3, "{\n  \"claudeMdExcludes\": [\"**/vendor/**\", \"**/CLAUDE.local.md\"]\n}\n");
+    assert_eq!(codes(&client.diagnostics(&settings, 3)), Vec::<&str>::new());
+    assert_eq!(client.finish(), Some(0));
+}
+
 /// The titles of a code-lens reply, each checked to sit on line 1.
 pub fn lens_titles(reply: &Value) -> Vec<String> {
     let lenses = reply["result"].as_array().unwrap_or_else(|| panic!("no lenses: {reply}"));
