@@ -200,8 +200,15 @@ fn run_hook(args: HookRunArgs) -> Result<ExitCode, CliError> {
     if found.is_empty() {
         return Ok(ExitCode::SUCCESS);
     }
+    // A settings file (CG025's `.claude/settings.json`) is read, not sent.
+    let settings = engine.settings_report(ws, args.agent);
+    let role = if settings.is_ok_and(|report| report.layers.iter().any(|layer| layer.source.name == uri)) {
+        "reads its settings from"
+    } else {
+        "sends to the model"
+    };
     let reason = format!(
-        "ctxgraph lint --agent {} found {} problem{} in {uri}, which {} sends to the model. Fix the file:\n\n{}",
+        "ctxgraph lint --agent {} found {} problem{} in {uri}, which {} {role}. Fix the file:\n\n{}",
         args.agent,
         found.len(),
         if found.len() == 1 { "" } else { "s" },

@@ -134,6 +134,24 @@ fn an_edited_rule_file_with_a_finding_blocks_with_it() {
     assert!(answer["reason"].as_str().expect("reason").contains("big.md"), "{answer}");
 }
 
+/// An edit to Claude Code's settings that leaves a `claudeMdExcludes` pattern keeping
+/// nothing out (CG025) blocks with the finding, saying the file is read, not sent.
+#[test]
+fn an_edited_settings_file_with_a_finding_says_it_is_read() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let project = project(root.path());
+    std::fs::write(project.join("CLAUDE.md"), "Run the tests.\n").expect("CLAUDE.md");
+    settings_file(&project, ".claude/settings.json", r#"{ "claudeMdExcludes": ["CLAUDE.local.md"] }"#);
+    let run = hook_run(root.path(), &post_tool_use(&project, "Edit", ".claude/settings.json"));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let answer: Value = serde_json::from_str(&run.stdout).expect("one JSON answer");
+    assert_eq!(answer["decision"], "block");
+    let reason = answer["reason"].as_str().expect("reason");
+    assert!(reason.contains("CG025 exclude-matches-nothing"), "{reason}");
+    assert!(reason.contains("which Claude Code reads its settings from"), "{reason}");
+    assert!(!reason.contains("sends to the model"), "{reason}");
+}
+
 #[test]
 fn a_clean_edit_or_another_file_answers_nothing() {
     let root = tempfile::tempdir().expect("tempdir");
