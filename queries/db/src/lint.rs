@@ -81,11 +81,14 @@ pub enum Code {
     /// CG025: a pattern meant to keep rule files out that can match no file (Claude Code's
     /// `claudeMdExcludes` written relative to the project, CC14), so nothing is kept out.
     ExcludeMatchesNothing,
+    /// CG026: a context file name the project's settings give (`context.fileName`) that no
+    /// folder the agent searched holds, so the setting adds nothing.
+    ContextNameFindsNothing,
 }
 
 impl Code {
     /// Every code in id order: SARIF's rule table indexes into it.
-    pub const ALL: [Code; 25] = [
+    pub const ALL: [Code; 26] = [
         Code::ShadowedRuleFile,
         Code::AgentsBesideClaude,
         Code::OutsideRepository,
@@ -111,6 +114,7 @@ impl Code {
         Code::UnpredictableExtension,
         Code::SkillDescriptionsCut,
         Code::ExcludeMatchesNothing,
+        Code::ContextNameFindsNothing,
     ];
 
     /// `CG001`…: what output, `--format json` and SARIF `ruleId` show.
@@ -141,6 +145,7 @@ impl Code {
             Code::UnpredictableExtension => "CG023",
             Code::SkillDescriptionsCut => "CG024",
             Code::ExcludeMatchesNothing => "CG025",
+            Code::ContextNameFindsNothing => "CG026",
         }
     }
 
@@ -172,6 +177,7 @@ impl Code {
             Code::UnpredictableExtension => "unpredictable-extension",
             Code::SkillDescriptionsCut => "skill-descriptions-cut",
             Code::ExcludeMatchesNothing => "exclude-matches-nothing",
+            Code::ContextNameFindsNothing => "context-name-finds-nothing",
         }
     }
 
@@ -226,6 +232,9 @@ impl Code {
             }
             Code::ExcludeMatchesNothing => {
                 "A pattern meant to keep rule files out matches no file, so nothing is kept out"
+            }
+            Code::ContextNameFindsNothing => {
+                "A context file name in the project's settings that no searched folder holds"
             }
         }
     }
@@ -284,6 +293,26 @@ pub struct Finding {
     pub location: Option<Location>,
     /// What to do about it.
     pub hint: String,
+}
+
+impl Location {
+    /// Where `value` is written as a JSON string in the settings file `file`: the first
+    /// line that holds it, quoted (the whole file when it cannot be found there, as for a
+    /// value written with escapes). Columns count characters.
+    pub fn at_json_string(db: &dyn crate::Db, file: &std::path::Path, value: &str) -> Location {
+        let uri = crate::path::display(file);
+        let quoted = serde_json::to_string(value).unwrap_or_default();
+        let Ok(decoded) = crate::files::file_text(db, db.files().get(db, file)) else {
+            return Location { uri, line: None, column: None };
+        };
+        match decoded.text.find(&quoted) {
+            Some(offset) => {
+                let at = crate::lines::Lines::new(&decoded.text).locate(offset, crate::lines::Column::Chars);
+                Location { uri, line: Some(at.line), column: Some(at.column) }
+            }
+            None => Location { uri, line: None, column: None },
+        }
+    }
 }
 
 impl Finding {

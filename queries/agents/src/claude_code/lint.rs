@@ -2,8 +2,6 @@
 //! `docs/lint.md`).
 
 use ctxgraph_db::db::{Db, Workspace};
-use ctxgraph_db::files::file_text;
-use ctxgraph_db::lines::{Column, Lines};
 use ctxgraph_db::lint::{Code, Finding, Location};
 use ctxgraph_db::path;
 
@@ -30,7 +28,7 @@ pub fn exclude_findings(db: &dyn Db, ws: Workspace) -> Vec<Finding> {
                     exclude.pattern,
                     path::display(settings)
                 ),
-                location: Some(place_of(db, settings, &exclude.pattern)),
+                location: Some(Location::at_json_string(db, settings, &exclude.pattern)),
                 hint: format!("write `{anywhere}` to match it in any folder, or the file's absolute path"),
             }
         })
@@ -41,24 +39,6 @@ pub fn exclude_findings(db: &dyn Db, ws: Workspace) -> Vec<Finding> {
 /// match no absolute path, all of which begin with `/`.
 fn starts_with_a_name(pattern: &str) -> bool {
     pattern.chars().next().is_some_and(|c| c.is_alphanumeric() || matches!(c, '.' | '_' | '-'))
-}
-
-/// The pattern's place in its settings file: the first line that holds it as a JSON string
-/// (the whole file when it cannot be found, as for a pattern written with escapes).
-fn place_of(db: &dyn Db, settings: &std::path::Path, pattern: &str) -> Location {
-    let uri = path::display(settings);
-    let quoted = serde_json::to_string(pattern).unwrap_or_default();
-    let Ok(decoded) = file_text(db, db.files().get(db, settings)) else {
-        return Location { uri, line: None, column: None };
-    };
-    let text = &decoded.text;
-    match text.find(&quoted) {
-        Some(offset) => {
-            let at = Lines::new(text).locate(offset, Column::Chars);
-            Location { uri, line: Some(at.line), column: Some(at.column) }
-        }
-        None => Location { uri, line: None, column: None },
-    }
 }
 
 #[cfg(test)]

@@ -232,6 +232,17 @@ impl Profile for Gemini {
         _: Budget,
     ) -> Result<Vec<Finding>, ProfileError> {
         let ctx = gemini_context(db, ws).as_ref().map_err(would_not_start)?;
-        Ok(super::lint::gemini_findings(ctx))
+        let mut findings = super::lint::gemini_findings(ctx);
+        let workspace = ctx.cwd.join(super::GEMINI_DIR).join("settings.json");
+        let settings = &ctx.settings;
+        findings.extend(super::lint::context_name_findings(
+            db,
+            (self.title(), "GM6"),
+            (&settings.filenames, settings.filenames_from.as_deref()),
+            &workspace,
+            &[super::settings::DEFAULT_CONTEXT_FILENAME],
+            ctx.docs.iter().map(|doc| doc.source.as_path()),
+        ));
+        Ok(findings)
     }
 }

@@ -300,8 +300,16 @@ impl Profile for QwenCode {
         _: &dyn TokenCounter,
         _: Budget,
     ) -> Result<Vec<Finding>, ProfileError> {
-        // No check of Qwen Code's own yet; `lint --agent all` includes it in CG012/CG013.
-        qwen_context(db, ws).as_ref().map_err(would_not_start)?;
-        Ok(Vec::new())
+        let ctx = qwen_context(db, ws).as_ref().map_err(would_not_start)?;
+        let workspace = ctx.cwd.join(super::settings::QWEN_DIR).join("settings.json");
+        let settings = &ctx.settings;
+        Ok(crate::gemini::lint::context_name_findings(
+            db,
+            (self.title(), "QW2"),
+            (&settings.filenames, settings.filenames_from.as_deref()),
+            &workspace,
+            &[],
+            ctx.docs.iter().map(|doc| doc.source.as_path()),
+        ))
     }
 }
