@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use ctxgraph_engine::answers::explain::{EntryExpansion, Reason};
 use ctxgraph_engine::answers::profile::{Request, Status};
+use ctxgraph_engine::answers::settings::SettingKind;
 use ctxgraph_engine::profiles::PROFILES;
 use ctxgraph_engine::{Agent, Budget, Code, Engine, EngineError, Finding, Severity, Workspace};
 use lsp_types::{
@@ -356,10 +357,13 @@ pub fn code_lenses(engine: &Engine, ws: Workspace, chain: &[Workspace], file: &P
     lenses
 }
 
-/// Hover on an `instructions` entry (what it matches at each level) or an `@import` (the
-/// file it resolves to, and what Gemini CLI does with it).
+/// Hover on an `instructions` entry (what it matches at each level), an `@import` (the
+/// file it resolves to, and what Gemini CLI does with it), or a key of a settings file an
+/// agent reads (whether its value is in effect, and if not what replaced it).
 pub fn hover(engine: &Engine, ws: Workspace, doc: Open<'_>, offset: usize) -> Option<Hover> {
-    let reference = reference_at(doc.path, doc.text, offset)?;
+    let Some(reference) = reference_at(doc.path, doc.text, offset) else {
+        return settings_hover(engine, ws, doc, offset);
+    };
     let range = Some(range_of(doc.text, reference.range().start, reference.range().end));
     let root = engine.cwd(ws).to_path_buf();
     let mut text = String::new();
@@ -425,6 +429,51 @@ pub fn hover(engine: &Engine, ws: Workspace, doc: Open<'_>, offset: usize) -> Op
     Some(Hover {
         contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value: text }),
         range,
+    })
+}
+
+/// The key under the cursor in a settings file, for each agent that reads this file and
+/// models the key (`config --agent NAME --explain KEY`): its value in effect and the place
+/// that set it, saying whether that is this file or which later one replaced this file's
+/// value. Values are the masked ones `config` shows.
+fn settings_hover(engine: &Engine, ws: Workspace, doc: Open<'_>, offset: usize) -> Option<Hover> {
+    let (path, range) = crate::references::key_at(doc.text, offset)?;
+    let here = ctxgraph_engine::answers::display(doc.path);
+    let segments: Vec<&str> = path.iter().map(String::as_str).collect();
+    // A JSON pointer to the key in the masked settings (RFC 6901 escapes `~` and `/`).
+    let pointer = path.iter().fold(String::new(), |mut pointer, key| {
+        let _ = write!(pointer, "/{}", key.replace('~', "~0").replace('/', "~1"));
+        pointer
+    });
+    let key = path.join(".");
+    let mut text = String::new();
+    for profile in PROFILES {
+        let Ok(report) = engine.settings_report(ws, profile.agent()) else { continue };
+        if !report.layers.iter().any(|layer| layer.source.name == here) {
+            continue;
+        }
+        let Some(node) = report.tree.lookup(&segments) else { continue };
+        if matches!(node.kind, SettingKind::Object(_)) {
+            continue;
+        }
+        let value = report.masked.pointer(&pointer).cloned().unwrap_or_else(|| node.render(false));
+        let value = serde_json::to_string(&value).unwrap_or_default();
+        let from = &node.origin.source;
+        let verdict = if from.name == here {
+            "in effect, from this file".to_owned()
+        } else if node.replaced.iter().any(|old| old.origin.source.name == here) {
+            format!("this file's value is replaced by the {} `{}`", from.label, from.name)
+        } else {
+            format!("in effect, from the {} `{}`", from.label, from.name)
+        };
+        let _ = writeln!(text, "**{}** `{key}` = `{value}`: {verdict}\n", profile.title());
+    }
+    if text.is_empty() {
+        return None;
+    }
+    Some(Hover {
+        contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value: text }),
+        range: Some(range_of(doc.text, range.start, range.end)),
     })
 }
 

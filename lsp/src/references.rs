@@ -190,6 +190,33 @@ pub fn key_range(text: &str, path: &[String]) -> Option<Range<usize>> {
     found
 }
 
+/// The key under byte `offset` of a JSONC text, with its path from the root
+/// (`["context", "fileName"]`) and its byte range: what a settings hover explains. `None`
+/// off a key, or when the text does not parse.
+pub fn key_at(text: &str, offset: usize) -> Option<(Vec<String>, Range<usize>)> {
+    use jsonc_parser::common::Ranged as _;
+    let options = jsonc_parser::ParseOptions::default();
+    let parsed = jsonc_parser::parse_to_ast(text, &jsonc_parser::CollectOptions::default(), &options).ok()?;
+    let mut value = parsed.value?;
+    let mut path = Vec::new();
+    loop {
+        let Value::Object(object) = value else { return None };
+        let property = object.properties.into_iter().find(|p| {
+            let range = p.range();
+            range.start <= offset && offset <= range.end
+        })?;
+        let name = match &property.name {
+            jsonc_parser::ast::ObjectPropName::String(name) => name.range.start..name.range.end,
+            jsonc_parser::ast::ObjectPropName::Word(name) => name.range.start..name.range.end,
+        };
+        path.push(property.name.as_str().to_owned());
+        if name.contains(&offset) || name.end == offset {
+            return Some((path, name));
+        }
+        value = property.value;
+    }
+}
+
 #[cfg(test)]
 mod key_tests {
     use super::*;
@@ -203,5 +230,16 @@ mod key_tests {
         let range = key_range(text, &path(&["compaction", "nope"]));
         assert_eq!(range.map(|r| &text[r]), Some("\"compaction\""));
         assert_eq!(key_range(text, &[]), None);
+    }
+
+    #[test]
+    fn the_key_under_the_cursor_has_its_path() {
+        let text = "{ \"context\": { \"fileName\": [\"A.md\"] }, \"x\": 1 }";
+        let at = |needle: &str| text.find(needle).expect("in the text") + 2;
+        let (path, range) = key_at(text, at("\"fileName\"")).expect("a key");
+        assert_eq!((path, &text[range]), (vec!["context".to_owned(), "fileName".to_owned()], "\"fileName\""));
+        assert_eq!(key_at(text, at("\"x\"")).map(|(p, _)| p), Some(vec!["x".to_owned()]));
+        assert_eq!(key_at(text, at("A.md")), None, "a value, not a key");
+        assert_eq!(key_at("{ not json", 3), None);
     }
 }

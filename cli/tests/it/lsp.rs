@@ -355,6 +355,45 @@ fn a_claude_md_exclude_that_matches_nothing_is_underlined_as_typed() {
     assert_eq!(client.finish(), Some(0));
 }
 
+/// Hovering a key of a settings file says, for each agent that reads the file, whether its
+/// value is in effect there or which later file replaced it: Claude Code's `outputStyle` in
+/// the project's `settings.json` loses to `settings.local.json`; opencode's and Kilo's
+/// `instructions` in the project's `opencode.json` are in effect.
+#[test]
+fn a_settings_key_says_whether_its_value_is_in_effect() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let repo = repository(temp.path());
+    std::fs::create_dir_all(repo.join(".claude")).expect("mkdir");
+    let project = repo.join(".claude/settings.json");
+    std::fs::write(&project, "{\n  \"outputStyle\": \"Explanatory\"\n}\n").expect("write");
+    let local = repo.join(".claude/settings.local.json");
+    std::fs::write(&local, "{ \"outputStyle\": \"Learning\" }\n").expect("write");
+    let mut client = Client::start(temp.path(), &repo);
+    let hover_at = |client: &mut Client, file: &std::path::Path, line: u32, character: u32| {
+        let at = json!({ "textDocument": { "uri": uri(file) }, "position": { "line": line, "character": character } });
+        client.request("textDocument/hover", at)
+    };
+    let hover = hover_at(&mut client, &project, 1, 5);
+    let text = hover["result"]["contents"]["value"].as_str().unwrap_or_else(|| panic!("{hover}"));
+    assert!(text.contains("**Claude Code** `outputStyle` = `\"Learning\"`: this file's value is replaced by the local project settings"), "{text}");
+    assert_eq!(hover["result"]["range"]["start"], json!({ "line": 1, "character": 2 }), "{hover}");
+    let hover = hover_at(&mut client, &local, 0, 4);
+    let text = hover["result"]["contents"]["value"].as_str().unwrap_or_else(|| panic!("{hover}"));
+    assert!(text.contains("`outputStyle` = `\"Learning\"`: in effect, from this file"), "{text}");
+    // A value, not a key: nothing to say.
+    let hover = hover_at(&mut client, &project, 1, 20);
+    assert_eq!(hover["result"], Value::Null, "{hover}");
+    // opencode's config: every agent that reads the file answers.
+    let hover = hover_at(&mut client, &repo.join("opencode.json"), 1, 5);
+    let text = hover["result"]["contents"]["value"].as_str().unwrap_or_else(|| panic!("{hover}"));
+    for agent in ["opencode", "Kilo Code"] {
+        let line =
+            format!("**{agent}** `instructions` = `[\"docs/agents/*.md\"]`: in effect, from this file");
+        assert!(text.contains(&line), "{text}");
+    }
+    assert_eq!(client.finish(), Some(0));
+}
+
 /// The titles of a code-lens reply, each checked to sit on line 1.
 pub fn lens_titles(reply: &Value) -> Vec<String> {
     let lenses = reply["result"].as_array().unwrap_or_else(|| panic!("no lenses: {reply}"));
