@@ -527,6 +527,12 @@ impl Engine {
         profiles::profile(agent).fixes(&self.db, ws).into_iter().collect()
     }
 
+    /// Whether `agent` reads settings from the file `path` in `ws` (one of its settings files,
+    /// found or not): cheap, where [`Engine::settings_report`] builds every value.
+    pub fn reads_settings_from(&self, ws: Workspace, agent: Agent, path: &Path) -> bool {
+        profiles::profile(agent).settings_files(&self.db, ws).iter().any(|file| file.path == path)
+    }
+
     /// `agent`'s settings in `ws`: every place it reads them from, in the order a later one
     /// wins, and every value in effect with where it came from (`ctxgraph config`).
     pub fn settings_report(

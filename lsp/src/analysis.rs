@@ -448,10 +448,12 @@ fn settings_hover(engine: &Engine, ws: Workspace, doc: Open<'_>, offset: usize) 
     let key = path.join(".");
     let mut text = String::new();
     for profile in PROFILES {
-        let Ok(report) = engine.settings_report(ws, profile.agent()) else { continue };
-        if !report.layers.iter().any(|layer| layer.source.name == here) {
+        // Only the agents that read this file build their whole report (opencode's is the
+        // whole merged config).
+        if !engine.reads_settings_from(ws, profile.agent(), doc.path) {
             continue;
         }
+        let Ok(report) = engine.settings_report(ws, profile.agent()) else { continue };
         let Some(node) = report.tree.lookup(&segments) else { continue };
         if matches!(node.kind, SettingKind::Object(_)) {
             continue;

@@ -201,8 +201,7 @@ fn run_hook(args: HookRunArgs) -> Result<ExitCode, CliError> {
         return Ok(ExitCode::SUCCESS);
     }
     // A settings file (CG025's `.claude/settings.json`) is read, not sent.
-    let settings = engine.settings_report(ws, args.agent);
-    let role = if settings.is_ok_and(|report| report.layers.iter().any(|layer| layer.source.name == uri)) {
+    let role = if engine.reads_settings_from(ws, args.agent, &file) {
         "reads its settings from"
     } else {
         "sends to the model"

@@ -102,6 +102,23 @@ impl Profile for Opencode {
         message_options(request).map(|_| ())
     }
 
+    /// C3: the config sources that are files, in merge order (an invalid flag gives none:
+    /// the report says why).
+    fn settings_files(&self, db: &dyn Db, ws: Workspace) -> Vec<ctxgraph_db::settings::SettingsFile> {
+        let Ok(sources) = crate::config::config_sources(db, ws) else { return Vec::new() };
+        sources
+            .iter()
+            .filter_map(|source| {
+                Some(ctxgraph_db::settings::SettingsFile {
+                    kind: source.kind.id(),
+                    label: source.kind.label(),
+                    path: source.path()?.to_path_buf(),
+                    rule: source.kind.rule(),
+                })
+            })
+            .collect()
+    }
+
     fn settings_report(
         &self,
         db: &dyn Db,
