@@ -255,3 +255,33 @@ fn lint_names_the_skills_codex_drops_and_cuts() {
         lint.stdout
     );
 }
+
+/// `config` on hostile settings files: a FIFO and `/dev/zero` are layers that cannot be read
+/// (no hang, no read of an endless file), bytes that are not a JSON object a layer Claude
+/// Code reads nothing from; a settings value of the wrong type stops Gemini CLI, named by
+/// its file (exit 2, no `file:0:0` for a fault without a position).
+#[test]
+fn config_on_hostile_settings_files() {
+    let (_dir, root) = tree(&[
+        ("home/.claude/settings.json", "\u{feff}[1, 2]"),
+        ("repo/.gemini/settings.json", "{ \"context\": { \"fileName\": 3 } }"),
+    ]);
+    std::fs::create_dir_all(root.join("repo/.claude")).expect("mkdir");
+    let fifo = root.join("repo/.claude/settings.json");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(made.success());
+    std::os::unix::fs::symlink("/dev/zero", root.join("repo/.claude/settings.local.json")).expect("symlink");
+    let out = run(&root, "repo", &["config", "--agent", "claude-code"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let expected = [
+        "user settings [TMP]/home/.claude/settings.json [CC14] (not a JSON object: Claude Code reads no setting from it)",
+        "project settings [TMP]/repo/.claude/settings.json [CC14] (cannot be read: is a FIFO (named pipe), not a regular file)",
+        "local project settings [TMP]/repo/.claude/settings.local.json [CC14] (cannot be read: is a character device, not a regular file)",
+    ];
+    assert_eq!(out.stdout.lines().collect::<Vec<_>>(), expected, "{}", out.stdout);
+
+    let gemini = run(&root, "repo", &["config", "--agent", "gemini"]);
+    assert_eq!(gemini.code, 2, "{}", gemini.stdout);
+    let message = "gemini would not start here: [TMP]/repo/.gemini/settings.json: context.fileName must be";
+    assert!(gemini.stderr.contains(message) && !gemini.stderr.contains(":0:0"), "{}", gemini.stderr);
+}
