@@ -440,11 +440,6 @@ fn settings_hover(engine: &Engine, ws: Workspace, doc: Open<'_>, offset: usize) 
     let (path, range) = crate::references::key_at(doc.text, offset)?;
     let here = ctxgraph_engine::answers::display(doc.path);
     let segments: Vec<&str> = path.iter().map(String::as_str).collect();
-    // A JSON pointer to the key in the masked settings (RFC 6901 escapes `~` and `/`).
-    let pointer = path.iter().fold(String::new(), |mut pointer, key| {
-        let _ = write!(pointer, "/{}", key.replace('~', "~0").replace('/', "~1"));
-        pointer
-    });
     let key = path.join(".");
     let mut text = String::new();
     for profile in PROFILES {
@@ -458,7 +453,7 @@ fn settings_hover(engine: &Engine, ws: Workspace, doc: Open<'_>, offset: usize) 
         if matches!(node.kind, SettingKind::Object(_)) {
             continue;
         }
-        let value = report.masked.pointer(&pointer).cloned().unwrap_or_else(|| node.render(false));
+        let value = report.masked_at(&path).cloned().unwrap_or_else(|| node.render(false));
         let value = serde_json::to_string(&value).unwrap_or_default();
         let from = &node.origin.source;
         let verdict = if from.name == here {

@@ -22,9 +22,8 @@ pub fn run(args: ConfigArgs) -> Result<ExitCode, CliError> {
     // Without --show-secrets, masked where the agent's own printout masks (the answer
     // `serve`'s `config` method and MCP's `context_config` give too), in text as in JSON;
     // then the one redaction every output goes through.
-    let masked = &report.masked;
     let shown = |path: &[String], value: Value| {
-        if secrets { value } else { masked_at(masked, path).unwrap_or(value) }
+        if secrets { value } else { report.masked_at(path).cloned().unwrap_or(value) }
     };
     let out = match (&args.explain, args.format) {
         (None, Format::Json) => crate::render::json(&ctxgraph_server::ops::config_reply(&report, secrets))?,
@@ -55,20 +54,6 @@ pub fn run(args: ConfigArgs) -> Result<ExitCode, CliError> {
 
 /// How a value is shown: given its path from the root and its rendering, what to print.
 type Shown<'a> = dyn Fn(&[String], Value) -> Value + 'a;
-
-/// The value at `path` in the masked settings (`"***"` where the agent masks), if they have
-/// that path (derived keys opencode does not print have none).
-fn masked_at(masked: &Value, path: &[String]) -> Option<Value> {
-    let mut at = masked;
-    for segment in path {
-        at = match at {
-            Value::Object(map) => map.get(segment)?,
-            Value::Array(items) => items.get(segment.parse::<usize>().ok()?)?,
-            _ => return None,
-        };
-    }
-    Some(at.clone())
-}
 
 /// Styles, or none when stdout is not a terminal or `NO_COLOR` is set.
 struct Palette {

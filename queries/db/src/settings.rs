@@ -304,6 +304,21 @@ impl SettingsReport {
         report
     }
 
+    /// The value at `path` (a key per segment, array elements by index) as the answer
+    /// shows it without secrets ([`SettingsReport::masked`]); `None` where the masked
+    /// settings have no such path (a value the agent's own printout leaves out).
+    pub fn masked_at(&self, path: &[String]) -> Option<&Value> {
+        let mut at = &self.masked;
+        for segment in path {
+            at = match at {
+                Value::Object(map) => map.get(segment)?,
+                Value::Array(items) => items.get(segment.parse::<usize>().ok()?)?,
+                _ => return None,
+            };
+        }
+        Some(at)
+    }
+
     /// The layer of the file `path`, or (for a file the profile read but does not list as
     /// a layer) a source naming the file.
     fn source_of(&self, path: &Path) -> Arc<SettingsSource> {
