@@ -75,12 +75,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode, CliError> {
     if let Some(record) = &args.session {
         // One agent named: its record's costs per step, as `session rules` reads them.
         if let Some(agent) = args.agent.one() {
-            let absolute = std::path::absolute(record).map_err(|err| {
-                CliError::Engine(ctxgraph_engine::EngineError::ReadTarget {
-                    path: record.clone(),
-                    reason: err.to_string(),
-                })
-            })?;
+            let absolute = super::session::absolute(record)?;
             let profile = ctxgraph_engine::profiles::profile(agent);
             page.session_costs = Some(SessionCostsPage {
                 agent: agent.name(),

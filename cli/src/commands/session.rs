@@ -31,9 +31,7 @@ pub fn run(args: SessionArgs) -> Result<ExitCode, CliError> {
 fn rules(args: RulesArgs) -> Result<ExitCode, CliError> {
     let (engine, ws) = super::open_with(HostEnv::from_process(), args.cwd)?;
     // Relative to where ctxgraph runs, as every file argument is (not to --cwd).
-    let session = std::path::absolute(&args.session).map_err(|err| {
-        CliError::Engine(EngineError::ReadTarget { path: args.session.clone(), reason: err.to_string() })
-    })?;
+    let session = absolute(&args.session)?;
     let costs = engine.session_costs(ws, args.agent, &session)?;
     match args.format {
         Format::Json => write_json(&costs, &[])?,
@@ -377,7 +375,7 @@ fn reason_line(out: &mut String, lead: &str, path: &str, rule: &str, reason: &st
 }
 
 /// A path given on the command line, resolved against where ctxgraph runs.
-fn absolute(path: &Path) -> Result<PathBuf, CliError> {
+pub(super) fn absolute(path: &Path) -> Result<PathBuf, CliError> {
     std::path::absolute(path).map_err(|err| {
         CliError::Engine(EngineError::ReadTarget { path: path.to_path_buf(), reason: err.to_string() })
     })
