@@ -186,10 +186,10 @@ fn production_sources(root: &Path) -> Vec<PathBuf> {
     found
 }
 
-/// An agent's folder and the names its code goes by: `Agent::<Variant>` and its module path.
+/// An agent's folders and the names its code goes by: `Agent::<Variant>` and its module path.
 struct AgentNames {
     agent: ctxgraph_db::agent::Agent,
-    folder: PathBuf,
+    folders: Vec<PathBuf>,
     pattern: regex::Regex,
 }
 
@@ -200,10 +200,13 @@ fn agent_names(root: &Path) -> Vec<AgentNames> {
         .map(|&agent| {
             let variant = format!("{agent:?}");
             if agent == Agent::Opencode {
+                // Its crate, and its engine-side folder: what needs inputs set from outside
+                // (sessions appended as they arrive, remote config), which the no-I/O crate
+                // cannot hold.
                 return AgentNames {
                     agent,
-                    folder: root.join("queries/opencode"),
-                    pattern: regex::Regex::new(r"\bAgent::Opencode\b|\bctxgraph_opencode\b")
+                    folders: vec![root.join("queries/opencode"), root.join("engine/src/opencode")],
+                    pattern: regex::Regex::new(r"\bAgent::Opencode\b|\bctxgraph_opencode\b|\bopencode::")
                         .expect("pattern"),
                 };
             }
@@ -219,19 +222,18 @@ fn agent_names(root: &Path) -> Vec<AgentNames> {
             .unwrap_or_else(|| panic!("{agent}: no folder of its own"));
             let module = folder.file_name().expect("a folder name").to_string_lossy().into_owned();
             let pattern = regex::Regex::new(&format!(r"\bAgent::{variant}\b|\b{module}::")).expect("pattern");
-            AgentNames { agent, folder, pattern }
+            AgentNames { agent, folders: vec![folder], pattern }
         })
         .collect()
 }
 
 /// Issue #42, item 3: an agent is its folder plus its line in the registry. Outside the
 /// agents' folders, an agent's code names (`Agent::Codex`, `codex::`) appear in at most two
-/// production files: `queries/db/src/agent.rs` and `engine/src/profiles.rs`. opencode,
-/// whose extensions (sessions, config layers, memory, MCP) every surface still reaches
-/// through its crate, may not be named in more files than today while that is undone.
+/// production files: `queries/db/src/agent.rs` (the enum) and `engine/src/lib.rs` (the
+/// profile table, and opencode's engine-side folder). A surface asks a profile what it
+/// can do (`explains_in_full`, `sessions_live`), never which agent it is.
 #[test]
 fn an_agent_is_named_only_in_its_folder_and_the_registry() {
-    const OPENCODE_TODAY: usize = 7;
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace").to_path_buf();
     let sources = production_sources(&root);
     let agents_folders = root.join("queries/agents/src");
@@ -239,7 +241,7 @@ fn an_agent_is_named_only_in_its_folder_and_the_registry() {
     for names in agent_names(&root) {
         let naming: Vec<String> = sources
             .iter()
-            .filter(|file| !file.starts_with(&names.folder))
+            .filter(|file| !names.folders.iter().any(|folder| file.starts_with(folder)))
             // Another agent's folder may build on this one (Qwen Code on Gemini CLI's).
             .filter(|file| {
                 file.strip_prefix(&agents_folders).map_or(true, |rel| rel.components().count() == 1)
@@ -252,7 +254,7 @@ fn an_agent_is_named_only_in_its_folder_and_the_registry() {
             })
             .map(|file| file.strip_prefix(&root).unwrap_or(file).display().to_string())
             .collect();
-        let limit = if names.agent == ctxgraph_db::agent::Agent::Opencode { OPENCODE_TODAY } else { 2 };
+        let limit = 2;
         if naming.len() > limit {
             report.push(format!(
                 "{} is named in {} files (at most {limit}): {naming:?}",

@@ -447,7 +447,7 @@ pub struct InstallationArgs {
 /// `--agent`'s help: `what`, then every agent of the profile registry by its title, then
 /// `tail`; read from the registry, so a new agent is named without an edit here.
 fn agents_help(what: &str, tail: &str) -> String {
-    let titles: Vec<&str> = ctxgraph_engine::profiles::PROFILES.iter().map(|p| p.title()).collect();
+    let titles: Vec<&str> = ctxgraph_engine::PROFILES.iter().map(|p| p.title()).collect();
     match titles.split_last() {
         Some((last, rest)) => format!("{what}: {} or {last}{tail}", rest.join(", ")),
         None => format!("{what}{tail}"),
@@ -467,18 +467,15 @@ fn mcp_about() -> String {
 /// `nearby --agent`'s help: every agent, and which of them attach nothing on reads, read
 /// from the registry.
 fn read_agents_help() -> String {
-    let none: Vec<&str> = ctxgraph_engine::profiles::PROFILES
-        .iter()
-        .filter(|p| !p.attaches_on_read())
-        .map(|p| p.title())
-        .collect();
+    let none: Vec<&str> =
+        ctxgraph_engine::PROFILES.iter().filter(|p| !p.attaches_on_read()).map(|p| p.title()).collect();
     agents_help("Whose read to reproduce", &format!("; these attach nothing on reads: {}", none.join(", ")))
 }
 
 /// `-c`'s help: every agent of the profile registry that takes settings, with their keys;
 /// read from the registry, so a profile's new setting is named without an edit here.
 fn settings_help() -> String {
-    let agents: Vec<String> = ctxgraph_engine::profiles::PROFILES
+    let agents: Vec<String> = ctxgraph_engine::PROFILES
         .iter()
         .filter(|p| !p.settings().is_empty())
         .map(|p| format!("{}: {}", p.agent(), p.settings().join(", ")))

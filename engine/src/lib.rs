@@ -21,12 +21,12 @@ mod host;
 mod index;
 pub mod installation;
 pub mod mcp;
+mod opencode;
 mod os;
 pub mod prepare;
 pub mod profiles;
 mod refresh;
 pub mod remote;
-mod session;
 mod snapshot;
 mod tokens;
 mod turn;
@@ -43,18 +43,6 @@ use ctxgraph_db::installation::InstallationState;
 use ctxgraph_db::profile;
 use ctxgraph_db::profile::AgentFate;
 use ctxgraph_db::worktree::worktree;
-use ctxgraph_memory::recall::{memory_context, skipped_lines, unreadable_store_file};
-use ctxgraph_opencode::agents::{Agents, agents};
-use ctxgraph_opencode::config::merged_config;
-use ctxgraph_opencode::config::wellknown::pending_requests;
-use ctxgraph_opencode::explain::{explain, explain_target};
-use ctxgraph_opencode::instructions::system_paths;
-use ctxgraph_opencode::lint::lint;
-use ctxgraph_opencode::memory::prompt_memory;
-use ctxgraph_opencode::message::{MessageError, system_message, system_message_layout};
-use ctxgraph_opencode::nearby::nearby_rules;
-use ctxgraph_opencode::prompt::{system_prompt, system_prompt_layout};
-use ctxgraph_opencode::session::{Message, Session};
 use salsa::Setter;
 
 pub use changes::{Applied, ChangeEvent};
@@ -63,10 +51,9 @@ pub use host::{Clock, HostEnv, SystemClock};
 pub use os::{MAX_FILE_BYTES, OsSystem, read_regular_file};
 pub use prepare::{Policy, Prepared, Warning};
 pub use refresh::RemoteRefresh;
-pub use session::{LimitOverrides, ReadAnswer, SessionFailure};
 pub use snapshot::{Cancel, Interrupted, Snapshot};
 pub use tokens::O200k;
-pub use turn::{AgentTextKey, AgentTurn, AgentTurns, BlockIds, Turn, TurnDiff, Turns, block_ids, same_text};
+pub use turn::{AgentTextKey, AgentTurn, AgentTurns, BlockIds, TurnDiff, block_ids};
 
 // What the engine's methods take and return, so a host needs no direct dependency on the
 // query crates for the common answers; the types nested deeper in them are in those crates.
@@ -84,40 +71,43 @@ pub use ctxgraph_memory::recall::MemorySettings;
 pub use ctxgraph_memory::recall::Recall;
 pub use ctxgraph_memory::record::Skipped;
 pub use ctxgraph_memory::render::MemoryContext;
-pub use ctxgraph_opencode::config::{ConfigError, MergedConfig};
-pub use ctxgraph_opencode::explain::{Explanation, TargetExplanation};
-pub use ctxgraph_opencode::instructions::SystemPaths;
-pub use ctxgraph_opencode::message::MessageOptions;
-pub use ctxgraph_opencode::nearby::{Nearby, NearbyRule, ReadKind, Skip};
-pub use ctxgraph_opencode::prompt::{
-    Block, BlockKind, BuildError, Layout, ModelRef, PlacedBlock, Prompt, Section,
+// opencode's extensions (its whole message, sessions, config, memory): its engine-side folder.
+pub use opencode::{
+    Agents, Block, BlockKind, BuildError, ConfigError, Explanation, Layout, LimitOverrides, MergedConfig,
+    MessageOptions, ModelRef, Nearby, NearbyRule, PlacedBlock, Prompt, ReadAnswer, ReadKind, Section,
+    SessionFailure, Skip, SystemPaths, TargetExplanation, Turn, Turns, same_text,
 };
+
+/// Every agent ctxgraph reproduces, one line each, in the order `--agent all` and every
+/// table of agents report them ([`profiles`] asks them). With `mod opencode` above (the
+/// engine-side folder of the one agent that has one), this is the engine's whole registry
+/// of agents: it lives in the engine, the first crate above both `ctxgraph-opencode` and
+/// `ctxgraph-agents`, so those two compile side by side.
+pub static PROFILES: &[&dyn profile::Profile] = &[
+    &ctxgraph_opencode::profile::Opencode,
+    &ctxgraph_agents::codex::profile::Codex,
+    &ctxgraph_agents::claude_code::profile::ClaudeCode,
+    &ctxgraph_agents::gemini::profile::Gemini,
+    &ctxgraph_agents::copilot::profile::Copilot,
+    &ctxgraph_agents::qwen_code::profile::QwenCode,
+    &ctxgraph_opencode::kilo::profile::Kilo,
+    &ctxgraph_agents::cline::profile::Cline,
+    &ctxgraph_agents::continue_cli::profile::ContinueCli,
+    &ctxgraph_agents::aider::profile::Aider,
+    &ctxgraph_agents::pi::profile::Pi,
+    &ctxgraph_agents::auggie::profile::Auggie,
+];
 
 /// The types nested in the engine's answers, grouped by answer, for code that renders them
 /// (the servers, the CLI) without naming the query layer's modules.
 pub mod answers {
-    /// What [`crate::Engine::explain`], [`crate::Engine::explain_target`] and
-    /// [`crate::Engine::explain_session`] answer.
-    pub mod explain {
-        pub use ctxgraph_opencode::explain::{
-            Compacts, EntryExpansion, EntryReport, Explanation, Fate as MessageFate, Item, Loaded, Reason,
-            SessionExplanation, Size, Source, Stage, Target, TargetExplanation, Via,
-        };
-        pub use ctxgraph_opencode::skills::explain::SkillsExplanation;
-    }
+    pub use crate::opencode::answers::{explain, session, stages};
     /// The workspace memory: recall's blocks, and the records the store writes.
     pub mod memory {
         pub use ctxgraph_memory::record::{FactSource, Scope};
         pub use ctxgraph_memory::render::{
             Block, BlockId, Cut, CutReason, DEFAULT_MAX_CHARS, MemoryContext, Recalled,
         };
-    }
-    /// Sessions: the input, its messages, the compaction plan and reads in its state.
-    pub mod session {
-        pub use ctxgraph_opencode::session::Session;
-        pub use ctxgraph_opencode::session::compaction::{CompactionPlan, DEFAULT_SUMMARY_TEMPLATE};
-        pub use ctxgraph_opencode::session::export::{ExportError, Role, ToolStatus};
-        pub use ctxgraph_opencode::session::reads::{ReadPoint, SessionNearby, SessionRule};
     }
     /// A mistake in an agent's input, as [`crate::EngineError::fault`] gives it.
     pub mod fault {
@@ -138,13 +128,6 @@ pub mod answers {
             LayerStatus, Replaced, SettingKind, SettingNode, SettingOrigin, SettingsLayer, SettingsReport,
             SettingsSource,
         };
-    }
-    /// What explain's references (B3) and MCP (B4) sections are read off.
-    pub mod stages {
-        pub use ctxgraph_db::lines::LineColumn;
-        pub use ctxgraph_db::mcp::{McpState, McpTransport};
-        pub use ctxgraph_opencode::mcp::{Connect, McpFate, McpServerFact};
-        pub use ctxgraph_opencode::references::{ReferenceFate, References};
     }
     /// Paths as opencode prints them.
     pub use ctxgraph_db::path::display;
@@ -251,34 +234,6 @@ impl EngineError {
     }
 }
 
-impl From<profile::ProfileError> for EngineError {
-    fn from(err: profile::ProfileError) -> Self {
-        match err {
-            // opencode's own errors keep their kind: the CLI renders a config diagnostic
-            // with its source line, and maps each kind to its exit code.
-            profile::ProfileError::Build(source) => {
-                if let Some(build) = source.downcast_ref::<BuildError>() {
-                    EngineError::Build(build.clone())
-                } else if let Some(message) = source.downcast_ref::<MessageError>() {
-                    message.clone().into()
-                } else {
-                    EngineError::Profile(profile::ProfileError::Build(source))
-                }
-            }
-            other => EngineError::Profile(other),
-        }
-    }
-}
-
-impl From<MessageError> for EngineError {
-    fn from(err: MessageError) -> Self {
-        match err {
-            MessageError::Build(build) => EngineError::Build(build),
-            MessageError::UnknownAgent { name, available } => EngineError::UnknownAgent { name, available },
-        }
-    }
-}
-
 /// The warm state of an agent host: one salsa database over one file system and process
 /// environment, with a [`Workspace`] per working directory. See the crate documentation.
 pub struct Engine {
@@ -294,7 +249,7 @@ pub struct Engine {
     index: index::PathIndex,
     /// Each session's messages by id, so an append finds the message it updates (or that
     /// there is none) without reading every message's input.
-    message_ids: HashMap<Session, HashMap<String, Message>>,
+    message_ids: opencode::MessageIds,
 }
 
 impl Engine {
@@ -311,7 +266,7 @@ impl Engine {
             opened,
             clock: None,
             index: index::PathIndex::default(),
-            message_ids: HashMap::new(),
+            message_ids: opencode::MessageIds::default(),
         }
     }
 
@@ -440,7 +395,7 @@ impl Engine {
             opened: HashMap::new(),
             clock: None,
             index: index::PathIndex::default(),
-            message_ids: HashMap::new(),
+            message_ids: opencode::MessageIds::default(),
         })
     }
 
@@ -487,17 +442,6 @@ impl Engine {
         }
         let (db, host) = (&self.db, self.host);
         Ok(*self.workspaces.entry(real.clone()).or_insert_with(|| Workspace::new(db, host, real)))
-    }
-
-    /// The system text from the environment block to the last instruction block.
-    pub fn system_prompt(&self, ws: Workspace, model: Option<ModelRef>) -> Result<Prompt, EngineError> {
-        Ok(system_prompt(&self.db, ws, model).clone()?)
-    }
-
-    /// The whole system message (docs/opencode/prompt.md) opencode sends for `options` (A1–A2, B1–B5): the
-    /// installation's texts come from [`Engine::load_installation`].
-    pub fn system_message(&self, ws: Workspace, options: MessageOptions) -> Result<Prompt, EngineError> {
-        Ok(system_message(&self.db, ws, options).clone()?)
     }
 
     /// `path`'s fate in every agent's context, side by side (`explain --agent all FILE`).
@@ -663,11 +607,6 @@ impl Engine {
         Ok(texts)
     }
 
-    /// The merged config with the provenance of every value (C1–C7).
-    pub fn merged_config(&self, ws: Workspace) -> Result<MergedConfig, EngineError> {
-        merged_config(&self.db, ws).clone().map_err(|e| EngineError::Build(BuildError::Config(e)))
-    }
-
     /// L1–L2: locates the opencode installation, loads and verifies its texts, and sets
     /// the installation input (only when it changed). Returns what was found.
     pub fn load_installation(&mut self, locate: &installation::Locate) -> &InstallationState {
@@ -710,35 +649,6 @@ impl Engine {
         }
     }
 
-    /// G1–G2: opencode's agents with their permission rulesets.
-    pub fn agents(&self, ws: Workspace) -> Result<Agents, EngineError> {
-        agents(&self.db, ws).clone().map_err(|e| EngineError::Build(BuildError::Config(e)))
-    }
-
-    /// B5: why each skill is in or out of `agent`'s skills block (for `explain`).
-    pub fn explain_skills(
-        &self,
-        ws: Workspace,
-        agent: &str,
-    ) -> Result<ctxgraph_opencode::skills::explain::SkillsExplanation, EngineError> {
-        use ctxgraph_opencode::skills::ListingError;
-        ctxgraph_opencode::skills::explain::explain_skills(&self.db, ws, agent).map_err(|e| match e {
-            ListingError::Config(e) => EngineError::Build(BuildError::Config(e)),
-            ListingError::UnknownAgent(name) => EngineError::UnknownAgent {
-                name,
-                available: agents(&self.db, ws)
-                    .as_ref()
-                    .map(|all| all.list.iter().map(|a| a.key.clone()).collect())
-                    .unwrap_or_default(),
-            },
-        })
-    }
-
-    /// R1–R4: the remote config requests the workspace still needs.
-    pub fn config_requests(&self, ws: Workspace) -> Vec<ConfigRequest> {
-        pending_requests(&self.db, ws)
-    }
-
     /// Sets remote config documents, touching only those that changed.
     pub fn set_config_docs(&mut self, docs: impl IntoIterator<Item = (ConfigRequest, ConfigDocState)>) {
         for (request, state) in docs {
@@ -749,126 +659,9 @@ impl Engine {
         }
     }
 
-    /// Fetches the workspace's remote config (the well-known documents, then the
-    /// `remote_config` URLs they name) and sets the inputs. A failure is not returned here:
-    /// the config query turns it into opencode's error.
-    pub async fn load_config(&mut self, ws: Workspace, fetcher: &remote::Fetcher) {
-        // Each round can only reveal requests named by the previous one (R4: two levels).
-        for _ in 0..3 {
-            let requests = self.config_requests(ws);
-            if requests.is_empty() {
-                break;
-            }
-            let mut states = Vec::with_capacity(requests.len());
-            for request in &requests {
-                states.push(fetcher.load_config(request).await);
-            }
-            self.set_config_docs(requests.into_iter().zip(states));
-        }
-    }
-
-    /// [`Engine::load_config`] on a runtime of its own, for callers without one. Inside a
-    /// tokio runtime, await [`Engine::load_config`] instead (a runtime cannot block on
-    /// another one).
-    pub fn fetch_config(&mut self, ws: Workspace, fetcher: &remote::Fetcher) -> Result<(), EngineError> {
-        if !self.config_requests(ws).is_empty() {
-            current_thread_runtime()?.block_on(self.load_config(ws, fetcher));
-        }
-        Ok(())
-    }
-
-    /// The memoized prompt's blocks, without copying them, for a host that reads them each
-    /// step ([`Turns`] read [`Engine::layout`] instead: the text laid out, memoized too).
-    pub fn prompt(&self, ws: Workspace, model: Option<ModelRef>) -> Result<&Prompt, EngineError> {
-        system_prompt(&self.db, ws, model).as_ref().map_err(|err| EngineError::Build(err.clone()))
-    }
-
-    /// [`Engine::system_message`] without a copy: the memoized message.
-    pub fn message(&self, ws: Workspace, options: MessageOptions) -> Result<&Prompt, EngineError> {
-        system_message(&self.db, ws, options).as_ref().map_err(|err| EngineError::from(err.clone()))
-    }
-
-    /// `section` of the system prompt (or, for [`Section::Message`], of the whole message)
-    /// laid out, memoized: the same `Arc` for as long as the text is unchanged.
-    pub fn layout(
-        &self,
-        ws: Workspace,
-        section: Section,
-        options: MessageOptions,
-    ) -> Result<&Arc<Layout>, EngineError> {
-        if section == Section::Message {
-            system_message_layout(&self.db, ws, options)
-                .as_ref()
-                .map_err(|err| EngineError::from(err.clone()))
-        } else {
-            system_prompt_layout(&self.db, ws, section, options.model)
-                .as_ref()
-                .map_err(|err| EngineError::Build(err.clone()))
-        }
-    }
-
-    /// What discovery found, with the facts behind each decision.
-    pub fn system_paths(&self, ws: Workspace) -> Result<SystemPaths, EngineError> {
-        system_paths(&self.db, ws).clone().map_err(|e| EngineError::Build(BuildError::Config(e)))
-    }
-
     /// P5: the worktree that bounds every upward walk from `ws`.
     pub fn worktree(&self, ws: Workspace) -> Worktree {
         worktree(&self.db, ws).clone()
-    }
-
-    /// N1–N5: the rule files a read of `file` would attach in a fresh session. The file
-    /// must exist (the read tool fails before attaching anything otherwise); reading a
-    /// directory attaches nothing.
-    pub fn nearby(&self, ws: Workspace, file: &Path) -> Result<Nearby, EngineError> {
-        let target = ctxgraph_db::path::resolve(ws.cwd(&self.db), file);
-        // Through the input, which the engine keeps current: no system call when warm.
-        let kind = self.db.files().get(&self.db, &target).kind(&self.db);
-        match kind {
-            FileKind::Missing | FileKind::Inaccessible => {
-                Err(EngineError::ReadTarget { path: target, reason: "no such file".to_owned() })
-            }
-            FileKind::Directory => Ok(Nearby::directory()),
-            FileKind::File | FileKind::Other => Ok(nearby_rules(&self.db, ws, target).clone()?),
-        }
-    }
-
-    /// Why every rule file and URL discovery considered is, or is not, in the prompt,
-    /// with `o200k_base` token counts.
-    pub fn explain(&self, ws: Workspace) -> Result<Explanation, EngineError> {
-        Ok(explain(&self.db, ws, &O200k)?)
-    }
-
-    /// B3's facts: every configured reference and whether it is listed.
-    pub fn references(&self, ws: Workspace) -> Result<answers::stages::References, EngineError> {
-        let references = ctxgraph_opencode::references::references(&self.db, ws);
-        Ok(references.as_ref().map_err(|e| BuildError::Config(e.clone()))?.clone())
-    }
-
-    /// B4's facts for the opencode agent `agent`: every configured server and its fate.
-    pub fn mcp_facts(
-        &self,
-        ws: Workspace,
-        agent: &str,
-    ) -> Result<Vec<answers::stages::McpServerFact>, EngineError> {
-        let facts = ctxgraph_opencode::mcp::mcp_facts(&self.db, ws, agent.to_owned());
-        Ok(facts.as_ref().map_err(|e| BuildError::Config(e.clone()))?.clone())
-    }
-
-    /// [`Engine::explain`] for one file, `instructions` entry or URL; relative paths are
-    /// taken from `base`.
-    pub fn explain_target(
-        &self,
-        ws: Workspace,
-        target: &str,
-        base: &Path,
-    ) -> Result<TargetExplanation, EngineError> {
-        Ok(explain_target(&self.db, ws, &O200k, target, base)?)
-    }
-
-    /// Lint findings for the rules loaded from `ws`, token budgets in `o200k_base` tokens.
-    pub fn lint(&self, ws: Workspace, budget: Budget) -> Result<Vec<Finding>, EngineError> {
-        Ok(lint(&self.db, ws, &O200k, budget)?)
     }
 
     /// `lint --agent`: one agent's findings (codex: CG014, gemini: CG015), or with `None`
@@ -883,12 +676,9 @@ impl Engine {
         use ctxgraph_agents::fates::budget::rule_budget_findings;
         use ctxgraph_agents::fates::lint::{cross_agent_findings, secret_findings};
         use ctxgraph_agents::fates::listing::listing_findings;
-        if agent == Some(Agent::Opencode) {
-            let mut own = self.lint(ws, budget)?;
-            let layout =
-                profiles::profile(Agent::Opencode).layout(&self.db, ws, &profile::Request::default())?;
-            own.extend(listing_findings(&layout));
-            return Ok(own);
+        // An agent whose own lint is whole (its places in the file kept) answers with it.
+        if let Some(own) = agent.and_then(|agent| self.whole_lint(ws, agent, budget)) {
+            return own;
         }
         let mut findings = if let Some(agent) = agent {
             let profile = profiles::profile(agent);
@@ -902,7 +692,7 @@ impl Engine {
         } else {
             let mut all = Vec::new();
             let mut layouts = Vec::new();
-            for profile in profiles::PROFILES {
+            for profile in PROFILES {
                 all.extend(profile.lint(&self.db, ws, &O200k, budget)?);
                 // The wording does not change which files are sent.
                 let layout = profile.layout(&self.db, ws, &profile::Request::default())?;
@@ -920,7 +710,7 @@ impl Engine {
             let secrets = secret_findings(&self.db, &layouts);
             all.retain(|f| f.code != Code::LikelySecret || !secrets.iter().any(|s| s.location == f.location));
             all.extend(secrets);
-            all.extend(cross_agent_findings(&self.db, ws, profiles::PROFILES, &layouts));
+            all.extend(cross_agent_findings(&self.db, ws, PROFILES, &layouts));
             all
         };
         findings.sort_by(|a, b| {
@@ -928,49 +718,6 @@ impl Engine {
             key(a).cmp(&key(b)).then(a.code.cmp(&b.code))
         });
         Ok(findings)
-    }
-
-    /// ctxgraph's memory settings from the merged config (`memory.enabled`, the models).
-    pub fn memory_settings(&self, ws: Workspace) -> Result<MemorySettings, EngineError> {
-        Ok(self.merged_config(ws)?.memory())
-    }
-
-    /// docs/memory.md §11.1: the recalled blocks for `recall`, clamped, with every candidate's
-    /// score or the reason it was cut. A store file that exists but cannot be read is an
-    /// error naming it, not an empty recall.
-    pub fn memory_recall(&self, ws: Workspace, recall: Recall) -> Result<MemoryContext, EngineError> {
-        if let Some((path, reason)) = unreadable_store_file(&self.db, ws) {
-            let path = ctxgraph_db::path::display(&path);
-            return Err(EngineError::Build(BuildError::MemoryStore { path, reason }));
-        }
-        Ok(memory_context(&self.db, ws, recall).clone())
-    }
-
-    /// The `<memory>` part `build` appends (only with `memory.enabled: true`).
-    pub fn prompt_memory(&self, ws: Workspace) -> Result<Option<MemoryContext>, EngineError> {
-        prompt_memory(&self.db, ws).clone().map_err(|e| EngineError::Build(e.into()))
-    }
-
-    /// Lines of the memory files that recall skipped, by file.
-    pub fn memory_skipped(&self, ws: Workspace) -> std::collections::BTreeMap<&'static str, Vec<Skipped>> {
-        skipped_lines(&self.db, ws)
-    }
-
-    /// I8: the distinct `http(s)://` entries of the merged `instructions`, in config order,
-    /// then what `skills.urls` needs now (B5.10: each index, then the SKILL.md files a
-    /// loaded index names that the cache lacks).
-    pub fn remote_urls(&self, ws: Workspace) -> Result<Vec<String>, EngineError> {
-        let mut urls: Vec<String> = Vec::new();
-        let skills = ctxgraph_opencode::skills::remote::skill_urls(&self.db, ws);
-        let paths = system_paths(&self.db, ws)
-            .as_ref()
-            .map_err(|e| EngineError::Build(BuildError::Config(e.clone())))?;
-        for url in paths.remote.iter().map(|entry| &entry.url).chain(&skills) {
-            if !urls.contains(url) {
-                urls.push(url.clone());
-            }
-        }
-        Ok(urls)
     }
 
     /// The current state of a remote document.
@@ -988,51 +735,9 @@ impl Engine {
             }
         }
     }
-
-    /// Fetches every remote document (I8) the workspace needs and sets the inputs; returns
-    /// each URL's state. The queries never wait on the network: until this has run, a URL
-    /// adds no block.
-    pub async fn load_remote(
-        &mut self,
-        ws: Workspace,
-        fetcher: &remote::Fetcher,
-    ) -> Result<Vec<(String, RemoteState)>, EngineError> {
-        // A loaded `skills.urls` index names more documents (B5.10): a second round fetches
-        // them. Nothing else adds URLs, so two rounds reach the fixed point.
-        let mut results: Vec<(String, RemoteState)> = Vec::new();
-        for _round in 0..2 {
-            let urls: Vec<String> = self
-                .remote_urls(ws)?
-                .into_iter()
-                .filter(|u| !results.iter().any(|(done, _)| done == u))
-                .collect();
-            if urls.is_empty() {
-                break;
-            }
-            let states = fetcher.load_all(&urls).await;
-            let round: Vec<(String, RemoteState)> = urls.into_iter().zip(states).collect();
-            self.set_remote_states(round.clone());
-            results.extend(round);
-        }
-        Ok(results)
-    }
-
-    /// [`Engine::load_remote`] on a runtime of its own, for callers without one (none is
-    /// started when the workspace names no URL). Inside a tokio runtime, await
-    /// [`Engine::load_remote`] instead.
-    pub fn fetch_remote(
-        &mut self,
-        ws: Workspace,
-        fetcher: &remote::Fetcher,
-    ) -> Result<Vec<(String, RemoteState)>, EngineError> {
-        if self.remote_urls(ws)?.is_empty() {
-            return Ok(Vec::new());
-        }
-        current_thread_runtime()?.block_on(self.load_remote(ws, fetcher))
-    }
 }
 
-fn current_thread_runtime() -> Result<tokio::runtime::Runtime, EngineError> {
+pub(crate) fn current_thread_runtime() -> Result<tokio::runtime::Runtime, EngineError> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
     Ok(runtime.map_err(|err| remote::FetcherError::from_io(&err))?)
 }

@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use ctxgraph_engine::PROFILES;
 use ctxgraph_engine::answers::explain::{EntryExpansion, Reason};
 use ctxgraph_engine::answers::profile::{Request, Status};
 use ctxgraph_engine::answers::settings::SettingKind;
-use ctxgraph_engine::profiles::PROFILES;
 use ctxgraph_engine::{Agent, Budget, Code, Engine, EngineError, Finding, Severity, Workspace};
 use lsp_types::{
     CodeDescription, CodeLens, Command, Diagnostic, DiagnosticSeverity, DocumentLink, Hover, HoverContents,

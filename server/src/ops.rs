@@ -68,8 +68,9 @@ fn invalid(message: impl Into<String>) -> OpError {
 }
 
 /// What `explain` answers on every surface, for one agent or (`agents: None`) every agent
-/// side by side: opencode's whole explanation (for its agent `opencode_agent`) or one
-/// target's, another agent's verdict on every file it looked at, or one file's fate.
+/// side by side: the whole explanation of an agent that explains itself in full (opencode,
+/// for its agent `opencode_agent`) or one target's, another agent's verdict on every file it
+/// looked at, or one file's fate.
 /// `target` is as given: a path relative to `base`, or for opencode also an
 /// `instructions` entry or a URL.
 pub fn explain(
@@ -80,14 +81,11 @@ pub fn explain(
     base: &Path,
     opencode_agent: &str,
 ) -> Result<ExplainReply, EngineError> {
-    Ok(match (agents, target) {
-        (Some(Agent::Opencode), None) => {
-            ExplainReply::Workspace(Box::new(explain_workspace(engine, ws, opencode_agent)?))
-        }
-        (Some(Agent::Opencode), Some(target)) => {
-            ExplainReply::Target(engine.explain_target(ws, target, base)?)
-        }
-        (agents, target) => {
+    let in_full = agents.filter(|&agent| ctxgraph_engine::profiles::profile(agent).explains_in_full());
+    Ok(match (in_full, target) {
+        (Some(_), None) => ExplainReply::Workspace(Box::new(explain_workspace(engine, ws, opencode_agent)?)),
+        (Some(_), Some(target)) => ExplainReply::Target(engine.explain_target(ws, target, base)?),
+        (_, target) => {
             let path = target.map(|target| ctxgraph_engine::answers::resolve(base, target));
             explain_fates(engine, ws, agents, path)?
         }
@@ -265,7 +263,7 @@ impl Host {
     /// `build` / `context_build`.
     pub fn build(&mut self, params: BuildParams) -> Result<Built, OpError> {
         let agent = agent_param(params.agent.as_deref())?;
-        if agent != Agent::Opencode {
+        if !Turns::serves(agent) {
             return self.agent_build(agent, params).map(Built::Agent);
         }
         let model = match params.model.as_deref().map(str::parse::<ModelRef>) {

@@ -9,7 +9,7 @@ use ctxgraph_db::Workspace;
 use ctxgraph_db::agent::Agent;
 use ctxgraph_db::profile::{AgentFate, Layout, Request, Section, Source, Status};
 use ctxgraph_db::tokens::TokenCounter;
-use ctxgraph_engine::profiles::PROFILES;
+use ctxgraph_engine::PROFILES;
 use ctxgraph_engine::{Engine, HostEnv, LimitOverrides, O200k};
 
 use crate::args::{ReportArgs, SessionInput};
@@ -85,10 +85,10 @@ pub fn run(args: ReportArgs) -> Result<ExitCode, CliError> {
             });
         }
         // A session the engine holds as messages (an `opencode export`): its timeline.
-        if super::session::has_timeline(args.agent.one()) {
+        if let Some(agent) = super::session::timeline_agent(args.agent.one()) {
             let input =
                 SessionInput { session: record.clone(), cwd: args.cwd.clone(), remote: args.remote.clone() };
-            let (mut engine, ws, session) = super::session::open(&input)?;
+            let (mut engine, ws, session) = super::session::open(&input, agent)?;
             page.session =
                 Some(engine.explain_session(ws, session, LimitOverrides::default(), None, None)?);
         }

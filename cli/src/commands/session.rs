@@ -10,6 +10,7 @@ use ctxgraph_db::Workspace;
 use ctxgraph_db::agent::Agent;
 use ctxgraph_engine::answers::profile::{FileCost, SessionCosts};
 use ctxgraph_engine::answers::session::{CompactionPlan, ReadPoint, Session};
+use ctxgraph_engine::profiles::{live_sessions_agent, profile};
 use ctxgraph_engine::{Engine, EngineError, HostEnv, LimitOverrides, ReadAnswer};
 use serde_json::json;
 
@@ -121,7 +122,7 @@ fn display(path: &Path) -> String {
 
 fn compact(args: CompactArgs) -> Result<ExitCode, CliError> {
     let template = args.template.as_deref().map(read_text).transpose()?;
-    let (engine, ws, session) = open(&args.session)?;
+    let (engine, ws, session) = open(&args.session, live_sessions_agent())?;
     let overrides =
         LimitOverrides { context: args.limits.context, input: args.limits.input, output: args.limits.output };
     let params = engine.plan_params(ws, session, overrides)?;
@@ -141,7 +142,7 @@ fn compact(args: CompactArgs) -> Result<ExitCode, CliError> {
 }
 
 fn messages(args: MessagesArgs) -> Result<ExitCode, CliError> {
-    let (engine, _, session) = open(&args.session)?;
+    let (engine, _, session) = open(&args.session, live_sessions_agent())?;
     let messages = engine.next_messages(session)?;
     let out = match args.format {
         Format::Json => pretty(&json!(messages))?,
@@ -158,17 +159,23 @@ fn messages(args: MessagesArgs) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Whether `report --session` with `agent` (`None`: every agent) shows a session's timeline:
-/// opencode's export, the one record the engine holds as messages (the default when no one
-/// agent is named, as before other agents' records could be read).
-pub(super) fn has_timeline(agent: Option<Agent>) -> bool {
-    agent.is_none_or(|agent| agent == Agent::Opencode)
+/// The agent whose recorded session `report --session` shows as a timeline, with `agent`
+/// (`None`: every agent): one whose sessions the engine holds live, as messages
+/// ([`Profile::sessions_live`]); with no one agent named, the record is that agent's export,
+/// as before other agents' records could be read.
+///
+/// [`Profile::sessions_live`]: ctxgraph_db::profile::Profile::sessions_live
+pub(super) fn timeline_agent(agent: Option<Agent>) -> Option<Agent> {
+    match agent {
+        Some(agent) => profile(agent).sessions_live().then_some(agent),
+        None => Some(live_sessions_agent()),
+    }
 }
 
-/// The engine, the workspace and the session loaded from `--session`.
-pub(super) fn open(input: &SessionInput) -> Result<(Engine, Workspace, Session), CliError> {
+/// The engine, the workspace and `agent`'s live session loaded from `--session`.
+pub(super) fn open(input: &SessionInput, agent: Agent) -> Result<(Engine, Workspace, Session), CliError> {
     let bytes = read_bytes(&input.session)?;
-    let (mut engine, ws, _) = super::open_configured(input.cwd.clone(), &input.remote, Agent::Opencode)?;
+    let (mut engine, ws, _) = super::open_configured(input.cwd.clone(), &input.remote, agent)?;
     let name = if input.session == Path::new("-") {
         "<stdin>".to_owned()
     } else {
@@ -253,7 +260,7 @@ pub(super) fn read(
     request: &ctxgraph_db::profile::Request,
 ) -> Result<ReadAnswer, CliError> {
     let agent = args.agent;
-    if agent == Agent::Opencode {
+    if profile(agent).sessions_live() {
         let input = SessionInput {
             session: record.to_path_buf(),
             cwd: args.cwd.clone(),
@@ -263,7 +270,7 @@ pub(super) fn read(
             Some(id) => ReadPoint::InMessage { message: id.clone(), before_part: None },
             None => ReadPoint::NextStep,
         };
-        let (engine, ws, session) = open(&input)?;
+        let (engine, ws, session) = open(&input, agent)?;
         return Ok(engine.read(ws, agent, &args.file, request, Some((session, &point)))?);
     }
     if args.message.is_some() {
@@ -281,16 +288,16 @@ pub(super) fn read(
 pub(super) fn explain(args: ExplainArgs) -> Result<ExitCode, CliError> {
     let Some(record) = args.session.clone() else { return Ok(ExitCode::SUCCESS) };
     match args.agent.one() {
-        Some(Agent::Opencode) => explain_export(args, record),
+        Some(agent) if profile(agent).sessions_live() => explain_export(args, agent, record),
         Some(agent) => explain_record(&args, agent, &record),
         None => Err(CliError::Usage("--session explains one agent's session; name it with --agent".into())),
     }
 }
 
 /// opencode's export: its reads, and its next compaction.
-fn explain_export(args: ExplainArgs, export: PathBuf) -> Result<ExitCode, CliError> {
+fn explain_export(args: ExplainArgs, agent: Agent, export: PathBuf) -> Result<ExitCode, CliError> {
     let input = SessionInput { session: export, cwd: args.cwd, remote: args.remote };
-    let (mut engine, ws, session) = open(&input)?;
+    let (mut engine, ws, session) = open(&input, agent)?;
     let overrides =
         LimitOverrides { context: args.limits.context, input: args.limits.input, output: args.limits.output };
     let file = args.target.as_deref().map(Path::new);

@@ -413,8 +413,7 @@ fn code_lenses_name_what_every_agent_attaches_and_does_with_a_rule_file() {
     let titles = lens_titles(&reply);
     // One lens, the agents grouped by what they attach; its details name every agent in
     // the engine's registry, in its order.
-    let agents: Vec<String> =
-        ctxgraph_engine::profiles::PROFILES.iter().map(|p| p.agent().to_string()).collect();
+    let agents: Vec<String> = ctxgraph_engine::PROFILES.iter().map(|p| p.agent().to_string()).collect();
     assert_eq!(titles.len(), 1, "{titles:#?}");
     let details = reply["result"][0]["command"]["arguments"][0].as_array().cloned().unwrap_or_default();
     let named: Vec<&str> = details.iter().filter_map(|d| d["agent"].as_str()).collect();

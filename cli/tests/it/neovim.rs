@@ -95,7 +95,7 @@ fn neovim_shows_an_unsaved_mistake_and_what_every_agent_attaches() {
         (Some(prefix as u64), Some((prefix + SECRET.len()) as u64))
     );
 
-    let agents_count = ctxgraph_engine::profiles::PROFILES.len();
+    let agents_count = ctxgraph_engine::PROFILES.len();
     let rule: Vec<&str> =
         seen["rule_lenses"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
     assert_eq!(

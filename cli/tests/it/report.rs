@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use base64::Engine as _;
 use ctxgraph_db::tokens::TokenCounter as _;
 use ctxgraph_engine::O200k;
-use ctxgraph_engine::profiles::PROFILES;
+use ctxgraph_engine::PROFILES;
 use ctxgraph_test_support::sandbox::{fresh_dir, with_sandbox};
 use serde_json::{Value, json};
 

@@ -811,6 +811,22 @@ pub trait Profile: Sync {
         Section::Rules
     }
 
+    /// Whether `explain` answers with the agent's own explanation, stage by stage (config
+    /// layers, `instructions` entries and URLs, references, MCP servers, skills, memory),
+    /// rather than with each file's fate; `explain TARGET` then also takes an
+    /// `instructions` entry or a URL. Only an agent whose crate explains itself says so.
+    fn explains_in_full(&self) -> bool {
+        false
+    }
+
+    /// Whether the agent's sessions are modelled live from its own export: messages
+    /// appended as they arrive, the next compaction planned, a read answered at any
+    /// message. Any other agent's session is read as the record of the requests it sent
+    /// ([`Profile::session_costs`]).
+    fn sessions_live(&self) -> bool {
+        false
+    }
+
     /// The settings files the agent reads, in the order a later one wins (`ctxgraph
     /// config`); none by default.
     fn settings_files(&self, db: &dyn Db, ws: Workspace) -> Vec<crate::settings::SettingsFile> {

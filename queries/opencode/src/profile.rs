@@ -97,6 +97,16 @@ impl Profile for Opencode {
         Section::Message
     }
 
+    /// `explain` is [`crate::explain`]'s, every stage.
+    fn explains_in_full(&self) -> bool {
+        true
+    }
+
+    /// An export is loaded as a live session ([`crate::session`]).
+    fn sessions_live(&self) -> bool {
+        true
+    }
+
     fn check_settings(&self, request: &Request) -> Result<(), ProfileError> {
         ctxgraph_db::profile::check_known_settings(self, request)?;
         message_options(request).map(|_| ())

@@ -24,6 +24,10 @@ use ctxgraph_db::profile::{ReadLayout, Request};
 
 use crate::{Engine, EngineError};
 
+/// Each session's messages by id (the first of duplicates), so an append finds the message
+/// it updates (or that there is none) without reading every message's input.
+pub(crate) type MessageIds = HashMap<Session, HashMap<String, Message>>;
+
 /// Model limits given on the command line; each overrides the config's value.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LimitOverrides {
