@@ -19,7 +19,6 @@ mod changes;
 mod database;
 mod host;
 mod index;
-pub mod installation;
 pub mod mcp;
 mod opencode;
 mod os;
@@ -72,10 +71,12 @@ pub use ctxgraph_memory::recall::Recall;
 pub use ctxgraph_memory::record::Skipped;
 pub use ctxgraph_memory::render::MemoryContext;
 // opencode's extensions (its whole message, sessions, config, memory): its engine-side folder.
+pub use opencode::installation;
 pub use opencode::{
-    Agents, Block, BlockKind, BuildError, ConfigError, Explanation, Layout, LimitOverrides, MergedConfig,
-    MessageOptions, ModelRef, Nearby, NearbyRule, PlacedBlock, Prompt, ReadAnswer, ReadKind, Section,
-    SessionFailure, Skip, SystemPaths, TargetExplanation, Turn, Turns, same_text,
+    Agents, Block, BlockKind, BuildError, ConfigError, Explanation, InstallationTexts, Layout,
+    LimitOverrides, MergedConfig, MessageOptions, ModelRef, Nearby, NearbyRule, PlacedBlock, Prompt,
+    ReadAnswer, ReadKind, Section, SessionFailure, Skip, SystemPaths, TargetExplanation, Turn, Turns,
+    same_text,
 };
 
 /// Every agent ctxgraph reproduces, one line each, in the order `--agent all` and every
@@ -136,19 +137,6 @@ pub mod answers {
     /// A path resolved against a base directory lexically, as the engine resolves a
     /// question's relative paths against the working directory.
     pub use ctxgraph_db::path::resolve;
-}
-
-/// opencode's texts by name ([`Engine::installation_texts`]).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct InstallationTexts {
-    /// The executable the texts were read from; `None` without an installation.
-    pub binary: Option<PathBuf>,
-    /// Its release.
-    pub version: Option<String>,
-    /// Each text asked for that was found and verified.
-    pub texts: std::collections::BTreeMap<String, String>,
-    /// Why each other one is not.
-    pub unavailable: std::collections::BTreeMap<String, String>,
 }
 
 /// Why the engine could not answer.
@@ -576,43 +564,6 @@ impl Engine {
                 profile.title()
             ))),
         }
-    }
-
-    /// opencode's own texts by asset name (docs/opencode/installation.md), from the
-    /// installation loaded with [`Engine::load_installation`]: each one found and verified
-    /// (L2), and why each other one is not (L3). A name no release's table has is refused,
-    /// with the names there are.
-    pub fn installation_texts(&self, names: &[String]) -> Result<InstallationTexts, String> {
-        use ctxgraph_db::installation::{asset, known_assets, known_versions};
-        let known: std::collections::BTreeSet<&str> = known_versions()
-            .filter_map(known_assets)
-            .flat_map(|table| table.keys().map(String::as_str))
-            .collect();
-        if let Some(unknown) = names.iter().find(|name| !known.contains(name.as_str())) {
-            let known = known.into_iter().collect::<Vec<_>>().join(", ");
-            return Err(format!("opencode has no text named {unknown:?} (names: {known})"));
-        }
-        let installation = self.db.installation();
-        let (binary, version) = match installation.state(&self.db) {
-            InstallationState::Found(found) => (Some(found.binary.clone()), Some(found.version.clone())),
-            InstallationState::Missing { .. } => (None, None),
-        };
-        let mut texts = InstallationTexts { binary, version, ..InstallationTexts::default() };
-        for name in names {
-            match asset(&self.db, installation, name) {
-                Ok(text) => texts.texts.insert(name.clone(), text.to_string()),
-                Err(missing) => texts.unavailable.insert(name.clone(), missing.reason),
-            };
-        }
-        Ok(texts)
-    }
-
-    /// L1–L2: locates the opencode installation, loads and verifies its texts, and sets
-    /// the installation input (only when it changed). Returns what was found.
-    pub fn load_installation(&mut self, locate: &installation::Locate) -> &InstallationState {
-        let state = installation::load(locate);
-        self.set_installation(state);
-        self.db.installation().state(&self.db)
     }
 
     /// What [`Engine::agent_layout`] needs of `agent`'s installation to lay out `section`:

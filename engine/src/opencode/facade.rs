@@ -1,10 +1,11 @@
 //! The engine's questions about opencode alone: its prompt and message, config, agents,
-//! explanation, lint, memory and remote documents.
+//! explanation, lint, memory, remote documents and its installation's texts.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ctxgraph_db::agent::Agent;
+use ctxgraph_db::installation::InstallationState;
 use ctxgraph_db::lint::{Budget, Finding};
 use ctxgraph_db::profile;
 use ctxgraph_db::remote::ConfigRequest;
@@ -26,7 +27,21 @@ use ctxgraph_opencode::prompt::{
     BuildError, Layout, ModelRef, Prompt, Section, system_prompt, system_prompt_layout,
 };
 
+use super::installation;
 use crate::{Engine, EngineError, O200k, RemoteState, answers, current_thread_runtime, profiles, remote};
+
+/// opencode's texts by name ([`Engine::installation_texts`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct InstallationTexts {
+    /// The executable the texts were read from; `None` without an installation.
+    pub binary: Option<PathBuf>,
+    /// Its release.
+    pub version: Option<String>,
+    /// Each text asked for that was found and verified.
+    pub texts: std::collections::BTreeMap<String, String>,
+    /// Why each other one is not.
+    pub unavailable: std::collections::BTreeMap<String, String>,
+}
 
 impl Engine {
     /// The system text from the environment block to the last instruction block.
@@ -291,5 +306,42 @@ impl Engine {
             own.extend(ctxgraph_agents::fates::listing::listing_findings(&layout));
             Ok(own)
         })
+    }
+
+    /// opencode's own texts by asset name (docs/opencode/installation.md), from the
+    /// installation loaded with [`Engine::load_installation`]: each one found and verified
+    /// (L2), and why each other one is not (L3). A name no release's table has is refused,
+    /// with the names there are.
+    pub fn installation_texts(&self, names: &[String]) -> Result<InstallationTexts, String> {
+        use ctxgraph_db::installation::{asset, known_assets, known_versions};
+        let known: std::collections::BTreeSet<&str> = known_versions()
+            .filter_map(known_assets)
+            .flat_map(|table| table.keys().map(String::as_str))
+            .collect();
+        if let Some(unknown) = names.iter().find(|name| !known.contains(name.as_str())) {
+            let known = known.into_iter().collect::<Vec<_>>().join(", ");
+            return Err(format!("opencode has no text named {unknown:?} (names: {known})"));
+        }
+        let installation = self.db.installation();
+        let (binary, version) = match installation.state(&self.db) {
+            InstallationState::Found(found) => (Some(found.binary.clone()), Some(found.version.clone())),
+            InstallationState::Missing { .. } => (None, None),
+        };
+        let mut texts = InstallationTexts { binary, version, ..InstallationTexts::default() };
+        for name in names {
+            match asset(&self.db, installation, name) {
+                Ok(text) => texts.texts.insert(name.clone(), text.to_string()),
+                Err(missing) => texts.unavailable.insert(name.clone(), missing.reason),
+            };
+        }
+        Ok(texts)
+    }
+
+    /// L1–L2: locates the opencode installation, loads and verifies its texts, and sets
+    /// the installation input (only when it changed). Returns what was found.
+    pub fn load_installation(&mut self, locate: &installation::Locate) -> &InstallationState {
+        let state = installation::load(locate);
+        self.set_installation(state);
+        self.db.installation().state(&self.db)
     }
 }

@@ -9,6 +9,7 @@
 //! answers exist for.
 
 mod facade;
+pub mod installation;
 mod session;
 mod turn;
 
@@ -26,6 +27,7 @@ pub use ctxgraph_opencode::nearby::{Nearby, NearbyRule, ReadKind, Skip};
 pub use ctxgraph_opencode::prompt::{
     Block, BlockKind, BuildError, Layout, ModelRef, PlacedBlock, Prompt, Section,
 };
+pub use facade::InstallationTexts;
 pub(crate) use session::MessageIds;
 pub use session::{LimitOverrides, ReadAnswer, SessionFailure};
 pub use turn::{Turn, Turns, same_text};
