@@ -187,7 +187,7 @@ impl Worker {
             agent: args.agent,
         };
         match self.host.build(params).map_err(op)? {
-            Built::Opencode { turn, .. } => Ok(turn.layout.text.clone()),
+            Built::Memoized { turn, .. } => Ok(turn.layout.text.clone()),
             Built::Agent(reply) => Ok(reply.text.unwrap_or_default()),
         }
     }

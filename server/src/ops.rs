@@ -184,8 +184,11 @@ fn agents_param(name: Option<&str>) -> Result<Option<Agent>, OpError> {
 /// What `build` answers: opencode's turn (laid out by the server: it knows what the client
 /// holds), or another agent's reply.
 pub enum Built {
-    /// opencode's text, with what the client already knows.
-    Opencode {
+    /// The text of an agent whose builds the engine's memoized [`Turns`] serve (opencode's
+    /// whole message), with what the client already knows.
+    Memoized {
+        /// The agent.
+        agent: Agent,
         /// The layout and its diff against the previous build.
         turn: ctxgraph_engine::Turn,
         /// What the client holds.
@@ -316,7 +319,7 @@ impl Host {
         if sent != Some(&turn.layout.hash) {
             self.sent.insert(key, turn.layout.hash.clone());
         }
-        Ok(Built::Opencode { turn, known, executed })
+        Ok(Built::Memoized { agent, turn, known, executed })
     }
 
     /// `build` for an agent other than opencode: its profile's layout, the text and the

@@ -152,6 +152,8 @@ impl SectionParam {
 /// model; and everything for any other hash. For another agent it is [`AgentBuildReply`].
 #[derive(Serialize, JsonSchema)]
 pub struct BuildReply<'a> {
+    /// The agent's `--agent` name, as in every agent's reply.
+    pub agent: &'static str,
     /// The text, unless the client has it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<&'a str>,
@@ -189,7 +191,7 @@ pub enum Known {
 
 impl<'a> BuildReply<'a> {
     /// The reply for `turn`, leaving out what the client has.
-    pub fn new(turn: &'a Turn, known: Known, executed: u64) -> Self {
+    pub fn new(agent: ctxgraph_engine::Agent, turn: &'a Turn, known: Known, executed: u64) -> Self {
         let (layout, diff) = (&turn.layout, &turn.diff);
         let changed = diff.changed();
         let (unchanged, text, blocks) = match known {
@@ -201,6 +203,7 @@ impl<'a> BuildReply<'a> {
             }
         };
         BuildReply {
+            agent: agent.name(),
             text,
             hash: &layout.hash,
             bytes: layout.text.len(),

@@ -129,6 +129,7 @@ impl Serialize for Response {
 /// tree or copy of the text is made on the way out.
 enum Answer {
     Build {
+        agent: ctxgraph_engine::Agent,
         turn: ctxgraph_engine::Turn,
         known: Known,
         executed: u64,
@@ -157,8 +158,8 @@ enum Answer {
 impl Serialize for Answer {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
-            Answer::Build { turn, known, executed } => {
-                BuildReply::new(turn, *known, *executed).serialize(serializer)
+            Answer::Build { agent, turn, known, executed } => {
+                BuildReply::new(*agent, turn, *known, *executed).serialize(serializer)
             }
             Answer::AgentBuild(reply) => reply.serialize(serializer),
             Answer::Nearby(reply) => reply.serialize(serializer),
@@ -184,7 +185,9 @@ impl Serialize for Answer {
 impl From<Built> for Answer {
     fn from(built: Built) -> Self {
         match built {
-            Built::Opencode { turn, known, executed } => Answer::Build { turn, known, executed },
+            Built::Memoized { agent, turn, known, executed } => {
+                Answer::Build { agent, turn, known, executed }
+            }
             Built::Agent(reply) => Answer::AgentBuild(reply),
         }
     }
