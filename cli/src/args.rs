@@ -291,7 +291,7 @@ pub struct NearbyArgs {
 ///
 /// Each scenario is built hermetically: only the repository exists, the home and global
 /// config directories are the scenario's (or none), the date and platform are pinned and
-/// absolute paths are written as <repo>/… and <home>/….
+/// absolute paths are written as `<repo>/…` and `<home>/…`.
 #[derive(Debug, Args)]
 pub struct SnapshotArgs {
     /// The scenarios to snapshot [default: all]

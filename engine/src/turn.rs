@@ -72,7 +72,7 @@ pub type AgentTextKey = (Workspace, Agent, profile::Section, Vec<(String, String
 
 /// One client's builds of any agent's text ([`Engine::agent_layout`]), turn after turn, each
 /// compared with that client's previous build of the same text: the diff opencode's
-/// [`Turns`] gives, for every profile. Tied to the one engine it builds with: a revision of
+/// [`crate::Turns`] gives, for every profile. Tied to the one engine it builds with: a revision of
 /// another engine says nothing about this one's inputs.
 #[derive(Debug, Default)]
 pub struct AgentTurns {

@@ -1,6 +1,6 @@
 //! The main loop: one thread owns the engine and the open documents, reads the editor's
 //! messages in order, and hands every computation to a worker of one bounded [`Pool`],
-//! holding a [`Snapshot`](ctxgraph_engine::Snapshot).
+//! holding a [`ctxgraph_engine::Snapshot`].
 //!
 //! It reads only what it must: an open document is the editor's text (up to
 //! [`MAX_DOCUMENT_BYTES`]); anything else through the engine's bounded, non-blocking,

@@ -7,7 +7,7 @@
 //! lock, remote fetches with their own runtime), which must not stall the protocol's.
 //! Before each call the engine re-checks every path it knows, so a fact another session
 //! wrote a moment ago is seen, exactly as a fresh `ctxgraph` process would see it.
-//! Lines reach `rmcp` through [`lines`], which answers those it cannot read as `ctxgraph
+//! Lines reach `rmcp` through `lines`, which answers those it cannot read as `ctxgraph
 //! serve` does.
 
 use std::fmt::Display;

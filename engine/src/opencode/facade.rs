@@ -118,7 +118,7 @@ impl Engine {
     }
 
     /// The memoized prompt's blocks, without copying them, for a host that reads them each
-    /// step ([`Turns`] read [`Engine::layout`] instead: the text laid out, memoized too).
+    /// step ([`super::Turns`] read [`Engine::layout`] instead: the text laid out, memoized too).
     pub fn prompt(&self, ws: Workspace, model: Option<ModelRef>) -> Result<&Prompt, EngineError> {
         system_prompt(&self.db, ws, model).as_ref().map_err(|err| EngineError::Build(err.clone()))
     }

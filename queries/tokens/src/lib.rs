@@ -14,12 +14,12 @@
 //! `the_committed_pack_is_tiktoken_s_vocabulary` packs tiktoken-rs's vocabulary afresh and
 //! compares, so the file cannot drift from its source.
 //!
-//! The counting itself ([`Vocabulary`]) is written here rather than done by tiktoken-rs's
+//! The counting itself (`Vocabulary`) is written here rather than done by tiktoken-rs's
 //! `CoreBPE`, which is the reference the tests hold it to: `CoreBPE::new` copies every token
 //! twice more (a decoder map and a sorted list, for decoding and prefix completion, which a
 //! count never uses) and sorts 200k byte strings, 80 % of a first count's 250 ms; a table of
 //! ranks over the inflated pack, borrowing its bytes, is all a count needs. tiktoken-rs
-//! remains the tests' reference: for the vocabulary, the pre-tokenising pattern ([`PIECES`])
+//! remains the tests' reference: for the vocabulary, the pre-tokenising pattern (`PIECES`)
 //! and the expected counts. It is not a dependency of the binary: it turns on every Unicode
 //! table of the regex crates (scripts, ages, segmentation, boolean properties), which the
 //! pattern does not use.

@@ -225,7 +225,7 @@ const LITERALS: [(&str, usize, &str); 5] = [
     ("skill-fallback", 5, hashes::SKILL_FALLBACK),
 ];
 
-/// [`LITERALS`] as `js_literals::extract` takes them.
+/// `LITERALS` as `js_literals::extract` takes them.
 pub fn literal_table() -> std::collections::BTreeMap<String, ctxgraph_db::installation::AssetRecord> {
     LITERALS
         .iter()

@@ -5,7 +5,7 @@
 //!
 //! The text Qwen writes is Qwen's own wording: never copied into this repository. It is read
 //! from the installed package (two template literals) and accepted only when their blake3
-//! hash and length match [`RELEASES`]; otherwise the block holds a marked placeholder.
+//! hash and length match `RELEASES`; otherwise the block holds a marked placeholder.
 
 use std::sync::LazyLock;
 

@@ -149,7 +149,7 @@ impl SessionNearby {
 /// N2–N6 for a read of `target` at `point`.
 ///
 /// The reads of one assistant message run concurrently and claim each rule once (N4);
-/// which of them gets a rule is [`race`](super::race)'s model (N4.1). What the export
+/// which of them gets a rule is `race`'s model (N4.1). What the export
 /// records wins for the past: a completed read's rules are its recorded `metadata.loaded`
 /// (with `computed` where the model says otherwise), and for a read added to a message
 /// (`before_part: None`, the mid-step question) the completed reads' records are claims

@@ -3,7 +3,7 @@
 //! records what was sent: each `api-request` record names the messages of one main-loop
 //! request (`base`'s first `keep` messages, then the `tail` hashes), and each
 //! `api-request-blob` holds a user message exactly as sent. The rule-like texts in each
-//! message are found once ([`scan`]); a request's texts are its base's plus its tail's, so a
+//! message are found once (`scan`); a request's texts are its base's plus its tail's, so a
 //! session of n requests costs O(n) messages scanned, never O(n²).
 
 mod records;
