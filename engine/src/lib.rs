@@ -118,8 +118,8 @@ pub mod answers {
     /// The shape every agent's profile answers ([`crate::Engine::agent_layout`]).
     pub mod profile {
         pub use ctxgraph_db::profile::{
-            AgentFate, Block, Layout, LeftOut, ProfileError, ReadLayout, RemoteDocument, Request, Section,
-            Setting, Status, WordingSource,
+            AgentFate, Block, BlockView, Layout, LeftOut, ProfileError, ReadLayout, RemoteDocument, Request,
+            Section, Setting, SourceRef, Status, WordingSource,
         };
         pub use ctxgraph_db::session_costs::{FileCost, Saving, SessionCosts, StepCost, StepWhy};
     }

@@ -129,6 +129,21 @@ pub struct AgentTurn {
     pub executed: u64,
 }
 
+impl AgentTurn {
+    /// Each block with its id, as a host's reply carries it ([`profile::BlockView`]).
+    pub fn blocks(&self) -> impl Iterator<Item = (&str, profile::BlockView<'_>)> {
+        self.layout.blocks.iter().zip(self.ids.iter()).map(|(block, id)| (&**id, block.view()))
+    }
+
+    /// Why the text holds placeholders for the agent's own wording, if it does.
+    pub fn unavailable(&self) -> Option<&str> {
+        match &self.layout.wording {
+            profile::WordingSource::Unavailable { reason } => Some(reason),
+            _ => None,
+        }
+    }
+}
+
 impl AgentTurns {
     /// Lays out `agent`'s text for `request` and compares it with the previous build of the
     /// same text (working directory, agent, section, settings). When no input was set since

@@ -28,7 +28,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::ops::{Built, Host, OpError};
+use crate::ops::{Host, OpError};
 use crate::protocol::{
     BuildParams, ConfigParams, ExplainParams, ForgetParams, LintParams, NearbyReply, RecallParams,
     RememberParams, SessionAppendParams, SessionCompactParams, SessionExplainParams, SessionOpenParams,
@@ -186,10 +186,7 @@ impl Worker {
             known_hash: None,
             agent: args.agent,
         };
-        match self.host.build(params).map_err(op)? {
-            Built::Memoized { turn, .. } => Ok(turn.layout.text.clone()),
-            Built::Agent(reply) => Ok(reply.text.unwrap_or_default()),
-        }
+        Ok(self.host.build(params).map_err(op)?.text().to_owned())
     }
 
     fn explain(&mut self, args: ExplainArgs) -> Answer {

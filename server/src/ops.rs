@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ctxgraph_engine::answers::memory::{FactSource, MemoryContext, Scope};
-use ctxgraph_engine::answers::profile::{Request, Section as ProfileSection, WordingSource};
+use ctxgraph_engine::answers::profile::{Request, Section as ProfileSection};
 use ctxgraph_engine::answers::session::{ReadPoint, Session};
 use ctxgraph_engine::answers::settings::SettingsReport;
 use ctxgraph_engine::{
@@ -19,12 +19,12 @@ use ctxgraph_engine::{
 use ctxgraph_memory::{Store, system_clock};
 
 use crate::protocol::{
-    AgentBlock, AgentBuildReply, BuildParams, ConfigParams, ConfigReply, ExplainParams, ExplainReply,
-    ForgetParams, ForgetReply, InstallationParams, InstallationReply, Known, LintParams, LintReply,
-    NearbyParams, RecallParams, RecallReply, RememberParams, RememberReply, ScopeName, SectionParam,
-    SessionAppendParams, SessionAppendReply, SessionCompactParams, SessionCompactReply, SessionExplainParams,
-    SessionExplainReply, SessionMessagesReply, SessionOpenParams, SessionOpenReply, SessionParams,
-    SessionRulesParams, SessionRulesReply, WorkspaceExplanation,
+    BuildParams, BuildReply, BuiltTurn, ConfigParams, ConfigReply, ExplainParams, ExplainReply, ForgetParams,
+    ForgetReply, InstallationParams, InstallationReply, Known, LintParams, LintReply, NearbyParams,
+    RecallParams, RecallReply, RememberParams, RememberReply, ScopeName, SectionParam, SessionAppendParams,
+    SessionAppendReply, SessionCompactParams, SessionCompactReply, SessionExplainParams, SessionExplainReply,
+    SessionMessagesReply, SessionOpenParams, SessionOpenReply, SessionParams, SessionRulesParams,
+    SessionRulesReply, WorkspaceExplanation,
 };
 
 /// Why an operation has no answer.
@@ -185,7 +185,7 @@ fn agents_param(name: Option<&str>) -> Result<Option<Agent>, OpError> {
 /// holds), or another agent's reply.
 pub enum Built {
     /// The text of an agent whose builds the engine's memoized [`Turns`] serve (opencode's
-    /// whole message), with what the client already knows.
+    /// whole message).
     Memoized {
         /// The agent.
         agent: Agent,
@@ -196,8 +196,39 @@ pub enum Built {
         /// Queries executed for it.
         executed: u64,
     },
-    /// Another agent's text.
-    Agent(AgentBuildReply),
+    /// Any other agent's text, from its profile's layout.
+    Agent {
+        /// The agent.
+        agent: Agent,
+        /// The layout, its blocks' ids and its diff against the previous build.
+        turn: ctxgraph_engine::AgentTurn,
+        /// What the client holds.
+        known: Known,
+        /// Queries executed for it.
+        executed: u64,
+    },
+}
+
+impl Built {
+    /// The reply, the same shape for every agent.
+    pub fn reply(&self) -> BuildReply<'_> {
+        match self {
+            Built::Memoized { agent, turn, known, executed } => {
+                BuildReply::new(*agent, BuiltTurn::Memoized(turn), *known, *executed)
+            }
+            Built::Agent { agent, turn, known, executed } => {
+                BuildReply::new(*agent, BuiltTurn::Agent(turn), *known, *executed)
+            }
+        }
+    }
+
+    /// The whole text.
+    pub fn text(&self) -> &str {
+        match self {
+            Built::Memoized { turn, .. } => &turn.layout.text,
+            Built::Agent { turn, .. } => &turn.layout.text,
+        }
+    }
 }
 
 /// A warm engine and what the operations keep between requests: the previous builds, the
@@ -267,7 +298,7 @@ impl Host {
     pub fn build(&mut self, params: BuildParams) -> Result<Built, OpError> {
         let agent = agent_param(params.agent.as_deref())?;
         if !Turns::serves(agent) {
-            return self.agent_build(agent, params).map(Built::Agent);
+            return self.agent_build(agent, params);
         }
         let model = match params.model.as_deref().map(str::parse::<ModelRef>) {
             Some(Err(message)) => return Err(invalid(format!("model: {message}"))),
@@ -322,9 +353,8 @@ impl Host {
         Ok(Built::Memoized { agent, turn, known, executed })
     }
 
-    /// `build` for an agent other than opencode: its profile's layout, the text and the
-    /// files it carries, each with why.
-    fn agent_build(&mut self, agent: Agent, params: BuildParams) -> Result<AgentBuildReply, OpError> {
+    /// `build` through [`AgentTurns`]: the agent's profile layout.
+    fn agent_build(&mut self, agent: Agent, params: BuildParams) -> Result<Built, OpError> {
         let mut request = self.request(agent);
         request.section = params.section.map_or_else(Default::default, SectionParam::section);
         request.settings = params.agent_settings().map_err(invalid)?;
@@ -350,40 +380,7 @@ impl Host {
         if sent != Some(&hash) {
             self.agent_sent.insert(key, hash.clone());
         }
-        let unavailable = match &layout.wording {
-            WordingSource::Unavailable { reason } => Some(reason.clone()),
-            _ => None,
-        };
-        let changed = turn.diff.changed();
-        let unchanged = matches!(known, Known::Current);
-        // What the client lacks: nothing of an unchanged text, only the changed blocks of
-        // the build it holds.
-        let blocks = (!unchanged).then(|| {
-            layout
-                .blocks
-                .iter()
-                .zip(turn.ids.iter())
-                .filter(|(_, id)| !matches!(known, Known::PreviousBuild) || changed.contains(id))
-                .map(|(block, id)| AgentBlock {
-                    id: id.to_string(),
-                    text: layout.text_of(block).to_owned(),
-                    block: block.clone(),
-                })
-                .collect()
-        });
-        Ok(AgentBuildReply {
-            agent: layout.agent,
-            bytes: layout.text.len(),
-            hash,
-            text: (!unchanged).then(|| layout.text.clone()),
-            blocks,
-            changed: changed.iter().map(ToString::to_string).collect(),
-            removed: turn.diff.removed.iter().map(ToString::to_string).collect(),
-            stable_prefix_bytes: turn.diff.stable_prefix_bytes,
-            executed,
-            unchanged,
-            unavailable,
-        })
+        Ok(Built::Agent { agent, turn, known, executed })
     }
 
     /// The request for `agent`: its own wording, looked for once per server (an

@@ -15,10 +15,10 @@ use ctxgraph_engine::answers::explain::{
     Explanation, SessionExplanation, SkillsExplanation, TargetExplanation,
 };
 use ctxgraph_engine::answers::memory::MemoryContext;
-use ctxgraph_engine::answers::profile::{AgentFate, Block, SessionCosts};
+use ctxgraph_engine::answers::profile::{AgentFate, Block, BlockView, SessionCosts};
 use ctxgraph_engine::answers::session::CompactionPlan;
 use ctxgraph_engine::answers::stages::{McpServerFact, References};
-use ctxgraph_engine::{Finding, PlacedBlock, Turn};
+use ctxgraph_engine::{AgentTurn, ContentHash, Finding, Turn};
 use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
@@ -145,37 +145,89 @@ impl SectionParam {
     }
 }
 
-/// The answer to `build` for opencode. Without `known_hash` it carries the text and every
-/// block. With a `known_hash` it carries only what the client lacks: no text and no blocks
-/// when that is the current text (`unchanged: true`); the text and only the blocks added or
-/// modified when it is the build the server sent last for this directory, section and
-/// model; and everything for any other hash. For another agent it is [`AgentBuildReply`].
+/// The answer to `build`, the same for every agent: the text (opencode's system text or
+/// whole message, Codex's message, Gemini's system-instruction and first-message context…),
+/// its blocks in text order, and what changed since this client's previous build of the same
+/// text (working directory, agent, section, and the settings or model). With a `known_hash`
+/// it carries only what the client lacks: no text and no blocks when that is the current
+/// text (`unchanged: true`); the text and only the blocks added or modified when it is the
+/// build the server sent last for the same text; everything for any other hash.
 #[derive(Serialize, JsonSchema)]
 pub struct BuildReply<'a> {
-    /// The agent's `--agent` name, as in every agent's reply.
+    /// The agent's `--agent` name.
     pub agent: &'static str,
     /// The text, unless the client has it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<&'a str>,
     /// blake3 of the text.
-    pub hash: &'a str,
+    pub hash: String,
     /// Length of the text in bytes.
     pub bytes: usize,
-    /// Each block placed in the text (id, byte range, hash, rule, reason).
+    /// Each block with its id: what it comes from, where the agent puts it, its bytes' range
+    /// and hash, whether it went whole, its rule. Why and where exactly are `build --format
+    /// json`'s and `explain`'s. With a `known_hash` of the server's previous build of this
+    /// text, only the blocks added or modified since.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub blocks: Option<Vec<&'a PlacedBlock>>,
+    #[schemars(with = "Option<Vec<TurnBlock<'static>>>")]
+    pub blocks: Option<TurnBlocks<'a>>,
     /// Ids of the blocks added, then modified, since the previous build.
     #[schemars(with = "Vec<String>")]
     pub changed: Vec<Arc<str>>,
     /// Ids of the blocks removed since the previous build.
     #[schemars(with = "Vec<String>")]
     pub removed: &'a [Arc<str>],
-    /// How many bytes at the start are the same as in the previous build.
+    /// How many bytes at the start are the same as in the previous build: what a
+    /// provider's prompt cache can reuse.
     pub stable_prefix_bytes: usize,
     /// Queries executed for this build.
     pub executed: u64,
     /// The text is the one the client named in `known_hash`; text and blocks are left out.
     pub unchanged: bool,
+    /// Why the text holds placeholders for the agent's own texts (its installation could
+    /// not give them), if it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<&'a str>,
+}
+
+/// One block of a [`BuildReply`].
+#[derive(Serialize, JsonSchema)]
+pub struct TurnBlock<'a> {
+    /// Stable for as long as the block has the same source: `file:<path>`, `url:<url>`, or
+    /// the name of a text the agent writes itself (`#2` for a source seen again).
+    pub id: &'a str,
+    /// The block.
+    #[serde(flatten)]
+    pub block: BlockView<'a>,
+}
+
+/// A build as `build` answers it, whichever turns made it.
+pub enum BuiltTurn<'a> {
+    /// The engine's memoized turns of opencode's text ([`ctxgraph_engine::Turns`]).
+    Memoized(&'a Turn),
+    /// Any agent's profile layout ([`ctxgraph_engine::AgentTurns`]).
+    Agent(&'a AgentTurn),
+}
+
+/// A reply's blocks, read from the turn as they are written: a reply copies none of them.
+pub struct TurnBlocks<'a> {
+    turn: BuiltTurn<'a>,
+    /// Only these ids (the blocks changed since the build the client holds), or all.
+    only: Option<Vec<Arc<str>>>,
+}
+
+impl Serialize for TurnBlocks<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let keep = |id: &str| self.only.as_ref().is_none_or(|only| only.iter().any(|o| &**o == id));
+        let block = |(id, block)| TurnBlock { id, block };
+        match self.turn {
+            BuiltTurn::Memoized(turn) => {
+                serializer.collect_seq(turn.blocks().filter(|(id, _)| keep(id)).map(block))
+            }
+            BuiltTurn::Agent(turn) => {
+                serializer.collect_seq(turn.blocks().filter(|(id, _)| keep(id)).map(block))
+            }
+        }
+    }
 }
 
 /// What the client already has, as far as `build` can tell.
@@ -190,82 +242,39 @@ pub enum Known {
 }
 
 impl<'a> BuildReply<'a> {
-    /// The reply for `turn`, leaving out what the client has.
-    pub fn new(agent: ctxgraph_engine::Agent, turn: &'a Turn, known: Known, executed: u64) -> Self {
-        let (layout, diff) = (&turn.layout, &turn.diff);
+    /// The reply for `agent`'s `turn`, leaving out what the client has.
+    pub fn new(agent: ctxgraph_engine::Agent, turn: BuiltTurn<'a>, known: Known, executed: u64) -> Self {
+        let (text, hash, diff, unavailable) = match turn {
+            BuiltTurn::Memoized(turn) => {
+                (turn.layout.text.as_str(), turn.layout.hash.clone(), &turn.diff, turn.unavailable())
+            }
+            BuiltTurn::Agent(turn) => {
+                let hash = turn.layout.hash.unwrap_or_else(|| ContentHash::of("")).to_string();
+                (turn.layout.text.as_str(), hash, &turn.diff, turn.unavailable())
+            }
+        };
         let changed = diff.changed();
-        let (unchanged, text, blocks) = match known {
-            Known::Nothing => (false, Some(layout.text.as_str()), Some(layout.blocks.iter().collect())),
+        let (unchanged, sent, blocks) = match known {
+            Known::Nothing => (false, Some(text), Some(TurnBlocks { turn, only: None })),
             Known::Current => (true, None, None),
             Known::PreviousBuild => {
-                let blocks = layout.blocks.iter().filter(|b| changed.contains(&b.id)).collect();
-                (false, Some(layout.text.as_str()), Some(blocks))
+                (false, Some(text), Some(TurnBlocks { turn, only: Some(changed.clone()) }))
             }
         };
         BuildReply {
             agent: agent.name(),
-            text,
-            hash: &layout.hash,
-            bytes: layout.text.len(),
+            text: sent,
+            hash,
+            bytes: text.len(),
             blocks,
             changed,
             removed: &diff.removed,
             stable_prefix_bytes: diff.stable_prefix_bytes,
             executed,
             unchanged,
+            unavailable,
         }
     }
-}
-
-/// The answer to `build` for an agent other than opencode: its text (Codex's message;
-/// Gemini's system-instruction and first-message context), its blocks in send order, and
-/// what changed since this client's previous build of the same text, as opencode's turns
-/// say it. With the current hash as `known_hash`: `unchanged`, no text and no blocks; with
-/// the hash of the server's previous build: the text and only the blocks that changed.
-#[derive(Serialize, JsonSchema)]
-pub struct AgentBuildReply {
-    /// The agent's `--agent` name.
-    pub agent: &'static str,
-    /// The text, unless the client has it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
-    /// blake3 of the text.
-    pub hash: String,
-    /// Length of the text in bytes.
-    pub bytes: usize,
-    /// Each block with its id and bytes; with a `known_hash` of the server's previous build
-    /// of this text, only the blocks added or modified since.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub blocks: Option<Vec<AgentBlock>>,
-    /// Ids of the blocks added, then modified, since this client's previous build of the
-    /// same text (working directory, agent, section, settings).
-    pub changed: Vec<String>,
-    /// Ids of the blocks removed since that build.
-    pub removed: Vec<String>,
-    /// How many bytes at the start are the same as in that build: what a provider's prompt
-    /// cache can reuse.
-    pub stable_prefix_bytes: usize,
-    /// Queries executed for this build.
-    pub executed: u64,
-    /// The text is the one the client named in `known_hash`.
-    pub unchanged: bool,
-    /// Claude Code without its installation: why its own wording is placeholders in `text`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub unavailable: Option<String>,
-}
-
-/// One block an agent sends: the profile's block (source, placement, position, range,
-/// hash, rule, reason) and its bytes.
-#[derive(Serialize, JsonSchema)]
-pub struct AgentBlock {
-    /// Stable for as long as the block has the same source: `file:<path>`, `url:<url>`, or
-    /// the name of a text the agent writes itself (`#2` for a source seen again).
-    pub id: String,
-    /// The profile's block.
-    #[serde(flatten)]
-    pub block: ctxgraph_engine::answers::profile::Block,
-    /// Its bytes.
-    pub text: String,
 }
 
 /// What a read of `file` attaches in an agent's context, as `ctxgraph nearby --format json`
@@ -792,8 +801,6 @@ pub struct Method {
     pub params: fn(&mut SchemaGenerator) -> Schema,
     /// The reply's schema.
     pub reply: fn(&mut SchemaGenerator) -> Schema,
-    /// More replies the method may give (`build` for another agent, `nearby` in a session).
-    pub other_replies: &'static [fn(&mut SchemaGenerator) -> Schema],
 }
 
 /// How every reply's schema is generated (docs/protocol.md and the MCP tools): JSON Schema
@@ -882,7 +889,6 @@ pub const METHODS: &[Method] = &[
         scope: Scope::None,
         params: schema::<BuildParams>,
         reply: schema::<BuildReply<'static>>,
-        other_replies: &[schema::<AgentBuildReply>],
     },
     Method {
         name: "nearby",
@@ -890,7 +896,6 @@ pub const METHODS: &[Method] = &[
         scope: Scope::None,
         params: schema::<NearbyParams>,
         reply: schema::<NearbyReply>,
-        other_replies: &[],
     },
     Method {
         name: "explain",
@@ -898,7 +903,6 @@ pub const METHODS: &[Method] = &[
         scope: Scope::Workspace,
         params: schema::<ExplainParams>,
         reply: schema::<ExplainReply>,
-        other_replies: &[],
     },
     Method {
         name: "lint",
@@ -906,7 +910,6 @@ pub const METHODS: &[Method] = &[
         scope: Scope::Workspace,
         params: schema::<LintParams>,
         reply: schema::<LintReply>,
-        other_replies: &[],
     },
     Method {
         name: "config",
@@ -914,7 +917,6 @@ pub const METHODS: &[Method] = &[
         scope: Scope::Workspace,
         params: schema::<ConfigParams>,
         reply: schema::<ConfigReply>,
-        other_replies: &[],
     },
     Method {
         name: "session/open",
@@ -922,7 +924,6 @@ pub const METHODS: &[Method] = &[
         scope: Scope::None,
         params: schema::<SessionOpenParams>,
         reply: schema::<SessionOpenReply>,
-        other_replies: &[],
     },
     Method {
         name: "session/append",
@@ -930,7 +931,6 @@ pub const METHODS: &[Method] = &[
         scope: Scope::None,
         params: schema::<SessionAppendParams>,
         reply: schema::<SessionAppendReply>,
-        other_replies: &[],
     },
     Method {
         name: "session/compact",
@@ -938,7 +938,6 @@ pub const METHODS: &[Method] = &[
         scope: Scope::Workspace,
         params: schema::<SessionCompactParams>,
         reply: schema::<SessionCompactReply>,
-        other_replies: &[],
     },
     Method {
         name: "session/messages",
@@ -946,7 +945,6 @@ pub const METHODS: &[Method] = &[
         scope: Scope::None,
         params: schema::<SessionParams>,
         reply: schema::<SessionMessagesReply>,
-        other_replies: &[],
     },
     Method {
         name: "session/explain",
@@ -954,7 +952,6 @@ pub const METHODS: &[Method] = &[
         scope: Scope::Workspace,
         params: schema::<SessionExplainParams>,
         reply: schema::<SessionExplainReply>,
-        other_replies: &[],
     },
     Method {
         name: "session/rules",
@@ -962,7 +959,6 @@ pub const METHODS: &[Method] = &[
         scope: Scope::Workspace,
         params: schema::<SessionRulesParams>,
         reply: schema::<SessionRulesReply>,
-        other_replies: &[],
     },
     Method {
         name: "memory/recall",
@@ -970,7 +966,6 @@ pub const METHODS: &[Method] = &[
         scope: Scope::WorkspaceAndSession,
         params: schema::<RecallParams>,
         reply: schema::<RecallReply>,
-        other_replies: &[],
     },
     Method {
         name: "memory/remember",
@@ -978,7 +973,6 @@ pub const METHODS: &[Method] = &[
         scope: Scope::WorkspaceAndSession,
         params: schema::<RememberParams>,
         reply: schema::<RememberReply>,
-        other_replies: &[],
     },
     Method {
         name: "memory/forget",
@@ -986,7 +980,6 @@ pub const METHODS: &[Method] = &[
         scope: Scope::WorkspaceAndSession,
         params: schema::<ForgetParams>,
         reply: schema::<ForgetReply>,
-        other_replies: &[],
     },
     Method {
         name: "installation",
@@ -994,7 +987,6 @@ pub const METHODS: &[Method] = &[
         scope: Scope::None,
         params: schema::<InstallationParams>,
         reply: schema::<InstallationReply>,
-        other_replies: &[],
     },
     Method {
         name: "stats",
@@ -1002,7 +994,6 @@ pub const METHODS: &[Method] = &[
         scope: Scope::None,
         params: schema::<StatsParams>,
         reply: schema::<StatsReply>,
-        other_replies: &[],
     },
     Method {
         name: "shutdown",
@@ -1010,7 +1001,6 @@ pub const METHODS: &[Method] = &[
         scope: Scope::None,
         params: schema::<ShutdownParams>,
         reply: schema::<NullReply>,
-        other_replies: &[],
     },
 ];
 

@@ -25,12 +25,11 @@ use serde_json::Value;
 
 use crate::ops::{Built, Host, OpError};
 use crate::protocol::{
-    AgentBuildReply, BuildParams, BuildReply, ConfigReply, ExplainParams, ExplainReply, ForgetParams,
-    ForgetReply, InstallationParams, InstallationReply, Known, LintParams, LintReply, NearbyParams,
-    NearbyReply, RecallParams, RecallReply, RememberParams, RememberReply, Scope, SessionAppendParams,
-    SessionAppendReply, SessionCompactParams, SessionCompactReply, SessionExplainParams, SessionExplainReply,
-    SessionMessagesReply, SessionOpenParams, SessionOpenReply, SessionParams, SessionRulesParams,
-    SessionRulesReply, StatsReply,
+    BuildParams, ConfigReply, ExplainParams, ExplainReply, ForgetParams, ForgetReply, InstallationParams,
+    InstallationReply, LintParams, LintReply, NearbyParams, NearbyReply, RecallParams, RecallReply,
+    RememberParams, RememberReply, Scope, SessionAppendParams, SessionAppendReply, SessionCompactParams,
+    SessionCompactReply, SessionExplainParams, SessionExplainReply, SessionMessagesReply, SessionOpenParams,
+    SessionOpenReply, SessionParams, SessionRulesParams, SessionRulesReply, StatsReply,
 };
 
 /// JSON-RPC 2.0 error codes.
@@ -128,14 +127,8 @@ impl Serialize for Response {
 /// reply shows; `build` and `nearby` lay their reply out only while serialising, so no JSON
 /// tree or copy of the text is made on the way out.
 enum Answer {
-    Build {
-        agent: ctxgraph_engine::Agent,
-        turn: ctxgraph_engine::Turn,
-        known: Known,
-        executed: u64,
-    },
-    /// `build` with `agent` other than opencode.
-    AgentBuild(AgentBuildReply),
+    /// `build`, for any agent.
+    Build(Box<Built>),
     Nearby(Box<NearbyReply>),
     Installation(InstallationReply),
     Stats(StatsReply),
@@ -158,10 +151,7 @@ enum Answer {
 impl Serialize for Answer {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
-            Answer::Build { agent, turn, known, executed } => {
-                BuildReply::new(*agent, turn, *known, *executed).serialize(serializer)
-            }
-            Answer::AgentBuild(reply) => reply.serialize(serializer),
+            Answer::Build(built) => built.reply().serialize(serializer),
             Answer::Nearby(reply) => reply.serialize(serializer),
             Answer::Installation(reply) => reply.serialize(serializer),
             Answer::Stats(reply) => reply.serialize(serializer),
@@ -184,12 +174,7 @@ impl Serialize for Answer {
 
 impl From<Built> for Answer {
     fn from(built: Built) -> Self {
-        match built {
-            Built::Memoized { agent, turn, known, executed } => {
-                Answer::Build { agent, turn, known, executed }
-            }
-            Built::Agent(reply) => Answer::AgentBuild(reply),
-        }
+        Answer::Build(Box::new(built))
     }
 }
 
@@ -584,7 +569,7 @@ impl Response {
     fn verbatim(&self) -> Verbatim {
         match &self.outcome {
             Outcome::Result(Answer::SessionMessages(_) | Answer::SessionCompact(_)) => Verbatim::All,
-            Outcome::Result(Answer::Build { .. } | Answer::AgentBuild(_) | Answer::Nearby(_)) => PROMPT_TEXT,
+            Outcome::Result(Answer::Build(_) | Answer::Nearby(_)) => PROMPT_TEXT,
             _ => NOTHING,
         }
     }

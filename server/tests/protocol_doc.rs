@@ -84,10 +84,6 @@ fn render() -> String {
         let _ = writeln!(sections, "Params:\n\n```json\n{}\n```\n", show(params));
         let reply = serde_json::to_value((method.reply)(&mut reply_generator())).expect("schema");
         let _ = writeln!(sections, "Reply:\n\n```json\n{}\n```", show(reply));
-        for other in method.other_replies {
-            let reply = serde_json::to_value(other(&mut reply_generator())).expect("schema");
-            let _ = writeln!(sections, "\nOr:\n\n```json\n{}\n```", show(reply));
-        }
     }
     page.push_str(&sections);
     page

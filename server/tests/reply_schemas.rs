@@ -122,7 +122,7 @@ fn every_reply_validates_against_the_schema_the_protocol_page_shows() {
     // reply must hold): each chosen so that the optional parts are there to be checked too.
     let cases: Vec<(&str, usize, Value, &str)> = vec![
         ("build", 0, json!({ "cwd": cwd }), "/blocks/0"),
-        ("build", 1, json!({ "cwd": cwd, "agent": "codex" }), "/blocks/0"),
+        ("build", 0, json!({ "cwd": cwd, "agent": "codex" }), "/blocks/0"),
         ("nearby", 0, json!({ "cwd": cwd, "file": "src/main.rs" }), "/blocks/0/rule"),
         ("nearby", 0, json!({ "cwd": proj, "file": "sub/a.txt", "session": session }), "/opencode/rules/0"),
         ("nearby", 0, json!({ "cwd": cwd, "file": "src/main.rs", "agent": "claude-code" }), "/wording"),

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use ctxgraph_db::Workspace;
 use ctxgraph_db::agent::Agent;
 use ctxgraph_db::hash::ContentHash;
+use ctxgraph_db::profile::BlockView;
 use ctxgraph_opencode::message::MessageOptions;
+use ctxgraph_opencode::profile::block_view;
 use ctxgraph_opencode::prompt::{Layout, ModelRef, Section};
 
 use crate::{Engine, EngineError, TurnDiff};
@@ -43,6 +45,19 @@ pub struct Turn {
     pub diff: TurnDiff,
     /// Queries that executed (rather than being reused) for this build.
     pub executed: u64,
+}
+
+impl Turn {
+    /// Each block with its id, in the shape every agent's turn has ([`BlockView`]).
+    pub fn blocks(&self) -> impl Iterator<Item = (&str, BlockView<'_>)> {
+        self.layout.blocks.iter().map(|block| (&*block.id, block_view(block)))
+    }
+
+    /// Why the text holds placeholders for opencode's own texts (its installation could not
+    /// give them: L3), if it does.
+    pub fn unavailable(&self) -> Option<&str> {
+        self.layout.blocks.iter().find_map(|block| block.unavailable_reason.as_deref())
+    }
 }
 
 impl Turns {

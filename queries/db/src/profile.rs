@@ -68,7 +68,76 @@ pub enum Source {
     Agent(String),
 }
 
+/// A [`Source`] borrowed from the layout that holds it, serialized the same way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case", tag = "kind", content = "source")]
+pub enum SourceRef<'a> {
+    /// A file on disk, by its absolute path.
+    File(&'a Path),
+    /// A document fetched from a URL.
+    Url(&'a str),
+    /// Text the agent writes itself, by a name.
+    Agent(&'a str),
+}
+
+impl SourceRef<'_> {
+    /// The owned [`Source`].
+    pub fn to_source(self) -> Source {
+        match self {
+            SourceRef::File(path) => Source::File(path.to_path_buf()),
+            SourceRef::Url(url) => Source::Url(url.to_owned()),
+            SourceRef::Agent(name) => Source::Agent(name.to_owned()),
+        }
+    }
+}
+
+/// A block as a host's turn reply carries it (serve's `build`): the same fields for every
+/// agent, borrowed from whichever layout holds the block, so that a reply copies none of
+/// it. What it comes from, where the agent puts it, its bytes' range and hash, whether it
+/// went whole, the rule, and what a host must know of its bytes (a placeholder, a text that
+/// differs between starts, an order that does). Why and where exactly are the whole answer's (`build --format
+/// json`, `explain`): repeated on each of a few hundred blocks, they were most of a turn
+/// reply's bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct BlockView<'a> {
+    /// What the text comes from.
+    #[serde(flatten)]
+    pub source: SourceRef<'a>,
+    /// Where the agent puts it.
+    pub placement: Placement,
+    /// Byte range of the block in the text (`start`, `end` in JSON).
+    #[serde(flatten)]
+    #[cfg_attr(feature = "schema", schemars(with = "crate::schema::ByteRange"))]
+    pub range: Range<usize>,
+    /// blake3 of the block's bytes.
+    pub hash: ContentHash,
+    /// Sent whole, cut, or inlined.
+    pub status: Status,
+    /// The rule that put it there.
+    pub rule: &'static str,
+    /// The block stands in for a text of the agent's own that could not be loaded: why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placeholder: Option<&'a str>,
+    /// The block's text can differ between the agent's starts: why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unstable: Option<&'a str>,
+    /// The block is one of a set the agent sends in no stable order ([`Block::unordered`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unordered: bool,
+}
+
 impl Source {
+    /// This source, borrowed.
+    pub fn borrowed(&self) -> SourceRef<'_> {
+        match self {
+            Source::File(path) => SourceRef::File(path),
+            Source::Url(url) => SourceRef::Url(url),
+            Source::Agent(name) => SourceRef::Agent(name),
+        }
+    }
+
     /// The path, for a file.
     pub fn path(&self) -> Option<&Path> {
         match self {
@@ -139,6 +208,23 @@ pub struct Block {
     /// `lint` (CG022) say so.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub listed: Option<Listed>,
+}
+
+impl Block {
+    /// The block as a turn reply carries it.
+    pub fn view(&self) -> BlockView<'_> {
+        BlockView {
+            source: self.source.borrowed(),
+            placement: self.placement,
+            range: self.range.clone(),
+            hash: self.hash,
+            status: self.status,
+            rule: self.rule,
+            placeholder: self.placeholder.as_deref(),
+            unstable: self.unstable.as_deref(),
+            unordered: self.unordered,
+        }
+    }
 }
 
 /// `text` with each run of consecutive parts that share a set (`Some`, equal) put in the

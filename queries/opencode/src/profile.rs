@@ -8,8 +8,8 @@ use ctxgraph_db::agent::Agent;
 use ctxgraph_db::db::{Db, Workspace};
 use ctxgraph_db::installation::InstallationState;
 use ctxgraph_db::profile::{
-    About, AgentFate, Frame, LayoutBuilder, LeftOut, Part, Placement, Profile, ProfileError, ReadLayout,
-    RemoteDocument, Request, Section, Setting, Source, Status, Waits, WordingSource,
+    About, AgentFate, BlockView, Frame, LayoutBuilder, LeftOut, Part, Placement, Profile, ProfileError,
+    ReadLayout, RemoteDocument, Request, Section, Setting, Source, SourceRef, Status, Waits, WordingSource,
 };
 use ctxgraph_db::tokens::{BytesPerFour, TokenCounter};
 
@@ -17,7 +17,9 @@ use super::explain::{self as opencode_explain, Reason, Source as ExplainSource, 
 use super::lint::lint;
 use super::message::{MessageOptions, system_message_layout};
 use super::nearby::{Nearby, nearby_rules};
-use super::prompt::{BlockKind, BuildError, ModelRef, Section as PromptSection, system_prompt_layout};
+use super::prompt::{
+    BlockKind, BuildError, ModelRef, PlacedBlock, Section as PromptSection, system_prompt_layout,
+};
 use super::session::reads::{RuleState, SessionNearby};
 use ctxgraph_db::lint::{Budget, Finding};
 
@@ -210,17 +212,13 @@ impl Profile for Opencode {
             opencode_explain::explain_startup(db, ws, &BytesPerFour).map_err(|e| would_not_start(&e))?;
         let mut builder = LayoutBuilder::new(prompt.text.clone());
         for placed in &prompt.blocks {
-            let source = match (placed.kind, &placed.source) {
-                (BlockKind::Instruction, Some(path)) => Source::File(path.as_ref().into()),
-                (BlockKind::Remote, Some(url)) => Source::Url(url.to_string()),
-                (_, _) => Source::Agent(placed.id.to_string()),
-            };
+            let view = block_view(placed);
             builder.block(Part {
-                source,
-                placement: Placement::SystemMessage,
+                source: view.source.to_source(),
+                placement: view.placement,
                 position: "system message: one of the system array's strings",
                 text: &prompt.text[placed.range.clone()],
-                status: Status::Sent,
+                status: view.status,
                 rule: placed.rule,
                 reason: format!("{} ({})", placed.reason, placed.rule),
                 inlines: Vec::new(),
@@ -330,6 +328,27 @@ fn message_options(request: &Request) -> Result<MessageOptions, ProfileError> {
 /// be read. Only the whole message holds any (`whole_message`); the system prompt's sections
 /// are the user's files and B2's fields. A text the installation has but this message cannot
 /// use (no model chose a model prompt) is its block's `placeholder`, with why.
+/// One block of opencode's memoized layout in the shape every agent's block has, borrowed:
+/// what [`Opencode::layout`] converts, and what a host's turn reply carries of it.
+pub fn block_view(placed: &PlacedBlock) -> BlockView<'_> {
+    let source = match (placed.kind, &placed.source) {
+        (BlockKind::Instruction, Some(path)) => SourceRef::File(Path::new(&**path)),
+        (BlockKind::Remote, Some(url)) => SourceRef::Url(url),
+        (_, _) => SourceRef::Agent(&placed.id),
+    };
+    BlockView {
+        source,
+        placement: Placement::SystemMessage,
+        range: placed.range.clone(),
+        hash: placed.hash,
+        status: Status::Sent,
+        rule: placed.rule,
+        placeholder: placed.unavailable_reason.as_deref(),
+        unstable: placed.unstable_reason.as_deref(),
+        unordered: false,
+    }
+}
+
 fn wording(db: &dyn Db, prompt: &super::prompt::Layout, whole_message: bool) -> WordingSource {
     match db.installation().state(db) {
         InstallationState::Found(texts) if whole_message => {
