@@ -1,26 +1,10 @@
-//! The database trait and the inputs that describe the world a build runs in.
+//! The inputs that describe the world a build runs in: the host process and each working
+//! directory ([`Db`], the database trait, is the crate root's).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use crate::files::Files;
-use crate::remote::RemoteDocs;
-use crate::system::System;
-
-/// What every query can reach: the file system (only through [`System`]) and the side
-/// tables that map paths to their [`File`](crate::files::File) inputs and URLs to their
-/// [`RemoteDoc`](crate::remote::RemoteDoc) inputs.
-#[salsa::db]
-pub trait Db: salsa::Database {
-    /// The file system, real or in memory: the only way a query reaches it.
-    fn system(&self) -> &dyn System;
-    /// The path → [`File`](crate::files::File) input table.
-    fn files(&self) -> &Files;
-    /// The URL → [`RemoteDoc`](crate::remote::RemoteDoc) input table.
-    fn remotes(&self) -> &RemoteDocs;
-    /// The opencode installation whose own texts the message contains (L1–L3).
-    fn installation(&self) -> crate::installation::Installation;
-}
+pub use crate::Db;
 
 /// The process-wide facts opencode reads at start-up: environment variables, the OS home
 /// directory, the platform and today's date. The engine reads them from the real process;

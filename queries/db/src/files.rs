@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use dashmap::DashMap;
 use salsa::Durability;
 
-use crate::db::Db;
+use crate::Db;
 use crate::path;
 use crate::system::{DirEntry, EntryKind, FileKind};
 

@@ -11,7 +11,7 @@ use std::sync::{Arc, OnceLock};
 
 use serde::Deserialize;
 
-use crate::db::Db;
+use crate::Db;
 
 pub use inputs::Installation;
 

@@ -37,4 +37,23 @@ pub mod testing;
 pub mod tokens;
 pub mod worktree;
 
-pub use db::{Db, Host, Workspace};
+pub use db::{Host, Workspace};
+
+use files::Files;
+use remote::RemoteDocs;
+use system::System;
+
+/// What every query can reach: the file system (only through [`System`]) and the side
+/// tables that map paths to their [`File`](crate::files::File) inputs and URLs to their
+/// [`RemoteDoc`](crate::remote::RemoteDoc) inputs.
+#[salsa::db]
+pub trait Db: salsa::Database {
+    /// The file system, real or in memory: the only way a query reaches it.
+    fn system(&self) -> &dyn System;
+    /// The path → [`File`](crate::files::File) input table.
+    fn files(&self) -> &Files;
+    /// The URL → [`RemoteDoc`](crate::remote::RemoteDoc) input table.
+    fn remotes(&self) -> &RemoteDocs;
+    /// The opencode installation whose own texts the message contains (L1–L3).
+    fn installation(&self) -> crate::installation::Installation;
+}

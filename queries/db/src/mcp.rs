@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use crate::db::Db;
+use crate::Db;
 
 pub use inputs::McpServer;
 

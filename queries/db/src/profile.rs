@@ -17,12 +17,12 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::agent::Agent;
-use crate::db::{Db, Workspace};
 use crate::hash::ContentHash;
 use crate::lint::{Budget, Finding};
 use crate::session_costs::{SessionFileError, SessionOccurrences};
 use crate::system::System;
 use crate::tokens::TokenCounter;
+use crate::{Db, Workspace};
 
 /// Where an agent puts a block of its context.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -372,18 +372,7 @@ pub struct LeftOut {
     pub reason: String,
 }
 
-/// A setting that shaped the layout, and where its value came from.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-pub struct Setting {
-    /// The agent's name for it (`project_doc_max_bytes`, `context.fileName`, …).
-    pub name: &'static str,
-    /// Its value, as the agent's settings would write it.
-    pub value: String,
-    /// The file it was read from; `None` for the agent's default or a command-line override.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub from: Option<PathBuf>,
-}
+pub use crate::settings::Setting;
 
 /// Where the agent's own sentences in the text (preambles, labels) came from.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use dashmap::DashMap;
 use sha2::Digest;
 
-use crate::db::Db;
+use crate::Db;
 
 pub use inputs::{ConfigDoc, RemoteDoc};
 

@@ -229,7 +229,7 @@ impl Interner {
 
 /// The session record in `file` as text, or why it is none: unreadable, or not UTF-8 (with
 /// the line the first bad byte is on). Every profile's reader starts here.
-pub fn record_text(db: &dyn crate::db::Db, file: crate::files::File) -> Result<&str, SessionFileError> {
+pub fn record_text(db: &dyn crate::Db, file: crate::files::File) -> Result<&str, SessionFileError> {
     let bytes = crate::files::file_bytes(db, file)
         .as_ref()
         .map_err(|e| SessionFileError::new(db, file, None, e.to_string()))?;
@@ -253,12 +253,7 @@ pub struct SessionFileError {
 
 impl SessionFileError {
     /// What is wrong with `file`, at `line` when one is to blame.
-    pub fn new(
-        db: &dyn crate::db::Db,
-        file: crate::files::File,
-        line: Option<usize>,
-        message: String,
-    ) -> Self {
+    pub fn new(db: &dyn crate::Db, file: crate::files::File, line: Option<usize>, message: String) -> Self {
         SessionFileError { source_name: crate::path::display(file.path(db)), line, message }
     }
 }

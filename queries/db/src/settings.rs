@@ -4,7 +4,7 @@
 //! answers in it ([`Profile::settings_report`](crate::profile::Profile::settings_report));
 //! the surfaces only render it.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -248,6 +248,19 @@ pub struct SettingsFile {
     pub rule: &'static str,
 }
 
+/// A setting that shaped the layout, and where its value came from.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Setting {
+    /// The agent's name for it (`project_doc_max_bytes`, `context.fileName`, …).
+    pub name: &'static str,
+    /// Its value, as the agent's settings would write it.
+    pub value: String,
+    /// The file it was read from; `None` for the agent's default or a command-line override.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<PathBuf>,
+}
+
 impl SettingsReport {
     /// The report of an agent whose profile names its settings files (`files`, in merge
     /// order) and the settings that shape its layout: a layer per file with what the disk
@@ -258,7 +271,7 @@ impl SettingsReport {
         db: &dyn crate::Db,
         agent: &'static str,
         files: Vec<SettingsFile>,
-        settings: &[crate::profile::Setting],
+        settings: &[Setting],
     ) -> Self {
         let layers: Vec<SettingsLayer> = files
             .into_iter()

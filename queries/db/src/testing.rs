@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::db::Db;
+use crate::Db;
 use crate::files::Files;
 use crate::installation::{Installation, InstallationSlot};
 use crate::remote::RemoteDocs;

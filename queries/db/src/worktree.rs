@@ -2,9 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::db::{Db, Workspace};
 use crate::files::{File, file_text};
 use crate::system::FileKind;
+use crate::{Db, Workspace};
 
 /// The repository a working directory belongs to, found as opencode finds it (a `.git` entry
 /// above the directory).

@@ -41,6 +41,9 @@ pub use approval::{Approval, ApprovalState};
 pub use nearby::{ReadAttachment, read_attachment, reads_in_session, reminder as nearby_reminder};
 pub use prose::Prose;
 
+/// The Claude Code version the recorded cases come from, whose texts the prose tables hold.
+pub const RECORDED_VERSION: &str = "2.1.332";
+
 /// CC5: an import at this level or deeper is not loaded (the file itself is level 0, its
 /// imports level 1): four levels of imports are followed.
 pub const MAX_IMPORT_DEPTH: usize = 5;

@@ -41,8 +41,7 @@ const RELEASES: &[Release] = &[Release {
     ],
 }];
 
-/// The Claude Code version the recorded cases come from.
-pub const RECORDED_VERSION: &str = "2.1.332";
+pub use super::RECORDED_VERSION;
 
 /// The strings Claude Code puts around the rule files.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -8,7 +8,7 @@
 
 use ctxgraph_db::profile::WordingSource;
 
-use super::prose::RECORDED_VERSION;
+use super::RECORDED_VERSION;
 
 /// blake3 of each text, as recorded from Claude Code 2.1.332 (`tests/oracle/cc_request.py`
 /// with `CC_PIECES=1` prints them).
