@@ -5,7 +5,9 @@
 //!   reqwest among its normal dependencies, even transitively;
 //! - no dev-dependency points up the graph: a crate's tests use only crates it does not sit
 //!   below (a dev-dependency that depends on the crate would link two copies of it and hide
-//!   layering mistakes behind test-only edges).
+//!   layering mistakes behind test-only edges);
+//! - an agent is named only in its folders and the registry, and no two modules of a crate
+//!   refer to each other (read from the sources).
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
@@ -264,4 +266,162 @@ fn an_agent_is_named_only_in_its_folder_and_the_registry() {
         }
     }
     assert!(report.is_empty(), "{}", report.join("\n"));
+}
+
+/// One crate's modules, each by its path below the crate root (`["opencode", "session"]`),
+/// with the source file that holds it.
+fn modules_of(src: &Path) -> BTreeMap<Vec<String>, PathBuf> {
+    let mut modules = BTreeMap::new();
+    let mut pending = vec![src.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.filter_map(Result::ok) {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let relative = path.strip_prefix(src).expect("below src").with_extension("");
+            let mut module: Vec<String> =
+                relative.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+            // `a/mod.rs` is `a`; `lib.rs`, `main.rs` and `bin/*` are roots, not modules.
+            if module.last().is_some_and(|last| last == "mod") {
+                module.pop();
+            }
+            if module == ["lib"] || module == ["main"] || module.first().is_some_and(|m| m == "bin") {
+                continue;
+            }
+            modules.insert(module, path);
+        }
+    }
+    modules
+}
+
+/// The modules `module`'s code refers to by path (`crate::a::b`, `super::c`, `self::d`,
+/// `use crate::{a::X, b::Y}`), each resolved to the longest known module it names.
+fn references(
+    module: &[String],
+    file: &Path,
+    known: &BTreeMap<Vec<String>, PathBuf>,
+) -> BTreeSet<Vec<String>> {
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    // `super` is the parent module, whether the module is `a/b.rs` or `a/b/mod.rs`.
+    let parent: Vec<String> = module[..module.len() - 1].to_vec();
+    let path =
+        regex::Regex::new(r"\b(crate|super|self)::((?:[a-z_][a-z0-9_]*::)*)(\{[^}]*\}|[a-z_][a-z0-9_]*)?")
+            .expect("pattern");
+    let mut found = BTreeSet::new();
+    let mut resolve = |base: Vec<String>, rest: &str| {
+        let mut segments = base;
+        segments.extend(rest.split("::").filter(|s| !s.is_empty()).map(str::to_owned));
+        while !segments.is_empty() {
+            if known.contains_key(&segments) {
+                found.insert(segments);
+                return;
+            }
+            segments.pop();
+        }
+    };
+    for line in text.lines() {
+        let code = line.split("//").next().unwrap_or_default();
+        for caps in path.captures_iter(code) {
+            let base = match &caps[1] {
+                "crate" => Vec::new(),
+                "super" => parent.clone(),
+                _ => module.to_vec(),
+            };
+            let prefix = caps.get(2).map_or("", |m| m.as_str());
+            match caps.get(3).map(|m| m.as_str()) {
+                Some(group) if group.starts_with('{') => {
+                    for item in group.trim_matches(|c| c == '{' || c == '}').split(',') {
+                        resolve(base.clone(), &format!("{prefix}{}", item.trim()));
+                    }
+                }
+                Some(last) => resolve(base.clone(), &format!("{prefix}{last}")),
+                None => resolve(base.clone(), prefix),
+            }
+        }
+    }
+    found
+}
+
+/// The cycles among the modules of the crate whose sources are `src`, each as the trail
+/// that closes it. Two modules where neither contains the other may not reach each other
+/// through their references; a parent and its child referring to each other is how a module
+/// is split, not a tangle.
+fn module_cycles(src: &Path) -> Vec<String> {
+    let modules = modules_of(src);
+    let contains = |outer: &[String], inner: &[String]| inner.starts_with(outer);
+    let edges: BTreeMap<&Vec<String>, BTreeSet<Vec<String>>> = modules
+        .iter()
+        .map(|(module, file)| {
+            let targets = references(module, file, &modules)
+                .into_iter()
+                .filter(|target| !contains(module, target) && !contains(target, module))
+                .collect();
+            (module, targets)
+        })
+        .collect();
+    let mut cycles = Vec::new();
+    for start in edges.keys() {
+        // Depth first from the start's targets, each module once: bounded by the crate's size.
+        let mut seen = BTreeSet::new();
+        let mut pending: Vec<(Vec<String>, Vec<String>)> =
+            edges[start].iter().map(|t| (t.clone(), vec![t.join("::")])).collect();
+        while let Some((at, trail)) = pending.pop() {
+            // Back inside the start: its subtree reached itself through a module outside it.
+            if contains(start, &at) {
+                cycles.push(format!("{} → {}", start.join("::"), trail.join(" → ")));
+                break;
+            }
+            if !seen.insert(at.clone()) {
+                continue;
+            }
+            for next in edges.get(&at).into_iter().flatten() {
+                let mut trail = trail.clone();
+                trail.push(next.join("::"));
+                pending.push((next.clone(), trail));
+            }
+        }
+    }
+    cycles
+}
+
+/// Issue #42, item 4: no module cycles inside a crate (see [`module_cycles`]).
+#[test]
+fn no_module_cycles_inside_a_crate() {
+    let graph = graph();
+    let mut report = Vec::new();
+    for node in graph.nodes.values().filter(|n| n.member) {
+        let src = node.manifest.parent().expect("a crate directory").join("src");
+        report.extend(module_cycles(&src).into_iter().map(|cycle| format!("{}: {cycle}", node.name)));
+    }
+    assert!(report.is_empty(), "module cycles:\n{}", report.join("\n"));
+}
+
+/// The check finds a cycle between siblings, through a grouped import and `super::`, and
+/// takes a parent and its child naming each other for what it is.
+#[test]
+fn module_cycles_are_found_between_siblings_only() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let src = dir.path().join("src");
+    let write = |relative: &str, text: &str| {
+        let path = src.join(relative);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    };
+    write("lib.rs", "mod a;\nmod b;\nmod c;\n");
+    write("a/mod.rs", "mod inner;\nuse crate::{b::Thing, c};\nuse self::inner::X;\n");
+    write("a/inner.rs", "use super::Y; // the parent's\n");
+    write("b.rs", "pub struct Thing;\n// use crate::a::Nothing; a comment is no reference\n");
+    write("c.rs", "fn f() { super::b::Thing }\n");
+    assert_eq!(module_cycles(&src), Vec::<String>::new());
+    write("b.rs", "pub struct Thing;\nuse crate::a::inner::X;\n");
+    let cycles = module_cycles(&src);
+    // Found once, from `a`'s side (from `b` the walk never climbs back out of `a::inner`).
+    assert_eq!(cycles.len(), 1, "{cycles:?}");
+    assert!(cycles[0].starts_with("a → ") && cycles[0].ends_with(" → b → a::inner"), "{cycles:?}");
 }
