@@ -1,5 +1,5 @@
 //! The base of ctxgraph's query layer, in the manner of `ruff_db`: the salsa [`Db`] trait and
-//! the inputs every profile reads (files through [`System`](system::System), the [`Host`]
+//! the inputs every profile reads (files through [`System`], the [`Host`]
 //! environment, remote documents, MCP servers, the opencode installation), with the helpers
 //! and the one profile shape that every agent's crate shares. This crate does no I/O of its
 //! own: the engine implements [`Db`] and sets the inputs.
