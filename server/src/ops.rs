@@ -181,8 +181,9 @@ fn agents_param(name: Option<&str>) -> Result<Option<Agent>, OpError> {
     }
 }
 
-/// What `build` answers: opencode's turn (laid out by the server: it knows what the client
-/// holds), or another agent's reply.
+/// What `build` built, kept so that its reply ([`Built::reply`], one shape for every agent)
+/// borrows from it: a turn of the engine's memoized [`Turns`] or of [`AgentTurns`], with
+/// what the client holds.
 pub enum Built {
     /// The text of an agent whose builds the engine's memoized [`Turns`] serve (opencode's
     /// whole message).
