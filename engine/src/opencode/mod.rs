@@ -1,7 +1,7 @@
 //! opencode's engine-side folder: what the engine answers of opencode beyond the shape every
 //! agent shares (its whole message and its turns, its merged config and agents, remote
-//! config and documents, its explanation and lint, the memory it prompts with, and live
-//! sessions). The queries are `ctxgraph-opencode`'s, which does no I/O; what needs the
+//! config and documents, its explanation and lint, the memory it prompts with, live
+//! sessions, and where its installation is and what texts it holds). The queries are `ctxgraph-opencode`'s, which does no I/O; what needs the
 //! engine's inputs set from outside (a fetched document, a session's messages appended as
 //! they arrive) is here. The surfaces reach it through the types [`crate`] re-exports and
 //! the [`crate::answers`] groups below, never by asking which agent they serve: an
