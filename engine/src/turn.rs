@@ -135,6 +135,12 @@ impl AgentTurn {
         self.layout.blocks.iter().zip(self.ids.iter()).map(|(block, id)| (&**id, block.view()))
     }
 
+    /// blake3 of the text, as a host names it (the empty text's when the agent sends
+    /// nothing): what `known_hash` is compared with.
+    pub fn hash(&self) -> String {
+        self.layout.hash.unwrap_or_else(|| ContentHash::of("")).to_string()
+    }
+
     /// Why the text holds placeholders for the agent's own wording, if it does.
     pub fn unavailable(&self) -> Option<&str> {
         match &self.layout.wording {

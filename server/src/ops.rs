@@ -13,8 +13,8 @@ use ctxgraph_engine::answers::profile::{Request, Section as ProfileSection};
 use ctxgraph_engine::answers::session::{ReadPoint, Session};
 use ctxgraph_engine::answers::settings::SettingsReport;
 use ctxgraph_engine::{
-    Agent, AgentTextKey, AgentTurns, Budget, ContentHash, Engine, EngineError, LimitOverrides,
-    MessageOptions, ModelRef, ReadAnswer, Recall, RemoteRefresh, Section, Turns, Workspace, same_text,
+    Agent, AgentTextKey, AgentTurns, Budget, Engine, EngineError, LimitOverrides, MessageOptions, ModelRef,
+    ReadAnswer, Recall, RemoteRefresh, Section, Turns, Workspace, same_text,
 };
 use ctxgraph_memory::{Store, system_clock};
 
@@ -367,8 +367,7 @@ impl Host {
         self.connect_mcp(ws, agent, request.section)?;
         let turn = self.agent_turns.build(&self.engine, ws, agent, &request)?;
         let executed = self.engine.executions().total() - before;
-        let layout = &turn.layout;
-        let hash = layout.hash.map_or_else(|| ContentHash::of("").to_string(), |h| h.to_string());
+        let hash = turn.hash();
         // What the client holds, as for opencode's turns: this text, the previous build the
         // server sent for the same text, or nothing it can tell.
         let key = (ws, agent, request.section, request.settings.clone());

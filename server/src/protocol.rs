@@ -18,7 +18,7 @@ use ctxgraph_engine::answers::memory::MemoryContext;
 use ctxgraph_engine::answers::profile::{AgentFate, Block, BlockView, SessionCosts};
 use ctxgraph_engine::answers::session::CompactionPlan;
 use ctxgraph_engine::answers::stages::{McpServerFact, References};
-use ctxgraph_engine::{AgentTurn, ContentHash, Finding, Turn};
+use ctxgraph_engine::{AgentTurn, Finding, Turn};
 use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
@@ -249,8 +249,7 @@ impl<'a> BuildReply<'a> {
                 (turn.layout.text.as_str(), turn.layout.hash.clone(), &turn.diff, turn.unavailable())
             }
             BuiltTurn::Agent(turn) => {
-                let hash = turn.layout.hash.unwrap_or_else(|| ContentHash::of("")).to_string();
-                (turn.layout.text.as_str(), hash, &turn.diff, turn.unavailable())
+                (turn.layout.text.as_str(), turn.hash(), &turn.diff, turn.unavailable())
             }
         };
         let changed = diff.changed();
