@@ -307,12 +307,14 @@ fn references(
     file: &Path,
     known: &BTreeMap<Vec<String>, PathBuf>,
 ) -> BTreeSet<Vec<String>> {
+    // Compiled once for every file of every crate.
+    static PATH: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"\b(crate|super|self)::((?:[a-z_][a-z0-9_]*::)*)(\{[^}]*\}|[a-z_][a-z0-9_]*)?")
+            .expect("pattern")
+    });
     let text = std::fs::read_to_string(file).unwrap_or_default();
     // `super` is the parent module, whether the module is `a/b.rs` or `a/b/mod.rs`.
     let parent: Vec<String> = module[..module.len() - 1].to_vec();
-    let path =
-        regex::Regex::new(r"\b(crate|super|self)::((?:[a-z_][a-z0-9_]*::)*)(\{[^}]*\}|[a-z_][a-z0-9_]*)?")
-            .expect("pattern");
     let mut found = BTreeSet::new();
     let mut resolve = |base: Vec<String>, rest: &str| {
         let mut segments = base;
@@ -327,7 +329,7 @@ fn references(
     };
     for line in text.lines() {
         let code = line.split("//").next().unwrap_or_default();
-        for caps in path.captures_iter(code) {
+        for caps in PATH.captures_iter(code) {
             let base = match &caps[1] {
                 "crate" => Vec::new(),
                 "super" => parent.clone(),
